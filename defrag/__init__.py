@@ -1,0 +1,22 @@
+"""defrag: make fitted tree ensembles interpretable.
+
+``DefragModel`` simplifies a fitted random forest or extra-trees ensemble into a
+few rules by FAB inference (Hara & Hayashi, AISTATS 2018).
+"""
+__version__ = "0.1.0"
+
+from ._config import show_config
+from ._rules import Condition, Rule, RuleSet
+from ._splits import SplitTable, split_table_from_array, split_table_from_estimator
+from .model import DefragModel
+
+__all__ = [
+    "Condition",
+    "DefragModel",
+    "Rule",
+    "RuleSet",
+    "SplitTable",
+    "show_config",
+    "split_table_from_array",
+    "split_table_from_estimator",
+]

@@ -1,0 +1,29 @@
+"""Build and run-time configuration of the compiled kernels."""
+from . import _core
+
+
+class BuildConfig(dict):
+    """A dict of build facts that prints as aligned ``key: value`` lines."""
+
+    def __str__(self):
+        width = max(len(k) for k in self)
+        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in self.items())
+
+
+def show_config():
+    """Report how the kernels were built and which CPU features they use.
+
+    Returns a dict (printable) with:
+    ``openmp`` (built with OpenMP), ``openmp_default_threads``,
+    ``popcount`` ("hardware" when the POPCNT/CNT instruction is used at run time,
+    else "portable"), and the package version.
+    """
+    from . import __version__
+
+    has_omp, threads, popcnt = _core.build_info()
+    return BuildConfig(
+        version=__version__,
+        openmp=has_omp,
+        openmp_default_threads=threads,
+        popcount="hardware" if popcnt else "portable",
+    )

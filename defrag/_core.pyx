@@ -1,0 +1,455 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Thin Cython layer over the C kernels in src_c/.
+
+Typed memoryviews in, the GIL released around every kernel call. Shapes are
+checked in the Python layer (defrag/_kernels.py); here only what the C code
+needs to be safe is asserted, and C status codes become Python exceptions.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+cnp.import_array()
+
+cdef extern from "dfg_common.h":
+    int DFG_OK
+    int DFG_EINVAL
+    int DFG_ENOMEM
+
+cdef extern from "dfg_config.h":
+    int dfg_has_openmp() nogil
+    int dfg_max_threads() nogil
+
+cdef extern from "dfg_popcount.h":
+    int dfg_cpu_has_popcnt() nogil
+
+cdef extern from "dfg_ranks.h":
+    int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                          const int64_t *feat_ptr, const double *thresholds,
+                          int32_t *ranks, int n_threads) nogil
+
+cdef extern from "dfg_bits.h":
+    int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
+                      const int32_t *split_feature, const double *split_threshold,
+                      int64_t n_splits, uint64_t *S, int n_threads) nogil
+    int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
+                             int32_t feature, double threshold, int greater,
+                             uint64_t *col) nogil
+    int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip) nogil
+    int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
+                                 uint8_t *keep) nogil
+
+cdef extern from "dfg_loglik.h":
+    int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
+                        const int64_t *feat_ptr, int64_t n_features,
+                        double *table, double *base) nogil
+    int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                         const int64_t *feat_ptr, const double *table, const double *base,
+                         int64_t n_components, double *out, int n_threads) nogil
+    int dfg_loglik_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
+                        const double *eta, int64_t n_components, double eps,
+                        double *out, int n_threads) nogil
+
+cdef extern from "dfg_estep.h":
+    int dfg_lower_bound(const double *logf, const double *beta, int64_t n_samples,
+                        int64_t n_components, double omega, double *colsum,
+                        double *value, int n_threads) nogil
+    int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
+                  int max_inner, double tol, double *beta, double *colsum, double *value,
+                  int *n_inner, int n_threads) nogil
+
+cdef extern from "dfg_mstep.h":
+    int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                              const int64_t *feat_ptr, const double *beta, int64_t n_components,
+                              double *num, int n_threads) nogil
+    int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
+                             const double *beta, int64_t n_components, double *num,
+                             int n_threads) nogil
+
+cdef extern from "dfg_fit.h":
+    int DFG_METHOD_FAB
+    int DFG_METHOD_EM
+    ctypedef struct dfg_data:
+        int64_t n_samples
+        int64_t n_features
+        int64_t n_splits
+        const int64_t *feat_ptr
+        const int32_t *ranks
+        const uint64_t *bits
+        int64_t n_classes
+        const double *y_value
+        const int32_t *y_class
+    ctypedef struct dfg_params:
+        int64_t n_components
+        double *eta
+        double *alpha
+        double *mean
+        double *precision
+        double *gamma
+    ctypedef struct dfg_options:
+        int method
+        int max_iter
+        double tol
+        double delta
+        double eps
+        double var_floor
+        int warmup_iter
+        int warmup_inner
+        int max_inner
+        int n_threads
+    double dfg_omega(const dfg_data *data) nogil
+    int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf,
+                      int n_threads) nogil
+    int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
+                  dfg_params *params) nogil
+    int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
+                double *beta, double *lower_bound, int *n_iter) nogil
+    int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
+                       int32_t *assign, int n_threads) nogil
+
+
+cdef inline void _check(int status, str what) except *:
+    if status == DFG_OK:
+        return
+    if status == DFG_ENOMEM:
+        raise MemoryError(f"defrag kernel {what}: out of memory")
+    raise ValueError(f"defrag kernel {what}: invalid argument (status {status})")
+
+
+def build_info():
+    """(has_openmp, default_threads, cpu_has_popcnt)."""
+    return bool(dfg_has_openmp()), int(dfg_max_threads()), bool(dfg_cpu_has_popcnt())
+
+
+def compute_ranks(const double[:, ::1] X, const int64_t[::1] feat_ptr,
+                  const double[::1] thresholds, int n_threads=1):
+    """Thermometer ranks, shape (n_features, n_samples), int32."""
+    cdef int64_t N = X.shape[0], D = X.shape[1]
+    assert feat_ptr.shape[0] == D + 1 and feat_ptr[D] == thresholds.shape[0]
+    ranks = np.empty((D, N), dtype=np.int32)
+    cdef int32_t[:, ::1] r = ranks
+    cdef int status
+    with nogil:
+        status = dfg_compute_ranks(&X[0, 0] if N * D else NULL, N, D, &feat_ptr[0],
+                                   &thresholds[0] if thresholds.shape[0] else NULL,
+                                   &r[0, 0] if N * D else NULL, n_threads)
+    _check(status, "compute_ranks")
+    return ranks
+
+
+def pack_rows(const double[:, ::1] X, const int32_t[::1] split_feature,
+              const double[::1] split_threshold, int n_threads=1):
+    """Bit-packed s matrix, shape (n_samples, ceil(L / 64)), uint64."""
+    cdef int64_t N = X.shape[0], D = X.shape[1], L = split_feature.shape[0]
+    assert split_threshold.shape[0] == L
+    cdef int64_t W = (L + 63) // 64
+    S = np.zeros((N, max(W, 1)), dtype=np.uint64)
+    cdef uint64_t[:, ::1] s = S
+    cdef int status = DFG_OK
+    if N and L:
+        with nogil:
+            status = dfg_pack_rows(&X[0, 0], N, D, &split_feature[0], &split_threshold[0],
+                                   L, &s[0, 0], n_threads)
+    _check(status, "pack_rows")
+    return S[:, :W] if W else S[:, :0]
+
+
+def condition_column(const double[:, ::1] X, int feature, double threshold, bint greater):
+    """One condition (x_f > t if greater else x_f <= t) as bits over the samples."""
+    cdef int64_t N = X.shape[0], D = X.shape[1]
+    col = np.zeros(max((N + 63) // 64, 1), dtype=np.uint64)
+    cdef uint64_t[::1] c = col
+    cdef int status = DFG_OK
+    if N:
+        with nogil:
+            status = dfg_condition_column(&X[0, 0], N, D, feature, threshold, greater, &c[0])
+    _check(status, "condition_column")
+    return col
+
+
+def count_all(const uint64_t[:, ::1] cols, int64_t n_samples, int64_t skip=-1):
+    """Samples satisfying every condition column except index skip."""
+    cdef int64_t m = cols.shape[0]
+    cdef int64_t out
+    with nogil:
+        out = dfg_count_all(&cols[0, 0] if m else NULL, m, n_samples, skip)
+    if out < 0:
+        raise ValueError("defrag kernel count_all: invalid argument")
+    return int(out)
+
+
+def prune_conditions(const uint64_t[:, ::1] cols, int64_t n_samples, uint8_t[::1] keep):
+    """Greedy pruning (sec. 3.2) in place on keep; returns the covered count."""
+    cdef int64_t m = cols.shape[0]
+    assert keep.shape[0] == m
+    cdef int64_t out
+    with nogil:
+        out = dfg_prune_conditions(&cols[0, 0] if m else NULL, m, n_samples,
+                                   &keep[0] if m else NULL)
+    if out < 0:
+        raise MemoryError("defrag kernel prune_conditions failed")
+    return int(out)
+
+
+def loglik_ranks(const int32_t[:, ::1] ranks, const int64_t[::1] feat_ptr,
+                 const double[:, ::1] eta, int n_threads=1):
+    """log p(s_n | k) (eq. 6) by the rank path, shape (n_samples, K)."""
+    cdef int64_t D = ranks.shape[0], N = ranks.shape[1], K = eta.shape[0], L = eta.shape[1]
+    assert feat_ptr.shape[0] == D + 1 and feat_ptr[D] == L and K >= 1
+    table = np.empty(((L + D) * K + K,), dtype=np.float64)
+    cdef double[::1] t = table
+    out = np.empty((N, K), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    cdef int status
+    with nogil:
+        status = dfg_rank_tables(&eta[0, 0] if L else NULL, K, L, &feat_ptr[0], D,
+                                 &t[0], &t[(L + D) * K])
+        if status == DFG_OK and N:
+            status = dfg_loglik_ranks(&ranks[0, 0] if D else NULL, N, D, &feat_ptr[0],
+                                      &t[0], &t[(L + D) * K], K, &o[0, 0], n_threads)
+    _check(status, "loglik_ranks")
+    return out
+
+
+def loglik_bits(const uint64_t[:, ::1] S, int64_t n_splits, const double[:, ::1] eta,
+                double eps, int n_threads=1):
+    """log p(s_n | k) (eq. 6) by the bit path with popcounts, shape (n_samples, K)."""
+    cdef int64_t N = S.shape[0], K = eta.shape[0]
+    assert eta.shape[1] == n_splits and S.shape[1] == (n_splits + 63) // 64 and K >= 1
+    out = np.empty((N, K), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    cdef int status = DFG_OK
+    if N and n_splits:
+        with nogil:
+            status = dfg_loglik_bits(&S[0, 0], N, n_splits, &eta[0, 0], K, eps, &o[0, 0], n_threads)
+    elif N:
+        out[:] = 0.0
+    _check(status, "loglik_bits")
+    return out
+
+
+def lower_bound(const double[:, ::1] logf, const double[:, ::1] beta, double omega,
+                int n_threads=1):
+    """(bound of eq. 12, column sums of beta)."""
+    cdef int64_t N = logf.shape[0], K = logf.shape[1]
+    assert beta.shape[0] == N and beta.shape[1] == K and N >= 1
+    colsum = np.empty(K, dtype=np.float64)
+    cdef double[::1] c = colsum
+    cdef double value = 0.0
+    cdef int status
+    with nogil:
+        status = dfg_lower_bound(&logf[0, 0], &beta[0, 0], N, K, omega, &c[0], &value, n_threads)
+    _check(status, "lower_bound")
+    return value, colsum
+
+
+def estep(const double[:, ::1] logf, double[:, ::1] beta, double omega, int max_inner,
+          double tol, int n_threads=1):
+    """E-step (eq. 13 iterated; EM when omega == 0) in place on beta.
+
+    Returns (column sums, bound, number of updates)."""
+    cdef int64_t N = logf.shape[0], K = logf.shape[1]
+    assert beta.shape[0] == N and beta.shape[1] == K and N >= 1
+    colsum = np.empty(K, dtype=np.float64)
+    cdef double[::1] c = colsum
+    cdef double value = 0.0
+    cdef int n_inner = 0, status
+    with nogil:
+        status = dfg_estep(&logf[0, 0], N, K, omega, max_inner, tol, &beta[0, 0], &c[0],
+                           &value, &n_inner, n_threads)
+    _check(status, "estep")
+    return colsum, value, n_inner
+
+
+def split_stats_ranks(const int32_t[:, ::1] ranks, const int64_t[::1] feat_ptr,
+                      const double[:, ::1] beta, int n_threads=1):
+    """sum_n beta_nk s_nl by rank histograms, shape (K, L)."""
+    cdef int64_t D = ranks.shape[0], N = ranks.shape[1], K = beta.shape[1]
+    assert beta.shape[0] == N and feat_ptr.shape[0] == D + 1 and N >= 1
+    cdef int64_t L = feat_ptr[D]
+    num = np.zeros((K, L), dtype=np.float64)
+    cdef double[:, ::1] o = num
+    cdef int status = DFG_OK
+    if L:
+        with nogil:
+            status = dfg_split_stats_ranks(&ranks[0, 0], N, D, &feat_ptr[0], &beta[0, 0], K,
+                                           &o[0, 0], n_threads)
+    _check(status, "split_stats_ranks")
+    return num
+
+
+def split_stats_bits(const uint64_t[:, ::1] S, int64_t n_splits, const double[:, ::1] beta,
+                     int n_threads=1):
+    """sum_n beta_nk s_nl over the bit-packed rows, shape (K, L)."""
+    cdef int64_t N = S.shape[0], K = beta.shape[1]
+    assert beta.shape[0] == N and S.shape[1] == (n_splits + 63) // 64 and N >= 1
+    num = np.zeros((K, n_splits), dtype=np.float64)
+    cdef double[:, ::1] o = num
+    cdef int status = DFG_OK
+    if n_splits:
+        with nogil:
+            status = dfg_split_stats_bits(&S[0, 0], N, n_splits, &beta[0, 0], K, &o[0, 0], n_threads)
+    _check(status, "split_stats_bits")
+    return num
+
+
+cdef class Problem:
+    """Training data for the fit kernels: ranks or packed bits, and targets.
+
+    Holds references to the arrays so the C struct's pointers stay valid.
+    """
+    cdef dfg_data data
+    cdef object _keep
+
+    def __init__(self, const int64_t[::1] feat_ptr, ranks=None, bits=None, y_value=None,
+                 y_class=None, int64_t n_classes=0, int64_t n_samples=-1):
+        cdef const int32_t[:, ::1] r
+        cdef const uint64_t[:, ::1] b
+        cdef const double[::1] yv
+        cdef const int32_t[::1] yc
+        self._keep = [feat_ptr, ranks, bits, y_value, y_class]
+        self.data.n_features = feat_ptr.shape[0] - 1
+        self.data.n_splits = feat_ptr[feat_ptr.shape[0] - 1]
+        self.data.feat_ptr = &feat_ptr[0]
+        self.data.ranks = NULL
+        self.data.bits = NULL
+        self.data.y_value = NULL
+        self.data.y_class = NULL
+        self.data.n_classes = n_classes
+        self.data.n_samples = n_samples
+        if ranks is not None:
+            r = ranks
+            assert r.shape[0] == self.data.n_features
+            self.data.n_samples = r.shape[1]
+            if r.shape[0] * r.shape[1]:
+                self.data.ranks = &r[0, 0]
+            else:
+                self.data.ranks = <const int32_t *>self.data.feat_ptr  # never read: no splits
+        elif bits is not None:
+            b = bits
+            assert b.shape[1] == (self.data.n_splits + 63) // 64
+            self.data.n_samples = b.shape[0]
+            self.data.bits = &b[0, 0] if b.shape[0] * b.shape[1] else <const uint64_t *>self.data.feat_ptr
+        else:
+            raise ValueError("Problem needs ranks or bits")
+        if n_classes == 0 and y_value is not None:
+            yv = y_value
+            assert yv.shape[0] == self.data.n_samples
+            self.data.y_value = &yv[0]
+        elif n_classes > 0 and y_class is not None:
+            yc = y_class
+            assert yc.shape[0] == self.data.n_samples
+            self.data.y_class = &yc[0]
+
+    @property
+    def n_samples(self):
+        return int(self.data.n_samples)
+
+    @property
+    def omega(self):
+        return float(dfg_omega(&self.data))
+
+
+cdef dfg_params _params_view(object p, int64_t K, int64_t n_classes) except *:
+    """dfg_params pointing into the arrays of dict p (checked contiguous float64)."""
+    cdef dfg_params out
+    cdef double[:, ::1] eta = p["eta"]
+    cdef double[::1] alpha = p["alpha"]
+    cdef double[::1] mean, precision
+    cdef double[:, ::1] gamma
+    assert eta.shape[0] >= K and alpha.shape[0] >= K
+    out.n_components = K
+    out.eta = &eta[0, 0] if eta.shape[1] else &alpha[0]
+    out.alpha = &alpha[0]
+    out.mean = NULL
+    out.precision = NULL
+    out.gamma = NULL
+    if n_classes == 0:
+        mean = p["mean"]
+        precision = p["precision"]
+        assert mean.shape[0] >= K and precision.shape[0] >= K
+        out.mean = &mean[0]
+        out.precision = &precision[0]
+    else:
+        gamma = p["gamma"]
+        assert gamma.shape[0] >= K and gamma.shape[1] == n_classes
+        out.gamma = &gamma[0, 0]
+    return out
+
+
+cdef dfg_options _options(str method, int max_iter, double tol, double delta, double eps,
+                          double var_floor, int n_threads, tuple inner=(5, 2, 20)) except *:
+    cdef dfg_options o
+    if method == "fab":
+        o.method = DFG_METHOD_FAB
+    elif method == "em":
+        o.method = DFG_METHOD_EM
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    o.max_iter = max_iter
+    o.tol = tol
+    o.delta = delta
+    o.eps = eps
+    o.var_floor = var_floor
+    o.warmup_iter, o.warmup_inner, o.max_inner = inner
+    o.n_threads = n_threads
+    return o
+
+
+def log_joint(Problem problem, dict params, int n_threads=1):
+    """log f_nk = log p(y|k) + log p(s|k) + log alpha_k, shape (N, K)."""
+    cdef int64_t K = params["alpha"].shape[0]
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    out = np.empty((problem.data.n_samples, K), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    cdef int status
+    with nogil:
+        status = dfg_log_joint(&problem.data, &p, &o[0, 0], n_threads)
+    _check(status, "log_joint")
+    return out
+
+
+def mstep(Problem problem, const double[:, ::1] beta, dict params, double eps,
+          double var_floor, int n_threads=1):
+    """M-step (eq. 14) into the arrays of params (sized for beta.shape[1] components)."""
+    cdef int64_t K = beta.shape[1]
+    assert beta.shape[0] == problem.data.n_samples
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    cdef dfg_options o = _options("fab", 1, 0.0, 0.0, eps, var_floor, n_threads)
+    cdef int status
+    with nogil:
+        status = dfg_mstep(&problem.data, &beta[0, 0], &o, &p)
+    _check(status, "mstep")
+
+
+def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_iter,
+        double tol, double delta, double eps, double var_floor, int n_threads=1,
+        tuple inner=(5, 2, 20)):
+    """One FAB/EM run in place on params and beta; returns (K, lower-bound trace).
+
+    inner = (warm-up iterations, E-step updates in the warm-up, E-step updates after)."""
+    cdef int64_t K = beta.shape[1]
+    assert beta.shape[0] == problem.data.n_samples and max_iter >= 1
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    cdef dfg_options o = _options(method, max_iter, tol, delta, eps, var_floor, n_threads, inner)
+    trace = np.zeros(max_iter, dtype=np.float64)
+    cdef double[::1] tr = trace
+    cdef int n_iter = 0, status
+    with nogil:
+        status = dfg_fit(&problem.data, &o, &p, &beta[0, 0], &tr[0], &n_iter)
+    _check(status, "fit")
+    return int(p.n_components), trace[:n_iter].copy()
+
+
+def map_assign(Problem problem, dict params, double eps, int n_threads=1):
+    """eq. 10: argmax_k log p(s|k) + log alpha_k per sample, int32."""
+    cdef int64_t K = params["alpha"].shape[0]
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    out = np.empty(problem.data.n_samples, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    cdef int status = DFG_OK
+    if problem.data.n_samples:
+        with nogil:
+            status = dfg_map_assign(&problem.data, &p, eps, &o[0], n_threads)
+    _check(status, "map_assign")
+    return out

@@ -1,0 +1,208 @@
+"""Rules read off the fitted components: extraction, pruning, printing, export.
+
+A component's Bernoulli parameters eta_k say, per split ``x_d > t``, whether its
+region lies above (eta > 1 - kappa), below (eta < kappa) or across the split.
+The bounds are merged per feature into one interval ``lower < x_d <= upper``, and
+then pruned as in sec. 3.2 of the AISTATS 2018 paper: a bound is dropped when the
+number of covered training points does not change (counted by popcount over
+bit-packed condition columns, src_c/dfg_bits.c).
+"""
+import numpy as np
+
+from . import _core
+
+
+def _fmt(value):
+    return f"{value:.6g}"
+
+
+class Condition:
+    """``lower < x[feature] <= upper``; a missing bound is None."""
+
+    __slots__ = ("feature", "name", "lower", "upper")
+
+    def __init__(self, feature, name, lower=None, upper=None):
+        self.feature = int(feature)
+        self.name = str(name)
+        self.lower = None if lower is None else float(lower)
+        self.upper = None if upper is None else float(upper)
+
+    def holds(self, X):
+        col = np.asarray(X[:, self.feature], dtype=np.float64)
+        ok = np.ones(col.shape[0], dtype=bool)
+        if self.lower is not None:
+            ok &= col > self.lower
+        if self.upper is not None:
+            ok &= col <= self.upper
+        return ok
+
+    def __str__(self):
+        if self.lower is not None and self.upper is not None:
+            return f"{_fmt(self.lower)} < {self.name} <= {_fmt(self.upper)}"
+        if self.lower is not None:
+            return f"{self.name} > {_fmt(self.lower)}"
+        return f"{self.name} <= {_fmt(self.upper)}"
+
+    def to_dict(self):
+        return {"feature": self.feature, "name": self.name, "lower": self.lower, "upper": self.upper}
+
+    def __eq__(self, other):
+        return isinstance(other, Condition) and self.to_dict() == other.to_dict()
+
+    def __repr__(self):
+        return f"Condition({self})"
+
+
+class Rule:
+    """One rule: a conjunction of conditions and the prediction of its region.
+
+    Attributes: ``conditions`` (list of Condition), ``prediction`` (value or class
+    label), ``proba`` (class probabilities, classification only), ``support``
+    (training points covered), ``weight`` (mixture weight alpha_k).
+    """
+
+    def __init__(self, conditions, prediction, proba=None, support=0, weight=0.0):
+        self.conditions = list(conditions)
+        self.prediction = prediction
+        self.proba = None if proba is None else np.asarray(proba, dtype=np.float64)
+        self.support = int(support)
+        self.weight = float(weight)
+
+    def covers(self, X):
+        X = np.asarray(X)
+        ok = np.ones(X.shape[0], dtype=bool)
+        for cond in self.conditions:
+            ok &= cond.holds(X)
+        return ok
+
+    def condition_text(self):
+        return " and ".join(str(c) for c in self.conditions) if self.conditions else "always"
+
+    def to_dict(self):
+        pred = self.prediction.item() if isinstance(self.prediction, np.generic) else self.prediction
+        return {
+            "conditions": [c.to_dict() for c in self.conditions],
+            "prediction": pred,
+            "proba": None if self.proba is None else [float(p) for p in self.proba],
+            "support": self.support,
+            "weight": self.weight,
+        }
+
+    def __str__(self):
+        return f"if {self.condition_text()} then y = {_prediction_text(self.prediction, self.proba)}"
+
+    def __repr__(self):
+        return f"Rule({self})"
+
+
+def _prediction_text(prediction, proba):
+    if proba is None:
+        return _fmt(prediction) if isinstance(prediction, (float, np.floating)) else str(prediction)
+    return f"{prediction} (p={float(np.max(proba)):.3f})"
+
+
+class RuleSet:
+    """The rules of a fitted model and the prediction for points no rule covers.
+
+    ``predict`` uses the rules as written: a point takes the prediction of the
+    first rule (rules are ordered by weight) that covers it, else the default.
+    """
+
+    def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
+                 classes=None):
+        self.rules = list(rules)
+        self.default_prediction = default_prediction
+        self.default_proba = None if default_proba is None else np.asarray(default_proba)
+        self.feature_names = None if feature_names is None else list(feature_names)
+        self.classes = classes
+
+    def __len__(self):
+        return len(self.rules)
+
+    def __iter__(self):
+        return iter(self.rules)
+
+    def __getitem__(self, i):
+        return self.rules[i]
+
+    def covers(self, X):
+        """Boolean matrix (n_samples, n_rules): rule j covers point i."""
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D; got shape {X.shape}")
+        out = np.zeros((X.shape[0], len(self.rules)), dtype=bool)
+        for j, rule in enumerate(self.rules):
+            out[:, j] = rule.covers(X)
+        return out
+
+    def predict(self, X):
+        cover = self.covers(X)
+        first = np.argmax(cover, axis=1) if self.rules else np.zeros(cover.shape[0], dtype=int)
+        covered = cover.any(axis=1)
+        preds = np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
+        return preds[np.where(covered, first, len(self.rules))]
+
+    def to_dict(self):
+        default = self.default_prediction
+        if isinstance(default, np.generic):
+            default = default.item()
+        return {
+            "rules": [r.to_dict() for r in self.rules],
+            "default_prediction": default,
+            "default_proba": None if self.default_proba is None else [float(p) for p in self.default_proba],
+            "feature_names": self.feature_names,
+            "classes": None if self.classes is None else [c.item() if isinstance(c, np.generic) else c for c in self.classes],
+        }
+
+    def __str__(self):
+        lines = []
+        width = len(str(len(self.rules)))
+        for i, rule in enumerate(self.rules, 1):
+            lines.append(
+                f"[{str(i).rjust(width)}] {rule}   (support {rule.support}, weight {rule.weight:.3f})"
+            )
+        lines.append(
+            f"[{'*'.rjust(width)}] otherwise y = {_prediction_text(self.default_prediction, self.default_proba)}"
+        )
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<RuleSet of {len(self.rules)} rules>"
+
+
+def component_bounds(eta_k, splits, kappa):
+    """Per-feature interval (lower, upper) of one component (eta > 1-kappa / eta < kappa)."""
+    D = splits.n_features
+    lower = np.full(D, -np.inf)
+    upper = np.full(D, np.inf)
+    above = eta_k > 1.0 - kappa
+    below = eta_k < kappa
+    np.maximum.at(lower, splits.feature[above], splits.threshold[above])
+    np.minimum.at(upper, splits.feature[below], splits.threshold[below])
+    return lower, upper
+
+
+def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
+    """Merged and pruned conditions of one component, and its training support.
+
+    X_train is the prepared (float64, C-contiguous) training input.
+    """
+    lower, upper = component_bounds(eta_k, splits, kappa)
+    bounds = [(d, lo, True) for d, lo in enumerate(lower) if np.isfinite(lo)]
+    bounds += [(d, hi, False) for d, hi in enumerate(upper) if np.isfinite(hi)]
+    bounds.sort(key=lambda b: (b[0], not b[2]))
+    n = X_train.shape[0]
+    if bounds:
+        cols = np.stack([_core.condition_column(X_train, d, t, greater) for d, t, greater in bounds])
+    else:
+        cols = np.zeros((0, max((n + 63) // 64, 1)), dtype=np.uint64)
+    keep = np.ones(len(bounds), dtype=np.uint8)
+    support = _core.prune_conditions(cols, n, keep)
+    merged = {}
+    for (d, t, greater), kept in zip(bounds, keep):
+        if not kept:
+            continue
+        lo, hi = merged.get(d, (None, None))
+        merged[d] = (t, hi) if greater else (lo, t)
+    conditions = [Condition(d, feature_names[d], lo, hi) for d, (lo, hi) in sorted(merged.items())]
+    return conditions, support

@@ -1,0 +1,134 @@
+"""The split table: every split ``x_d > t`` of an ensemble, sorted by (feature, threshold).
+
+Sorting makes the splits of one feature contiguous with increasing thresholds, so
+for a sample they form a thermometer code determined by one rank per feature
+(src_c/dfg_ranks.h). That order is the split index ``l`` used everywhere.
+"""
+import numbers
+
+import numpy as np
+
+from . import _core
+
+_SKLEARN_FORESTS = (
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
+)
+
+
+class SplitTable:
+    """Sorted numeric splits ``s_l = [x_{feature[l]} > threshold[l]]``.
+
+    Attributes
+    ----------
+    feature : int32 array (L,)
+    threshold : float64 array (L,)
+    feat_ptr : int64 array (n_features + 1,), splits of feature d are
+        ``feat_ptr[d]:feat_ptr[d + 1]``.
+    n_features : int
+    float32_inputs : bool
+        The source model compares float32 copies of the inputs (scikit-learn
+        trees do), so inputs are rounded to float32 before comparison.
+    """
+
+    def __init__(self, feature, threshold, n_features, keep_duplicates=False,
+                 float32_inputs=False):
+        feature = np.asarray(feature)
+        threshold = np.asarray(threshold, dtype=np.float64)
+        if feature.ndim != 1 or threshold.shape != feature.shape:
+            raise ValueError("split features and thresholds must be 1-D arrays of equal length")
+        if feature.size and not np.all(np.equal(np.mod(feature, 1), 0)):
+            raise ValueError("split feature indices must be integers")
+        feature = feature.astype(np.int64)
+        if feature.size and (feature.min() < 0 or feature.max() >= n_features):
+            raise ValueError(
+                f"split feature indices must lie in [0, {n_features}); got "
+                f"[{feature.min()}, {feature.max()}]"
+            )
+        if not np.all(np.isfinite(threshold)):
+            raise ValueError("split thresholds must be finite")
+        order = np.lexsort((threshold, feature))
+        feature, threshold = feature[order], threshold[order]
+        if not keep_duplicates and feature.size:
+            new = np.ones(feature.size, dtype=bool)
+            new[1:] = (feature[1:] != feature[:-1]) | (threshold[1:] != threshold[:-1])
+            feature, threshold = feature[new], threshold[new]
+        self.feature = np.ascontiguousarray(feature, dtype=np.int32)
+        self.threshold = np.ascontiguousarray(threshold)
+        self.n_features = int(n_features)
+        counts = np.bincount(self.feature, minlength=self.n_features)
+        self.feat_ptr = np.zeros(self.n_features + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.feat_ptr[1:])
+        self.float32_inputs = bool(float32_inputs)
+
+    def __len__(self):
+        return int(self.feature.size)
+
+    def prepare(self, X):
+        """X as the source model compares it: C-contiguous float64, rounded to float32 if needed."""
+        if self.float32_inputs:
+            X = np.asarray(X, dtype=np.float32)
+        return np.ascontiguousarray(X, dtype=np.float64)
+
+    def ranks(self, X, n_threads=1):
+        """Thermometer ranks (n_features, n_samples) of prepared X."""
+        return _core.compute_ranks(X, self.feat_ptr, self.threshold, n_threads)
+
+    def pack(self, X, n_threads=1):
+        """Bit-packed s matrix (n_samples, ceil(L / 64)) of prepared X."""
+        return _core.pack_rows(X, self.feature, self.threshold, n_threads)
+
+    def binary_features(self, X):
+        """Dense boolean s matrix (n_samples, L): for tests and small inspection only."""
+        X = self.prepare(X)
+        return X[:, self.feature] > self.threshold
+
+
+def _forest_trees(estimator):
+    """Fitted decision trees of a supported scikit-learn ensemble."""
+    from sklearn.utils.validation import check_is_fitted
+
+    name = type(estimator).__name__
+    if name not in _SKLEARN_FORESTS or not type(estimator).__module__.startswith("sklearn."):
+        raise TypeError(
+            f"unsupported estimator type {type(estimator).__module__}.{name}; supported: "
+            f"scikit-learn {', '.join(_SKLEARN_FORESTS)}, or an array of "
+            "(feature, threshold) pairs"
+        )
+    check_is_fitted(estimator, "estimators_")
+    return list(estimator.estimators_)
+
+
+def split_table_from_estimator(estimator, keep_duplicates=False):
+    """SplitTable of a fitted scikit-learn forest (left child when x <= t, so s = x > t)."""
+    trees = _forest_trees(estimator)
+    features, thresholds = [], []
+    for tree in trees:  # one vectorised read per tree, not per node
+        t = tree.tree_
+        internal = t.children_left >= 0
+        features.append(t.feature[internal])
+        thresholds.append(t.threshold[internal])
+    return SplitTable(
+        np.concatenate(features) if features else np.zeros(0, dtype=np.int64),
+        np.concatenate(thresholds) if thresholds else np.zeros(0),
+        n_features=estimator.n_features_in_,
+        keep_duplicates=keep_duplicates,
+        float32_inputs=True,
+    )
+
+
+def split_table_from_array(splits, n_features, keep_duplicates=False):
+    """SplitTable from a user array of (feature, threshold) rows."""
+    try:
+        arr = np.asarray(splits, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("splits must be a numeric array of (feature, threshold) pairs") from exc
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"splits must have shape (n_splits, 2); got {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError("splits is empty: at least one (feature, threshold) pair is needed")
+    if not isinstance(n_features, numbers.Integral) or n_features < 1:
+        raise ValueError("n_features must be a positive integer")
+    return SplitTable(arr[:, 0], arr[:, 1], n_features, keep_duplicates=keep_duplicates)

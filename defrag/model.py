@@ -1,0 +1,444 @@
+"""DefragModel: simplify a fitted tree ensemble into a few rules (Hara & Hayashi).
+
+The input x becomes the binary vector s of all split outcomes ``x_d > t`` of
+the ensemble (sec. 4.1). A mixture of K components, each a product of Bernoulli
+distributions over s (a region, eq. 6) with a Gaussian or categorical output
+(eq. 8), is fitted by FAB inference (sec. 5.1, Algorithm 1), which truncates
+superfluous components, or by EM with exactly K components (App. A).
+"""
+import logging
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, is_classifier
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from . import _core
+from ._restarts import run_restarts, thread_budget
+from ._rules import Rule, RuleSet, extract_rule_conditions
+from ._splits import split_table_from_array, split_table_from_estimator
+
+logger = logging.getLogger("defrag")
+
+
+@dataclass
+class _Target:
+    """Targets of the mixture's output model, encoded for the kernels."""
+
+    y: np.ndarray  # float64 values (regression) or int32 class codes
+    n_classes: int  # 0 for regression
+    mean: float = 0.0
+    std: float = 1.0
+    var: float = 1.0
+    var_floor: float = 1e-12
+
+
+def _is_split_array(obj):
+    if isinstance(obj, (list, tuple)):
+        return True
+    return isinstance(obj, np.ndarray)
+
+
+def _feature_names_of(X):
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    return np.asarray([str(c) for c in cols], dtype=object)
+
+
+def _as_2d_float(X, what="X"):
+    if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):
+        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not np.issubdtype(np.dtype(t) if isinstance(t, np.dtype) else np.dtype("O"), np.number)]
+        if bad:
+            raise TypeError(f"{what} has non-numeric columns {bad}; defrag needs numeric features")
+        X = X.to_numpy(dtype=np.float64)
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and similar
+        raise TypeError(f"{what} must be a 2-D numeric array") from exc
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{what} must be numeric; got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{what} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{what} must be real-valued")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(arr)):
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(np.isinf(arr).sum())
+        raise ValueError(
+            f"{what} contains {n_nan} NaN and {n_inf} infinite values; defrag does not "
+            "support missing or infinite values yet"
+        )
+    return arr
+
+
+class DefragModel(BaseEstimator):
+    """Simplify a fitted tree ensemble into a few rules (defrag, FAB inference).
+
+    Parameters
+    ----------
+    estimator : fitted scikit-learn forest or array of shape (n_splits, 2)
+        A fitted RandomForestClassifier/Regressor or ExtraTreesClassifier/Regressor,
+        or (feature index, threshold) pairs of splits ``x_feature > threshold``
+        from any ensemble.
+    max_rules : int, default=10
+        K_max for FAB (an upper bound; FAB removes superfluous rules), the exact
+        number of rules for EM.
+    method : {"fab", "em"}, default="fab"
+    n_restarts : int, default=20
+        Random initialisations; the one with the smallest training error is kept.
+    max_iter : int, default=100
+        Outer iterations per restart.
+    tol : float, default=1e-6
+        Relative tolerance on the lower bound for convergence.
+    kappa : float, default=1e-6
+        A split enters a rule when its eta is > 1 - kappa or < kappa.
+    delta : float, default=1e-8
+        FAB truncation: a rule is removed when its mean responsibility < delta.
+    eps : float, default=1e-10
+        eta and class probabilities are kept in [eps, 1 - eps].
+    keep_duplicate_splits : bool, default=False
+        Keep repeated (feature, threshold) splits. Dropping them is the default:
+        the FAB penalty grows with the number of splits L.
+    task : {"auto", "regression", "classification"}, default="auto"
+        "auto" follows the estimator (classifier or regressor); for a split
+        array it follows the type of y.
+    feature_names : list of str, optional
+        Names used in printed rules; by default the DataFrame columns of X at
+        fit time, else the estimator's feature_names_in_, else x0, x1, ...
+    random_state : int, RandomState or None
+    n_jobs : int or None, default=None
+        Restarts run in parallel threads (None: 1, -1: all cores). OpenMP threads
+        per restart are capped so that the total does not exceed the cores.
+        Results do not depend on n_jobs.
+    verbose : int, default=0
+        Log progress of each restart (logger "defrag") when > 0.
+
+    Attributes
+    ----------
+    rules_ : RuleSet
+    n_rules_ : int
+    classes_ : ndarray (classification)
+    task_ : str
+    splits_ : SplitTable
+    eta_, alpha_ : fitted Bernoulli parameters (n_rules_, n_splits) and weights
+    mean_, precision_ : Gaussian outputs (regression); gamma_ : class probabilities
+    lower_bound_ : ndarray, the bound (eq. 12) per outer iteration of the kept restart
+    restart_errors_ : ndarray, training error of every restart
+    restart_n_rules_ : ndarray, number of rules of every restart
+    n_features_in_, feature_names_in_ (when X is a DataFrame)
+    """
+
+    def __init__(self, estimator=None, *, max_rules=10, method="fab", n_restarts=20,
+                 max_iter=100, tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10,
+                 keep_duplicate_splits=False, task="auto", feature_names=None,
+                 random_state=None, n_jobs=None, verbose=0):
+        self.estimator = estimator
+        self.max_rules = max_rules
+        self.method = method
+        self.n_restarts = n_restarts
+        self.max_iter = max_iter
+        self.tol = tol
+        self.kappa = kappa
+        self.delta = delta
+        self.eps = eps
+        self.keep_duplicate_splits = keep_duplicate_splits
+        self.task = task
+        self.feature_names = feature_names
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self):
+        def positive_int(name, value):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+
+        positive_int("max_rules", self.max_rules)
+        positive_int("n_restarts", self.n_restarts)
+        positive_int("max_iter", self.max_iter)
+        if self.method not in ("fab", "em"):
+            raise ValueError(f"method must be 'fab' or 'em'; got {self.method!r}")
+        if self.task not in ("auto", "regression", "classification"):
+            raise ValueError(f"task must be 'auto', 'regression' or 'classification'; got {self.task!r}")
+        for name, lo, hi in (("tol", 0.0, np.inf), ("kappa", 0.0, 0.5), ("delta", 0.0, 1.0), ("eps", 0.0, 0.5)):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Real) or not (lo <= v < hi) or (name in ("kappa", "eps") and v <= 0):
+                raise ValueError(f"{name} must be a number in the range ({lo}, {hi}); got {v!r}")
+        if self.kappa <= self.eps:
+            raise ValueError("kappa must be larger than eps")
+        if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}")
+
+    def _splits_and_task(self, X, y):
+        est = self.estimator
+        if est is None:
+            raise ValueError("DefragModel needs an estimator: a fitted forest or an array of splits")
+        if _is_split_array(est):
+            splits = split_table_from_array(est, X.shape[1], self.keep_duplicate_splits)
+            if y is None:
+                raise ValueError("y is required when the splits are given as an array")
+            if self.task != "auto":
+                return splits, self.task
+            kind = type_of_target(y)
+            if kind in ("binary", "multiclass"):
+                return splits, "classification"
+            if kind == "continuous":
+                return splits, "regression"
+            raise ValueError(f"cannot infer the task from y of type {kind!r}; set task=")
+        splits = split_table_from_estimator(est, self.keep_duplicate_splits)
+        if X.shape[1] != est.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features but the estimator was fitted with {est.n_features_in_}"
+            )
+        if self.task != "auto":
+            return splits, self.task
+        return splits, "classification" if is_classifier(est) else "regression"
+
+    def _encode_target(self, y, task, X_input):
+        est = self.estimator
+        if y is None:
+            y = est.predict(X_input)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D; got shape {y.shape}")
+        if task == "regression":
+            try:
+                yv = y.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError("y must be numeric for regression") from exc
+            if not np.all(np.isfinite(yv)):
+                raise ValueError("y contains NaN or infinite values")
+            var = float(np.var(yv))
+            floor = 1e-9 * var if var > 0 else 1e-12
+            scale = var if var > 0 else 1.0
+            return _Target(np.ascontiguousarray(yv), 0, float(np.mean(yv)), float(np.sqrt(scale)), scale, floor), None
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinite values")
+        classes = None
+        if not _is_split_array(est) and hasattr(est, "classes_") and np.ndim(est.classes_) == 1:
+            classes = np.asarray(est.classes_)
+            if not np.all(np.isin(y, classes)):
+                classes = None  # y has labels the ensemble does not know: use y's own
+        if classes is None:
+            classes = np.unique(y)
+        codes = np.searchsorted(classes, y).astype(np.int32)
+        return _Target(np.ascontiguousarray(codes), int(classes.size)), classes
+
+    # --------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None."""
+        self._check_params()
+        names_in = _feature_names_of(X)
+        X_input = X
+        Xf = _as_2d_float(X)
+        if Xf.shape[0] < 1:
+            raise ValueError("X has no samples")
+        if y is not None:
+            n_y = len(y) if hasattr(y, "__len__") else None
+            if n_y != Xf.shape[0]:
+                raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
+        splits, task = self._splits_and_task(Xf, y)
+        target, classes = self._encode_target(y, task, X_input)
+        self.task_ = task
+        if task == "classification":
+            self.classes_ = classes
+        self.n_features_in_ = Xf.shape[1]
+        if names_in is not None:
+            self.feature_names_in_ = names_in
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.splits_ = splits
+
+        X_prep = splits.prepare(Xf)
+        workers, threads = thread_budget(self.n_jobs, self.n_restarts)
+        ranks = splits.ranks(X_prep, threads)
+        problem = _core.Problem(
+            splits.feat_ptr, ranks=ranks,
+            y_value=target.y if target.n_classes == 0 else None,
+            y_class=target.y if target.n_classes else None,
+            n_classes=target.n_classes,
+        )
+        # A single class needs a single rule: the mixture cannot use more.
+        n_components = 1 if target.n_classes == 1 else self.max_rules
+        options = dict(
+            n_splits=len(splits), n_components=n_components, method=self.method,
+            max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
+        )
+        entropy = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        with _verbose_logging(self.verbose):
+            results, best = run_restarts(problem, target, options, self.n_restarts, entropy, self.n_jobs)
+        self.restart_errors_ = np.array([r.train_error for r in results])
+        self.restart_n_rules_ = np.array([r.n_components for r in results])
+        self.lower_bound_ = best.lower_bound
+        self.n_iter_ = int(best.lower_bound.size)
+
+        # Rules ordered by weight (alpha), heaviest first.
+        order = np.argsort(-best.params["alpha"], kind="stable")
+        p = {name: a[order] for name, a in best.params.items()}
+        self.eta_, self.alpha_ = p["eta"], p["alpha"]
+        if task == "regression":
+            self.mean_, self.precision_ = p["mean"], p["precision"]
+        else:
+            self.gamma_ = p["gamma"]
+        self.n_rules_ = int(order.size)
+        self.rules_ = self._build_rules(X_prep, target)
+        return self
+
+    def _feature_names(self):
+        if self.feature_names is not None:
+            names = [str(n) for n in self.feature_names]
+            if len(names) != self.n_features_in_:
+                raise ValueError(
+                    f"feature_names has {len(names)} names but X has {self.n_features_in_} features"
+                )
+            return names
+        if hasattr(self, "feature_names_in_"):
+            return list(self.feature_names_in_)
+        est_names = getattr(self.estimator, "feature_names_in_", None)
+        if est_names is not None and len(est_names) == self.n_features_in_:
+            return [str(n) for n in est_names]
+        return [f"x{d}" for d in range(self.n_features_in_)]
+
+    def _build_rules(self, X_prep, target):
+        names = self._feature_names()
+        rules = []
+        for k in range(self.n_rules_):
+            conditions, support = extract_rule_conditions(self.eta_[k], self.splits_, self.kappa, X_prep, names)
+            if self.task_ == "regression":
+                rules.append(Rule(conditions, float(self.mean_[k]), None, support, self.alpha_[k]))
+            else:
+                c = int(np.argmax(self.gamma_[k]))
+                rules.append(Rule(conditions, self.classes_[c], self.gamma_[k], support, self.alpha_[k]))
+        if self.task_ == "regression":
+            return RuleSet(rules, target.mean, None, names)
+        counts = np.bincount(target.y, minlength=target.n_classes)
+        return RuleSet(rules, self.classes_[int(np.argmax(counts))], counts / counts.sum(), names, self.classes_)
+
+    # ----------------------------------------------------------------- predict
+    def _check_X(self, X):
+        check_is_fitted(self, "rules_")
+        Xf = _as_2d_float(X)
+        if Xf.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {Xf.shape[1]} features but DefragModel was fitted with {self.n_features_in_}")
+        names = _feature_names_of(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted_names is not None and list(names) != list(fitted_names):
+            raise ValueError("X has different feature names (or order) than at fit time")
+        return Xf
+
+    def _params(self):
+        p = {"eta": self.eta_, "alpha": self.alpha_}
+        if self.task_ == "regression":
+            p.update(mean=self.mean_, precision=self.precision_)
+        else:
+            p["gamma"] = self.gamma_
+        return p
+
+    def apply(self, X):
+        """Index of the MAP rule of each point (eq. 10)."""
+        Xf = self._check_X(X)
+        _, threads = thread_budget(None, 1)
+        X_prep = self.splits_.prepare(Xf)
+        ranks = self.splits_.ranks(X_prep, threads)
+        problem = _core.Problem(self.splits_.feat_ptr, ranks=ranks,
+                                n_classes=0 if self.task_ == "regression" else len(self.classes_))
+        return _core.map_assign(problem, self._params(), float(self.eps), threads)
+
+    def predict(self, X):
+        """Two-step MAP prediction (eq. 10-11)."""
+        k = self.apply(X)
+        if self.task_ == "regression":
+            return self.mean_[k]
+        return self.classes_[np.argmax(self.gamma_, axis=1)[k]]
+
+    def predict_proba(self, X):
+        """Class probabilities gamma of each point's MAP rule (classification only)."""
+        check_is_fitted(self, "rules_")
+        if self.task_ != "classification":
+            raise AttributeError("predict_proba is only available for classification")
+        return self.gamma_[self.apply(X)]
+
+    def score(self, X, y):
+        """Accuracy (classification) or R^2 (regression) of predict."""
+        from sklearn.metrics import accuracy_score, r2_score
+
+        pred = self.predict(X)
+        y = np.asarray(y)
+        if y.shape[0] != pred.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {pred.shape[0]} samples")
+        return accuracy_score(y, pred) if self.task_ == "classification" else r2_score(y, pred)
+
+    def evaluate(self, X, y):
+        """Test error, coverage, overlap and fidelity of the rules on (X, y).
+
+        Returns a dict: ``error`` (misclassification rate or mean squared error of
+        predict), ``coverage`` (share of points covered by at least one rule),
+        ``overlap`` (mean number of rules covering a point), ``fidelity``
+        (agreement with the ensemble's predictions for classification, R^2
+        against them for regression; None for a split array), ``n_rules``.
+        """
+        Xf = self._check_X(X)
+        y = np.asarray(y)
+        if y.shape[0] != Xf.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
+        pred = self.predict(X)
+        cover = self.rules_.covers(Xf)
+        if self.task_ == "classification":
+            error = float(np.mean(pred != y))
+        else:
+            error = float(np.mean((pred - y.astype(np.float64)) ** 2))
+        fidelity = None
+        if not _is_split_array(self.estimator):
+            ens = np.asarray(self.estimator.predict(X))
+            if self.task_ == "classification":
+                fidelity = float(np.mean(pred == ens))
+            else:
+                from sklearn.metrics import r2_score
+
+                fidelity = float(r2_score(ens, pred))
+        return {
+            "error": error,
+            "coverage": float(np.mean(cover.any(axis=1))),
+            "overlap": float(np.mean(cover.sum(axis=1))),
+            "fidelity": fidelity,
+            "n_rules": self.n_rules_,
+        }
+
+    def __str__(self):
+        if not hasattr(self, "rules_"):
+            return self.__repr__()
+        head = f"DefragModel: {self.n_rules_} rule{'s' if self.n_rules_ != 1 else ''} ({self.task_}, {self.method.upper()})"
+        return head + "\n" + str(self.rules_)
+
+
+class _verbose_logging:
+    """Shows the 'defrag' logger's INFO records on stderr while verbose > 0."""
+
+    def __init__(self, verbose):
+        self.verbose = verbose
+        self.handler = None
+
+    def __enter__(self):
+        if self.verbose and not logger.handlers:
+            self.handler = logging.StreamHandler()
+            self.handler.setFormatter(logging.Formatter("[defrag] %(message)s"))
+            logger.addHandler(self.handler)
+        if self.verbose:
+            self.level = logger.level
+            logger.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *exc):
+        if self.handler is not None:
+            logger.removeHandler(self.handler)
+        if self.verbose:
+            logger.setLevel(self.level)
+        return False

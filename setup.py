@@ -1,0 +1,84 @@
+"""Build the C kernels (src_c/) and their Cython layer (defrag/_core.pyx).
+
+OpenMP is used when the compiler accepts it (checked by compiling and linking a
+small program) and left out otherwise: the kernels give identical results
+either way. No -march=native: wheels must run on any CPU of the architecture;
+hardware popcount is chosen at run time (src_c/dfg_popcount.h).
+"""
+import os
+import shutil
+import sys
+import tempfile
+from glob import glob
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+OPENMP_PROBE = r"""
+#include <omp.h>
+int main(void) {
+    int n = 0;
+    #pragma omp parallel reduction(+:n)
+    n += 1;
+    return n > 0 ? 0 : 1;
+}
+"""
+
+
+def openmp_flags(compiler):
+    """(compile flags, link flags) enabling OpenMP, or None when unavailable."""
+    if os.environ.get("DEFRAG_NO_OPENMP"):
+        return None
+    if compiler.compiler_type == "msvc":
+        candidates = [(["/openmp"], [])]
+    elif sys.platform == "darwin":
+        candidates = [(["-Xpreprocessor", "-fopenmp"], ["-lomp"]), (["-fopenmp"], ["-fopenmp"])]
+    else:
+        candidates = [(["-fopenmp"], ["-fopenmp"])]
+    tmp = tempfile.mkdtemp()
+    try:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write(OPENMP_PROBE)
+        for cflags, lflags in candidates:
+            try:
+                objs = compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
+                compiler.link_executable(objs, "probe", output_dir=tmp, extra_postargs=lflags)
+                return cflags, lflags
+            except Exception:  # the compiler refused these flags: try the next
+                continue
+        return None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class BuildExt(build_ext):
+    def build_extensions(self):
+        flags = openmp_flags(self.compiler)
+        for ext in self.extensions:
+            if self.compiler.compiler_type != "msvc":
+                ext.extra_compile_args += ["-O3", "-std=c99"]
+            if flags:
+                ext.extra_compile_args += flags[0]
+                ext.extra_link_args += flags[1]
+            elif self.compiler.compiler_type != "msvc":
+                ext.extra_compile_args += ["-Wno-unknown-pragmas"]
+        print(f"defrag: building with OpenMP: {'yes' if flags else 'no'}")
+        super().build_extensions()
+
+
+extensions = [
+    Extension(
+        "defrag._core",
+        sources=["defrag/_core.pyx"] + sorted(glob("src_c/*.c")),
+        include_dirs=["src_c", np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+]
+
+setup(
+    ext_modules=cythonize(extensions, compiler_directives={"language_level": "3"}),
+    cmdclass={"build_ext": BuildExt},
+)

@@ -1,0 +1,40 @@
+/*
+ * dfg_bits.h - bit-packed binary features and coverage counting.
+ *
+ * Row layout (the general s matrix): S[n * n_words + l / 64] holds bit l % 64 =
+ * s_l(x_n) = [x_{n, d_l} > t_l], n_words = ceil(L / 64), unused tail bits are 0.
+ * Column layout (one condition over all samples): bit n of col[n / 64] is the
+ * condition's truth value for sample n; unused tail bits are 0.
+ */
+#ifndef DFG_BITS_H
+#define DFG_BITS_H
+
+#include "dfg_common.h"
+
+/* Pack the N x L binary features of X (N x D row-major) into S (N x n_words). */
+int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
+                  const int32_t *split_feature, const double *split_threshold,
+                  int64_t n_splits, uint64_t *S, int n_threads);
+
+/* One condition as a column over the samples: greater ? x_d > t : x_d <= t. */
+int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
+                         int32_t feature, double threshold, int greater,
+                         uint64_t *col);
+
+/*
+ * Number of samples satisfying all conditions cols[0..m) except the one at index
+ * skip (skip < 0: none skipped); cols is m x dfg_n_words(n_samples). With no
+ * condition left every sample is counted. Returns -1 on bad sizes.
+ */
+int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip);
+
+/*
+ * Rule pruning (AISTATS 2018 ext., sec. 3.2): while some kept condition can be
+ * dropped without changing the number of covered samples, drop the first such.
+ * keep (in/out, m flags) marks the conditions still in the rule.
+ * Returns the number of covered samples, or -1 on bad sizes.
+ */
+int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
+                             uint8_t *keep);
+
+#endif

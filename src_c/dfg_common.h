@@ -1,0 +1,30 @@
+/*
+ * dfg_common.h - shared definitions for the defrag C kernels.
+ *
+ * Plain C99, no Python API, no global state. Every kernel checks its sizes and
+ * returns a status code. OpenMP is optional: without it the pragmas are ignored
+ * and every kernel runs on one thread with identical results.
+ *
+ * Determinism: results never depend on the thread count. Sums over samples are
+ * split into fixed blocks of DFG_BLOCK rows (independent of the thread count),
+ * each block summed in order, and the block sums added in block order.
+ */
+#ifndef DFG_COMMON_H
+#define DFG_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DFG_OK 0
+#define DFG_EINVAL (-1) /* a size or argument is out of range */
+#define DFG_ENOMEM (-2) /* an allocation failed */
+
+/* Rows per reduction block: fixed so that sums are identical for any thread count. */
+#define DFG_BLOCK 2048
+
+static inline int64_t dfg_n_blocks(int64_t n) { return (n + DFG_BLOCK - 1) / DFG_BLOCK; }
+
+/* Words of 64 bits needed for n bits. */
+static inline int64_t dfg_n_words(int64_t nbits) { return (nbits + 63) / 64; }
+
+#endif

@@ -1,0 +1,279 @@
+#include "dfg_fit.h"
+#include "dfg_estep.h"
+#include "dfg_loglik.h"
+#include "dfg_mstep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DFG_TWO_PI 6.283185307179586476925286766559
+
+static int check_data(const dfg_data *data) {
+    if (data->n_samples < 1 || data->n_features < 0 || data->n_splits < 0) return DFG_EINVAL;
+    if (data->feat_ptr[0] != 0 || data->feat_ptr[data->n_features] != data->n_splits) return DFG_EINVAL;
+    if (!data->ranks && !data->bits) return DFG_EINVAL;
+    if (data->n_classes < 0) return DFG_EINVAL;
+    if (data->n_classes == 0 && !data->y_value) return DFG_EINVAL;
+    if (data->n_classes > 0 && !data->y_class) return DFG_EINVAL;
+    return DFG_OK;
+}
+
+double dfg_omega(const dfg_data *data) {
+    double dim_phi = data->n_classes == 0 ? 2.0 : (double)data->n_classes;
+    return 0.5 * (dim_phi + (double)data->n_splits + 1.0);
+}
+
+static double clamp(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+/* log p(s | k) for all rows into out (N x K). */
+static int log_regions(const dfg_data *data, const dfg_params *p, double eps, double *out,
+                       int n_threads) {
+    const int64_t K = p->n_components, L = data->n_splits, D = data->n_features;
+    if (!data->ranks)
+        return dfg_loglik_bits(data->bits, data->n_samples, L, p->eta, K, eps, out, n_threads);
+    double *table = (double *)malloc((size_t)((L + D) * K + K) * sizeof(double));
+    if (!table) return DFG_ENOMEM;
+    double *base = table + (L + D) * K;
+    int status = dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, table, base);
+    if (status == DFG_OK)
+        status = dfg_loglik_ranks(data->ranks, data->n_samples, D, data->feat_ptr, table, base,
+                                  K, out, n_threads);
+    free(table);
+    return status;
+}
+
+int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf, int n_threads) {
+    int status = check_data(data);
+    if (status != DFG_OK) return status;
+    const int64_t N = data->n_samples, K = params->n_components, C = data->n_classes;
+    if (K < 1 || n_threads < 1) return DFG_EINVAL;
+    /* eps only selects the popcount path of the bit kernel; any clamp value works. */
+    status = log_regions(data, params, 1e-10, logf, n_threads);
+    if (status != DFG_OK) return status;
+    double *extra = (double *)malloc((size_t)(K * (C > 0 ? C + 1 : 3)) * sizeof(double));
+    if (!extra) return DFG_ENOMEM;
+    for (int64_t k = 0; k < K; k++) {
+        if (!(params->alpha[k] > 0.0)) { free(extra); return DFG_EINVAL; }
+        extra[k] = log(params->alpha[k]);
+    }
+    if (C == 0) {
+        /* eq. 8, Gaussian: 0.5 log(lambda / 2 pi) - 0.5 lambda (y - mu)^2 */
+        for (int64_t k = 0; k < K; k++) {
+            if (!(params->precision[k] > 0.0)) { free(extra); return DFG_EINVAL; }
+            extra[K + k] = 0.5 * log(params->precision[k] / DFG_TWO_PI);
+        }
+        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < K; k++) {
+                double r = data->y_value[n] - params->mean[k];
+                logf[n * K + k] += extra[k] + extra[K + k] - 0.5 * params->precision[k] * r * r;
+            }
+    } else {
+        /* eq. 8, categorical: log gamma_{k, y_n}; gamma must be > 0 where used. */
+        double *lg = extra + K;
+        for (int64_t j = 0; j < K * C; j++)
+            lg[j] = params->gamma[j] > 0.0 ? log(params->gamma[j]) : -INFINITY;
+        for (int64_t n = 0; n < N; n++)
+            if (data->y_class[n] < 0 || data->y_class[n] >= C) { free(extra); return DFG_EINVAL; }
+        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < K; k++)
+                logf[n * K + k] += extra[k] + lg[k * C + data->y_class[n]];
+    }
+    free(extra);
+    return DFG_OK;
+}
+
+int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
+              dfg_params *params) {
+    int status = check_data(data);
+    if (status != DFG_OK) return status;
+    const int64_t N = data->n_samples, K = params->n_components, L = data->n_splits;
+    const int64_t C = data->n_classes;
+    const int nt = opt->n_threads;
+    if (K < 1 || nt < 1 || !(opt->eps > 0.0 && opt->eps < 0.5)) return DFG_EINVAL;
+    double *colsum = (double *)malloc((size_t)(2 * K) * sizeof(double));
+    if (!colsum) return DFG_ENOMEM;
+    double *aux = colsum + K;
+    if (C == 0) {
+        status = dfg_regression_stats(data->y_value, beta, N, K, colsum, params->mean, aux, nt);
+        for (int64_t k = 0; status == DFG_OK && k < K; k++) {
+            double var = colsum[k] > 0.0 ? aux[k] / colsum[k] : 0.0;
+            params->precision[k] = 1.0 / fmax(var, opt->var_floor);
+        }
+    } else {
+        status = dfg_class_stats(data->y_class, C, beta, N, K, params->gamma, nt);
+        for (int64_t k = 0; status == DFG_OK && k < K; k++) {
+            double s = 0.0;
+            for (int64_t c = 0; c < C; c++) s += params->gamma[k * C + c];
+            colsum[k] = s;
+            /* eq. 40; clamped at eps so that log gamma stays finite. */
+            for (int64_t c = 0; c < C; c++)
+                params->gamma[k * C + c] = s > 0.0 ? fmax(params->gamma[k * C + c] / s, opt->eps) : 1.0 / (double)C;
+        }
+    }
+    if (status == DFG_OK) {
+        if (data->ranks)
+            status = dfg_split_stats_ranks(data->ranks, N, data->n_features, data->feat_ptr,
+                                           beta, K, params->eta, nt);
+        else
+            status = dfg_split_stats_bits(data->bits, N, L, beta, K, params->eta, nt);
+    }
+    if (status == DFG_OK) {
+        double total = 0.0;
+        for (int64_t k = 0; k < K; k++) total += colsum[k];
+        for (int64_t k = 0; k < K; k++) {
+            /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. */
+            double s = colsum[k];
+            for (int64_t l = 0; l < L; l++) {
+                double e = s > 0.0 ? params->eta[k * L + l] / s : 0.5;
+                params->eta[k * L + l] = clamp(e, opt->eps, 1.0 - opt->eps);
+            }
+            params->alpha[k] = colsum[k] / total;
+        }
+    }
+    free(colsum);
+    return status;
+}
+
+/* Keeps the components with keep[k] != 0, moving them to the front in order. */
+static void compact(const dfg_data *data, dfg_params *p, double *beta, const uint8_t *keep) {
+    const int64_t N = data->n_samples, K = p->n_components, L = data->n_splits;
+    const int64_t C = data->n_classes;
+    int64_t K_new = 0;
+    for (int64_t k = 0; k < K; k++) {
+        if (!keep[k]) continue;
+        if (K_new != k) {
+            memmove(p->eta + K_new * L, p->eta + k * L, (size_t)L * sizeof(double));
+            p->alpha[K_new] = p->alpha[k];
+            if (C == 0) { p->mean[K_new] = p->mean[k]; p->precision[K_new] = p->precision[k]; }
+            else memmove(p->gamma + K_new * C, p->gamma + k * C, (size_t)C * sizeof(double));
+        }
+        K_new++;
+    }
+    /* In place, forwards: every destination index is <= its source index. */
+    for (int64_t n = 0; n < N; n++) {
+        double row_sum = 0.0;
+        int64_t j = 0;
+        for (int64_t k = 0; k < K; k++) {
+            if (!keep[k]) continue;
+            double v = beta[n * K + k];
+            beta[n * K_new + j++] = v;
+            row_sum += v;
+        }
+        for (j = 0; j < K_new; j++)
+            beta[n * K_new + j] = row_sum > 0.0 ? beta[n * K_new + j] / row_sum : 1.0 / (double)K_new;
+    }
+    p->n_components = K_new;
+}
+
+int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
+            double *beta, double *lower_bound, int *n_iter) {
+    int status = check_data(data);
+    if (status != DFG_OK) return status;
+    if (opt->max_iter < 1 || opt->n_threads < 1 || params->n_components < 1) return DFG_EINVAL;
+    if (opt->method != DFG_METHOD_FAB && opt->method != DFG_METHOD_EM) return DFG_EINVAL;
+    if (!(opt->tol >= 0.0) || !(opt->delta >= 0.0) || !(opt->var_floor > 0.0)) return DFG_EINVAL;
+    if (opt->warmup_iter < 0 || opt->warmup_inner < 1 || opt->max_inner < 1) return DFG_EINVAL;
+    const int64_t N = data->n_samples, K_max = params->n_components;
+    const double omega = opt->method == DFG_METHOD_FAB ? dfg_omega(data) : 0.0;
+    double *logf = (double *)malloc((size_t)(N * K_max) * sizeof(double));
+    double *colsum = (double *)malloc((size_t)K_max * sizeof(double));
+    uint8_t *keep = (uint8_t *)malloc((size_t)K_max);
+    if (!logf || !colsum || !keep) { free(logf); free(colsum); free(keep); return DFG_ENOMEM; }
+    int t = 0;
+    for (; t < opt->max_iter && status == DFG_OK; t++) {
+        const int64_t K = params->n_components;
+        status = dfg_log_joint(data, params, logf, opt->n_threads);
+        if (status != DFG_OK) break;
+        /* Bound at (q_t, Pi_t): E-step and M-step each raise it (App. C). */
+        status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], opt->n_threads);
+        if (status != DFG_OK) break;
+        if (t > 0 && lower_bound[t] - lower_bound[t - 1] < opt->tol * fmax(1.0, fabs(lower_bound[t - 1]))) {
+            t++;
+            break;
+        }
+        /* In the warm-up the E-step makes only a few updates: the parameters are still
+           near their random start, and iterating eq. 35 to convergence on them
+           truncates components before the M-step has given them a shape. */
+        int max_inner = t < opt->warmup_iter ? opt->warmup_inner : opt->max_inner;
+        int n_inner = 0;
+        double bound = 0.0;
+        status = dfg_estep(logf, N, K, omega, max_inner, opt->tol, beta, colsum, &bound, &n_inner,
+                           opt->n_threads);
+        if (status != DFG_OK) break;
+        if (opt->method == DFG_METHOD_FAB) {
+            /* Algorithm 1: remove k when (1/N) sum_n q(u_k) < delta. */
+            int64_t n_keep = 0;
+            for (int64_t k = 0; k < K; k++) {
+                keep[k] = colsum[k] / (double)N >= opt->delta;
+                n_keep += keep[k];
+            }
+            if (n_keep == 0) { status = DFG_EINVAL; break; } /* impossible: sum_k colsum = N */
+            if (n_keep < K) compact(data, params, beta, keep);
+        }
+        status = dfg_mstep(data, beta, opt, params);
+    }
+    *n_iter = t;
+    free(logf);
+    free(colsum);
+    free(keep);
+    return status;
+}
+
+int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
+                   int32_t *assign, int n_threads) {
+    const int64_t N = data->n_samples, K = params->n_components;
+    const int64_t L = data->n_splits, D = data->n_features;
+    if (N < 0 || K < 1 || n_threads < 1 || (!data->ranks && !data->bits)) return DFG_EINVAL;
+    if (data->feat_ptr[0] != 0 || data->feat_ptr[D] != L) return DFG_EINVAL;
+    for (int64_t k = 0; k < K; k++)
+        if (!(params->alpha[k] > 0.0)) return DFG_EINVAL;
+    int status = DFG_OK;
+    if (data->ranks) {
+        /* Block by block: no N x K buffer, so scoring large inputs stays small. */
+        double *table = (double *)malloc((size_t)((L + D) * K + 2 * K) * sizeof(double));
+        if (!table) return DFG_ENOMEM;
+        double *base = table + (L + D) * K;
+        status = dfg_rank_tables(params->eta, K, L, data->feat_ptr, D, table, base);
+        for (int64_t k = 0; status == DFG_OK && k < K; k++) base[k] += log(params->alpha[k]);
+        int64_t n_blocks = dfg_n_blocks(N);
+        if (status == DFG_OK) {
+            #pragma omp parallel num_threads(n_threads)
+            {
+                double *buf = (double *)malloc((size_t)(DFG_BLOCK * K) * sizeof(double));
+                if (!buf) {
+                    #pragma omp atomic write
+                    status = DFG_ENOMEM;
+                }
+                #pragma omp for schedule(static)
+                for (int64_t b = 0; b < n_blocks; b++) {
+                    if (!buf) continue;
+                    int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < N ? n0 + DFG_BLOCK : N;
+                    dfg_loglik_ranks_rows(data->ranks, N, D, data->feat_ptr, table, base, K, n0, n1, buf);
+                    for (int64_t n = n0; n < n1; n++) {
+                        const double *row = buf + (n - n0) * K;
+                        int32_t best = 0;
+                        for (int64_t k = 1; k < K; k++) if (row[k] > row[best]) best = (int32_t)k;
+                        assign[n] = best;
+                    }
+                }
+                free(buf);
+            }
+        }
+        free(table);
+    } else {
+        double *buf = (double *)malloc((size_t)((N > 0 ? N : 1) * K) * sizeof(double));
+        if (!buf) return DFG_ENOMEM;
+        status = dfg_loglik_bits(data->bits, N, L, params->eta, K, eps, buf, n_threads);
+        for (int64_t n = 0; status == DFG_OK && n < N; n++) {
+            int32_t best = 0;
+            for (int64_t k = 0; k < K; k++) buf[n * K + k] += log(params->alpha[k]);
+            for (int64_t k = 1; k < K; k++) if (buf[n * K + k] > buf[n * K + best]) best = (int32_t)k;
+            assign[n] = best;
+        }
+        free(buf);
+    }
+    return status;
+}

@@ -1,0 +1,166 @@
+#include "dfg_loglik.h"
+#include "dfg_bits.h"
+#include "dfg_popcount.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
+                    const int64_t *feat_ptr, int64_t n_features,
+                    double *table, double *base) {
+    if (n_components < 1 || n_splits < 0 || n_features < 0) return DFG_EINVAL;
+    if (feat_ptr[0] != 0 || feat_ptr[n_features] != n_splits) return DFG_EINVAL;
+    const int64_t K = n_components;
+    for (int64_t k = 0; k < K; k++) {
+        const double *e = eta + k * n_splits;
+        double b = 0.0;
+        for (int64_t l = 0; l < n_splits; l++) {
+            if (!(e[l] > 0.0 && e[l] < 1.0)) return DFG_EINVAL;
+            b += log1p(-e[l]);
+        }
+        base[k] = b;
+        for (int64_t d = 0; d < n_features; d++) {
+            double acc = 0.0;
+            int64_t off = feat_ptr[d] + d;
+            table[off * K + k] = 0.0;
+            for (int64_t j = 0; j < feat_ptr[d + 1] - feat_ptr[d]; j++) {
+                double v = e[feat_ptr[d] + j];
+                acc += log(v) - log1p(-v);
+                table[(off + j + 1) * K + k] = acc;
+            }
+        }
+    }
+    return DFG_OK;
+}
+
+void dfg_loglik_ranks_rows(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                           const int64_t *feat_ptr, const double *table, const double *base,
+                           int64_t n_components, int64_t n0, int64_t n1, double *out) {
+    const int64_t K = n_components;
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t k = 0; k < K; k++) out[(n - n0) * K + k] = base[k];
+    for (int64_t d = 0; d < n_features; d++) {
+        if (feat_ptr[d + 1] == feat_ptr[d]) continue; /* no split on d: contributes 0 */
+        const int32_t *r = ranks + d * n_samples;
+        const double *t = table + (feat_ptr[d] + d) * K;
+        for (int64_t n = n0; n < n1; n++) {
+            const double *row = t + (int64_t)r[n] * K;
+            double *o = out + (n - n0) * K;
+            for (int64_t k = 0; k < K; k++) o[k] += row[k];
+        }
+    }
+}
+
+int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                     const int64_t *feat_ptr, const double *table, const double *base,
+                     int64_t n_components, double *out, int n_threads) {
+    if (n_samples < 0 || n_features < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
+    for (int64_t d = 0; d < n_features; d++)
+        if (feat_ptr[d + 1] < feat_ptr[d]) return DFG_EINVAL;
+    int64_t n_blocks = dfg_n_blocks(n_samples);
+    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t n0 = b * DFG_BLOCK;
+        int64_t n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
+        dfg_loglik_ranks_rows(ranks, n_samples, n_features, feat_ptr, table, base,
+                              n_components, n0, n1, out + n0 * n_components);
+    }
+    return DFG_OK;
+}
+
+/* Per-component decomposition of the splits for the bit path. */
+typedef struct {
+    uint64_t *low;   /* eta == eps: a mismatch is s_l = 1 */
+    uint64_t *high;  /* eta == 1 - eps: a mismatch is s_l = 0 */
+    uint64_t *free_; /* all other splits */
+    const double *w;  /* log eta - log(1 - eta), per split */
+    double constant; /* sum of log(1 - eta) over free splits + clamp constants */
+    double low_step, high_step; /* added per mismatch */
+} bit_component;
+
+DFG_ALWAYS_INLINE void loglik_bits_impl(const uint64_t *S, int64_t n_samples, int64_t n_words,
+                                        int64_t K, const bit_component *comp, double *out, int n_threads) {
+    (void)n_threads; /* used only by the OpenMP pragma */
+    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (int64_t n = 0; n < n_samples; n++) {
+        const uint64_t *s = S + n * n_words;
+        for (int64_t k = 0; k < K; k++) {
+            const bit_component *c = comp + k;
+            int64_t low_mismatch = 0, high_mismatch = 0;
+            double acc = 0.0;
+            for (int64_t w = 0; w < n_words; w++) {
+                low_mismatch += dfg_popcount64(s[w] & c->low[w]);
+                high_mismatch += dfg_popcount64(~s[w] & c->high[w]);
+                uint64_t bits = s[w] & c->free_[w];
+                while (bits) {
+                    int64_t l = w * 64 + __builtin_ctzll(bits);
+                    acc += c->w[l];
+                    bits &= bits - 1;
+                }
+            }
+            out[n * K + k] = c->constant + (double)low_mismatch * c->low_step
+                             + (double)high_mismatch * c->high_step + acc;
+        }
+    }
+}
+
+#if DFG_POPCNT_DISPATCH
+DFG_TARGET_POPCNT static void loglik_bits_hw(const uint64_t *S, int64_t n_samples, int64_t n_words,
+                                             int64_t K, const bit_component *comp, double *out, int n_threads) {
+    loglik_bits_impl(S, n_samples, n_words, K, comp, out, n_threads);
+}
+#endif
+
+static void loglik_bits_generic(const uint64_t *S, int64_t n_samples, int64_t n_words,
+                                int64_t K, const bit_component *comp, double *out, int n_threads) {
+    loglik_bits_impl(S, n_samples, n_words, K, comp, out, n_threads);
+}
+
+int dfg_loglik_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
+                    const double *eta, int64_t n_components, double eps,
+                    double *out, int n_threads) {
+    if (n_samples < 0 || n_splits < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
+    if (!(eps > 0.0 && eps < 0.5)) return DFG_EINVAL;
+    const int64_t K = n_components, n_words = dfg_n_words(n_splits);
+    const double lo = eps, hi = 1.0 - eps;
+    bit_component *comp = (bit_component *)calloc((size_t)K, sizeof(bit_component));
+    uint64_t *masks = (uint64_t *)calloc((size_t)(3 * K * (n_words > 0 ? n_words : 1)), sizeof(uint64_t));
+    double *w = (double *)malloc((size_t)(K * (n_splits > 0 ? n_splits : 1)) * sizeof(double));
+    if (!comp || !masks || !w) { free(comp); free(masks); free(w); return DFG_ENOMEM; }
+    int status = DFG_OK;
+    for (int64_t k = 0; k < K && status == DFG_OK; k++) {
+        bit_component *c = comp + k;
+        c->low = masks + (3 * k) * n_words;
+        c->high = masks + (3 * k + 1) * n_words;
+        c->free_ = masks + (3 * k + 2) * n_words;
+        c->w = w + k * n_splits;
+        c->low_step = log(lo) - log1p(-lo);
+        c->high_step = log1p(-hi) - log(hi);
+        int64_t n_low = 0, n_high = 0;
+        double free_base = 0.0;
+        for (int64_t l = 0; l < n_splits; l++) {
+            double v = eta[k * n_splits + l];
+            if (!(v > 0.0 && v < 1.0)) { status = DFG_EINVAL; break; }
+            uint64_t bit = (uint64_t)1 << (l & 63);
+            if (v == lo) { c->low[l >> 6] |= bit; n_low++; }
+            else if (v == hi) { c->high[l >> 6] |= bit; n_high++; }
+            else { c->free_[l >> 6] |= bit; free_base += log1p(-v); }
+            w[k * n_splits + l] = log(v) - log1p(-v);
+        }
+        /* A match costs log(1 - eps) on a low split and log(hi) on a high one. */
+        c->constant = free_base + (double)n_low * log1p(-lo) + (double)n_high * log(hi);
+    }
+    if (status == DFG_OK) {
+#if DFG_POPCNT_DISPATCH
+        if (dfg_cpu_has_popcnt())
+            loglik_bits_hw(S, n_samples, n_words, K, comp, out, n_threads);
+        else
+#endif
+            loglik_bits_generic(S, n_samples, n_words, K, comp, out, n_threads);
+    }
+    free(comp);
+    free(masks);
+    free(w);
+    return status;
+}

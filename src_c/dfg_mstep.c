@@ -1,0 +1,146 @@
+#include "dfg_mstep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                          const int64_t *feat_ptr, const double *beta, int64_t n_components,
+                          double *num, int n_threads) {
+    if (n_samples < 0 || n_features < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
+    const int64_t K = n_components, L = feat_ptr[n_features];
+    int64_t max_m = 0;
+    for (int64_t d = 0; d < n_features; d++) {
+        int64_t m = feat_ptr[d + 1] - feat_ptr[d];
+        if (m < 0) return DFG_EINVAL;
+        if (m > max_m) max_m = m;
+    }
+    int status = DFG_OK;
+    #pragma omp parallel num_threads(n_threads)
+    {
+        double *hist = (double *)malloc((size_t)((max_m + 1) * K) * sizeof(double));
+        if (!hist) {
+            #pragma omp atomic write
+            status = DFG_ENOMEM;
+        }
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t d = 0; d < n_features; d++) {
+            int64_t m = feat_ptr[d + 1] - feat_ptr[d];
+            if (!hist || m == 0) continue;
+            memset(hist, 0, (size_t)((m + 1) * K) * sizeof(double));
+            const int32_t *r = ranks + d * n_samples;
+            for (int64_t n = 0; n < n_samples; n++) {
+                double *h = hist + (int64_t)r[n] * K;
+                const double *b = beta + n * K;
+                for (int64_t k = 0; k < K; k++) h[k] += b[k];
+            }
+            /* j-th threshold: s = 1 for ranks j+1 .. m, a suffix sum. */
+            for (int64_t k = 0; k < K; k++) {
+                double acc = 0.0;
+                for (int64_t j = m - 1; j >= 0; j--) {
+                    acc += hist[(j + 1) * K + k];
+                    num[k * L + feat_ptr[d] + j] = acc;
+                }
+            }
+        }
+        free(hist);
+    }
+    return status;
+}
+
+int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
+                         const double *beta, int64_t n_components, double *num,
+                         int n_threads) {
+    if (n_samples < 0 || n_splits < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
+    const int64_t K = n_components, n_words = dfg_n_words(n_splits);
+    int status = DFG_OK;
+    #pragma omp parallel num_threads(n_threads)
+    {
+        double *acc = (double *)malloc((size_t)(64 * K) * sizeof(double));
+        if (!acc) {
+            #pragma omp atomic write
+            status = DFG_ENOMEM;
+        }
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t w = 0; w < n_words; w++) {
+            if (!acc) continue;
+            memset(acc, 0, (size_t)(64 * K) * sizeof(double));
+            for (int64_t n = 0; n < n_samples; n++) {
+                uint64_t bits = S[n * n_words + w];
+                const double *b = beta + n * K;
+                while (bits) {
+                    double *a = acc + (int64_t)__builtin_ctzll(bits) * K;
+                    for (int64_t k = 0; k < K; k++) a[k] += b[k];
+                    bits &= bits - 1;
+                }
+            }
+            int64_t l0 = w * 64, l1 = l0 + 64 < n_splits ? l0 + 64 : n_splits;
+            for (int64_t l = l0; l < l1; l++)
+                for (int64_t k = 0; k < K; k++) num[k * n_splits + l] = acc[(l - l0) * K + k];
+        }
+        free(acc);
+    }
+    return status;
+}
+
+/* Block-ordered weighted column sums: out_k = sum_n beta_nk v_n (v = NULL: v_n = 1),
+   or with centre != NULL, sum_n beta_nk (v_n - centre_k)^2. */
+static int weighted_sums(const double *beta, const double *v, const double *centre,
+                         int64_t n_samples, int64_t K, double *out, int n_threads) {
+    (void)n_threads; /* used only by the OpenMP pragma */
+    int64_t n_blocks = dfg_n_blocks(n_samples);
+    double *partials = (double *)calloc((size_t)((n_blocks > 0 ? n_blocks : 1) * K), sizeof(double));
+    if (!partials) return DFG_ENOMEM;
+    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
+        double *p = partials + b * K;
+        for (int64_t n = n0; n < n1; n++) {
+            const double *bn = beta + n * K;
+            for (int64_t k = 0; k < K; k++) {
+                double x = v ? v[n] : 1.0;
+                if (centre) x = (x - centre[k]) * (x - centre[k]);
+                p[k] += bn[k] * x;
+            }
+        }
+    }
+    for (int64_t k = 0; k < K; k++) out[k] = 0.0;
+    for (int64_t b = 0; b < n_blocks; b++)
+        for (int64_t k = 0; k < K; k++) out[k] += partials[b * K + k];
+    free(partials);
+    return DFG_OK;
+}
+
+int dfg_regression_stats(const double *y, const double *beta, int64_t n_samples,
+                         int64_t n_components, double *colsum, double *mean,
+                         double *sq_dev, int n_threads) {
+    if (n_samples < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
+    const int64_t K = n_components;
+    int status = weighted_sums(beta, NULL, NULL, n_samples, K, colsum, n_threads);
+    if (status == DFG_OK) status = weighted_sums(beta, y, NULL, n_samples, K, mean, n_threads);
+    if (status != DFG_OK) return status;
+    for (int64_t k = 0; k < K; k++) mean[k] = colsum[k] > 0.0 ? mean[k] / colsum[k] : 0.0;
+    return weighted_sums(beta, y, mean, n_samples, K, sq_dev, n_threads);
+}
+
+int dfg_class_stats(const int32_t *y, int64_t n_classes, const double *beta,
+                    int64_t n_samples, int64_t n_components, double *counts,
+                    int n_threads) {
+    if (n_samples < 0 || n_components < 1 || n_classes < 1 || n_threads < 1) return DFG_EINVAL;
+    for (int64_t n = 0; n < n_samples; n++)
+        if (y[n] < 0 || y[n] >= n_classes) return DFG_EINVAL;
+    const int64_t K = n_components, C = n_classes, n_blocks = dfg_n_blocks(n_samples);
+    double *partials = (double *)calloc((size_t)((n_blocks > 0 ? n_blocks : 1) * K * C), sizeof(double));
+    if (!partials) return DFG_ENOMEM;
+    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
+        double *p = partials + b * K * C;
+        for (int64_t n = n0; n < n1; n++)
+            for (int64_t k = 0; k < K; k++) p[k * C + y[n]] += beta[n * K + k];
+    }
+    for (int64_t j = 0; j < K * C; j++) counts[j] = 0.0;
+    for (int64_t b = 0; b < n_blocks; b++)
+        for (int64_t j = 0; j < K * C; j++) counts[j] += partials[b * K * C + j];
+    free(partials);
+    return DFG_OK;
+}

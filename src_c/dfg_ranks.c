@@ -1,0 +1,36 @@
+#include "dfg_ranks.h"
+
+/* Number of entries of t[0..m) strictly below x (t sorted ascending). */
+static inline int32_t count_below(const double *t, int64_t m, double x) {
+    int64_t lo = 0, hi = m;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (t[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return (int32_t)lo;
+}
+
+int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                      const int64_t *feat_ptr, const double *thresholds,
+                      int32_t *ranks, int n_threads) {
+    if (n_samples < 0 || n_features < 0 || n_threads < 1) return DFG_EINVAL;
+    if (feat_ptr[0] != 0) return DFG_EINVAL;
+    for (int64_t d = 0; d < n_features; d++) {
+        if (feat_ptr[d + 1] < feat_ptr[d]) return DFG_EINVAL;
+        if (feat_ptr[d + 1] - feat_ptr[d] > INT32_MAX) return DFG_EINVAL;
+    }
+    int64_t n_blocks = dfg_n_blocks(n_samples);
+    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t n0 = b * DFG_BLOCK;
+        int64_t n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
+        for (int64_t d = 0; d < n_features; d++) {
+            const double *t = thresholds + feat_ptr[d];
+            int64_t m = feat_ptr[d + 1] - feat_ptr[d];
+            int32_t *out = ranks + d * n_samples;
+            for (int64_t n = n0; n < n1; n++)
+                out[n] = m ? count_below(t, m, X[n * n_features + d]) : 0;
+        }
+    }
+    return DFG_OK;
+}

@@ -1,0 +1,25 @@
+/*
+ * dfg_ranks.h - thermometer ranks of samples among each feature's thresholds.
+ *
+ * The split table is sorted by (feature, threshold): the splits of feature d are
+ * l = feat_ptr[d] .. feat_ptr[d+1]-1 with non-decreasing thresholds. For a sample x
+ * the binary features of these splits form a thermometer code: s_l = [x_d > t_l]
+ * is 1 exactly for the first r of them, where r = #{l of feature d : t_l < x_d}.
+ * That rank r determines all of them, so kernels read one integer per
+ * (sample, feature) instead of one bit per (sample, split).
+ */
+#ifndef DFG_RANKS_H
+#define DFG_RANKS_H
+
+#include "dfg_common.h"
+
+/*
+ * X: n_samples x n_features, row-major. thresholds: the sorted split thresholds.
+ * ranks (out): n_features x n_samples, feature-major (column d is contiguous).
+ * Returns DFG_OK or DFG_EINVAL (bad sizes or unsorted feat_ptr).
+ */
+int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                      const int64_t *feat_ptr, const double *thresholds,
+                      int32_t *ranks, int n_threads);
+
+#endif

@@ -1,0 +1,68 @@
+"""Plain NumPy versions of the defrag equations (Hara & Hayashi 2017), dense and
+slow on purpose: the tests compare the C kernels against them."""
+import numpy as np
+
+
+def binary_features(X, feature, threshold):
+    """s_nl = [x_{n, d_l} > t_l] (sec. 4.1), dense N x L."""
+    return (X[:, feature] > threshold).astype(np.float64)
+
+
+def log_bernoulli(S, eta):
+    """eq. 6: sum_l s_l log eta_kl + (1 - s_l) log(1 - eta_kl), N x K."""
+    return S @ np.log(eta).T + (1.0 - S) @ np.log1p(-eta).T
+
+
+def log_output(params, y, n_classes):
+    """eq. 8: log p(y_n | k), N x K."""
+    if n_classes == 0:
+        lam, mu = params["precision"], params["mean"]
+        return 0.5 * np.log(lam / (2 * np.pi)) - 0.5 * lam * (y[:, None] - mu) ** 2
+    return np.log(params["gamma"][:, y].T)
+
+
+def log_joint(S, params, y, n_classes):
+    """log f_nk = log p(y|k) + log p(s|k) + log alpha_k (eq. 9)."""
+    return log_bernoulli(S, params["eta"]) + log_output(params, y, n_classes) + np.log(params["alpha"])
+
+
+def omega(n_splits, n_classes):
+    """omega = (dim phi / K + L + 1) / 2 of eq. 12 (dim phi / K = 2 or C)."""
+    return 0.5 * ((2 if n_classes == 0 else n_classes) + n_splits + 1)
+
+
+def lower_bound(logf, beta, om):
+    """eq. 12: sum beta log f - omega sum_k log(sum_n beta + 1) + H(beta)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ent = np.where(beta > 0, beta * np.log(beta), 0.0)
+    return float(np.sum(beta * logf) - om * np.sum(np.log(beta.sum(axis=0) + 1.0)) - ent.sum())
+
+
+def softmax(a):
+    a = a - a.max(axis=1, keepdims=True)
+    e = np.exp(a)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def estep_fab(logf, beta, om, n_updates):
+    """eq. 13 / App. C eq. 35 applied n_updates times."""
+    for _ in range(n_updates):
+        beta = softmax(logf - om / (beta.sum(axis=0) + 1.0))
+    return beta
+
+
+def mstep(S, beta, y, n_classes, eps, var_floor):
+    """eq. 14 (App. C eq. 39-41), with eta clamped to [eps, 1 - eps]."""
+    nk = beta.sum(axis=0)
+    params = {
+        "eta": np.clip((beta.T @ S) / nk[:, None], eps, 1 - eps),
+        "alpha": nk / nk.sum(),
+    }
+    if n_classes == 0:
+        mu = beta.T @ y / nk
+        var = np.sum(beta * (y[:, None] - mu) ** 2, axis=0) / nk
+        params["mean"], params["precision"] = mu, 1.0 / np.maximum(var, var_floor)
+    else:
+        onehot = np.eye(n_classes)[y]
+        params["gamma"] = np.maximum(beta.T @ onehot / nk[:, None], eps)
+    return params
