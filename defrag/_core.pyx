@@ -96,14 +96,18 @@ cdef extern from "dfg_fit.h":
         int warmup_iter
         int warmup_inner
         int max_inner
+        int n_anneal
+        const double *anneal_eps
+        int anneal_iter
         int n_threads
     double dfg_omega(const dfg_data *data) nogil
     int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf,
                       int n_threads) nogil
     int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
                   dfg_params *params) nogil
+    int dfg_fit_max_iterations(const dfg_options *opt) nogil
     int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
-                double *beta, double *lower_bound, int *n_iter) nogil
+                double *beta, double *lower_bound, int32_t *phase, int *n_iter) nogil
     int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
                        int32_t *assign, int n_threads) nogil
 
@@ -392,6 +396,9 @@ cdef dfg_options _options(str method, int max_iter, double tol, double delta, do
     o.eps = eps
     o.var_floor = var_floor
     o.warmup_iter, o.warmup_inner, o.max_inner = inner
+    o.n_anneal = 0
+    o.anneal_eps = NULL
+    o.anneal_iter = 1
     o.n_threads = n_threads
     return o
 
@@ -424,21 +431,30 @@ def mstep(Problem problem, const double[:, ::1] beta, dict params, double eps,
 
 def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_iter,
         double tol, double delta, double eps, double var_floor, int n_threads=1,
-        tuple inner=(5, 2, 20)):
-    """One FAB/EM run in place on params and beta; returns (K, lower-bound trace).
+        tuple inner=(5, 2, 20), anneal_eps=(), int anneal_iter=10):
+    """One FAB/EM run in place on params and beta.
 
-    inner = (warm-up iterations, E-step updates in the warm-up, E-step updates after)."""
+    inner = (warm-up iterations, E-step updates in the warm-up, E-step updates after);
+    anneal_eps: clamps of the phases before the final one (see dfg_fit.h).
+    Returns (K, lower-bound trace, phase of each iteration)."""
     cdef int64_t K = beta.shape[1]
     assert beta.shape[0] == problem.data.n_samples and max_iter >= 1
     cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
     cdef dfg_options o = _options(method, max_iter, tol, delta, eps, var_floor, n_threads, inner)
-    trace = np.zeros(max_iter, dtype=np.float64)
+    cdef double[::1] levels = np.ascontiguousarray(anneal_eps, dtype=np.float64).reshape(-1)
+    o.n_anneal = levels.shape[0]
+    o.anneal_eps = &levels[0] if levels.shape[0] else NULL
+    o.anneal_iter = anneal_iter
+    cdef int cap = dfg_fit_max_iterations(&o)
+    trace = np.zeros(cap, dtype=np.float64)
+    phases = np.zeros(cap, dtype=np.int32)
     cdef double[::1] tr = trace
+    cdef int32_t[::1] ph = phases
     cdef int n_iter = 0, status
     with nogil:
-        status = dfg_fit(&problem.data, &o, &p, &beta[0, 0], &tr[0], &n_iter)
+        status = dfg_fit(&problem.data, &o, &p, &beta[0, 0], &tr[0], &ph[0], &n_iter)
     _check(status, "fit")
-    return int(p.n_components), trace[:n_iter].copy()
+    return int(p.n_components), trace[:n_iter].copy(), phases[:n_iter].copy()
 
 
 def map_assign(Problem problem, dict params, double eps, int n_threads=1):

@@ -25,6 +25,7 @@ class Restart:
     params: dict
     n_components: int
     lower_bound: np.ndarray  # trace, one value per outer iteration
+    phases: np.ndarray  # annealing phase of each iteration (last = final phase)
     train_error: float
 
     @property
@@ -84,9 +85,10 @@ def run_restart(index, seed, problem, target, options, n_threads):
     params, beta = initial_state(
         rng, problem.n_samples, options["n_splits"], options["n_components"], target, options["eps"]
     )
-    K, trace = _core.fit(
+    K, trace, phases = _core.fit(
         problem, params, beta, options["method"], options["max_iter"], options["tol"],
-        options["delta"], options["eps"], target.var_floor, n_threads, options.get("inner", (5, 2, 20)),
+        options["delta"], options["eps"], target.var_floor, n_threads, (5, 2, 20),
+        options["eps_schedule"], 10,
     )
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
     error = training_error(problem, params, target, options["eps"], n_threads)
@@ -94,7 +96,7 @@ def run_restart(index, seed, problem, target, options, n_threads):
         "restart %d: %d rules, %d iterations, lower bound %.6g, training error %.6g",
         index, K, trace.size, trace[-1] if trace.size else float("nan"), error,
     )
-    return Restart(index, params, K, trace, error)
+    return Restart(index, params, K, trace, phases, error)
 
 
 def run_restarts(problem, target, options, n_restarts, random_state, n_jobs):

@@ -168,31 +168,51 @@ static void compact(const dfg_data *data, dfg_params *p, double *beta, const uin
     p->n_components = K_new;
 }
 
+int dfg_fit_max_iterations(const dfg_options *opt) {
+    return opt->n_anneal * opt->anneal_iter + opt->max_iter;
+}
+
 int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
-            double *beta, double *lower_bound, int *n_iter) {
+            double *beta, double *lower_bound, int32_t *phase, int *n_iter) {
     int status = check_data(data);
     if (status != DFG_OK) return status;
     if (opt->max_iter < 1 || opt->n_threads < 1 || params->n_components < 1) return DFG_EINVAL;
     if (opt->method != DFG_METHOD_FAB && opt->method != DFG_METHOD_EM) return DFG_EINVAL;
     if (!(opt->tol >= 0.0) || !(opt->delta >= 0.0) || !(opt->var_floor > 0.0)) return DFG_EINVAL;
+    if (!(opt->eps > 0.0 && opt->eps < 0.5)) return DFG_EINVAL;
     if (opt->warmup_iter < 0 || opt->warmup_inner < 1 || opt->max_inner < 1) return DFG_EINVAL;
-    const int64_t N = data->n_samples, K_max = params->n_components;
+    if (opt->n_anneal < 0 || (opt->n_anneal > 0 && (opt->anneal_iter < 1 || !opt->anneal_eps)))
+        return DFG_EINVAL;
+    for (int j = 0; j < opt->n_anneal; j++)
+        if (!(opt->anneal_eps[j] >= opt->eps && opt->anneal_eps[j] < 0.5)) return DFG_EINVAL;
+    const int64_t N = data->n_samples, K_max = params->n_components, L = data->n_splits;
     const double omega = opt->method == DFG_METHOD_FAB ? dfg_omega(data) : 0.0;
+    const int cap = dfg_fit_max_iterations(opt);
     double *logf = (double *)malloc((size_t)(N * K_max) * sizeof(double));
     double *colsum = (double *)malloc((size_t)K_max * sizeof(double));
     uint8_t *keep = (uint8_t *)malloc((size_t)K_max);
     if (!logf || !colsum || !keep) { free(logf); free(colsum); free(keep); return DFG_ENOMEM; }
+    dfg_options step = *opt; /* step.eps: the clamp of the current phase */
+    int ph = 0, ph_start = 0;
+    step.eps = opt->n_anneal ? opt->anneal_eps[0] : opt->eps;
+    for (int64_t j = 0; j < K_max * L; j++) params->eta[j] = clamp(params->eta[j], step.eps, 1.0 - step.eps);
     int t = 0;
-    for (; t < opt->max_iter && status == DFG_OK; t++) {
+    for (; t < cap && status == DFG_OK; t++) {
         const int64_t K = params->n_components;
         status = dfg_log_joint(data, params, logf, opt->n_threads);
         if (status != DFG_OK) break;
-        /* Bound at (q_t, Pi_t): E-step and M-step each raise it (App. C). */
+        /* Bound at (q_t, Pi_t): within a phase the E-step and the M-step each raise it. */
         status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], opt->n_threads);
         if (status != DFG_OK) break;
-        if (t > 0 && lower_bound[t] - lower_bound[t - 1] < opt->tol * fmax(1.0, fabs(lower_bound[t - 1]))) {
-            t++;
-            break;
+        phase[t] = ph;
+        int converged = t > ph_start &&
+            lower_bound[t] - lower_bound[t - 1] < opt->tol * fmax(1.0, fabs(lower_bound[t - 1]));
+        int budget = ph < opt->n_anneal ? opt->anneal_iter : opt->max_iter;
+        if (converged || t - ph_start + 1 >= budget) {
+            if (ph == opt->n_anneal) { t++; break; }
+            ph++;
+            ph_start = t + 1;
+            step.eps = ph < opt->n_anneal ? opt->anneal_eps[ph] : opt->eps;
         }
         /* In the warm-up the E-step makes only a few updates: the parameters are still
            near their random start, and iterating eq. 35 to convergence on them
@@ -213,7 +233,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
             if (n_keep == 0) { status = DFG_EINVAL; break; } /* impossible: sum_k colsum = N */
             if (n_keep < K) compact(data, params, beta, keep);
         }
-        status = dfg_mstep(data, beta, opt, params);
+        status = dfg_mstep(data, beta, &step, params);
     }
     *n_iter = t;
     free(logf);

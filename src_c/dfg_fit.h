@@ -48,6 +48,13 @@ typedef struct {
     int warmup_iter;   /* FAB: outer iterations whose E-step makes at most warmup_inner updates */
     int warmup_inner;
     int max_inner;     /* FAB: E-step updates per outer iteration after the warm-up */
+    /* Annealed clamp: before the final phase (clamp eps, at most max_iter
+       iterations) the run goes through n_anneal phases clamping eta and gamma at
+       anneal_eps[0], anneal_eps[1], ... (decreasing, each >= eps), each for at most
+       anneal_iter iterations or until the bound converges. */
+    int n_anneal;
+    const double *anneal_eps;
+    int anneal_iter;
     int n_threads;
 } dfg_options;
 
@@ -61,14 +68,19 @@ int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf, 
 int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
               dfg_params *params);
 
+/* Outer iterations a run can make: n_anneal * anneal_iter + max_iter. */
+int dfg_fit_max_iterations(const dfg_options *opt);
+
 /*
  * One run. In: params (initial, K_max components) and beta (N x K_max initial
  * responsibilities). Out: params and beta compacted to the K surviving
- * components, lower_bound[0 .. *n_iter) the bound (eq. 12, or eq. 16 for EM)
- * at the start of each outer iteration; lower_bound must hold max_iter values.
+ * components; lower_bound[t] the bound (eq. 12, or eq. 16 for EM) at the start
+ * of outer iteration t < *n_iter, phase[t] its phase (0 .. n_anneal, n_anneal
+ * being the final one). Within a phase the bound never decreases (App. C);
+ * both arrays must hold dfg_fit_max_iterations(opt) values.
  */
 int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
-            double *beta, double *lower_bound, int *n_iter);
+            double *beta, double *lower_bound, int32_t *phase, int *n_iter);
 
 /*
  * Two-step MAP, first step (eq. 10): assign[n] = argmax_k log p(s_n | k) + log alpha_k
