@@ -1,0 +1,149 @@
+"""C kernels against plain NumPy versions of the same equations (tests/reference.py)."""
+import numpy as np
+import pytest
+
+import reference as ref
+from defrag import _core
+from defrag._splits import SplitTable
+
+EPS = 1e-10
+
+
+def rel(a, b):
+    return float(np.max(np.abs(np.asarray(a) - b) / np.maximum(np.abs(b), 1e-300)))
+
+
+def problem_data(seed, n=400, d=4, n_splits=60, k=5):
+    rng = np.random.default_rng(seed)
+    X = np.ascontiguousarray(rng.random((n, d)))
+    # Integer-valued thresholds and features give ties and duplicate thresholds.
+    X[:, 0] = np.round(X[:, 0] * 10) / 10
+    splits = SplitTable(rng.integers(0, d - 1, n_splits), np.round(rng.random(n_splits), 1), d,
+                        keep_duplicates=True)
+    S = ref.binary_features(X, splits.feature, splits.threshold)
+    eta = rng.random((k, len(splits)))
+    eta[0, :10] = EPS  # clamped entries take the popcount path of the bit kernel
+    eta[1, 5:20] = 1 - EPS
+    eta[2, ::3] = EPS
+    return rng, X, splits, S, eta
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ranks_and_bits_encode_the_binary_features(seed):
+    _, X, splits, S, _ = problem_data(seed)
+    ranks = splits.ranks(X)
+    # thermometer: s_l = 1 iff the sample's rank on feature d exceeds l's position
+    pos = np.arange(len(splits)) - splits.feat_ptr[splits.feature]
+    S_from_ranks = ranks[splits.feature].T > pos
+    np.testing.assert_array_equal(S_from_ranks, S.astype(bool))
+    packed = splits.pack(X)
+    unpacked = np.unpackbits(packed.view(np.uint8), axis=1, bitorder="little")[:, : len(splits)]
+    np.testing.assert_array_equal(unpacked.astype(bool), S.astype(bool))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_log_bernoulli_rank_and_bit_paths_match_formula(seed):
+    _, X, splits, S, eta = problem_data(seed)
+    expected = ref.log_bernoulli(S, eta)
+    by_ranks = _core.loglik_ranks(splits.ranks(X), splits.feat_ptr, eta)
+    by_bits = _core.loglik_bits(splits.pack(X), len(splits), eta, EPS)
+    assert rel(by_ranks, expected) <= 1e-9
+    assert rel(by_bits, expected) <= 1e-9
+
+
+def make_params(rng, k, n_splits, n_classes, eta):
+    p = {"eta": eta.copy(), "alpha": rng.dirichlet(np.ones(k))}
+    if n_classes == 0:
+        p.update(mean=rng.standard_normal(k), precision=rng.random(k) + 0.5)
+    else:
+        p["gamma"] = rng.dirichlet(np.ones(n_classes), size=k)
+    return p
+
+
+@pytest.mark.parametrize("n_classes", [0, 2, 3])
+@pytest.mark.parametrize("path", ["ranks", "bits"])
+def test_log_joint_bound_estep_mstep_match_numpy(n_classes, path):
+    rng, X, splits, S, eta = problem_data(7 + n_classes)
+    n, k = X.shape[0], eta.shape[0]
+    y = rng.standard_normal(n) if n_classes == 0 else rng.integers(0, n_classes, n).astype(np.int32)
+    kw = {"ranks": splits.ranks(X)} if path == "ranks" else {"bits": splits.pack(X)}
+    prob = _core.Problem(splits.feat_ptr, y_value=y if n_classes == 0 else None,
+                         y_class=y if n_classes else None, n_classes=n_classes, **kw)
+    params = make_params(rng, k, len(splits), n_classes, eta)
+
+    logf = _core.log_joint(prob, params)
+    logf_ref = ref.log_joint(S, params, y, n_classes)
+    assert rel(logf, logf_ref) <= 1e-9
+
+    omega = ref.omega(len(splits), n_classes)
+    assert prob.omega == pytest.approx(omega, rel=1e-15)
+    beta = rng.dirichlet(np.ones(k), size=n)
+    bound, colsum = _core.lower_bound(logf, beta, omega)
+    assert abs(bound - ref.lower_bound(logf_ref, beta, omega)) <= 1e-9 * abs(bound)
+    np.testing.assert_allclose(colsum, beta.sum(axis=0), rtol=1e-12)
+
+    new_beta = beta.copy()
+    colsum, value, n_updates = _core.estep(logf, new_beta, omega, 4, 0.0)
+    assert n_updates == 4
+    expected_beta = ref.estep_fab(logf_ref, beta, omega, 4)
+    np.testing.assert_allclose(new_beta, expected_beta, rtol=1e-9, atol=1e-14)
+    assert abs(value - ref.lower_bound(logf_ref, expected_beta, omega)) <= 1e-9 * abs(value)
+    # App. C: each update of eq. 35 raises the bound
+    assert value >= bound - 1e-9 * abs(bound)
+
+    em_beta = beta.copy()
+    _core.estep(logf, em_beta, 0.0, 1, 0.0)
+    np.testing.assert_allclose(em_beta, ref.softmax(logf_ref), rtol=1e-9, atol=1e-14)
+
+    new_params = {name: np.array(a) for name, a in params.items()}
+    _core.mstep(prob, new_beta, new_params, EPS, 1e-12)
+    expected = ref.mstep(S, new_beta, y, n_classes, EPS, 1e-12)
+    for name, value in expected.items():
+        assert rel(new_params[name], value) <= 1e-9, name
+
+
+def test_split_statistics_rank_and_bit_paths_agree():
+    rng, X, splits, S, _ = problem_data(3)
+    beta = rng.dirichlet(np.ones(6), size=X.shape[0])
+    expected = beta.T @ S
+    by_ranks = _core.split_stats_ranks(splits.ranks(X), splits.feat_ptr, beta)
+    by_bits = _core.split_stats_bits(splits.pack(X), len(splits), beta)
+    np.testing.assert_allclose(by_ranks, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(by_bits, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [0, 2])
+def test_whole_run_is_the_same_on_rank_and_bit_paths(n_classes):
+    rng, X, splits, S, eta = problem_data(11)
+    n = X.shape[0]
+    y = (X[:, 1] > 0.5) + 0.1 * rng.standard_normal(n) if n_classes == 0 else (X[:, 1] > 0.5).astype(np.int32)
+    runs = []
+    for kw in ({"ranks": splits.ranks(X)}, {"bits": splits.pack(X)}):
+        prob = _core.Problem(splits.feat_ptr, y_value=np.asarray(y, float) if n_classes == 0 else None,
+                             y_class=y if n_classes else None, n_classes=n_classes, **kw)
+        init = np.random.default_rng(5)
+        params = make_params(init, 6, len(splits), n_classes, np.clip(init.random((6, len(splits))), 0.1, 0.9))
+        beta = init.dirichlet(np.ones(6), size=n)
+        K, trace, phases = _core.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
+                                     (5, 2, 20), (0.1, 0.01), 10)
+        runs.append((K, trace, params["eta"][:K], params["alpha"][:K]))
+    assert runs[0][0] == runs[1][0]
+    np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-9)
+    np.testing.assert_allclose(runs[0][2], runs[1][2], rtol=1e-7, atol=1e-12)
+
+
+def test_rule_pruning_kernel_drops_only_redundant_conditions():
+    rng = np.random.default_rng(0)
+    X = np.ascontiguousarray(rng.random((500, 2)))
+    cols = np.stack([
+        _core.condition_column(X, 0, 0.5, True),    # x0 > 0.5
+        _core.condition_column(X, 0, -1.0, True),   # x0 > -1: always true, redundant
+        _core.condition_column(X, 1, 0.3, False),   # x1 <= 0.3
+        _core.condition_column(X, 1, 2.0, False),   # x1 <= 2: redundant
+    ])
+    keep = np.ones(4, dtype=np.uint8)
+    covered = _core.prune_conditions(cols, 500, keep)
+    assert covered == int(np.sum((X[:, 0] > 0.5) & (X[:, 1] <= 0.3)))
+    np.testing.assert_array_equal(keep, [1, 0, 1, 0])
+    assert _core.count_all(cols, 500) == covered
+    assert _core.count_all(cols[:0], 500) == 500

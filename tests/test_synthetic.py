@@ -1,0 +1,35 @@
+"""Synthetic1 of sec. 7 (Hara & Hayashi 2017): the acceptance figures of the core issue."""
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+from conftest import xor_data
+from defrag import DefragModel
+
+
+def test_synthetic1_classification_ten_seeds():
+    n_rules, errors, forest_errors = [], [], []
+    for seed in range(10):
+        Xtr, ytr, Xte, yte = xor_data(seed)
+        rf = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(Xtr, ytr)
+        m = DefragModel(rf, max_rules=10, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
+        ev = m.evaluate(Xte, yte)
+        assert ev["coverage"] >= 0.95, (seed, ev)
+        n_rules.append(m.n_rules_)
+        errors.append(ev["error"])
+        forest_errors.append(np.mean(rf.predict(Xte) != yte))
+    assert sum(k == 4 for k in n_rules) >= 8, n_rules
+    assert np.mean(errors) <= np.mean(forest_errors) + 0.03, (np.mean(errors), np.mean(forest_errors))
+
+
+def test_synthetic1_regression():
+    # R's randomForest, used in the paper, grows regression trees with nodesize=5
+    # and mtry=max(floor(D/3), 1) = 1: the same forest in scikit-learn terms.
+    for seed in range(5):
+        Xtr, ytr, Xte, yte = xor_data(seed, regression=True)
+        rf = RandomForestRegressor(n_estimators=100, min_samples_leaf=5, max_features=1,
+                                   random_state=seed, n_jobs=2).fit(Xtr, ytr)
+        m = DefragModel(rf, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
+        ev = m.evaluate(Xte, yte)
+        assert m.n_rules_ == 4, (seed, str(m))
+        assert ev["error"] <= 0.05, (seed, ev)
+        assert ev["coverage"] >= 0.95, (seed, ev)
