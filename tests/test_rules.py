@@ -1,0 +1,127 @@
+"""Rules: extraction from eta, pruning, printing, export, split-table semantics."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier
+
+from defrag import DefragModel, split_table_from_estimator
+from defrag._rules import component_bounds
+from defrag._splits import SplitTable
+
+
+def test_split_semantics_match_scikit_learn_decision_paths():
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 3)) * 10
+    y = (X[:, 0] + X[:, 1] > 10).astype(int)
+    rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    table = split_table_from_estimator(rf, keep_duplicates=True)
+    Xp = table.prepare(X)
+    for tree in rf.estimators_:
+        t = tree.tree_
+        path = tree.decision_path(X).toarray().astype(bool)
+        internal = np.flatnonzero(t.children_left >= 0)
+        for node in internal:
+            went_right = path[:, t.children_right[node]]
+            s = Xp[:, t.feature[node]] > t.threshold[node]
+            visited = path[:, node]
+            np.testing.assert_array_equal(went_right[visited], s[visited])
+    n_internal = sum(int((e.tree_.children_left >= 0).sum()) for e in rf.estimators_)
+    assert len(table) == n_internal
+    assert len(split_table_from_estimator(rf)) <= n_internal
+
+
+def test_split_table_is_sorted_and_deduplicated():
+    t = SplitTable([1, 0, 1, 0, 1], [0.5, 0.2, 0.1, 0.2, 0.5], n_features=3)
+    np.testing.assert_array_equal(t.feature, [0, 1, 1])
+    np.testing.assert_array_equal(t.threshold, [0.2, 0.1, 0.5])
+    np.testing.assert_array_equal(t.feat_ptr, [0, 1, 3, 3])
+
+
+def test_component_bounds_merge_per_feature():
+    t = SplitTable([0, 0, 0, 1, 1], [0.1, 0.4, 0.8, 0.3, 0.6], n_features=2)
+    eta = np.array([1 - 1e-10, 1 - 1e-10, 1e-10, 0.5, 1e-10])
+    lower, upper = component_bounds(eta, t, 1e-6)
+    np.testing.assert_array_equal(lower, [0.4, -np.inf])
+    np.testing.assert_array_equal(upper, [0.8, 0.6])
+
+
+@pytest.fixture(scope="module")
+def fitted(xor_forest):
+    rf, Xtr, ytr, Xte, yte = xor_forest
+    cols = ["age (years)", "größe [cm]"]
+    m = DefragModel(rf, n_restarts=10, random_state=0).fit(pd.DataFrame(Xtr, columns=cols), ytr)
+    return m, Xtr, ytr, Xte, yte, cols
+
+
+def test_rules_support_and_coverage_are_consistent(fitted):
+    m, Xtr, *_ = fitted
+    cover = m.rules_.covers(Xtr)
+    for j, rule in enumerate(m.rules_):
+        assert rule.support == cover[:, j].sum()
+        # pruning: dropping any remaining bound changes the covered count
+        for i in range(len(rule.conditions)):
+            others = [c for k, c in enumerate(rule.conditions) if k != i]
+            ok = np.ones(len(Xtr), dtype=bool)
+            for c in others:
+                ok &= c.holds(Xtr)
+            assert ok.sum() != rule.support
+
+
+def test_printing_uses_feature_names_and_default(fitted):
+    m, *_, cols = fitted
+    text = str(m)
+    assert "age (years)" in text and "größe [cm]" in text
+    assert "otherwise y =" in text
+    assert text.count(" then y = ") == m.n_rules_
+    assert list(m.feature_names_in_) == cols
+
+
+def test_to_dict_is_json_ready(fitted):
+    m, *_ = fitted
+    d = m.rules_.to_dict()
+    back = json.loads(json.dumps(d))
+    assert len(back["rules"]) == m.n_rules_
+    assert back["feature_names"] == ["age (years)", "größe [cm]"]
+    assert all(set(r) == {"conditions", "prediction", "proba", "support", "weight"} for r in back["rules"])
+
+
+def test_ruleset_predict_uses_first_covering_rule(fitted):
+    m, _, _, Xte, yte, _ = fitted
+    pred = m.rules_.predict(Xte)
+    cover = m.rules_.covers(Xte)
+    for i in range(0, len(Xte), 37):
+        hits = np.flatnonzero(cover[i])
+        expected = m.rules_[hits[0]].prediction if hits.size else m.rules_.default_prediction
+        assert pred[i] == expected
+    assert np.mean(pred == yte) > 0.8
+
+
+def test_dataframe_columns_must_match_at_predict(fitted):
+    m, _, _, Xte, *_ = fitted
+    with pytest.raises(ValueError, match="feature names"):
+        m.predict(pd.DataFrame(Xte, columns=["a", "b"]))
+    m.predict(Xte)  # a plain array is accepted
+
+
+def test_feature_names_parameter_and_regression_rules():
+    rng = np.random.default_rng(0)
+    X = rng.random((500, 2))
+    y = np.where(X[:, 0] > 0.5, 3.0, -1.0) + 0.05 * rng.standard_normal(500)
+    et = ExtraTreesRegressor(n_estimators=20, min_samples_leaf=5, random_state=0).fit(X, y)
+    m = DefragModel(et, feature_names=["speed", "noise"], n_restarts=10, random_state=0).fit(X, y)
+    assert "speed" in str(m)
+    # The regions also model where the inputs lie (eq. 6), so the uniform 'noise'
+    # feature may cut a level set into several rules; each predicts its level.
+    assert 2 <= m.n_rules_ <= 10
+    for rule in m.rules_:
+        level = -1.0 if rule.prediction < 1.0 else 3.0
+        assert rule.prediction == pytest.approx(level, abs=0.1), str(m)
+        speed = [c for c in rule.conditions if c.name == "speed"]
+        assert len(speed) == 1 and (speed[0].upper if level < 0 else speed[0].lower) == pytest.approx(0.5, abs=0.05)
+    assert m.score(X, y) > 0.95
+    with pytest.raises(AttributeError):
+        m.predict_proba(X)
+    with pytest.raises(ValueError, match="feature_names"):
+        DefragModel(et, feature_names=["a"], n_restarts=1).fit(X, y)

@@ -1,0 +1,136 @@
+"""Bad input gives a clear error, never a crash or a silently wrong answer."""
+import numpy as np
+import pytest
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
+from sklearn.exceptions import NotFittedError
+from sklearn.neighbors import KNeighborsClassifier
+
+from defrag import DefragModel
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_X(xor_forest, bad):
+    rf, Xtr, ytr, Xte, _ = xor_forest
+    X = Xtr.copy()
+    X[3, 1] = bad
+    with pytest.raises(ValueError, match="NaN|infinite"):
+        DefragModel(rf, n_restarts=1).fit(X, ytr)
+    m = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    Xt = Xte.copy()
+    Xt[0, 0] = bad
+    with pytest.raises(ValueError, match="NaN|infinite"):
+        m.predict(Xt)
+
+
+def test_wrong_feature_count(xor_forest):
+    rf, Xtr, ytr, Xte, _ = xor_forest
+    with pytest.raises(ValueError, match="features"):
+        DefragModel(rf, n_restarts=1).fit(np.c_[Xtr, Xtr[:, 0]], ytr)
+    m = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="features"):
+        m.predict(Xte[:, :1])
+    with pytest.raises(ValueError, match="2-D"):
+        m.predict(Xte[0])
+
+
+def test_unfitted_ensemble_and_unfitted_model(xor_forest):
+    _, Xtr, ytr, _, _ = xor_forest
+    with pytest.raises(NotFittedError):
+        DefragModel(RandomForestClassifier()).fit(Xtr, ytr)
+    with pytest.raises(NotFittedError):
+        DefragModel(RandomForestClassifier()).predict(Xtr)
+
+
+def test_y_of_wrong_length(xor_forest):
+    rf, Xtr, ytr, _, _ = xor_forest
+    with pytest.raises(ValueError, match="y has"):
+        DefragModel(rf, n_restarts=1).fit(Xtr, ytr[:-1])
+
+
+@pytest.mark.parametrize("est", [KNeighborsClassifier(), "forest", 3.0, {"a": 1}])
+def test_unsupported_estimator(xor_forest, est):
+    _, Xtr, ytr, _, _ = xor_forest
+    if isinstance(est, KNeighborsClassifier):
+        est.fit(Xtr, ytr)
+    with pytest.raises(TypeError, match="unsupported|supported"):
+        DefragModel(est, n_restarts=1).fit(Xtr, ytr)
+
+
+def test_not_yet_supported_sklearn_ensemble_is_named(xor_forest):
+    _, Xtr, ytr, _, _ = xor_forest
+    gb = GradientBoostingClassifier(n_estimators=3).fit(Xtr, ytr)
+    with pytest.raises(TypeError, match="GradientBoostingClassifier"):
+        DefragModel(gb, n_restarts=1).fit(Xtr, ytr)
+
+
+@pytest.mark.parametrize("param,value", [
+    ("max_rules", 0), ("max_rules", -2), ("max_rules", 2.5), ("max_rules", True),
+    ("n_restarts", 0), ("max_iter", 0), ("method", "gibbs"), ("tol", -1.0),
+    ("kappa", 0.7), ("eps", 0.0), ("n_jobs", 0), ("task", "ranking"), ("eps_schedule", (0.9,)),
+])
+def test_bad_parameters(xor_forest, param, value):
+    rf, Xtr, ytr, _, _ = xor_forest
+    with pytest.raises(ValueError, match=param):
+        DefragModel(rf, **{"n_restarts": 1, param: value}).fit(Xtr, ytr)
+
+
+def test_missing_estimator(xor_forest):
+    _, Xtr, ytr, _, _ = xor_forest
+    with pytest.raises(ValueError, match="estimator"):
+        DefragModel().fit(Xtr, ytr)
+
+
+def test_single_class_gives_one_rule(xor_forest):
+    rf, Xtr, _, Xte, _ = xor_forest
+    y = np.full(Xtr.shape[0], "only")
+    m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, y)
+    assert m.n_rules_ == 1 and list(m.classes_) == ["only"]
+    assert np.all(m.predict(Xte) == "only")
+    assert m.rules_[0].conditions == []  # the single rule covers everything
+    assert m.evaluate(Xte, np.full(Xte.shape[0], "only"))["coverage"] == 1.0
+
+
+def test_string_labels_and_multiclass():
+    rng = np.random.default_rng(0)
+    X = rng.random((600, 3))
+    y = np.array(["low", "mid", "high"])[np.digitize(X[:, 0], [0.33, 0.66])]
+    rf = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    m = DefragModel(rf, n_restarts=5, random_state=0).fit(X, y)
+    assert set(m.classes_) == {"low", "mid", "high"}
+    assert m.predict_proba(X).shape == (600, 3)
+    assert m.score(X, y) > 0.8
+
+
+def test_split_array_input_needs_y_and_checks_shape(xor_forest):
+    rf, Xtr, ytr, Xte, yte = xor_forest
+    splits = np.array([[0, 0.5], [1, 0.5], [0, 0.25], [1, 0.75], [0, 0.5]])
+    m = DefragModel(splits, n_restarts=5, random_state=0).fit(Xtr, ytr)
+    assert len(m.splits_) == 4  # the duplicate (0, 0.5) is dropped
+    assert m.task_ == "classification"
+    assert m.evaluate(Xte, yte)["fidelity"] is None
+    keep = DefragModel(splits, keep_duplicate_splits=True, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    assert len(keep.splits_) == 5
+    with pytest.raises(ValueError, match="y is required"):
+        DefragModel(splits).fit(Xtr)
+    with pytest.raises(ValueError, match="shape"):
+        DefragModel(np.zeros((3, 3))).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match=r"\[0, 2\)"):
+        DefragModel(np.array([[5, 0.1]])).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="finite"):
+        DefragModel(np.array([[0, np.nan]])).fit(Xtr, ytr)
+
+
+def test_regression_target_must_be_finite():
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 2))
+    y = X[:, 0].copy()
+    rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y)
+    y[5] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DefragModel(rf, n_restarts=1).fit(X, y)
+
+
+def test_non_numeric_X(xor_forest):
+    rf, Xtr, ytr, _, _ = xor_forest
+    with pytest.raises(TypeError, match="numeric"):
+        DefragModel(rf, n_restarts=1).fit(np.array([["a", "b"]] * len(ytr)), ytr)
