@@ -68,6 +68,21 @@ class BuildExt(build_ext):
         print(f"defrag: building with OpenMP: {'yes' if flags else 'no'}")
         super().build_extensions()
 
+    def run(self):
+        super().run()
+        # `python -m defrag ...` run from the checkout imports ./defrag, not the
+        # installed copy (the current directory comes first on sys.path). pip builds
+        # in the source tree, so a copy of the freshly built extension next to the
+        # sources keeps that working after a plain `pip install .`.
+        if self.inplace:
+            return
+        here = os.path.dirname(os.path.abspath(__file__))
+        for ext in self.extensions:
+            built = self.get_ext_fullpath(ext.name)
+            target = os.path.join(here, *ext.name.split(".")[:-1], os.path.basename(built))
+            if os.path.isdir(os.path.dirname(target)) and os.access(os.path.dirname(target), os.W_OK):
+                shutil.copyfile(built, target)
+
 
 extensions = [
     Extension(

@@ -5,6 +5,14 @@ few rules by FAB inference (Hara & Hayashi, AISTATS 2018).
 """
 __version__ = "0.1.0"
 
+try:
+    from . import _core  # noqa: F401  (the compiled kernels)
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "defrag's compiled core (defrag._core) is not built here. Install the package with "
+        "`pip install .` (or build in place: `python setup.py build_ext --inplace`)."
+    ) from exc
+
 from ._config import show_config
 from ._rules import Condition, Rule, RuleSet
 from ._splits import SplitTable, split_table_from_array, split_table_from_estimator
