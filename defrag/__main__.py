@@ -21,8 +21,9 @@ def demo(args, out):
     from . import DefragModel
 
     task, loader = DATASETS[args.dataset]
-    data = getattr(sklearn.datasets, loader)(as_frame=True)
+    data = getattr(sklearn.datasets, loader)()  # plain arrays: pandas is optional
     X, y = data.data, data.target
+    names = [str(n) for n in data.feature_names]
     if task == "classification" and hasattr(data, "target_names"):
         y = np.asarray(data.target_names)[y]
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, random_state=args.random_state)
@@ -33,7 +34,7 @@ def demo(args, out):
 
     t0 = time.perf_counter()
     model = DefragModel(forest, max_rules=args.max_rules, n_restarts=args.n_restarts,
-                        random_state=args.random_state, n_jobs=-1).fit(Xtr)
+                        feature_names=names, random_state=args.random_state, n_jobs=-1).fit(Xtr)
     defrag_seconds = time.perf_counter() - t0
     ev = model.evaluate(Xte, yte)
 
