@@ -32,7 +32,8 @@ static void block_softmax(const double *logf, const double *penalty, int64_t K,
         }
         double z = 0.0;
         for (int64_t k = 0; k < K; k++) {
-            b[k] = exp(b[k] - top);
+            /* exp underflows to 0 below -745; skipping it avoids libm's slow path. */
+            b[k] = b[k] - top > -745.0 ? exp(b[k] - top) : 0.0;
             z += b[k];
         }
         for (int64_t k = 0; k < K; k++) b[k] /= z;

@@ -6,6 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* log(eta) - log(1 - eta) and log(1 - eta), remembering the last two distinct
+   values: after a few iterations most eta sit at one of the two clamps, so
+   this skips most of the O(K L) logarithms. */
+typedef struct {
+    double value[2], w[2], b[2];
+    int next;
+} log_cache;
+
+static inline void cached_logs(log_cache *c, double v, double *w, double *b) {
+    for (int i = 0; i < 2; i++)
+        if (c->value[i] == v) { *w = c->w[i]; *b = c->b[i]; return; }
+    *b = log1p(-v);
+    *w = log(v) - *b;
+    c->value[c->next] = v;
+    c->w[c->next] = *w;
+    c->b[c->next] = *b;
+    c->next ^= 1;
+}
+
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                     const int64_t *feat_ptr, int64_t n_features,
                     double *table, double *base) {
@@ -14,22 +33,22 @@ int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
     const int64_t K = n_components;
     for (int64_t k = 0; k < K; k++) {
         const double *e = eta + k * n_splits;
-        double b = 0.0;
-        for (int64_t l = 0; l < n_splits; l++) {
-            if (!(e[l] > 0.0 && e[l] < 1.0)) return DFG_EINVAL;
-            b += log1p(-e[l]);
-        }
-        base[k] = b;
+        log_cache cache = {{-1.0, -1.0}, {0.0, 0.0}, {0.0, 0.0}, 0};
+        double b_sum = 0.0;
         for (int64_t d = 0; d < n_features; d++) {
             double acc = 0.0;
             int64_t off = feat_ptr[d] + d;
             table[off * K + k] = 0.0;
             for (int64_t j = 0; j < feat_ptr[d + 1] - feat_ptr[d]; j++) {
-                double v = e[feat_ptr[d] + j];
-                acc += log(v) - log1p(-v);
+                double v = e[feat_ptr[d] + j], w, b;
+                if (!(v > 0.0 && v < 1.0)) return DFG_EINVAL;
+                cached_logs(&cache, v, &w, &b);
+                b_sum += b;
+                acc += w;
                 table[(off + j + 1) * K + k] = acc;
             }
         }
+        base[k] = b_sum;
     }
     return DFG_OK;
 }
