@@ -50,11 +50,11 @@ def _feature_names_of(X):
 
 
 def _as_2d_float(X, what="X"):
-    if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):
-        bad = [str(c) for c, t in zip(X.columns, X.dtypes) if not np.issubdtype(np.dtype(t) if isinstance(t, np.dtype) else np.dtype("O"), np.number)]
-        if bad:
-            raise TypeError(f"{what} has non-numeric columns {bad}; defrag needs numeric features")
-        X = X.to_numpy(dtype=np.float64)
+    if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame
+        try:
+            X = X.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{what} has non-numeric columns; defrag needs numeric features") from exc
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar
@@ -281,8 +281,10 @@ class DefragModel(BaseEstimator):
             y_class=target.y if target.n_classes else None,
             n_classes=target.n_classes,
         )
-        # A single class needs a single rule: the mixture cannot use more.
-        n_components = 1 if target.n_classes == 1 else self.max_rules
+        # A single class in y needs a single rule: more components could only
+        # describe where the inputs lie, not the target.
+        single_class = target.n_classes > 0 and np.unique(target.y).size == 1
+        n_components = 1 if single_class else self.max_rules
         options = dict(
             n_splits=len(splits), n_components=n_components, method=self.method,
             max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),

@@ -90,6 +90,13 @@ def test_single_class_gives_one_rule(xor_forest):
     assert m.evaluate(Xte, np.full(Xte.shape[0], "only"))["coverage"] == 1.0
 
 
+def test_single_class_known_to_the_forest_gives_one_rule(xor_forest):
+    rf, Xtr, _, Xte, _ = xor_forest
+    m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, np.zeros(len(Xtr), dtype=int))
+    assert m.n_rules_ == 1 and list(m.classes_) == [0, 1]
+    assert np.all(m.predict(Xte) == 0)
+
+
 def test_string_labels_and_multiclass():
     rng = np.random.default_rng(0)
     X = rng.random((600, 3))
