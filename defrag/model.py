@@ -273,7 +273,7 @@ class DefragModel(BaseEstimator):
         self.splits_ = splits
 
         X_prep = splits.prepare(Xf)
-        workers, threads = thread_budget(self.n_jobs, self.n_restarts)
+        workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
         ranks = splits.ranks(X_prep, threads)
         problem = _core.Problem(
             splits.feat_ptr, ranks=ranks,
@@ -364,7 +364,7 @@ class DefragModel(BaseEstimator):
     def apply(self, X):
         """Index of the MAP rule of each point (eq. 10)."""
         Xf = self._check_X(X)
-        _, threads = thread_budget(None, 1)
+        _, threads = thread_budget(None, 1, Xf.shape[0])
         X_prep = self.splits_.prepare(Xf)
         ranks = self.splits_.ranks(X_prep, threads)
         problem = _core.Problem(self.splits_.feat_ptr, ranks=ranks,

@@ -53,17 +53,19 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     from conftest import xor_data
     from sklearn.ensemble import RandomForestRegressor
-    from defrag import DefragModel, show_config
-    Xtr, ytr, _, _ = xor_data(1, n=3000, regression=True)
-    rf = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, random_state=0).fit(Xtr, ytr)
-    m = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
-    print(json.dumps({{"threads": show_config()["openmp_default_threads"],
+    from defrag import DefragModel
+    from defrag._restarts import thread_budget
+    Xtr, ytr, _, _ = xor_data(1, n=20000, regression=True)
+    rf = RandomForestRegressor(n_estimators=10, min_samples_leaf=50, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    print(json.dumps({{"threads": thread_budget(None, 2, len(Xtr))[1],
                       "rules": m.rules_.to_dict(), "eta": m.eta_.tolist()}}))
 """)
 
 
 def test_same_rules_for_omp_num_threads_1_and_2():
-    # 3,000 samples: more than one reduction block, so threads really split the work
+    # 20,000 samples: enough for two OpenMP threads (MIN_SAMPLES_PER_THREAD) and
+    # many reduction blocks, so the threads really split the work
     code = SCRIPT.format(tests=os.path.dirname(__file__))
     outs = []
     for threads in ("1", "2"):
@@ -76,7 +78,7 @@ def test_same_rules_for_omp_num_threads_1_and_2():
     assert a["threads"] == 1
     from defrag import show_config
 
-    if show_config()["openmp"]:
+    if show_config()["openmp"] and len(os.sched_getaffinity(0)) >= 2:
         assert b["threads"] == 2
     assert a["rules"] == b["rules"] and a["eta"] == b["eta"]
 
