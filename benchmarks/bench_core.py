@@ -81,8 +81,8 @@ def wall(fn):
 # --------------------------------------------------------------------- children
 def child_defrag(args):
     """Accuracy, seconds per restart and seconds per outer iteration of defrag."""
-    import defrag
     from defrag import DefragModel
+    from defrag._restarts import thread_budget
 
     Xtr, ytr, Xte, yte = load_case(args.case)
     rf = fit_forest(Xtr, ytr)
@@ -117,7 +117,6 @@ def child_defrag(args):
     # machine can even come out negative.
     iter_s = (min(long_times) - min(short_times)) / max(full_iters, 1)
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
         "N": int(Xtr.shape[0]),
         "D": int(Xtr.shape[1]),
@@ -128,8 +127,8 @@ def child_defrag(args):
         "coverage": ev["coverage"],
         "forest_error": float(np.mean(rf.predict(Xte) != yte)),
         "s_per_restart": statistics.median(restart_times),
-        # defrag's OpenMP threads for n_jobs=1: the OpenMP default, capped at the cores.
-        "threads": min(int(defrag.show_config()["openmp_default_threads"]), cores),
+        # defrag's OpenMP threads per restart for n_jobs=1 (its own thread budget).
+        "threads": thread_budget(None, 1, Xtr.shape[0])[1],
         "iter_s": iter_s,
         "iters": full_iters,
         "lower_bound": long_run.lower_bound_.tolist(),
