@@ -39,6 +39,14 @@ cdef extern from "dfg_bits.h":
     int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
                                  uint8_t *keep) nogil
 
+cdef extern from "dfg_rules.h":
+    int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
+                        const double *lower, const double *upper, int64_t n_rules,
+                        uint8_t *covers, int n_threads) nogil
+    int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
+                        const double *lower, const double *upper, int64_t n_rules,
+                        int32_t *first, int n_threads) nogil
+
 cdef extern from "dfg_loglik.h":
     int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                         const int64_t *feat_ptr, int64_t n_features,
@@ -193,6 +201,36 @@ def prune_conditions(const uint64_t[:, ::1] cols, int64_t n_samples, uint8_t[::1
     if out < 0:
         raise MemoryError("defrag kernel prune_conditions failed")
     return int(out)
+
+
+def rules_cover(const double[:, ::1] X, const double[:, ::1] lower, const double[:, ::1] upper,
+                int n_threads=1):
+    """Boolean (n_samples, n_rules): lower < x <= upper on every feature."""
+    cdef int64_t N = X.shape[0], D = X.shape[1], R = lower.shape[0]
+    assert upper.shape[0] == R and lower.shape[1] == D and upper.shape[1] == D and D >= 1
+    out = np.zeros((N, R), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    cdef int status = DFG_OK
+    if N and R:
+        with nogil:
+            status = dfg_rules_cover(&X[0, 0], N, D, &lower[0, 0], &upper[0, 0], R, &o[0, 0], n_threads)
+    _check(status, "rules_cover")
+    return out.view(bool)
+
+
+def rules_first(const double[:, ::1] X, const double[:, ::1] lower, const double[:, ::1] upper,
+                int n_threads=1):
+    """Index of the first rule covering each sample, -1 for none (int32)."""
+    cdef int64_t N = X.shape[0], D = X.shape[1], R = lower.shape[0]
+    assert upper.shape[0] == R and lower.shape[1] == D and upper.shape[1] == D and D >= 1
+    out = np.full(N, -1, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    cdef int status = DFG_OK
+    if N and R:
+        with nogil:
+            status = dfg_rules_first(&X[0, 0], N, D, &lower[0, 0], &upper[0, 0], R, &o[0], n_threads)
+    _check(status, "rules_first")
+    return out
 
 
 def loglik_ranks(const int32_t[:, ::1] ranks, const int64_t[::1] feat_ptr,

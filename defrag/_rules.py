@@ -125,22 +125,47 @@ class RuleSet:
     def __getitem__(self, i):
         return self.rules[i]
 
-    def covers(self, X):
-        """Boolean matrix (n_samples, n_rules): rule j covers point i."""
+    def boxes(self):
+        """(lower, upper), each (n_rules, n_features): rule j is lower < x <= upper."""
+        D = len(self.feature_names) if self.feature_names is not None else 1 + max(
+            (c.feature for r in self.rules for c in r.conditions), default=0)
+        lower = np.full((len(self.rules), D), -np.inf)
+        upper = np.full((len(self.rules), D), np.inf)
+        for j, rule in enumerate(self.rules):  # rules x conditions: a few dozen at most
+            for c in rule.conditions:
+                if c.lower is not None:
+                    lower[j, c.feature] = max(lower[j, c.feature], c.lower)
+                if c.upper is not None:
+                    upper[j, c.feature] = min(upper[j, c.feature], c.upper)
+        return lower, upper
+
+    def _checked(self, X):
         X = np.asarray(X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D; got shape {X.shape}")
-        out = np.zeros((X.shape[0], len(self.rules)), dtype=bool)
-        for j, rule in enumerate(self.rules):
-            out[:, j] = rule.covers(X)
-        return out
+        if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
+            raise TypeError(f"X must be numeric; got dtype {X.dtype}")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        lower, _ = self.boxes()
+        if X.shape[1] != lower.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but the rules use {lower.shape[1]}")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinite values; the rules do not define them")
+        return X
+
+    def covers(self, X):
+        """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
+        X = self._checked(X)
+        lower, upper = self.boxes()
+        return _core.rules_cover(X, lower, upper)
 
     def predict(self, X):
-        cover = self.covers(X)
-        first = np.argmax(cover, axis=1) if self.rules else np.zeros(cover.shape[0], dtype=int)
-        covered = cover.any(axis=1)
+        """The prediction of the first covering rule, else the default (evaluated in C)."""
+        X = self._checked(X)
+        lower, upper = self.boxes()
+        first = _core.rules_first(X, lower, upper)
         preds = np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
-        return preds[np.where(covered, first, len(self.rules))]
+        return preds[np.where(first >= 0, first, len(self.rules))]
 
     def to_dict(self):
         default = self.default_prediction

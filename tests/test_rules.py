@@ -98,6 +98,23 @@ def test_ruleset_predict_uses_first_covering_rule(fitted):
     assert np.mean(pred == yte) > 0.8
 
 
+def test_ruleset_kernels_match_conditions(fitted):
+    m, Xtr, _, Xte, _, _ = fitted
+    expected = np.stack([rule.covers(Xte) for rule in m.rules_], axis=1)
+    np.testing.assert_array_equal(m.rules_.covers(Xte), expected)
+    # boundary values: x == upper is covered, x == lower is not
+    rule = m.rules_[0]
+    lower, upper = m.rules_.boxes()
+    x = Xte[:1].copy()
+    for c in rule.conditions:
+        x[0, c.feature] = c.upper if c.upper is not None else c.lower + 1e-9
+    assert m.rules_.covers(x)[0, 0] == rule.covers(x)[0] == True  # noqa: E712
+    with pytest.raises(ValueError, match="NaN"):
+        m.rules_.predict(np.array([[np.nan, 0.5]]))
+    with pytest.raises(ValueError, match="features"):
+        m.rules_.covers(Xte[:, :1])
+
+
 def test_dataframe_columns_must_match_at_predict(fitted):
     m, _, _, Xte, *_ = fitted
     with pytest.raises(ValueError, match="feature names"):
