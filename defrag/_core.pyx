@@ -392,14 +392,15 @@ cdef class Problem:
         return float(dfg_omega(&self.data))
 
 
-cdef dfg_params _params_view(object p, int64_t K, int64_t n_classes) except *:
+cdef dfg_params _params_view(object p, int64_t K, int64_t n_classes, int64_t n_splits) except *:
     """dfg_params pointing into the arrays of dict p (checked contiguous float64)."""
     cdef dfg_params out
     cdef double[:, ::1] eta = p["eta"]
     cdef double[::1] alpha = p["alpha"]
     cdef double[::1] mean, precision
     cdef double[:, ::1] gamma
-    assert eta.shape[0] >= K and alpha.shape[0] >= K
+    if eta.shape[0] < K or alpha.shape[0] < K or eta.shape[1] != n_splits:
+        raise ValueError("parameter arrays do not match the problem (eta shape)")
     out.n_components = K
     out.eta = &eta[0, 0] if eta.shape[1] else &alpha[0]
     out.alpha = &alpha[0]
@@ -409,12 +410,14 @@ cdef dfg_params _params_view(object p, int64_t K, int64_t n_classes) except *:
     if n_classes == 0:
         mean = p["mean"]
         precision = p["precision"]
-        assert mean.shape[0] >= K and precision.shape[0] >= K
+        if mean.shape[0] < K or precision.shape[0] < K:
+            raise ValueError("parameter arrays do not match the problem (mean shape)")
         out.mean = &mean[0]
         out.precision = &precision[0]
     else:
         gamma = p["gamma"]
-        assert gamma.shape[0] >= K and gamma.shape[1] == n_classes
+        if gamma.shape[0] < K or gamma.shape[1] != n_classes:
+            raise ValueError("parameter arrays do not match the problem (gamma shape)")
         out.gamma = &gamma[0, 0]
     return out
 
@@ -444,7 +447,7 @@ cdef dfg_options _options(str method, int max_iter, double tol, double delta, do
 def log_joint(Problem problem, dict params, int n_threads=1):
     """log f_nk = log p(y|k) + log p(s|k) + log alpha_k, shape (N, K)."""
     cdef int64_t K = params["alpha"].shape[0]
-    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes, problem.data.n_splits)
     out = np.empty((problem.data.n_samples, K), dtype=np.float64)
     cdef double[:, ::1] o = out
     cdef int status
@@ -459,7 +462,7 @@ def mstep(Problem problem, const double[:, ::1] beta, dict params, double eps,
     """M-step (eq. 14) into the arrays of params (sized for beta.shape[1] components)."""
     cdef int64_t K = beta.shape[1]
     assert beta.shape[0] == problem.data.n_samples
-    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes, problem.data.n_splits)
     cdef dfg_options o = _options("fab", 1, 0.0, 0.0, eps, var_floor, n_threads)
     cdef int status
     with nogil:
@@ -477,13 +480,15 @@ def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_i
     Returns (K, lower-bound trace, phase of each iteration)."""
     cdef int64_t K = beta.shape[1]
     assert beta.shape[0] == problem.data.n_samples and max_iter >= 1
-    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes, problem.data.n_splits)
     cdef dfg_options o = _options(method, max_iter, tol, delta, eps, var_floor, n_threads, inner)
     cdef double[::1] levels = np.ascontiguousarray(anneal_eps, dtype=np.float64).reshape(-1)
     o.n_anneal = levels.shape[0]
     o.anneal_eps = &levels[0] if levels.shape[0] else NULL
     o.anneal_iter = anneal_iter
     cdef int cap = dfg_fit_max_iterations(&o)
+    if cap < 1:
+        raise ValueError("max_iter and the eps schedule give too many iterations")
     trace = np.zeros(cap, dtype=np.float64)
     phases = np.zeros(cap, dtype=np.int32)
     cdef double[::1] tr = trace
@@ -498,7 +503,7 @@ def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_i
 def map_assign(Problem problem, dict params, double eps, int n_threads=1):
     """eq. 10: argmax_k log p(s|k) + log alpha_k per sample, int32."""
     cdef int64_t K = params["alpha"].shape[0]
-    cdef dfg_params p = _params_view(params, K, problem.data.n_classes)
+    cdef dfg_params p = _params_view(params, K, problem.data.n_classes, problem.data.n_splits)
     out = np.empty(problem.data.n_samples, dtype=np.int32)
     cdef int32_t[::1] o = out
     cdef int status = DFG_OK

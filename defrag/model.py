@@ -36,6 +36,13 @@ class _Target:
     var_floor: float = 1e-12
 
 
+def _unwrap(estimator):
+    """The fitted model inside a FrozenEstimator (keeps clone / cross-validation working)."""
+    if type(estimator).__name__ == "FrozenEstimator" and hasattr(estimator, "estimator"):
+        return estimator.estimator
+    return estimator
+
+
 def _is_split_array(obj):
     if isinstance(obj, (list, tuple)):
         return True
@@ -184,14 +191,24 @@ class DefragModel(BaseEstimator):
                 raise ValueError(f"{name} must be a number in the range ({lo}, {hi}); got {v!r}")
         if self.kappa <= self.eps:
             raise ValueError("kappa must be larger than eps")
-        sched = np.asarray(self.eps_schedule, dtype=np.float64).reshape(-1) if self.eps_schedule is not None else np.zeros(0)
-        if np.any(~(sched >= self.eps)) or np.any(sched >= 0.5):
-            raise ValueError(f"eps_schedule values must lie in [eps, 0.5); got {self.eps_schedule!r}")
+        try:
+            sched = self._schedule()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"eps_schedule must be a sequence of numbers; got {self.eps_schedule!r}") from exc
+        if np.any(~(sched >= self.eps)) or np.any(sched >= 0.5) or sched.size > 100:
+            raise ValueError(f"eps_schedule values must lie in [eps, 0.5) (at most 100); got {self.eps_schedule!r}")
+        if self.max_iter > 10**7:
+            raise ValueError(f"max_iter must be at most 10**7; got {self.max_iter}")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0):
             raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}")
 
+    def _schedule(self):
+        if self.eps_schedule is None:
+            return np.zeros(0)
+        return np.asarray(self.eps_schedule, dtype=np.float64).reshape(-1)
+
     def _splits_and_task(self, X, y):
-        est = self.estimator
+        est = _unwrap(self.estimator)
         if est is None:
             raise ValueError("DefragModel needs an estimator: a fitted forest or an array of splits")
         if _is_split_array(est):
@@ -216,7 +233,7 @@ class DefragModel(BaseEstimator):
         return splits, "classification" if is_classifier(est) else "regression"
 
     def _encode_target(self, y, task, X_input):
-        est = self.estimator
+        est = _unwrap(self.estimator)
         if y is None:
             y = est.predict(X_input)
         y = np.asarray(y)
@@ -262,15 +279,6 @@ class DefragModel(BaseEstimator):
                 raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
         splits, task = self._splits_and_task(Xf, y)
         target, classes = self._encode_target(y, task, X_input)
-        self.task_ = task
-        if task == "classification":
-            self.classes_ = classes
-        self.n_features_in_ = Xf.shape[1]
-        if names_in is not None:
-            self.feature_names_in_ = names_in
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.splits_ = splits
 
         X_prep = splits.prepare(Xf)
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
@@ -288,11 +296,23 @@ class DefragModel(BaseEstimator):
         options = dict(
             n_splits=len(splits), n_components=n_components, method=self.method,
             max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
-            eps_schedule=tuple(float(e) for e in np.asarray(self.eps_schedule or (), dtype=np.float64).reshape(-1)),
+            eps_schedule=tuple(float(e) for e in self._schedule()),
         )
         entropy = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         with _verbose_logging(self.verbose):
             results, best = run_restarts(problem, target, options, self.n_restarts, entropy, self.n_jobs)
+
+        # Only now, with the run complete, replace the fitted state: a failed refit
+        # must not leave parameters and split table out of step.
+        for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
+            delattr(self, name)
+        self.task_ = task
+        if task == "classification":
+            self.classes_ = classes
+        self.n_features_in_ = Xf.shape[1]
+        if names_in is not None:
+            self.feature_names_in_ = names_in
+        self.splits_ = splits
         self.restart_errors_ = np.array([r.train_error for r in results])
         self.restart_n_rules_ = np.array([r.n_components for r in results])
         self.lower_bound_ = best.lower_bound
@@ -321,7 +341,7 @@ class DefragModel(BaseEstimator):
             return names
         if hasattr(self, "feature_names_in_"):
             return list(self.feature_names_in_)
-        est_names = getattr(self.estimator, "feature_names_in_", None)
+        est_names = getattr(_unwrap(self.estimator), "feature_names_in_", None)
         if est_names is not None and len(est_names) == self.n_features_in_:
             return [str(n) for n in est_names]
         return [f"x{d}" for d in range(self.n_features_in_)]
@@ -416,7 +436,7 @@ class DefragModel(BaseEstimator):
             error = float(np.mean((pred - y.astype(np.float64)) ** 2))
         fidelity = None
         if not _is_split_array(self.estimator):
-            ens = np.asarray(self.estimator.predict(X))
+            ens = np.asarray(_unwrap(self.estimator).predict(X))
             if self.task_ == "classification":
                 fidelity = float(np.mean(pred == ens))
             else:

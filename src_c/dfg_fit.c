@@ -169,7 +169,8 @@ static void compact(const dfg_data *data, dfg_params *p, double *beta, const uin
 }
 
 int dfg_fit_max_iterations(const dfg_options *opt) {
-    return opt->n_anneal * opt->anneal_iter + opt->max_iter;
+    int64_t cap = (int64_t)opt->n_anneal * opt->anneal_iter + (int64_t)opt->max_iter + 1;
+    return cap > INT32_MAX ? -1 : (int)cap;
 }
 
 int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
@@ -188,6 +189,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     const int64_t N = data->n_samples, K_max = params->n_components, L = data->n_splits;
     const double omega = opt->method == DFG_METHOD_FAB ? dfg_omega(data) : 0.0;
     const int cap = dfg_fit_max_iterations(opt);
+    if (cap < 1) return DFG_EINVAL;
     double *logf = (double *)malloc((size_t)(N * K_max) * sizeof(double));
     double *colsum = (double *)malloc((size_t)K_max * sizeof(double));
     uint8_t *keep = (uint8_t *)malloc((size_t)K_max);
@@ -207,9 +209,11 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
         phase[t] = ph;
         int converged = t > ph_start &&
             lower_bound[t] - lower_bound[t - 1] < opt->tol * fmax(1.0, fabs(lower_bound[t - 1]));
-        int budget = ph < opt->n_anneal ? opt->anneal_iter : opt->max_iter;
-        if (converged || t - ph_start + 1 >= budget) {
-            if (ph == opt->n_anneal) { t++; break; }
+        if (ph == opt->n_anneal) {
+            /* final phase: stop after max_iter updates (the bound at t follows the last) */
+            if (converged || t - ph_start >= opt->max_iter) { t++; break; }
+        } else if (converged || t - ph_start + 1 >= opt->anneal_iter) {
+            /* this iteration's M-step already uses the next phase's clamp */
             ph++;
             ph_start = t + 1;
             step.eps = ph < opt->n_anneal ? opt->anneal_eps[ph] : opt->eps;
@@ -230,7 +234,12 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
                 keep[k] = colsum[k] / (double)N >= opt->delta;
                 n_keep += keep[k];
             }
-            if (n_keep == 0) { status = DFG_EINVAL; break; } /* impossible: sum_k colsum = N */
+            if (n_keep == 0) { /* delta above every share: keep the largest component */
+                int64_t top = 0;
+                for (int64_t k = 1; k < K; k++) if (colsum[k] > colsum[top]) top = k;
+                keep[top] = 1;
+                n_keep = 1;
+            }
             if (n_keep < K) compact(data, params, beta, keep);
         }
         status = dfg_mstep(data, beta, &step, params);

@@ -68,7 +68,7 @@ int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf, 
 int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
               dfg_params *params);
 
-/* Outer iterations a run can make: n_anneal * anneal_iter + max_iter. */
+/* Bound evaluations a run can make: n_anneal * anneal_iter + max_iter + 1 (-1 if too many). */
 int dfg_fit_max_iterations(const dfg_options *opt);
 
 /*

@@ -141,3 +141,33 @@ def test_non_numeric_X(xor_forest):
     rf, Xtr, ytr, _, _ = xor_forest
     with pytest.raises(TypeError, match="numeric"):
         DefragModel(rf, n_restarts=1).fit(np.array([["a", "b"]] * len(ytr)), ytr)
+
+
+def test_review_regressions(xor_forest):
+    rf, Xtr, ytr, Xte, _ = xor_forest
+    # max_iter=1 with no warm-up still makes one update
+    m = DefragModel(rf, n_restarts=1, max_iter=1, eps_schedule=(), random_state=0).fit(Xtr, ytr)
+    assert m.n_iter_ == 2
+    # a delta above every component's share keeps the largest one
+    assert DefragModel(rf, delta=0.5, n_restarts=2, random_state=0).fit(Xtr, ytr).n_rules_ == 1
+    # array schedules are accepted
+    DefragModel(rf, eps_schedule=np.array([0.1, 0.01]), n_restarts=1, random_state=0).fit(Xtr, ytr)
+    # a failed refit leaves the previous fit usable
+    m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    before = m.predict(Xte)
+    m.set_params(max_iter=2**40)
+    with pytest.raises(ValueError, match="max_iter"):
+        m.fit(Xtr, ytr)
+    np.testing.assert_array_equal(m.predict(Xte), before)
+
+
+def test_clone_with_frozen_estimator(xor_forest):
+    frozen = pytest.importorskip("sklearn.frozen")
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    rf, Xtr, ytr, _, _ = xor_forest
+    model = DefragModel(frozen.FrozenEstimator(rf), n_restarts=2, random_state=0)
+    clone(model).fit(Xtr, ytr)
+    scores = cross_val_score(model, Xtr, ytr, cv=2)
+    assert np.all(scores > 0.7)
