@@ -97,7 +97,7 @@ def run_restart(index, seed, problem, target, options, n_threads):
     K, trace, phases = _core.fit(
         problem, params, beta, options["method"], options["max_iter"], options["tol"],
         options["delta"], options["eps"], target.var_floor, n_threads, (5, 2, 20),
-        options["eps_schedule"], 10,
+        options["eps_schedule"], options.get("anneal_iter", 3),
     )
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
     error = training_error(problem, params, target, options["eps"], n_threads)

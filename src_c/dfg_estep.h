@@ -22,9 +22,9 @@ int dfg_lower_bound(const double *logf, const double *beta, int64_t n_samples,
 /*
  * E-step. With omega > 0 (FAB) iterates eq. 35,
  *   beta_nk <- softmax_k(log f_nk - omega / (sum_n beta_nk + 1)),
- * starting from the given beta, until the bound (eq. 33) gains less than
- * tol * max(1, |bound|) or after max_inner updates; each update raises the
- * bound (App. C). With omega = 0 it is the exact EM update (one softmax).
+ * starting from the given beta, until no column sum sum_n beta_nk moves by more
+ * than tol * N (the update depends on beta only through them) or after
+ * max_inner updates; each update raises the bound (App. C). With omega = 0 it is the exact EM update (one softmax).
  * beta is updated in place; colsum (out, K) = sum_n beta_nk; value (out) is the
  * bound after the last update; n_inner (out) the number of updates made.
  */

@@ -147,3 +147,22 @@ def test_rule_pruning_kernel_drops_only_redundant_conditions():
     np.testing.assert_array_equal(keep, [1, 0, 1, 0])
     assert _core.count_all(cols, 500) == covered
     assert _core.count_all(cols[:0], 500) == 500
+
+
+def test_estep_with_extreme_penalties_matches_numpy():
+    # omega as for L = 28,000 splits, one component almost empty: its penalty is
+    # ~14,000 nats larger, which underflows the multiplicative update and must
+    # take the exact path; another row has logf spread beyond exp's range.
+    rng = np.random.default_rng(4)
+    n, k = 3000, 4
+    logf = rng.normal(scale=300.0, size=(n, k))
+    logf[:10, 0] += 20000.0
+    beta = rng.dirichlet(np.ones(k), size=n)
+    beta[:, 0] = 1e-12
+    beta /= beta.sum(axis=1, keepdims=True)
+    omega = 14000.0
+    new_beta = beta.copy()
+    _, value, n_updates = _core.estep(logf, new_beta, omega, 5, 0.0)
+    expected = ref.estep_fab(logf, beta, omega, n_updates)
+    np.testing.assert_allclose(new_beta, expected, rtol=1e-9, atol=1e-14)
+    assert abs(value - ref.lower_bound(logf, expected, omega)) <= 1e-9 * abs(value)

