@@ -40,12 +40,17 @@ cdef extern from "dfg_bits.h":
                                  uint8_t *keep) nogil
 
 cdef extern from "dfg_rules.h":
+    int DFG_ENAN
+    ctypedef struct dfg_ruleset:
+        int64_t n_rules
+        const int64_t *rule_ptr
+        const int32_t *feature
+        const double *lower
+        const double *upper
     int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
-                        const double *lower, const double *upper, int64_t n_rules,
-                        uint8_t *covers, int n_threads) nogil
+                        const dfg_ruleset *rules, uint8_t *covers, int n_threads) nogil
     int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
-                        const double *lower, const double *upper, int64_t n_rules,
-                        int32_t *first, int n_threads) nogil
+                        const dfg_ruleset *rules, int32_t *first, int n_threads) nogil
 
 cdef extern from "dfg_loglik.h":
     int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
@@ -203,33 +208,55 @@ def prune_conditions(const uint64_t[:, ::1] cols, int64_t n_samples, uint8_t[::1
     return int(out)
 
 
-def rules_cover(const double[:, ::1] X, const double[:, ::1] lower, const double[:, ::1] upper,
-                int n_threads=1):
-    """Boolean (n_samples, n_rules): lower < x <= upper on every feature."""
-    cdef int64_t N = X.shape[0], D = X.shape[1], R = lower.shape[0]
-    assert upper.shape[0] == R and lower.shape[1] == D and upper.shape[1] == D and D >= 1
+cdef dfg_ruleset _ruleset_view(const int64_t[::1] rule_ptr, const int32_t[::1] feature,
+                              const double[::1] lower, const double[::1] upper) except *:
+    cdef dfg_ruleset rs
+    cdef int64_t m = feature.shape[0]
+    if rule_ptr.shape[0] < 1 or rule_ptr[rule_ptr.shape[0] - 1] != m or lower.shape[0] != m \
+            or upper.shape[0] != m:
+        raise ValueError("rule arrays do not match")
+    rs.n_rules = rule_ptr.shape[0] - 1
+    rs.rule_ptr = &rule_ptr[0]
+    rs.feature = &feature[0] if m else NULL
+    rs.lower = &lower[0] if m else NULL
+    rs.upper = &upper[0] if m else NULL
+    return rs
+
+
+cdef inline void _check_rules(int status, str what) except *:
+    if status == DFG_ENAN:
+        raise ValueError("X contains NaN in a feature the rules use; the rules do not say "
+                         "where such a point belongs")
+    _check(status, what)
+
+
+def rules_cover(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
+                const double[::1] lower, const double[::1] upper, int n_threads=1):
+    """Boolean (n_samples, n_rules): rule r covers sample n."""
+    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper)
+    cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
     out = np.zeros((N, R), dtype=np.uint8)
     cdef uint8_t[:, ::1] o = out
     cdef int status = DFG_OK
     if N and R:
         with nogil:
-            status = dfg_rules_cover(&X[0, 0], N, D, &lower[0, 0], &upper[0, 0], R, &o[0, 0], n_threads)
-    _check(status, "rules_cover")
+            status = dfg_rules_cover(&X[0, 0], N, D, &rs, &o[0, 0], n_threads)
+    _check_rules(status, "rules_cover")
     return out.view(bool)
 
 
-def rules_first(const double[:, ::1] X, const double[:, ::1] lower, const double[:, ::1] upper,
-                int n_threads=1):
+def rules_first(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
+                const double[::1] lower, const double[::1] upper, int n_threads=1):
     """Index of the first rule covering each sample, -1 for none (int32)."""
-    cdef int64_t N = X.shape[0], D = X.shape[1], R = lower.shape[0]
-    assert upper.shape[0] == R and lower.shape[1] == D and upper.shape[1] == D and D >= 1
-    out = np.full(N, -1, dtype=np.int32)
+    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper)
+    cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
+    out = np.full(N, -1, dtype=np.int32) if R == 0 else np.empty(N, dtype=np.int32)
     cdef int32_t[::1] o = out
     cdef int status = DFG_OK
     if N and R:
         with nogil:
-            status = dfg_rules_first(&X[0, 0], N, D, &lower[0, 0], &upper[0, 0], R, &o[0], n_threads)
-    _check(status, "rules_first")
+            status = dfg_rules_first(&X[0, 0], N, D, &rs, &o[0], n_threads)
+    _check_rules(status, "rules_first")
     return out
 
 

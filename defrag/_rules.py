@@ -125,19 +125,25 @@ class RuleSet:
     def __getitem__(self, i):
         return self.rules[i]
 
-    def boxes(self):
-        """(lower, upper), each (n_rules, n_features): rule j is lower < x <= upper."""
-        D = len(self.feature_names) if self.feature_names is not None else 1 + max(
-            (c.feature for r in self.rules for c in r.conditions), default=0)
-        lower = np.full((len(self.rules), D), -np.inf)
-        upper = np.full((len(self.rules), D), np.inf)
-        for j, rule in enumerate(self.rules):  # rules x conditions: a few dozen at most
-            for c in rule.conditions:
-                if c.lower is not None:
-                    lower[j, c.feature] = max(lower[j, c.feature], c.lower)
-                if c.upper is not None:
-                    upper[j, c.feature] = min(upper[j, c.feature], c.upper)
-        return lower, upper
+    def _n_features(self):
+        if self.feature_names is not None:
+            return len(self.feature_names)
+        return 1 + max((c.feature for r in self.rules for c in r.conditions), default=0)
+
+    def _compiled(self):
+        """Flat arrays of the conditions for the C kernels (built once, cached)."""
+        cached = getattr(self, "_arrays", None)
+        if cached is None:
+            conds = [c for r in self.rules for c in r.conditions]
+            ptr = np.zeros(len(self.rules) + 1, dtype=np.int64)
+            np.cumsum([len(r.conditions) for r in self.rules], out=ptr[1:])
+            cached = self._arrays = (
+                ptr,
+                np.array([c.feature for c in conds], dtype=np.int32),
+                np.array([-np.inf if c.lower is None else c.lower for c in conds], dtype=np.float64),
+                np.array([np.inf if c.upper is None else c.upper for c in conds], dtype=np.float64),
+            )
+        return cached
 
     def _checked(self, X):
         X = np.asarray(X)
@@ -145,27 +151,26 @@ class RuleSet:
             raise ValueError(f"X must be 2-D; got shape {X.shape}")
         if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
             raise TypeError(f"X must be numeric; got dtype {X.dtype}")
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        lower, _ = self.boxes()
-        if X.shape[1] != lower.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but the rules use {lower.shape[1]}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite values; the rules do not define them")
-        return X
+        if X.shape[1] != self._n_features():
+            raise ValueError(f"X has {X.shape[1]} features but the rules use {self._n_features()}")
+        return np.ascontiguousarray(X, dtype=np.float64)
 
-    def covers(self, X):
+    def covers(self, X, n_threads=1):
         """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
-        X = self._checked(X)
-        lower, upper = self.boxes()
-        return _core.rules_cover(X, lower, upper)
+        return _core.rules_cover(self._checked(X), *self._compiled(), n_threads)
 
-    def predict(self, X):
-        """The prediction of the first covering rule, else the default (evaluated in C)."""
-        X = self._checked(X)
-        lower, upper = self.boxes()
-        first = _core.rules_first(X, lower, upper)
+    def predict(self, X, n_threads=1):
+        """The prediction of the first covering rule, else the default (evaluated in C).
+
+        Only the features the rules name are read; a NaN in one of them is a ValueError."""
+        first = _core.rules_first(self._checked(X), *self._compiled(), n_threads)
         preds = np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
-        return preds[np.where(first >= 0, first, len(self.rules))]
+        return preds[first]  # -1 (no rule) selects the default, the last entry
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_arrays", None)  # rebuilt on first use
+        return state
 
     def to_dict(self):
         default = self.default_prediction

@@ -1,44 +1,58 @@
 #include "dfg_rules.h"
 
-static int check_boxes(const double *lower, const double *upper, int64_t n_rules,
-                       int64_t n_features) {
-    for (int64_t j = 0; j < n_rules * n_features; j++)
-        if (lower[j] != lower[j] || upper[j] != upper[j]) return DFG_EINVAL; /* NaN */
+int dfg_ruleset_check(const dfg_ruleset *rules, int64_t n_features) {
+    if (rules->n_rules < 0 || rules->n_rules > INT32_MAX || n_features < 1) return DFG_EINVAL;
+    if (rules->rule_ptr[0] != 0) return DFG_EINVAL;
+    for (int64_t r = 0; r < rules->n_rules; r++)
+        if (rules->rule_ptr[r + 1] < rules->rule_ptr[r]) return DFG_EINVAL;
+    for (int64_t c = 0; c < rules->rule_ptr[rules->n_rules]; c++) {
+        if (rules->feature[c] < 0 || rules->feature[c] >= n_features) return DFG_EINVAL;
+        if (rules->lower[c] != rules->lower[c] || rules->upper[c] != rules->upper[c]) return DFG_EINVAL;
+    }
     return DFG_OK;
 }
 
-static inline int in_box(const double *x, const double *lo, const double *hi, int64_t D) {
-    for (int64_t d = 0; d < D; d++)
-        if (!(x[d] > lo[d] && x[d] <= hi[d])) return 0;
-    return 1;
+/* 1 if rule r covers x, 0 if not; sets *nan when a compared value is NaN.
+   Branch-free over the conditions of a rule: whether a condition holds is data
+   dependent and mispredicts often, while a rule has only a few conditions. */
+static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t r, int *nan) {
+    int ok = 1, has_nan = 0;
+    for (int64_t c = rules->rule_ptr[r]; c < rules->rule_ptr[r + 1]; c++) {
+        double v = x[rules->feature[c]];
+        ok &= (v > rules->lower[c]) & (v <= rules->upper[c]);
+        has_nan |= v != v;
+    }
+    *nan |= has_nan;
+    return ok;
 }
 
 int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
-                    const double *lower, const double *upper, int64_t n_rules,
-                    uint8_t *covers, int n_threads) {
-    if (n_samples < 0 || n_features < 1 || n_rules < 0 || n_threads < 1) return DFG_EINVAL;
-    if (check_boxes(lower, upper, n_rules, n_features) != DFG_OK) return DFG_EINVAL;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+                    const dfg_ruleset *rules, uint8_t *covers, int n_threads) {
+    if (n_samples < 0 || n_threads < 1) return DFG_EINVAL;
+    int status = dfg_ruleset_check(rules, n_features);
+    if (status != DFG_OK) return status;
+    const int64_t R = rules->n_rules;
+    int nan = 0;
+    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
     for (int64_t n = 0; n < n_samples; n++)
-        for (int64_t r = 0; r < n_rules; r++)
-            covers[n * n_rules + r] = (uint8_t)in_box(X + n * n_features, lower + r * n_features,
-                                                      upper + r * n_features, n_features);
-    return DFG_OK;
+        for (int64_t r = 0; r < R; r++)
+            covers[n * R + r] = (uint8_t)covers_row(X + n * n_features, rules, r, &nan);
+    return nan ? DFG_ENAN : DFG_OK;
 }
 
 int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
-                    const double *lower, const double *upper, int64_t n_rules,
-                    int32_t *first, int n_threads) {
-    if (n_samples < 0 || n_features < 1 || n_rules < 0 || n_rules > INT32_MAX || n_threads < 1)
-        return DFG_EINVAL;
-    if (check_boxes(lower, upper, n_rules, n_features) != DFG_OK) return DFG_EINVAL;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+                    const dfg_ruleset *rules, int32_t *first, int n_threads) {
+    if (n_samples < 0 || n_threads < 1) return DFG_EINVAL;
+    int status = dfg_ruleset_check(rules, n_features);
+    if (status != DFG_OK) return status;
+    const int64_t R = rules->n_rules;
+    int nan = 0;
+    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
     for (int64_t n = 0; n < n_samples; n++) {
         int32_t hit = -1;
-        for (int64_t r = 0; r < n_rules && hit < 0; r++)
-            if (in_box(X + n * n_features, lower + r * n_features, upper + r * n_features, n_features))
-                hit = (int32_t)r;
+        for (int64_t r = 0; r < R; r++)
+            if (covers_row(X + n * n_features, rules, r, &nan)) { hit = (int32_t)r; break; }
         first[n] = hit;
     }
-    return DFG_OK;
+    return nan ? DFG_ENAN : DFG_OK;
 }

@@ -104,13 +104,15 @@ def test_ruleset_kernels_match_conditions(fitted):
     np.testing.assert_array_equal(m.rules_.covers(Xte), expected)
     # boundary values: x == upper is covered, x == lower is not
     rule = m.rules_[0]
-    lower, upper = m.rules_.boxes()
     x = Xte[:1].copy()
     for c in rule.conditions:
         x[0, c.feature] = c.upper if c.upper is not None else c.lower + 1e-9
     assert m.rules_.covers(x)[0, 0] == rule.covers(x)[0] == True  # noqa: E712
     with pytest.raises(ValueError, match="NaN"):
-        m.rules_.predict(np.array([[np.nan, 0.5]]))
+        m.rules_.predict(np.array([[np.nan, np.nan]]))
+    x = Xte[:1].copy()
+    x[0, 0] = rule.conditions[0].lower if rule.conditions[0].lower is not None else rule.conditions[0].upper + 1
+    assert not rule.covers(x)[0] and not m.rules_.covers(x)[0, 0]
     with pytest.raises(ValueError, match="features"):
         m.rules_.covers(Xte[:, :1])
 
