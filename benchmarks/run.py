@@ -1,0 +1,310 @@
+"""defrag benchmark suite: one table of speed, memory and size figures.
+
+Usage (from the repository root, with defrag installed or built in place):
+
+    python benchmarks/run.py            # quick: small cases, dense baseline for 3 iterations
+    python benchmarks/run.py --full     # adds the 1,000,000-row case and its scaling rows,
+                                        # and runs the dense baseline for a whole restart
+
+Cases (each measured in a fresh child process, so that its peak memory is its own):
+
+* synthetic1     Synthetic1 of Hara & Hayashi (XOR, 10% label noise), N=1,000, 100 trees;
+* cls28, cls50   make_classification(10,000, D=28 or 50, 8 informative) split half/half,
+                 100 trees, N=5,000 training points;
+* large          make_classification(2,000,000, D=28), first 1,000,000 rows, random forest of
+                 100 trees with min_samples_leaf=100 (--full; trained once, cached in --cache);
+* scale-N-tT     one restart on N rows with T OpenMP threads: the large case's rows and
+                 forest with --full (N = 1e3 .. 1e6), else make_classification rows with the
+                 cls28 forest (N = 1e3 .. 1e5);
+* ruleset        RuleSet.predict on 1,000,000 rows: a 10-rule set (EM) over 28 features.
+
+Columns: N, D, trees, L (distinct splits), K (rules found), s/restart (median over the
+restarts of a fit), peak MB of the child process, threads, and, where the dense N x L
+formulation fits in memory, the same restart by benchmarks/dense_reference.py from the
+same random start (eps_schedule=(), so both run exactly Algorithm 1) with the ratio.
+In quick mode the dense run is cut to a few iterations and both sides report seconds
+per iteration instead. Timing ratios are taken within one run; absolute seconds move
+with the machine's load (the load average is printed).
+"""
+import argparse
+import json
+import os
+import pickle
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DENSE_LIMIT_BYTES = 4 * 2**30  # the dense S matrix must fit in this
+
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def load_data(case, cache):
+    """(X_train, y_train, X_test, y_test, forest) of a case; forests cached on disk."""
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    if case == "synthetic1":
+        rng = np.random.default_rng(0)
+        X = rng.random((2000, 2))
+        clean = np.logical_xor(X[:, 0] > 0.5, X[:, 1] > 0.5).astype(int)
+        y = np.where(rng.random(2000) < 0.1, 1 - clean, clean)
+        split, forest_kw = 1000, {}
+    elif case in ("cls28", "cls50"):
+        X, y = make_classification(n_samples=10000, n_features=int(case[3:]), n_informative=8,
+                                   random_state=0)
+        split, forest_kw = 5000, {}
+    elif case == "large":
+        X, y = make_classification(n_samples=2_000_000, n_features=28, n_informative=8,
+                                   random_state=0)
+        split, forest_kw = 1_000_000, {"min_samples_leaf": 100}
+    else:
+        raise ValueError(case)
+    Xtr, ytr, Xte, yte = X[:split], y[:split], X[split:], y[split:]
+    path = os.path.join(cache, f"forest-{case}.pkl")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            forest = pickle.load(f)
+    else:
+        forest = RandomForestClassifier(n_estimators=100, random_state=0, n_jobs=-1,
+                                        **forest_kw).fit(Xtr, ytr)
+        os.makedirs(cache, exist_ok=True)
+        with open(path, "wb") as f:
+            pickle.dump(forest, f)
+    return Xtr, ytr, Xte, yte, forest
+
+
+def child_fit(args):
+    """Fit figures of one case: L, K, seconds per restart, test error, peak memory."""
+    from defrag import DefragModel
+    from defrag._restarts import thread_budget
+
+    Xtr, ytr, Xte, yte, forest = load_data(args.child, args.cache)
+    n_restarts = args.restarts
+    times, model = [], None
+    for _ in range(args.reps):
+        model = DefragModel(forest, n_restarts=n_restarts, random_state=0, n_jobs=args.n_jobs)
+        start = time.perf_counter()
+        model.fit(Xtr, ytr)
+        times.append((time.perf_counter() - start) / n_restarts)
+    ev = model.evaluate(Xte[:100_000], yte[:100_000])
+    out = {
+        "N": len(Xtr), "D": Xtr.shape[1], "trees": len(forest.estimators_),
+        "L": len(model.splits_), "K": model.n_rules_, "s_restart": statistics.median(times),
+        "fit_s": statistics.median(times) * n_restarts, "error": ev["error"],
+        "coverage": ev["coverage"],
+        "threads": thread_budget(args.n_jobs, n_restarts, len(Xtr))[1],
+        "workers": thread_budget(args.n_jobs, n_restarts, len(Xtr))[0],
+    }
+    if args.dense_iters:
+        # the like-for-like run: Algorithm 1 without the warm-up, the dense baseline's seed
+        # Seconds per update: a fit with max_iter=T minus one with max_iter=1 (same
+        # start), so that the fixed costs (split table, ranks, rules) cancel; the
+        # fastest of the repetitions, as the work is deterministic. The dense side
+        # times its own loop only.
+        def algo_fit(max_iter):
+            return DefragModel(forest, n_restarts=1, max_iter=max_iter, eps_schedule=(),
+                               random_state=0, n_jobs=1)
+
+        algo, one = algo_fit(args.dense_iters), algo_fit(1)
+        long_runs = [_timed(lambda: algo.fit(Xtr, ytr)) for _ in range(max(args.reps, 3))]
+        short_runs = [_timed(lambda: one.fit(Xtr, ytr)) for _ in range(max(args.reps, 3))]
+        out["algo_updates"] = max(int(algo.n_iter_) - 2, 1)  # updates beyond the first
+        out["algo_s"] = max(min(long_runs) - min(short_runs), 1e-9)
+        out["algo_bound"] = algo.lower_bound_.tolist()
+    out["peak_mb"] = peak_mb()
+    return out
+
+
+def child_dense(args):
+    """The same restart in dense NumPy (benchmarks/dense_reference.py)."""
+    sys.path.insert(0, HERE)
+    import dense_reference
+    from defrag import split_table_from_estimator
+
+    Xtr, ytr, _, _, forest = load_data(args.child, args.cache)
+    splits = split_table_from_estimator(forest)
+    S = splits.binary_features(Xtr).astype(np.float64)
+    y = np.searchsorted(forest.classes_, ytr).astype(np.intp)
+    run = dense_reference.fab_restart(S, y, len(forest.classes_), n_components=10,
+                                      max_iter=args.dense_iters, seed=dense_reference.restart_seed(0))
+    return {"dense_s": float(np.sum(run["iter_seconds"])), "dense_updates": len(run["iter_seconds"]),
+            "dense_bound": run["lower_bound"].tolist(), "dense_peak_mb": peak_mb()}
+
+
+def child_scale(args):
+    """One restart on N rows: the large case's rows and forest (--full), or rows of the
+    same generator with the cls28 forest (quick mode: no 1e6-row forest to train)."""
+    from sklearn.datasets import make_classification
+
+    from defrag import DefragModel
+
+    _, size, source = args.child.split("-")
+    n = int(size)
+    if source == "large":
+        Xtr, ytr, _, _, forest = load_data("large", args.cache)
+        X, y = Xtr[:n], ytr[:n]
+    else:
+        forest = load_data("cls28", args.cache)[4]
+        X, y = make_classification(n_samples=n, n_features=28, n_informative=8, random_state=1)
+    model = DefragModel(forest, n_restarts=1, random_state=0, n_jobs=1)
+    times = []
+    for _ in range(args.reps):
+        start = time.perf_counter()
+        model.fit(X, y)
+        times.append(time.perf_counter() - start)
+    return {"N": n, "D": X.shape[1], "trees": len(forest.estimators_), "L": len(model.splits_),
+            "K": model.n_rules_, "s_restart": min(times), "iterations": model.n_iter_,
+            "s_iter": min(times) / model.n_iter_, "peak_mb": peak_mb()}
+
+
+def child_ruleset(args):
+    """RuleSet.predict throughput on 1,000,000 rows with 10 rules over 28 features."""
+    from defrag import DefragModel
+
+    Xtr, ytr, _, _, forest = load_data("cls28", args.cache)
+    rules = DefragModel(forest, method="em", max_rules=10, n_restarts=2, random_state=0)
+    rules = rules.fit(Xtr, ytr).rules_
+    X = np.random.default_rng(0).normal(size=(1_000_000, 28))
+    rules.predict(X[:1000])
+    best = min(_timed(lambda: rules.predict(X, n_threads=1)) for _ in range(max(args.reps, 5)))
+    n_conditions = sum(len(r.conditions) for r in rules)
+    return {"N": len(X), "D": 28, "K": len(rules), "conditions": n_conditions,
+            "rows_per_s": len(X) / best, "s": best, "threads": 1, "peak_mb": peak_mb()}
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run_child(name, role, args, threads=None):
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", name, "--role", role,
+           "--cache", args.cache, "--reps", str(args.reps), "--restarts", str(args.restarts),
+           "--n-jobs", str(args.n_jobs), "--dense-iters", str(args.dense_iters)]
+    env = dict(os.environ)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if res.returncode != 0:
+        print(f"[{name}/{role}] failed:\n{res.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--full", action="store_true", help="add the 1e6-row case, full dense restarts")
+    ap.add_argument("--cache", default=os.path.join(os.path.expanduser("~"), ".cache", "defrag-bench"),
+                    help="where trained forests are kept between runs")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--restarts", type=int, default=5)
+    ap.add_argument("--n-jobs", type=int, default=1)
+    ap.add_argument("--dense-iters", type=int, default=None,
+                    help="outer iterations of the like-for-like runs (default 3, --full: 100)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--role", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.dense_iters is None:
+        args.dense_iters = 100 if args.full else 3
+
+    if args.child:
+        role = {"fit": child_fit, "dense": child_dense, "scale": child_scale,
+                "ruleset": child_ruleset}[args.role]
+        print(json.dumps(role(args)))
+        return 0
+
+    load = os.getloadavg()[0]
+    rows = []
+    for case in ["synthetic1", "cls28", "cls50"]:
+        fit = run_child(case, "fit", args)
+        if fit is None:
+            continue
+        row = dict(case=case, **fit)
+        if fit["N"] * fit["L"] * 8 <= DENSE_LIMIT_BYTES:
+            dense = run_child(case, "dense", args)
+            if dense:
+                row.update(dense)
+                agree = np.max(np.abs(np.subtract(fit["algo_bound"], dense["dense_bound"]))
+                               / np.abs(dense["dense_bound"]))
+                row["agree"] = float(agree)
+                row["ratio"] = (dense["dense_s"] / dense["dense_updates"]) / (
+                    fit["algo_s"] / fit["algo_updates"])
+        rows.append(row)
+    if args.full:
+        big = argparse.Namespace(**{**vars(args), "restarts": 20, "n_jobs": 2, "reps": 1,
+                                    "dense_iters": 0})
+        fit = run_child("large", "fit", big)
+        if fit:
+            rows.append(dict(case="large-20-restarts", **fit))
+    sizes = [1000, 10_000, 100_000] + ([1_000_000] if args.full else [])
+    scale = []
+    for n in sizes:
+        for threads in (1, 2):
+            source = "large" if args.full else "cls28"
+            res = run_child(f"scale-{n}-{source}", "scale", args, threads=threads)
+            if res:
+                res["threads"] = threads
+                scale.append(res)
+                rows.append(dict(case=f"scale-{n}-t{threads}", **res))
+    rs = run_child("ruleset", "ruleset", args)
+
+    head = ("case", "N", "D", "trees", "L", "K", "s/restart", "peak MB", "threads",
+            "dense s/upd", "defrag s/upd", "ratio", "dense MB")
+    table = [head]
+    for r in rows:
+        table.append((
+            r["case"], str(r["N"]), str(r["D"]), str(r["trees"]), str(r["L"]), str(r["K"]),
+            fmt(r["s_restart"], ".4f"), fmt(r["peak_mb"], ".0f"), str(r["threads"]),
+            fmt(r.get("dense_s") and r["dense_s"] / r["dense_updates"], ".4f"),
+            fmt(r.get("algo_s") and r["algo_s"] / r["algo_updates"], ".5f"),
+            fmt(r.get("ratio"), ".0f"), fmt(r.get("dense_peak_mb"), ".0f"),
+        ))
+    widths = [max(len(t[i]) for t in table) for i in range(len(head))]
+    for t in table:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))))
+    print()
+    for r in rows:
+        if "agree" in r:
+            print(f"{r['case']}: defrag and dense bound traces ({len(r['dense_bound'])} values) "
+                  f"agree to relative {r['agree']:.1e}; {r['algo_updates']} updates")
+        if r["case"].startswith("large"):
+            print(f"{r['case']}: 20 restarts in {r['fit_s']:.1f} s with n_jobs=2 "
+                  f"({r['workers']} workers x {r['threads']} OpenMP threads), peak {r['peak_mb']:.0f} MB, "
+                  f"test error {r['error']:.4f}, coverage {r['coverage']:.3f}")
+    by_threads = {}
+    for r in scale:
+        by_threads.setdefault(r["threads"], []).append(r)
+    for threads, rs_ in sorted(by_threads.items()):
+        if len(rs_) >= 2:
+            n = np.log([r["N"] for r in rs_])
+            t = np.log([r["s_iter"] for r in rs_])
+            slope = np.polyfit(n, t, 1)[0]
+            print(f"scaling, {threads} thread(s): seconds per iteration ~ N^{slope:.2f} "
+                  f"over N = {rs_[0]['N']:,} .. {rs_[-1]['N']:,}")
+    one = {r["N"]: r for r in scale if r["threads"] == 1}
+    two = {r["N"]: r for r in scale if r["threads"] == 2}
+    for n in sorted(set(one) & set(two)):
+        print(f"N={n:,}: 2 threads {one[n]['s_iter'] / two[n]['s_iter']:.2f}x faster per iteration than 1")
+    if rs:
+        print(f"RuleSet.predict: {rs['rows_per_s'] / 1e6:.1f} M rows/s on one thread "
+              f"({rs['K']} rules, {rs['conditions']} conditions, D=28, 1,000,000 rows)")
+    print(f"1-min load average before/after: {load:.2f}/{os.getloadavg()[0]:.2f} on "
+          f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
