@@ -170,5 +170,6 @@ int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, doubl
     free(partials);
     free(penalty);
     free(E);
+    if (!value) return DFG_OK; /* the bound costs N K logarithms: only when asked */
     return dfg_lower_bound(logf, beta, n_samples, K, omega, colsum, value, n_threads);
 }

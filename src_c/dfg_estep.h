@@ -25,8 +25,8 @@ int dfg_lower_bound(const double *logf, const double *beta, int64_t n_samples,
  * starting from the given beta, until no column sum sum_n beta_nk moves by more
  * than tol * N (the update depends on beta only through them) or after
  * max_inner updates; each update raises the bound (App. C). With omega = 0 it is the exact EM update (one softmax).
- * beta is updated in place; colsum (out, K) = sum_n beta_nk; value (out) is the
- * bound after the last update; n_inner (out) the number of updates made.
+ * beta is updated in place; colsum (out, K) = sum_n beta_nk; value (out, may be
+ * NULL) is the bound after the last update; n_inner (out) the number of updates.
  */
 int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
               int max_inner, double tol, double *beta, double *colsum, double *value,

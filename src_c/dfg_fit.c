@@ -223,8 +223,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
            truncates components before the M-step has given them a shape. */
         int max_inner = t < opt->warmup_iter ? opt->warmup_inner : opt->max_inner;
         int n_inner = 0;
-        double bound = 0.0;
-        status = dfg_estep(logf, N, K, omega, max_inner, opt->tol, beta, colsum, &bound, &n_inner,
+        status = dfg_estep(logf, N, K, omega, max_inner, opt->tol, beta, colsum, NULL, &n_inner,
                            opt->n_threads);
         if (status != DFG_OK) break;
         if (opt->method == DFG_METHOD_FAB) {
