@@ -110,7 +110,7 @@ class DefragModel(BaseEstimator):
         eta and class probabilities are kept in [eps, 1 - eps].
     eps_schedule : sequence of float, default=(0.3, 0.1, 0.03, 0.01, 0.001)
         Annealed warm-up: before the final iterations (clamp ``eps``, at most
-        ``max_iter``), each restart runs up to 10 iterations clamping eta at each
+        ``max_iter``), each restart runs up to 3 iterations clamping eta at each
         of these values in turn. With eta clamped at 1e-10 from the start, one
         mismatching split costs log(1e-10) = -23 nats, so region boundaries
         freeze where the random start put them; a softer clamp first lets the
