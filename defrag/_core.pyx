@@ -55,7 +55,7 @@ cdef extern from "dfg_rules.h":
 cdef extern from "dfg_loglik.h":
     int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                         const int64_t *feat_ptr, int64_t n_features,
-                        double *table, double *base) nogil
+                        double *table, double *base, int n_threads) nogil
     int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                          const int64_t *feat_ptr, const double *table, const double *base,
                          int64_t n_components, double *out, int n_threads) nogil
@@ -272,7 +272,7 @@ def loglik_ranks(const int32_t[:, ::1] ranks, const int64_t[::1] feat_ptr,
     cdef int status
     with nogil:
         status = dfg_rank_tables(&eta[0, 0] if L else NULL, K, L, &feat_ptr[0], D,
-                                 &t[0], &t[(L + D) * K])
+                                 &t[0], &t[(L + D) * K], n_threads)
         if status == DFG_OK and N:
             status = dfg_loglik_ranks(&ranks[0, 0] if D else NULL, N, D, &feat_ptr[0],
                                       &t[0], &t[(L + D) * K], K, &o[0, 0], n_threads)

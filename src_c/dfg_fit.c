@@ -35,7 +35,7 @@ static int log_regions(const dfg_data *data, const dfg_params *p, double eps, do
     double *table = (double *)malloc((size_t)((L + D) * K + K) * sizeof(double));
     if (!table) return DFG_ENOMEM;
     double *base = table + (L + D) * K;
-    int status = dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, table, base);
+    int status = dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, table, base, n_threads);
     if (status == DFG_OK)
         status = dfg_loglik_ranks(data->ranks, data->n_samples, D, data->feat_ptr, table, base,
                                   K, out, n_threads);
@@ -123,6 +123,7 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
     if (status == DFG_OK) {
         double total = 0.0;
         for (int64_t k = 0; k < K; k++) total += colsum[k];
+        #pragma omp parallel for schedule(static, 1) num_threads(nt)
         for (int64_t k = 0; k < K; k++) {
             /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. */
             double s = colsum[k];
@@ -264,7 +265,7 @@ int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
         double *table = (double *)malloc((size_t)((L + D) * K + 2 * K) * sizeof(double));
         if (!table) return DFG_ENOMEM;
         double *base = table + (L + D) * K;
-        status = dfg_rank_tables(params->eta, K, L, data->feat_ptr, D, table, base);
+        status = dfg_rank_tables(params->eta, K, L, data->feat_ptr, D, table, base, n_threads);
         for (int64_t k = 0; status == DFG_OK && k < K; k++) base[k] += log(params->alpha[k]);
         int64_t n_blocks = dfg_n_blocks(N);
         if (status == DFG_OK) {

@@ -36,12 +36,16 @@ static inline double log_product_log(const log_product *p) {
 
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                     const int64_t *feat_ptr, int64_t n_features,
-                    double *table, double *base) {
-    if (n_components < 1 || n_splits < 0 || n_features < 0) return DFG_EINVAL;
+                    double *table, double *base, int n_threads) {
+    if (n_components < 1 || n_splits < 0 || n_features < 0 || n_threads < 1) return DFG_EINVAL;
     if (feat_ptr[0] != 0 || feat_ptr[n_features] != n_splits) return DFG_EINVAL;
     for (int64_t d = 0; d < n_features; d++)
         if (feat_ptr[d + 1] < feat_ptr[d]) return DFG_EINVAL;
+    for (int64_t j = 0; j < n_components * n_splits; j++)
+        if (!(eta[j] > 0.0 && eta[j] < 1.0)) return DFG_EINVAL;
     const int64_t K = n_components;
+    /* components are independent: one thread each (columns k of the table) */
+    #pragma omp parallel for schedule(static, 1) num_threads(n_threads)
     for (int64_t k = 0; k < K; k++) {
         const double *e = eta + k * n_splits;
         log_product below; /* prod_l (1 - eta_kl): base_k = its log */
@@ -55,7 +59,6 @@ int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
             table[off * K + k] = 0.0;
             for (int64_t j = 0; j < feat_ptr[d + 1] - feat_ptr[d]; j++) {
                 double v = e[feat_ptr[d] + j];
-                if (!(v > 0.0 && v < 1.0)) return DFG_EINVAL;
                 double one_minus = 1.0 - v;
                 log_product_mul(&below, one_minus);
                 if (v != last_v) {

@@ -27,7 +27,7 @@
  */
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                     const int64_t *feat_ptr, int64_t n_features,
-                    double *table, double *base);
+                    double *table, double *base, int n_threads);
 
 /* out (N x K, row-major) = log p(s_n | k) from ranks and the tables above. */
 int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
