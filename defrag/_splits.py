@@ -30,7 +30,9 @@ class SplitTable:
     n_features : int
     float32_inputs : bool
         The source model compares float32 copies of the inputs (scikit-learn
-        trees do), so inputs are rounded to float32 before comparison.
+        trees do). The thresholds are then replaced by the float64 thresholds
+        that give the same outcome on unrounded inputs (float32_threshold), so
+        no rounded copy of X is ever made.
     """
 
     def __init__(self, feature, threshold, n_features, keep_duplicates=False,
@@ -49,6 +51,8 @@ class SplitTable:
             )
         if not np.all(np.isfinite(threshold)):
             raise ValueError("split thresholds must be finite")
+        if float32_inputs:
+            threshold = float32_threshold(threshold)
         order = np.lexsort((threshold, feature))
         feature, threshold = feature[order], threshold[order]
         if not keep_duplicates and feature.size:
@@ -67,9 +71,7 @@ class SplitTable:
         return int(self.feature.size)
 
     def prepare(self, X):
-        """X as the source model compares it: C-contiguous float64, rounded to float32 if needed."""
-        if self.float32_inputs:
-            X = np.asarray(X, dtype=np.float32)
+        """X as the kernels read it: C-contiguous float64 (no copy when it already is)."""
         return np.ascontiguousarray(X, dtype=np.float64)
 
     def ranks(self, X, n_threads=1):
@@ -84,6 +86,24 @@ class SplitTable:
         """Dense boolean s matrix (n_samples, L): for tests and small inspection only."""
         X = self.prepare(X)
         return X[:, self.feature] > self.threshold
+
+
+def float32_threshold(t):
+    """Float64 thresholds t2 with ``x > t2  <=>  float32(x) > t`` for every float64 x.
+
+    float32 rounding is monotonic, so float32(x) > t holds exactly when x rounds to
+    at least f_up, the smallest float32 above t: when x > m, the midpoint between
+    f_up and its float32 predecessor, or when x == m and the tie goes to f_up
+    (round half to even: f_up has an even mantissa). m is exact in float64.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    t32 = t.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f_up = np.where(t32.astype(np.float64) > t, t32, np.nextafter(t32, np.float32(np.inf)))
+        f_lo = np.nextafter(f_up, np.float32(-np.inf))
+        mid = (f_lo.astype(np.float64) + f_up.astype(np.float64)) / 2.0
+    even = (f_up.view(np.uint32) & 1) == 0
+    return np.where(even, np.nextafter(mid, -np.inf), mid)
 
 
 def _forest_trees(estimator):

@@ -32,6 +32,24 @@ def test_split_semantics_match_scikit_learn_decision_paths():
     assert len(split_table_from_estimator(rf)) <= n_internal
 
 
+def test_float32_thresholds_are_exact_on_float64_inputs():
+    from defrag._splits import float32_threshold
+
+    rng = np.random.default_rng(0)
+    f32 = (rng.standard_normal(2000) * 10.0 ** rng.integers(-8, 8, 2000)).astype(np.float32)
+    nxt = np.nextafter(f32, np.float32(np.inf))
+    t = (f32.astype(np.float64) + nxt.astype(np.float64)) / 2  # scikit-learn style midpoints
+    t = np.concatenate([t, f32.astype(np.float64), t + 1e-30, [0.0, -0.0, 1.0, -1.0]])
+    t2 = float32_threshold(t)
+    for x in (t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), t2, np.nextafter(t2, np.inf),
+              t * (1 + 1e-9)):
+        np.testing.assert_array_equal(x.astype(np.float32) > t, x > t2)
+    # exact ties at float32 midpoints, both parities
+    mids = (f32.astype(np.float64) + nxt.astype(np.float64)) / 2
+    for tt in (f32.astype(np.float64), mids):
+        np.testing.assert_array_equal(mids.astype(np.float32) > tt, mids > float32_threshold(tt))
+
+
 def test_split_table_is_sorted_and_deduplicated():
     t = SplitTable([1, 0, 1, 0, 1], [0.5, 0.2, 0.1, 0.2, 0.5], n_features=3)
     np.testing.assert_array_equal(t.feature, [0, 1, 1])
