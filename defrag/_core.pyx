@@ -69,7 +69,7 @@ cdef extern from "dfg_estep.h":
                         double *value, int n_threads) nogil
     int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
                   int max_inner, double tol, double *beta, double *colsum, double *value,
-                  int *n_inner, int n_threads) nogil
+                  int *n_inner, double *scratch, int n_threads) nogil
 
 cdef extern from "dfg_mstep.h":
     int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
@@ -325,7 +325,7 @@ def estep(const double[:, ::1] logf, double[:, ::1] beta, double omega, int max_
     cdef int n_inner = 0, status
     with nogil:
         status = dfg_estep(&logf[0, 0], N, K, omega, max_inner, tol, &beta[0, 0], &c[0],
-                           &value, &n_inner, n_threads)
+                           &value, &n_inner, NULL, n_threads)
     _check(status, "estep")
     return colsum, value, n_inner
 

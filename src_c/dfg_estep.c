@@ -117,14 +117,17 @@ static void block_scaled_update(const double *logf, const double *E, const doubl
 
 int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
               int max_inner, double tol, double *beta, double *colsum, double *value,
-              int *n_inner, int n_threads) {
+              int *n_inner, double *scratch, int n_threads) {
     if (n_samples < 0 || n_components < 1 || n_threads < 1 || omega < 0.0 || max_inner < 1)
         return DFG_EINVAL;
     const int64_t K = n_components, n_blocks = dfg_n_blocks(n_samples);
     double *partials = (double *)malloc((size_t)((n_blocks > 0 ? n_blocks : 1) * (K + 2)) * sizeof(double));
     double *penalty = (double *)malloc((size_t)(3 * K) * sizeof(double));
-    double *E = omega > 0.0 ? (double *)malloc((size_t)((n_samples > 0 ? n_samples : 1) * K) * sizeof(double)) : NULL;
-    if (!partials || !penalty || (omega > 0.0 && !E)) { free(partials); free(penalty); free(E); return DFG_ENOMEM; }
+    double *owned = NULL, *E = scratch;
+    if (omega > 0.0 && !E)
+        E = owned = (double *)malloc((size_t)((n_samples > 0 ? n_samples : 1) * K) * sizeof(double));
+    if (omega <= 0.0) E = NULL;
+    if (!partials || !penalty || (omega > 0.0 && !E)) { free(partials); free(penalty); free(owned); return DFG_ENOMEM; }
     double *previous = penalty + K, *scale = penalty + 2 * K;
     /* eq. 35 reads beta only through its column sums: iterate on them, and stop
        when none moves by more than tol * N (the bound is computed once, after). */
@@ -169,7 +172,7 @@ int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, doubl
     *n_inner = it;
     free(partials);
     free(penalty);
-    free(E);
+    free(owned);
     if (!value) return DFG_OK; /* the bound costs N K logarithms: only when asked */
     return dfg_lower_bound(logf, beta, n_samples, K, omega, colsum, value, n_threads);
 }

@@ -92,17 +92,28 @@ void dfg_loglik_ranks_rows(const int32_t *ranks, int64_t n_samples, int64_t n_fe
     }
 }
 
+/* Rows per task of the rank-path likelihood. Each task walks its rows once per
+   feature, so the feature's table ((m_d + 1) x K doubles, about 1 MB for 10,000
+   thresholds) stays in L2 while the task's output rows stream through L3: with
+   2,048-row tasks the 28 tables of the 1e6-row benchmark were evicted between
+   tasks and the kernel ran 2.7x slower. No sums cross rows, so the task size does
+   not change the results. */
+#define DFG_LOGLIK_ROWS 65536
+
 int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                      const int64_t *feat_ptr, const double *table, const double *base,
                      int64_t n_components, double *out, int n_threads) {
     if (n_samples < 0 || n_features < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
     for (int64_t d = 0; d < n_features; d++)
         if (feat_ptr[d + 1] < feat_ptr[d]) return DFG_EINVAL;
-    int64_t n_blocks = dfg_n_blocks(n_samples);
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
-    for (int64_t b = 0; b < n_blocks; b++) {
-        int64_t n0 = b * DFG_BLOCK;
-        int64_t n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
+    int64_t rows = (n_samples + n_threads - 1) / n_threads;
+    if (rows > DFG_LOGLIK_ROWS) rows = DFG_LOGLIK_ROWS;
+    if (rows < DFG_BLOCK) rows = DFG_BLOCK;
+    int64_t n_tasks = (n_samples + rows - 1) / rows;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
+    for (int64_t b = 0; b < n_tasks; b++) {
+        int64_t n0 = b * rows;
+        int64_t n1 = n0 + rows < n_samples ? n0 + rows : n_samples;
         dfg_loglik_ranks_rows(ranks, n_samples, n_features, feat_ptr, table, base,
                               n_components, n0, n1, out + n0 * n_components);
     }
