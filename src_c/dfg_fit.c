@@ -27,29 +27,39 @@ double dfg_omega(const dfg_data *data) {
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 /* log p(s | k) for all rows into out (N x K). */
+/* workspace: (L + D) * K + K doubles for the rank tables, or NULL to allocate them */
 static int log_regions(const dfg_data *data, const dfg_params *p, double eps, double *out,
-                       int n_threads) {
+                       double *workspace, int n_threads) {
     const int64_t K = p->n_components, L = data->n_splits, D = data->n_features;
     if (!data->ranks)
         return dfg_loglik_bits(data->bits, data->n_samples, L, p->eta, K, eps, out, n_threads);
-    double *table = (double *)malloc((size_t)((L + D) * K + K) * sizeof(double));
+    double *owned = NULL, *table = workspace;
+    if (!table) table = owned = (double *)malloc((size_t)((L + D) * K + K) * sizeof(double));
     if (!table) return DFG_ENOMEM;
     double *base = table + (L + D) * K;
     int status = dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, table, base, n_threads);
     if (status == DFG_OK)
         status = dfg_loglik_ranks(data->ranks, data->n_samples, D, data->feat_ptr, table, base,
                                   K, out, n_threads);
-    free(table);
+    free(owned);
     return status;
 }
 
+static int log_joint(const dfg_data *data, const dfg_params *params, double *logf,
+                     double *workspace, int n_threads);
+
 int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf, int n_threads) {
+    return log_joint(data, params, logf, NULL, n_threads);
+}
+
+static int log_joint(const dfg_data *data, const dfg_params *params, double *logf,
+                     double *workspace, int n_threads) {
     int status = check_data(data);
     if (status != DFG_OK) return status;
     const int64_t N = data->n_samples, K = params->n_components, C = data->n_classes;
     if (K < 1 || n_threads < 1) return DFG_EINVAL;
     /* eps only selects the popcount path of the bit kernel; any clamp value works. */
-    status = log_regions(data, params, 1e-10, logf, n_threads);
+    status = log_regions(data, params, 1e-10, logf, workspace, n_threads);
     if (status != DFG_OK) return status;
     double *extra = (double *)malloc((size_t)(K * (C > 0 ? C + 1 : 3)) * sizeof(double));
     if (!extra) return DFG_ENOMEM;
@@ -194,9 +204,13 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     /* logf and the E-step's workspace, allocated once: fresh N x K buffers every
        iteration cost page faults (10% of a 1e6-row run). */
     double *logf = (double *)malloc((size_t)(2 * N * K_max) * sizeof(double));
+    double *tables = (double *)malloc((size_t)((L + data->n_features) * K_max + K_max) * sizeof(double));
     double *colsum = (double *)malloc((size_t)K_max * sizeof(double));
     uint8_t *keep = (uint8_t *)malloc((size_t)K_max);
-    if (!logf || !colsum || !keep) { free(logf); free(colsum); free(keep); return DFG_ENOMEM; }
+    if (!logf || !tables || !colsum || !keep) {
+        free(logf); free(tables); free(colsum); free(keep);
+        return DFG_ENOMEM;
+    }
     double *scratch = logf + N * K_max;
     dfg_options step = *opt; /* step.eps: the clamp of the current phase */
     int ph = 0, ph_start = 0;
@@ -205,7 +219,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     int t = 0;
     for (; t < cap && status == DFG_OK; t++) {
         const int64_t K = params->n_components;
-        status = dfg_log_joint(data, params, logf, opt->n_threads);
+        status = log_joint(data, params, logf, tables, opt->n_threads);
         if (status != DFG_OK) break;
         /* Bound at (q_t, Pi_t): within a phase the E-step and the M-step each raise it. */
         status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], opt->n_threads);
@@ -249,6 +263,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     }
     *n_iter = t;
     free(logf);
+    free(tables);
     free(colsum);
     free(keep);
     return status;
