@@ -1,13 +1,18 @@
 #include "dfg_ranks.h"
 
-/* Number of entries of t[0..m) strictly below x (t sorted ascending). */
+/* Number of entries of t[0..m) strictly below x (t sorted ascending, m >= 1).
+   Branch-free halving (a conditional move per step): the comparisons of a binary
+   search over thousands of thresholds are unpredictable, and the mispredictions
+   cost more than the loads. Invariant: the count lies in [base - t, base - t + n]. */
 static inline int32_t count_below(const double *t, int64_t m, double x) {
-    int64_t lo = 0, hi = m;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (t[mid] < x) lo = mid + 1; else hi = mid;
+    const double *base = t;
+    int64_t n = m;
+    while (n > 1) {
+        int64_t half = n >> 1;
+        base = base[half] < x ? base + half : base;
+        n -= half;
     }
-    return (int32_t)lo;
+    return (int32_t)((base - t) + (*base < x));
 }
 
 int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
