@@ -89,6 +89,13 @@ def training_error(problem, params, target, eps, n_threads):
     return float(np.count_nonzero(np.argmax(params["gamma"], axis=1)[assign] != target.y))
 
 
+# E-step schedule passed to the kernel (dfg_options in src_c/dfg_fit.h): in the first
+# 5 outer iterations at most 2 updates of eq. 13, later at most 20; and the
+# iterations of each annealing phase of eps_schedule.
+INNER = (5, 2, 20)
+ANNEAL_ITER = 3
+
+
 def run_restart(index, seed, problem, target, options, n_threads):
     rng = np.random.default_rng(seed)
     params, beta = initial_state(
@@ -96,8 +103,8 @@ def run_restart(index, seed, problem, target, options, n_threads):
     )
     K, trace, phases = _core.fit(
         problem, params, beta, options["method"], options["max_iter"], options["tol"],
-        options["delta"], options["eps"], target.var_floor, n_threads, (5, 2, 20),
-        options["eps_schedule"], options.get("anneal_iter", 3),
+        options["delta"], options["eps"], target.var_floor, n_threads, INNER,
+        options["eps_schedule"], ANNEAL_ITER,
     )
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
     error = training_error(problem, params, target, options["eps"], n_threads)
