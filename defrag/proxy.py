@@ -190,50 +190,77 @@ def _log_var(total_sse, S, var_floor):
 def _pruning_path(tree, var_floor):
     """Weakest-link sequence of eq. 9 on a grown tree.
 
-    Returns (alphas, n_leaves, fit, leaf_masks): subtree k is the grown tree cut
-    at the nodes with ``leaf_masks[k]`` (its leaves), fit[k] = S log(sigma2_Tk).
-    alphas[0] = 0 (the grown tree); alphas are made non-decreasing (a link weaker
-    than the previous one is cut at the previous alpha).
+    Step k prunes the internal node h of subtree k-1 with the smallest
+    alpha_h = (C(h) - C(T)) / (|leaves(T_h)| - 1), C = S log(sigma2_T) (sec. 3.1.2).
+    Returns (alphas, n_leaves, fit, leaf_masks): subtree k is the grown tree cut at
+    the nodes of ``leaf_masks[k]``, fit[k] = S log(sigma2_Tk). As S log(sigma2) is
+    not a sum over leaves, a weakest-link subtree need not minimise C_alpha for any
+    alpha; alphas[k] is the smallest alpha at which subtree k minimises C_alpha
+    among the path's subtrees (their lower convex hull), NaN if it never does.
     """
     S = float(tree.n[0])
     n_nodes = tree.value.size
     is_leaf = tree.left < 0
-    # parents before children: node ids increase with depth along every path
-    order = np.arange(n_nodes)
-    alphas, n_leaves, fits, masks = [0.0], [int(is_leaf.sum())], [], [is_leaf.copy()]
-    fits.append(float(S * _log_var(tree.sse[is_leaf].sum(), S, var_floor)))
+    order = np.arange(n_nodes)  # parents before children: ids increase along every path
+
+    def reachable(mask):
+        reach = np.zeros(n_nodes, dtype=bool)
+        reach[0] = True
+        for v in order:
+            if reach[v] and not mask[v]:
+                reach[tree.left[v]] = reach[tree.right[v]] = True
+        return reach
+
+    n_leaves = [int(is_leaf.sum())]
+    fits = [float(S * _log_var(tree.sse[is_leaf].sum(), S, var_floor))]
+    masks = [is_leaf.copy()]
     while not is_leaf[0]:
-        # subtree sums (sse over leaves, leaf count) bottom-up over the current tree
         sub_sse = np.where(is_leaf, tree.sse, 0.0)
         sub_cnt = is_leaf.astype(np.int64)
         for v in order[::-1]:
             if not is_leaf[v] and tree.left[v] >= 0:
                 sub_sse[v] = sub_sse[tree.left[v]] + sub_sse[tree.right[v]]
                 sub_cnt[v] = sub_cnt[tree.left[v]] + sub_cnt[tree.right[v]]
-        reachable = np.zeros(n_nodes, dtype=bool)
-        reachable[0] = True
-        for v in order:
-            if reachable[v] and not is_leaf[v]:
-                reachable[tree.left[v]] = reachable[tree.right[v]] = True
         total = sub_sse[0]
         cur = S * _log_var(total, S, var_floor)
-        cand = np.flatnonzero(reachable & ~is_leaf)
+        cand = np.flatnonzero(reachable(is_leaf) & ~is_leaf)
         pruned_fit = S * _log_var(total - sub_sse[cand] + tree.sse[cand], S, var_floor)
         a = (pruned_fit - cur) / (sub_cnt[cand] - 1)
         h = int(cand[np.argmin(a)])  # ties: the lowest node id
-        alpha = max(float(a.min()), alphas[-1])
         is_leaf = is_leaf.copy()
         is_leaf[h] = True
-        reach = np.zeros(n_nodes, dtype=bool)
-        reach[0] = True
-        for v in order:
-            if reach[v] and not is_leaf[v]:
-                reach[tree.left[v]] = reach[tree.right[v]] = True
-        alphas.append(alpha)
-        n_leaves.append(int((is_leaf & reach).sum()))
-        fits.append(float(S * _log_var(tree.sse[is_leaf & reach].sum(), S, var_floor)))
-        masks.append(is_leaf.copy())  # traversal stops at the first leaf: cut-off nodes are unreachable
-    return np.asarray(alphas), np.asarray(n_leaves), np.asarray(fits), masks
+        leaves = is_leaf & reachable(is_leaf)
+        n_leaves.append(int(leaves.sum()))
+        fits.append(float(S * _log_var(tree.sse[leaves].sum(), S, var_floor)))
+        masks.append(is_leaf)  # traversal stops at the first leaf: cut-off nodes are unreachable
+    fits, n_leaves = np.asarray(fits), np.asarray(n_leaves)
+    return _hull_alphas(fits, n_leaves), n_leaves, fits, masks
+
+
+def _hull_alphas(fits, n_leaves):
+    """Smallest alpha at which each subtree minimises fit + alpha * n_leaves (NaN: never)."""
+    K = fits.size
+    alphas = np.full(K, np.nan)
+    tol = 1e-12 * (np.abs(fits).max() + 1.0)
+    cur, start = 0, 0.0
+    while cur < K - 1:
+        j = np.arange(cur + 1, K)
+        slope = (fits[j] - fits[cur]) / (n_leaves[cur] - n_leaves[j])
+        smin = slope.min()
+        nxt = int(j[np.flatnonzero(slope <= smin + tol)[-1]])  # ties: the smaller tree
+        if smin > start + tol:  # else no alpha makes it strictly better than its neighbours
+            alphas[cur] = start
+        start = max(smin, start, 0.0)
+        cur = nxt
+    alphas[K - 1] = start
+    return alphas
+
+
+def _select(fits, n_leaves, alpha):
+    """Index of the path subtree minimising fit + alpha * n_leaves (ties: fewer leaves)."""
+    cost = fits + alpha * n_leaves
+    tol = 1e-12 * (np.abs(cost).max() + 1.0)
+    return int(np.flatnonzero(cost <= cost.min() + tol)[-1])
 
 
 def _apply(tree, leaf_mask, X):
@@ -248,10 +275,6 @@ def _apply(tree, leaf_mask, X):
         nd = node[idx]
         right = X[idx, tree.feature[nd]] > tree.threshold[nd]
         node[idx] = np.where(right, tree.right[nd], tree.left[nd])
-
-
-def _subtree_index(alphas, alpha):
-    return int(np.searchsorted(alphas, alpha, side="right") - 1)
 
 
 # --------------------------------------------------------------------------- estimator
@@ -287,9 +310,13 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     tree_ : dict of arrays ``children_left``, ``children_right``, ``feature``,
         ``threshold`` (left: ``x <= threshold``), ``value``, ``n_node_samples``,
         ``node_sse`` of the selected subtree (node 0 the root, -1 for no child).
-    pruning_path_ : dict with ``alphas``, ``n_leaves`` and ``fit`` (S log sigma2)
-        of the weakest-link sequence of the grown tree.
-    alpha_ : the selected alpha; ``cv_alphas_``/``cv_loss_`` when chosen by CV.
+    pruning_path_ : dict with ``n_leaves``, ``fit`` (S log sigma2) and ``alphas``
+        of the weakest-link sequence of the grown tree (nested subtrees). alpha
+        selects the subtree minimising ``fit + alpha * n_leaves``; ``alphas[k]`` is
+        the smallest alpha selecting subtree k, NaN if none does (eq. 9 is not
+        additive over leaves, so a weakest-link step can be skipped).
+    alpha_ : the selected alpha (NaN for a ``max_leaves`` subtree no alpha
+        selects); ``cv_alphas_``/``cv_loss_`` when chosen by CV.
     n_leaves_, n_features_in_, feature_names_in_ (DataFrame input),
     feature_scale_ (training standard deviations, for local explanations).
     """
@@ -379,14 +406,14 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         grown, (alphas, n_leaves, fits, masks) = self._grow_and_path(X, mean, var)
         self.pruning_path_ = {"alphas": alphas, "n_leaves": n_leaves, "fit": fits}
         if self.alpha is not None:
-            k = _subtree_index(alphas, float(self.alpha))
+            k = _select(fits, n_leaves, float(self.alpha))
             self.alpha_ = float(self.alpha)
         elif self.max_leaves is not None:
             k = int(np.flatnonzero(n_leaves <= self.max_leaves)[0])
-            self.alpha_ = float(alphas[k])
+            self.alpha_ = float(alphas[k])  # NaN when no alpha selects this subtree
         else:
             self.alpha_ = self._cv_alpha(X, mean, var, alphas)
-            k = _subtree_index(alphas, self.alpha_)
+            k = _select(fits, n_leaves, self.alpha_)
         self._grown, self._leaf_mask = grown, masks[k]
         self.tree_ = self._compact(grown, masks[k])
         self.n_leaves_ = int(n_leaves[k])
@@ -394,8 +421,8 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     def _cv_alpha(self, X, mean, var, alphas):
         n = X.shape[0]
         # geometric midpoints of the path's alpha intervals (Breiman et al. 1984)
-        betas = np.sqrt(alphas[:-1] * alphas[1:]) if alphas.size > 1 else np.zeros(0)
-        betas = np.append(betas, alphas[-1])
+        a = alphas[np.isfinite(alphas)]
+        betas = np.append(np.sqrt(a[:-1] * a[1:]), a[-1])
         if n < self.cv:
             raise ValueError(f"cross-validation with cv={self.cv} needs at least {self.cv} rows; got {n}")
         rng = check_random_state(self.random_state)
@@ -405,9 +432,9 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             train = np.ones(n, dtype=bool)
             train[held] = False
             Xt = np.ascontiguousarray(X[train])
-            grown, (a, _, _, masks) = self._grow_and_path(Xt, mean[train], var[train])
+            grown, (_, nl, fit, masks) = self._grow_and_path(Xt, mean[train], var[train])
             for i, b in enumerate(betas):
-                leaf = _apply(grown, masks[_subtree_index(a, b)], X[held])
+                leaf = _apply(grown, masks[_select(fit, nl, b)], X[held])
                 pred = grown.value[leaf]
                 loss[i] += np.sum(var[held] + (mean[held] - pred) ** 2)
         loss /= n
