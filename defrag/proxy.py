@@ -152,18 +152,25 @@ def _node_stats(mean, var, rows):
     return mu, sse
 
 
-def _grow(X, mean, var, min_samples_leaf, max_depth, var_floor, n_threads):
-    """Depth-first growth by the C split search until no split is allowed."""
+def _node_stats_proba(P, rows):
+    """Mean class probabilities and the node's additive cost 2 n H(p) (= -2 log-lik)."""
+    p = P[rows].mean(axis=0)
+    nz = p[p > 0]
+    return p, float(-2.0 * rows.size * np.sum(nz * np.log(nz)))
+
+
+def _grow(X, split, stats, min_samples_leaf, max_depth):
+    """Depth-first growth: split(rows) -> (feature, threshold, gain, n_left) from the
+    C split search, stats(rows) -> (value, cost), until no split is allowed."""
     tree = _Grown()
     rows0 = np.arange(X.shape[0], dtype=np.int64)
-    mu, sse = _node_stats(mean, var, rows0)
-    stack = [(tree.add(mu, rows0.size, sse, 0), rows0)]
+    value, cost = stats(rows0)
+    stack = [(tree.add(value, rows0.size, cost, 0), rows0)]
     while stack:
         node, rows = stack.pop()
         if max_depth is not None and tree.depth[node] >= max_depth:
             continue
-        f, t, gain, n_left = _core.proxy_best_split(X, rows, mean, var, min_samples_leaf,
-                                                    var_floor, n_threads)
+        f, t, gain, n_left = split(rows)
         if f < 0 or not gain > 0.0:
             continue
         go_left = X[rows, f] <= t
@@ -172,8 +179,8 @@ def _grow(X, mean, var, min_samples_leaf, max_depth, var_floor, n_threads):
         d = tree.depth[node] + 1
         children = []
         for part in (lrows, rrows):
-            mu, sse = _node_stats(mean, var, part)
-            children.append((tree.add(mu, part.size, sse, d), part))
+            value, cost = stats(part)
+            children.append((tree.add(value, part.size, cost, d), part))
         tree.left[node], tree.right[node] = children[0][0], children[1][0]
         stack.append(children[1])
         stack.append(children[0])
@@ -184,11 +191,14 @@ def _grow(X, mean, var, min_samples_leaf, max_depth, var_floor, n_threads):
 
 
 def _log_var(total_sse, S, var_floor):
+    if var_floor is None:  # an additive cost (classification: sum of 2 n H over leaves)
+        return total_sse / S
     return np.log(np.maximum(total_sse / S, var_floor))
 
 
 def _pruning_path(tree, var_floor):
-    """Weakest-link sequence of eq. 9 on a grown tree.
+    """Weakest-link sequence of eq. 9 on a grown tree (var_floor None: the
+    classification cost, the sum over leaves of 2 n_i H(p_i), in place of S log sigma2).
 
     Step k prunes the internal node h of subtree k-1 with the smallest
     alpha_h = (C(h) - C(T)) / (|leaves(T_h)| - 1), C = S log(sigma2_T) (sec. 3.1.2).
@@ -379,7 +389,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         X = np.ascontiguousarray(_as_2d_float(X))
         if X.shape[0] < 1:
             raise ValueError("X has no rows")
-        mean, var = self._targets(X, y, variance)
+        targets = self._targets(X, y, variance)
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
@@ -388,22 +398,30 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         scale = X.std(axis=0)
         self.feature_scale_ = np.where(scale > 0, scale, 1.0)
         self.feature_range_ = X.max(axis=0) - X.min(axis=0) if X.shape[0] else np.zeros(X.shape[1])
-        self.reference_mean_, self.reference_var_ = mean, var
-        self._fit_targets(X, mean, var)
+        self._store_targets(targets)
+        self._fit_targets(X, targets)
         return self
 
-    def _floor(self, mean, var):
-        root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
-        return max(_REL_VAR_FLOOR * root, 1e-300)
+    def _store_targets(self, targets):
+        self.reference_mean_, self.reference_var_ = targets
 
-    def _grow_and_path(self, X, mean, var):
-        floor = self._floor(mean, var)
-        grown = _grow(X, mean, var, int(self.min_samples_leaf), self.max_depth, floor,
-                      int(self.n_threads))
+    def _grow_and_path(self, X, targets):
+        mean, var = targets
+        root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
+        floor = max(_REL_VAR_FLOOR * root, 1e-300)
+        leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
+        grown = _grow(X, lambda rows: _core.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
+                      lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, floor)
 
-    def _fit_targets(self, X, mean, var):
-        grown, (alphas, n_leaves, fits, masks) = self._grow_and_path(X, mean, var)
+    @staticmethod
+    def _heldout_loss(values, targets, held):
+        """Expected squared loss sum_j [v_j + (m_j - prediction_j)^2] of held-out rows."""
+        mean, var = targets
+        return float(np.sum(var[held] + (mean[held] - values) ** 2))
+
+    def _fit_targets(self, X, targets):
+        grown, (alphas, n_leaves, fits, masks) = self._grow_and_path(X, targets)
         self.pruning_path_ = {"alphas": alphas, "n_leaves": n_leaves, "fit": fits}
         if self.alpha is not None:
             k = _select(fits, n_leaves, float(self.alpha))
@@ -412,13 +430,13 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             k = int(np.flatnonzero(n_leaves <= self.max_leaves)[0])
             self.alpha_ = float(alphas[k])  # NaN when no alpha selects this subtree
         else:
-            self.alpha_ = self._cv_alpha(X, mean, var, alphas)
+            self.alpha_ = self._cv_alpha(X, targets, alphas)
             k = _select(fits, n_leaves, self.alpha_)
         self._grown, self._leaf_mask = grown, masks[k]
         self.tree_ = self._compact(grown, masks[k])
         self.n_leaves_ = int(n_leaves[k])
 
-    def _cv_alpha(self, X, mean, var, alphas):
+    def _cv_alpha(self, X, targets, alphas):
         n = X.shape[0]
         # geometric midpoints of the path's alpha intervals (Breiman et al. 1984)
         a = alphas[np.isfinite(alphas)]
@@ -432,11 +450,10 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             train = np.ones(n, dtype=bool)
             train[held] = False
             Xt = np.ascontiguousarray(X[train])
-            grown, (_, nl, fit, masks) = self._grow_and_path(Xt, mean[train], var[train])
+            grown, (_, nl, fit, masks) = self._grow_and_path(Xt, tuple(t[train] for t in targets))
             for i, b in enumerate(betas):
                 leaf = _apply(grown, masks[_select(fit, nl, b)], X[held])
-                pred = grown.value[leaf]
-                loss[i] += np.sum(var[held] + (mean[held] - pred) ** 2)
+                loss[i] += self._heldout_loss(grown.value[leaf], targets, held)
         loss /= n
         self.cv_alphas_, self.cv_loss_ = betas, loss
         best = np.flatnonzero(loss <= loss.min() * (1 + 1e-12) + 1e-300)

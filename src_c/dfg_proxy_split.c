@@ -141,3 +141,108 @@ int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
     free(f_gain); free(f_thr); free(f_left);
     return nomem ? DFG_ENOMEM : DFG_OK;
 }
+
+/* n H(p) of class sums s[0..C-1] over n rows: n log n - sum_c s_c log s_c. */
+static inline double n_entropy(const double *s, int64_t C, double n) {
+    double h = 0.0, tot = 0.0;
+    for (int64_t c = 0; c < C; c++) {
+        if (s[c] > 0.0) h -= s[c] * log(s[c]);
+        tot += s[c] > 0.0 ? s[c] : 0.0;
+    }
+    (void)n;
+    return tot > 0.0 ? h + tot * log(tot) : 0.0;
+}
+
+static void search_feature_proba(const double *X, int64_t n_features, int64_t d,
+                                 const int64_t *rows, int64_t n_rows, const double *P,
+                                 int64_t C, int64_t min_leaf, double parent,
+                                 keyed_row *buf, double *left, double *right,
+                                 const double *total, double *best_gain, double *best_thr,
+                                 int64_t *best_left) {
+    for (int64_t i = 0; i < n_rows; i++) {
+        buf[i].x = X[rows[i] * n_features + d];
+        buf[i].row = rows[i];
+    }
+    qsort(buf, (size_t)n_rows, sizeof(keyed_row), cmp_keyed);
+    *best_gain = -INFINITY;
+    *best_thr = 0.0;
+    *best_left = -1;
+    if (buf[0].x == buf[n_rows - 1].x) return;
+    for (int64_t c = 0; c < C; c++) left[c] = 0.0;
+    for (int64_t i = 0; i < n_rows - 1; i++) {
+        const double *p = P + buf[i].row * C;
+        for (int64_t c = 0; c < C; c++) left[c] += p[c];
+        int64_t nl = i + 1, nr = n_rows - nl;
+        if (buf[i].x == buf[i + 1].x || nl < min_leaf || nr < min_leaf) continue;
+        for (int64_t c = 0; c < C; c++) right[c] = total[c] - left[c];
+        double g = parent - n_entropy(left, C, (double)nl) - n_entropy(right, C, (double)nr);
+        if (g > *best_gain) {
+            double t = 0.5 * (buf[i].x + buf[i + 1].x);
+            if (!(t < buf[i + 1].x)) t = buf[i].x;
+            *best_gain = g;
+            *best_thr = t;
+            *best_left = nl;
+        }
+    }
+}
+
+int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
+                               const int64_t *rows, int64_t n_rows,
+                               const double *P, int64_t n_classes, int64_t min_leaf,
+                               int32_t *feature, double *threshold, double *gain,
+                               int64_t *n_left, int n_threads) {
+    if (n_samples < 1 || n_features < 1 || n_features > INT32_MAX || n_rows < 1 ||
+        n_rows > n_samples || n_classes < 1 || min_leaf < 1 || n_threads < 1)
+        return DFG_EINVAL;
+    if (check_rows(rows, n_rows, n_samples) != DFG_OK) return DFG_EINVAL;
+    const int64_t C = n_classes;
+    double *total = (double *)calloc((size_t)C, sizeof(double));
+    if (!total) return DFG_ENOMEM;
+    for (int64_t i = 0; i < n_rows; i++)
+        for (int64_t c = 0; c < C; c++) {
+            double p = P[rows[i] * C + c];
+            if (!(p >= 0.0) || p == INFINITY) { free(total); return DFG_EINVAL; }
+            total[c] += p;
+        }
+    *feature = -1;
+    *threshold = 0.0;
+    *gain = -INFINITY;
+    *n_left = 0;
+    if (n_rows < 2 * min_leaf) { free(total); return DFG_OK; }
+    double parent = n_entropy(total, C, (double)n_rows);
+
+    double *f_gain = (double *)malloc((size_t)n_features * sizeof(double));
+    double *f_thr = (double *)malloc((size_t)n_features * sizeof(double));
+    int64_t *f_left = (int64_t *)malloc((size_t)n_features * sizeof(int64_t));
+    if (!f_gain || !f_thr || !f_left) {
+        free(f_gain); free(f_thr); free(f_left); free(total);
+        return DFG_ENOMEM;
+    }
+    int nomem = 0;
+    #pragma omp parallel num_threads(n_threads) reduction(|:nomem)
+    {
+        keyed_row *buf = (keyed_row *)malloc((size_t)n_rows * sizeof(keyed_row));
+        double *sums = (double *)malloc((size_t)(2 * C) * sizeof(double));
+        if (!buf || !sums) nomem = 1;
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t d = 0; d < n_features; d++) {
+            if (!buf || !sums) { f_gain[d] = -INFINITY; f_left[d] = -1; continue; }
+            search_feature_proba(X, n_features, d, rows, n_rows, P, C, min_leaf, parent, buf,
+                                 sums, sums + C, total, &f_gain[d], &f_thr[d], &f_left[d]);
+        }
+        free(buf);
+        free(sums);
+    }
+    if (!nomem) {
+        for (int64_t d = 0; d < n_features; d++) {
+            if (f_left[d] >= 0 && f_gain[d] > *gain) {
+                *gain = f_gain[d];
+                *feature = (int32_t)d;
+                *threshold = f_thr[d];
+                *n_left = f_left[d];
+            }
+        }
+    }
+    free(f_gain); free(f_thr); free(f_left); free(total);
+    return nomem ? DFG_ENOMEM : DFG_OK;
+}

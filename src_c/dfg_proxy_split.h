@@ -34,4 +34,16 @@ int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
                          int32_t *feature, double *threshold, double *gain,
                          int64_t *n_left, int n_threads);
 
+/* Classification with soft targets: row j carries the reference's class
+ * probabilities P[j, 0..C-1] (C = n_classes). The expected categorical
+ * log-likelihood of a node is n_i sum_c p_c log p_c = -n_i H(p) with p the mean
+ * of P over the node, and a split gains n H(p) - n_L H(p_L) - n_R H(p_R) >= 0.
+ * Same sweep, tie rules and outputs as dfg_proxy_best_split. P must be finite
+ * and >= 0 (rows need not sum to one exactly). */
+int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
+                               const int64_t *rows, int64_t n_rows,
+                               const double *P, int64_t n_classes, int64_t min_leaf,
+                               int32_t *feature, double *threshold, double *gain,
+                               int64_t *n_left, int n_threads);
+
 #endif
