@@ -21,7 +21,7 @@ tree to the reference's predictions on a Gaussian neighbourhood of a point;
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -31,6 +31,8 @@ from .model import _as_2d_float, _feature_names_of, _unwrap
 
 __all__ = [
     "ProxyTree",
+    "ProxyTreeClassifier",
+    "reference_proba",
     "LocalExplanation",
     "LimeExplanation",
     "reference_predictions",
@@ -209,7 +211,7 @@ def _pruning_path(tree, var_floor):
     among the path's subtrees (their lower convex hull), NaN if it never does.
     """
     S = float(tree.n[0])
-    n_nodes = tree.value.size
+    n_nodes = tree.value.shape[0]
     is_leaf = tree.left < 0
     order = np.arange(n_nodes)  # parents before children: ids increase along every path
 
@@ -539,7 +541,8 @@ class ProxyTree(RegressorMixin, BaseEstimator):
                                    None if hi[d] == np.inf else hi[d])
                          for d in range(D) if lo[d] > -np.inf or hi[d] < np.inf]
                 n = int(t["n_node_samples"][v])
-                rules.append(Rule(conds, float(t["value"][v]), support=n, weight=n / total))
+                pred, proba = self._leaf_rule_value(t["value"][v])
+                rules.append(Rule(conds, pred, proba=proba, support=n, weight=n / total))
                 return
             d, thr = t["feature"][v], t["threshold"][v]
             hl = hi.copy()
@@ -550,7 +553,12 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             walk(int(t["children_right"][v]), ll, hi)
 
         walk(0, np.full(D, -np.inf), np.full(D, np.inf))
-        return RuleSet(rules, float(t["value"][0]), feature_names=names)
+        pred, proba = self._leaf_rule_value(t["value"][0])
+        return RuleSet(rules, pred, default_proba=proba, feature_names=names,
+                       classes=getattr(self, "classes_", None))
+
+    def _leaf_rule_value(self, value):
+        return float(value), None
 
     def features_used(self):
         check_is_fitted(self, "tree_")
@@ -567,6 +575,88 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         return explain_local(self.estimator, x, self.feature_scale_, n_samples=n_samples,
                              scale=scale, max_depth=max_depth, variance=variance,
                              random_state=random_state, **tree_params)
+
+
+def reference_proba(estimator, X):
+    """Class probabilities of a fitted classifier at the rows of X (for random
+    forests the mean of the member trees' probabilities, which is predict_proba)."""
+    estimator = _unwrap(estimator)
+    if not callable(getattr(estimator, "predict_proba", None)):
+        raise TypeError(f"a classification reference must have a predict_proba method; got "
+                        f"{type(estimator).__name__}")
+    X = _as_2d_float(X)
+    P = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] != X.shape[0]:
+        raise ValueError(f"predict_proba returned shape {P.shape} for {X.shape[0]} rows")
+    if not np.all(np.isfinite(P)) or np.any(P < 0):
+        raise ValueError("the reference's class probabilities must be finite and >= 0")
+    return P
+
+
+class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
+    """Proxy tree for a classifier: the reference's class probabilities are soft
+    targets of a categorical likelihood (footnote 3 of the paper).
+
+    A node's expected log-likelihood under the reference is n_i sum_c p_ic log p_ic
+    with p_i the mean reference probability vector of its rows (so the split search
+    minimises the weighted entropy of soft labels), and the pruning cost is
+    ``sum_leaves 2 n_i H(p_i) + alpha * b`` (-2 log-likelihood, the analogue of eq. 9).
+    Cross-validation scores held-out cross-entropy against the reference. Without
+    an estimator, ``fit(X, y)`` uses one-hot labels (a plain entropy CART).
+    Parameters and attributes as ProxyTree; ``tree_["value"]`` holds the class
+    probabilities of each node, ``classes_`` the labels.
+    """
+
+    def _check_params(self):
+        super()._check_params()
+        if self.estimator is not None and not callable(getattr(_unwrap(self.estimator), "predict_proba", None)):
+            raise TypeError("estimator must have a predict_proba method for ProxyTreeClassifier")
+
+    def _targets(self, X, y, variance):
+        if variance is not None:
+            raise ValueError("ProxyTreeClassifier takes no variance: class probabilities carry the uncertainty")
+        if self.estimator is not None:
+            P = reference_proba(self.estimator, X)
+            self.classes_ = np.asarray(_unwrap(self.estimator).classes_)
+            if self.classes_.size != P.shape[1]:
+                raise ValueError("the estimator's classes_ do not match its predict_proba columns")
+            return (np.ascontiguousarray(P),)
+        if y is None:
+            raise ValueError("without an estimator, fit needs the labels y")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        P = np.zeros((y.size, self.classes_.size))
+        P[np.arange(y.size), codes] = 1.0
+        return (P,)
+
+    def _store_targets(self, targets):
+        self.reference_proba_ = targets[0]
+
+    def _grow_and_path(self, X, targets):
+        P = np.ascontiguousarray(targets[0])
+        leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
+        grown = _grow(X, lambda rows: _core.proxy_best_split_proba(X, rows, P, leaf, threads),
+                      lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
+        return grown, _pruning_path(grown, None)
+
+    @staticmethod
+    def _heldout_loss(values, targets, held):
+        """Cross-entropy -sum_j sum_c P_jc log p_c of held-out rows (p clipped at 1e-12)."""
+        return float(-np.sum(targets[0][held] * np.log(np.maximum(values, 1e-12))))
+
+    def predict_proba(self, X):
+        return self.tree_["value"][self.apply(X)]
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def _leaf_rule_value(self, value):
+        return self.classes_[int(np.argmax(value))], value
+
+    def explain_local(self, *args, **kwargs):
+        raise NotImplementedError("local explanations are implemented for regression references only")
 
 
 # --------------------------------------------------------------------------- local

@@ -323,3 +323,97 @@ def test_bootstrap_instability():
     noisy = rng.standard_normal(200)
     mean2, _ = bootstrap_instability(lambda: ProxyTree(max_leaves=4), X, noisy, n_boot=6, random_state=0)
     assert mean2 > mean
+
+
+# ---------------------------------------------------------------- classification
+
+
+def np_neg_loglik(P):
+    """n H(p) of soft targets P (rows) in plain NumPy: -sum_j sum_c P_jc log p_c."""
+    p = P.mean(axis=0)
+    return -np.sum(P.sum(axis=0)[p > 0] * np.log(p[p > 0]))
+
+
+def brute_split_proba(X, P, min_leaf):
+    parent = np_neg_loglik(P)
+    best = (-np.inf, -1, 0.0)
+    for d in range(X.shape[1]):
+        vals = np.unique(X[:, d])
+        for a, b in zip(vals[:-1], vals[1:]):
+            t = 0.5 * (a + b)
+            left = X[:, d] <= t
+            if left.sum() < min_leaf or (~left).sum() < min_leaf:
+                continue
+            g = parent - np_neg_loglik(P[left]) - np_neg_loglik(P[~left])
+            if g > best[0] + 1e-9 * abs(parent):
+                best = (g, d, t)
+    return best
+
+
+def soft_problem(seed, n=80, C=3):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((n, 3)) * 20) / 20
+    logits = np.stack([3 * X[:, 0], 2 * X[:, 1] ** 2, np.zeros(n)][:C], axis=1)
+    logits += 0.3 * rng.standard_normal((n, C))
+    P = np.exp(logits)
+    return np.ascontiguousarray(X), np.ascontiguousarray(P / P.sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("seed,min_leaf", [(0, 1), (1, 5)])
+def test_soft_target_split_search_matches_brute_force(seed, min_leaf):
+    X, P = soft_problem(seed)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    f, t, gain, _ = _core.proxy_best_split_proba(X, rows, P, min_leaf, 1)
+    g_ref, f_ref, t_ref = brute_split_proba(X, P, min_leaf)
+    assert (f, t) == (f_ref, pytest.approx(t_ref))
+    assert gain == pytest.approx(g_ref, rel=1e-9)
+    assert _core.proxy_best_split_proba(X, rows, P, min_leaf, 2) == (f, t, gain, _)
+    with pytest.raises(ValueError):
+        _core.proxy_best_split_proba(X, rows, -P, min_leaf, 1)
+
+
+def test_classifier_tree_path_and_rules():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag.proxy import ProxyTreeClassifier
+
+    X, P = soft_problem(3, n=200)
+    y = np.argmax(P, axis=1)
+    rf = RandomForestClassifier(n_estimators=20, min_samples_leaf=3, random_state=0).fit(X, y)
+    full = ProxyTreeClassifier(rf, min_samples_leaf=5, alpha=0.0).fit(X)
+    Pr = rf.predict_proba(X)
+    np.testing.assert_allclose(full.reference_proba_, Pr)
+    # growth equals brute force on the reference's probabilities
+    t = full.tree_
+    stack = [(0, np.arange(200))]
+    while stack:
+        node, rows = stack.pop()
+        if t["children_left"][node] < 0:
+            np.testing.assert_allclose(t["value"][node], Pr[rows].mean(axis=0))
+            continue
+        g, f, thr = brute_split_proba(X[rows], Pr[rows], 5)
+        assert t["feature"][node] == f and t["threshold"][node] == pytest.approx(thr)
+        left = X[rows, f] <= t["threshold"][node]
+        stack += [(t["children_left"][node], rows[left]), (t["children_right"][node], rows[~left])]
+    # pruning cost: -2 log-likelihood of the leaves, additive; nested sequence
+    path = full.pruning_path_
+    assert np.all(np.diff(path["n_leaves"]) < 0) and np.all(np.diff(path["fit"]) >= -1e-9)
+    for k in (0, len(path["n_leaves"]) // 2, len(path["n_leaves"]) - 1):
+        tk = ProxyTreeClassifier(rf, min_samples_leaf=5, max_leaves=int(path["n_leaves"][k])).fit(X)
+        leaf = tk.apply(X)
+        cost = sum(2 * np_neg_loglik(Pr[leaf == u]) for u in np.unique(leaf))
+        assert path["fit"][k] == pytest.approx(cost, rel=1e-10, abs=1e-9)
+    small = ProxyTreeClassifier(rf, max_leaves=4).fit(X)
+    assert small.n_leaves_ <= 4 and len(small.rules_) == small.n_leaves_
+    np.testing.assert_array_equal(small.rules_.predict(X), small.predict(X))
+    assert small.rules_[0].proba is not None
+    np.testing.assert_allclose(small.predict_proba(X).sum(axis=1), 1.0)
+    assert small.score(X, rf.predict(X)) > 0.7
+    cv = ProxyTreeClassifier(rf, random_state=0).fit(X)
+    assert cv.alpha_ in cv.cv_alphas_
+    hard = ProxyTreeClassifier(max_leaves=3).fit(X, np.array(["a", "b", "c"])[y])
+    assert set(hard.predict(X)) <= {"a", "b", "c"}
+    with pytest.raises(TypeError, match="predict_proba"):
+        ProxyTreeClassifier(GradientBoostingRegressor()).fit(X)
+    with pytest.raises(ValueError, match="one label per row"):
+        ProxyTreeClassifier().fit(X, y[:-1])
