@@ -21,7 +21,7 @@ tree to the reference's predictions on a Gaussian neighbourhood of a point;
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -204,49 +204,62 @@ def _pruning_path(tree, var_floor):
 
     Step k prunes the internal node h of subtree k-1 with the smallest
     alpha_h = (C(h) - C(T)) / (|leaves(T_h)| - 1), C = S log(sigma2_T) (sec. 3.1.2).
-    Returns (alphas, n_leaves, fit, leaf_masks): subtree k is the grown tree cut at
-    the nodes of ``leaf_masks[k]``, fit[k] = S log(sigma2_Tk). As S log(sigma2) is
+    Returns (alphas, n_leaves, fit, order): subtree k is the grown tree cut at the
+    nodes order[:k] (``_leaf_mask``), fit[k] = S log(sigma2_Tk). As S log(sigma2) is
     not a sum over leaves, a weakest-link subtree need not minimise C_alpha for any
     alpha; alphas[k] is the smallest alpha at which subtree k minimises C_alpha
     among the path's subtrees (their lower convex hull), NaN if it never does.
+    Subtree sums are updated along the path to the root after each cut, so a step
+    costs one vectorised pass over the remaining internal nodes.
     """
     S = float(tree.n[0])
     n_nodes = tree.value.shape[0]
-    is_leaf = tree.left < 0
-    order = np.arange(n_nodes)  # parents before children: ids increase along every path
-
-    def reachable(mask):
-        reach = np.zeros(n_nodes, dtype=bool)
-        reach[0] = True
-        for v in order:
-            if reach[v] and not mask[v]:
-                reach[tree.left[v]] = reach[tree.right[v]] = True
-        return reach
-
-    n_leaves = [int(is_leaf.sum())]
-    fits = [float(S * _log_var(tree.sse[is_leaf].sum(), S, var_floor))]
-    masks = [is_leaf.copy()]
-    while not is_leaf[0]:
-        sub_sse = np.where(is_leaf, tree.sse, 0.0)
-        sub_cnt = is_leaf.astype(np.int64)
-        for v in order[::-1]:
-            if not is_leaf[v] and tree.left[v] >= 0:
-                sub_sse[v] = sub_sse[tree.left[v]] + sub_sse[tree.right[v]]
-                sub_cnt[v] = sub_cnt[tree.left[v]] + sub_cnt[tree.right[v]]
+    internal = tree.left >= 0
+    ids = np.flatnonzero(internal)
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    parent[tree.left[ids]] = ids
+    parent[tree.right[ids]] = ids
+    sub_sse = np.where(internal, 0.0, tree.sse)
+    sub_cnt = (~internal).astype(np.int64)
+    for v in ids[::-1]:  # children have larger ids than their parent
+        sub_sse[v] = sub_sse[tree.left[v]] + sub_sse[tree.right[v]]
+        sub_cnt[v] = sub_cnt[tree.left[v]] + sub_cnt[tree.right[v]]
+    active = internal.copy()  # internal nodes of the current subtree
+    n_leaves = [int(sub_cnt[0])]
+    fits = [float(S * _log_var(sub_sse[0], S, var_floor))]
+    order = []
+    while active[0]:
+        cand = np.flatnonzero(active)
         total = sub_sse[0]
         cur = S * _log_var(total, S, var_floor)
-        cand = np.flatnonzero(reachable(is_leaf) & ~is_leaf)
         pruned_fit = S * _log_var(total - sub_sse[cand] + tree.sse[cand], S, var_floor)
         a = (pruned_fit - cur) / (sub_cnt[cand] - 1)
         h = int(cand[np.argmin(a)])  # ties: the lowest node id
-        is_leaf = is_leaf.copy()
-        is_leaf[h] = True
-        leaves = is_leaf & reachable(is_leaf)
-        n_leaves.append(int(leaves.sum()))
-        fits.append(float(S * _log_var(tree.sse[leaves].sum(), S, var_floor)))
-        masks.append(is_leaf)  # traversal stops at the first leaf: cut-off nodes are unreachable
+        order.append(h)
+        stack = [h]
+        while stack:
+            v = stack.pop()
+            if active[v]:
+                active[v] = False
+                stack += [int(tree.left[v]), int(tree.right[v])]
+        d_sse, d_cnt = sub_sse[h] - tree.sse[h], sub_cnt[h] - 1
+        sub_sse[h], sub_cnt[h] = tree.sse[h], 1
+        v = parent[h]
+        while v >= 0:
+            sub_sse[v] -= d_sse
+            sub_cnt[v] -= d_cnt
+            v = parent[v]
+        n_leaves.append(int(sub_cnt[0]))
+        fits.append(float(S * _log_var(sub_sse[0], S, var_floor)))
     fits, n_leaves = np.asarray(fits), np.asarray(n_leaves)
-    return _hull_alphas(fits, n_leaves), n_leaves, fits, masks
+    return _hull_alphas(fits, n_leaves), n_leaves, fits, np.asarray(order, dtype=np.int64)
+
+
+def _leaf_mask(tree, order, k):
+    """Nodes where traversal stops in subtree k (nodes below them are unreachable)."""
+    mask = tree.left < 0
+    mask[order[:k]] = True
+    return mask
 
 
 def _hull_alphas(fits, n_leaves):
@@ -366,6 +379,8 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             est = _unwrap(self.estimator)
             if not callable(getattr(est, "predict", None)):
                 raise TypeError(f"estimator must have a predict method; got {type(est).__name__}")
+            if is_classifier(est) and not is_classifier(self):
+                raise TypeError(f"{type(est).__name__} is a classifier: use ProxyTreeClassifier")
 
     def _targets(self, X, y, variance):
         n = X.shape[0]
@@ -423,7 +438,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         return float(np.sum(var[held] + (mean[held] - values) ** 2))
 
     def _fit_targets(self, X, targets):
-        grown, (alphas, n_leaves, fits, masks) = self._grow_and_path(X, targets)
+        grown, (alphas, n_leaves, fits, order) = self._grow_and_path(X, targets)
         self.pruning_path_ = {"alphas": alphas, "n_leaves": n_leaves, "fit": fits}
         if self.alpha is not None:
             k = _select(fits, n_leaves, float(self.alpha))
@@ -434,8 +449,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         else:
             self.alpha_ = self._cv_alpha(X, targets, alphas)
             k = _select(fits, n_leaves, self.alpha_)
-        self._grown, self._leaf_mask = grown, masks[k]
-        self.tree_ = self._compact(grown, masks[k])
+        self.tree_ = self._compact(grown, _leaf_mask(grown, order, k))
         self.n_leaves_ = int(n_leaves[k])
 
     def _cv_alpha(self, X, targets, alphas):
@@ -452,9 +466,9 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             train = np.ones(n, dtype=bool)
             train[held] = False
             Xt = np.ascontiguousarray(X[train])
-            grown, (_, nl, fit, masks) = self._grow_and_path(Xt, tuple(t[train] for t in targets))
+            grown, (_, nl, fit, order) = self._grow_and_path(Xt, tuple(t[train] for t in targets))
             for i, b in enumerate(betas):
-                leaf = _apply(grown, masks[_select(fit, nl, b)], X[held])
+                leaf = _apply(grown, _leaf_mask(grown, order, _select(fit, nl, b)), X[held])
                 loss[i] += self._heldout_loss(grown.value[leaf], targets, held)
         loss /= n
         self.cv_alphas_, self.cv_loss_ = betas, loss

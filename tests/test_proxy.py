@@ -209,6 +209,10 @@ def test_bad_input_gives_clear_errors():
     gb = GradientBoostingRegressor(n_estimators=5).fit(X, m)
     with pytest.raises(ValueError, match="variance must be >= 0"):
         reference_predictions(gb, X, lambda Z: -np.ones(Z.shape[0]))
+    from sklearn.ensemble import RandomForestClassifier
+
+    with pytest.raises(TypeError, match="ProxyTreeClassifier"):
+        ProxyTree(RandomForestClassifier(n_estimators=2).fit(X, m > 0.5)).fit(X)
     with pytest.raises(ValueError, match="not both"):
         ProxyTree(alpha=1.0, max_leaves=3).fit(X, m)
     with pytest.raises(ValueError, match="min_samples_leaf"):
