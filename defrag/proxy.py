@@ -97,7 +97,8 @@ def reference_predictions(estimator, X, variance=None):
     estimator = _unwrap(estimator)
     if not hasattr(estimator, "predict") or not callable(estimator.predict):
         raise TypeError(f"the reference estimator must have a predict method; got {type(estimator).__name__}")
-    X = _as_2d_float(X)
+    X_in, X = X, _as_2d_float(X)
+    X_in = X_in if hasattr(X_in, "columns") else X  # a DataFrame keeps its feature names
     n = X.shape[0]
     bagged = _bagged_members(estimator) if variance is None else None
     if bagged is not None:
@@ -109,11 +110,11 @@ def reference_predictions(estimator, X, variance=None):
         mean = preds.mean(axis=0)
         var = preds.var(axis=0)
         return mean, var
-    mean = _as_1d_float(estimator.predict(X), n, "the reference's predictions")
+    mean = _as_1d_float(estimator.predict(X_in), n, "the reference's predictions")
     if variance is None:
         var = np.zeros(n)
     elif callable(variance):
-        var = _check_variance(variance(X), n)
+        var = _check_variance(variance(X_in), n)
     else:
         var = _check_variance(variance, n)
     return mean, var
@@ -403,10 +404,10 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         (array, callable ``variance(X)`` or None for zero) without one."""
         self._check_params()
         names = _feature_names_of(X)
-        X = np.ascontiguousarray(_as_2d_float(X))
+        X_in, X = X, np.ascontiguousarray(_as_2d_float(X))
         if X.shape[0] < 1:
             raise ValueError("X has no rows")
-        targets = self._targets(X, y, variance)
+        targets = self._targets(X_in if names is not None else X, y, variance)
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
@@ -598,8 +599,8 @@ def reference_proba(estimator, X):
     if not callable(getattr(estimator, "predict_proba", None)):
         raise TypeError(f"a classification reference must have a predict_proba method; got "
                         f"{type(estimator).__name__}")
-    X = _as_2d_float(X)
-    P = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+    X_in, X = X, _as_2d_float(X)
+    P = np.asarray(estimator.predict_proba(X_in if hasattr(X_in, "columns") else X), dtype=np.float64)
     if P.ndim != 2 or P.shape[0] != X.shape[0]:
         raise ValueError(f"predict_proba returned shape {P.shape} for {X.shape[0]} rows")
     if not np.all(np.isfinite(P)) or np.any(P < 0):

@@ -421,3 +421,21 @@ def test_classifier_tree_path_and_rules():
         ProxyTreeClassifier(GradientBoostingRegressor()).fit(X)
     with pytest.raises(ValueError, match="one label per row"):
         ProxyTreeClassifier().fit(X, y[:-1])
+
+
+def test_dataframe_input_keeps_feature_names_without_warnings():
+    import warnings
+
+    import pandas as pd
+
+    X, m, _ = problem(4, n=120)
+    df = pd.DataFrame(X, columns=["age", "bmi", "bp"])
+    gb = GradientBoostingRegressor(n_estimators=10, random_state=0).fit(df, m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tree = ProxyTree(gb, max_leaves=4).fit(df, variance=lambda Z: np.full(len(Z), 0.1))
+        pred = tree.predict(df)
+    assert list(tree.feature_names_in_) == ["age", "bmi", "bp"]
+    assert {c.name for r in tree.rules_ for c in r.conditions} <= {"age", "bmi", "bp"}
+    np.testing.assert_allclose(tree.reference_var_, 0.1)
+    np.testing.assert_allclose(pred, tree.rules_.predict(X))
