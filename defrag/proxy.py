@@ -97,6 +97,9 @@ def reference_predictions(estimator, X, variance=None):
     estimator = _unwrap(estimator)
     if not hasattr(estimator, "predict") or not callable(estimator.predict):
         raise TypeError(f"the reference estimator must have a predict method; got {type(estimator).__name__}")
+    if is_classifier(estimator):
+        raise TypeError(f"{type(estimator).__name__} is a classifier: its reference predictions are "
+                        "class probabilities (reference_proba, ProxyTreeClassifier)")
     X_in, X = X, _as_2d_float(X)
     X_in = X_in if hasattr(X_in, "columns") else X  # a DataFrame keeps its feature names
     n = X.shape[0]

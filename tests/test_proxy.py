@@ -211,8 +211,11 @@ def test_bad_input_gives_clear_errors():
         reference_predictions(gb, X, lambda Z: -np.ones(Z.shape[0]))
     from sklearn.ensemble import RandomForestClassifier
 
+    rfc = RandomForestClassifier(n_estimators=2).fit(X, m > 0.5)
     with pytest.raises(TypeError, match="ProxyTreeClassifier"):
-        ProxyTree(RandomForestClassifier(n_estimators=2).fit(X, m > 0.5)).fit(X)
+        ProxyTree(rfc).fit(X)
+    with pytest.raises(TypeError, match="classifier"):
+        explain_local(rfc, X[0], X)
     with pytest.raises(ValueError, match="not both"):
         ProxyTree(alpha=1.0, max_leaves=3).fit(X, m)
     with pytest.raises(ValueError, match="min_samples_leaf"):
