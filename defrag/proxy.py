@@ -14,7 +14,9 @@ The grown tree is pruned along the weakest-link sequence of the cost (eq. 9)
     C_alpha(T) = S log(sigma2_T) + alpha * b,  sigma2_T = sum_leaves sum_j [...] / S
 
 and alpha is chosen by 5-fold cross-validation, or the largest subtree with at
-most ``max_leaves`` leaves is taken. Local explanations (sec. 4.2) fit the same
+most ``max_leaves`` leaves is taken. ``ProxyTreeClassifier`` does the same with a
+classifier's class probabilities as soft targets of a categorical likelihood
+(node score n_i sum_c p_ic log p_ic). Local explanations (sec. 4.2) fit the same
 tree to the reference's predictions on a Gaussian neighbourhood of a point;
 ``tree_dissimilarity`` is eq. 10 and ``bootstrap_instability`` sec. 4.1.3.
 """
@@ -62,7 +64,7 @@ def _as_1d_float(a, n, what):
         raise ValueError(f"{what} has {arr.shape[0]} entries but X has {n} rows")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{what} contains NaN or infinite values")
-    return arr
+    return np.ascontiguousarray(arr)
 
 
 def _check_variance(var, n):

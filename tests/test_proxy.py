@@ -442,3 +442,17 @@ def test_dataframe_input_keeps_feature_names_without_warnings():
     assert {c.name for r in tree.rules_ for c in r.conditions} <= {"age", "bmi", "bp"}
     np.testing.assert_allclose(tree.reference_var_, 0.1)
     np.testing.assert_allclose(pred, tree.rules_.predict(X))
+
+
+def test_edge_cases_strided_targets_tiny_and_constant_inputs():
+    X = np.random.default_rng(0).random((30, 2))
+    t = ProxyTree(min_samples_leaf=10, alpha=0.0).fit(X, X[:, 0], variance=X[:, 1])  # strided views
+    _, f, thr = brute_split(X, X[:, 0].copy(), X[:, 1].copy(), 10)
+    assert t.n_leaves_ >= 2 and t.tree_["feature"][0] == f
+    assert t.tree_["threshold"][0] == pytest.approx(thr)
+    assert ProxyTree(max_depth=0).fit(X, X[:, 0]).n_leaves_ == 1
+    const = ProxyTree().fit(X, np.ones(30))
+    assert const.n_leaves_ == 1 and np.all(const.predict(X) == 1.0)
+    assert ProxyTree(max_leaves=3).fit(X[:3], X[:3, 0]).n_leaves_ == 1
+    with pytest.raises(ValueError, match="cv=5"):
+        ProxyTree().fit(X[:3], X[:3, 0])
