@@ -138,6 +138,76 @@ def build_info():
     return bool(dfg_has_openmp()), int(dfg_max_threads()), bool(dfg_cpu_has_popcnt())
 
 
+# ---- proxy-tree split search (issue 6) ----
+cdef extern from "dfg_proxy_split.h":
+    int dfg_proxy_node_score(const int64_t *rows, int64_t n_rows, int64_t n_samples,
+                             const double *mean, const double *var, double var_floor,
+                             double *score) nogil
+    int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
+                             const int64_t *rows, int64_t n_rows,
+                             const double *mean, const double *var,
+                             int64_t min_leaf, double var_floor,
+                             int32_t *feature, double *threshold, double *gain,
+                             int64_t *n_left, int n_threads) nogil
+    int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
+                                   const int64_t *rows, int64_t n_rows,
+                                   const double *P, int64_t n_classes, int64_t min_leaf,
+                                   int32_t *feature, double *threshold, double *gain,
+                                   int64_t *n_left, int n_threads) nogil
+
+
+def proxy_node_score(const int64_t[::1] rows, const double[::1] mean, const double[::1] var,
+                     double var_floor):
+    """-n log(max(sigma2, var_floor)) of the node holding `rows` (eq. 8)."""
+    if mean.shape[0] != var.shape[0]:
+        raise ValueError("mean and var differ in length")
+    cdef double score = 0.0
+    cdef int status
+    with nogil:
+        status = dfg_proxy_node_score(&rows[0] if rows.shape[0] else NULL, rows.shape[0],
+                                      mean.shape[0], &mean[0], &var[0], var_floor, &score)
+    _check(status, "proxy_node_score")
+    return score
+
+
+def proxy_best_split(const double[:, ::1] X, const int64_t[::1] rows, const double[::1] mean,
+                     const double[::1] var, int64_t min_leaf, double var_floor, int n_threads=1):
+    """(feature, threshold, gain, n_left) of the best split of a node; feature -1 if none."""
+    if mean.shape[0] != X.shape[0] or var.shape[0] != X.shape[0]:
+        raise ValueError("mean and var must have one entry per row of X")
+    if rows.shape[0] == 0 or X.shape[0] == 0:
+        raise ValueError("proxy_best_split: empty node")
+    cdef int32_t feature = -1
+    cdef double threshold = 0.0, gain = 0.0
+    cdef int64_t n_left = 0
+    cdef int status
+    with nogil:
+        status = dfg_proxy_best_split(&X[0, 0], X.shape[0], X.shape[1], &rows[0], rows.shape[0],
+                                      &mean[0], &var[0], min_leaf, var_floor, &feature,
+                                      &threshold, &gain, &n_left, n_threads)
+    _check(status, "proxy_best_split")
+    return int(feature), float(threshold), float(gain), int(n_left)
+
+
+def proxy_best_split_proba(const double[:, ::1] X, const int64_t[::1] rows,
+                           const double[:, ::1] P, int64_t min_leaf, int n_threads=1):
+    """Soft-target classification split (entropy of the mean class probabilities)."""
+    if P.shape[0] != X.shape[0]:
+        raise ValueError("P must have one row per row of X")
+    if rows.shape[0] == 0 or X.shape[0] == 0 or P.shape[1] == 0:
+        raise ValueError("proxy_best_split_proba: empty node or no classes")
+    cdef int32_t feature = -1
+    cdef double threshold = 0.0, gain = 0.0
+    cdef int64_t n_left = 0
+    cdef int status
+    with nogil:
+        status = dfg_proxy_best_split_proba(&X[0, 0], X.shape[0], X.shape[1], &rows[0],
+                                            rows.shape[0], &P[0, 0], P.shape[1], min_leaf,
+                                            &feature, &threshold, &gain, &n_left, n_threads)
+    _check(status, "proxy_best_split_proba")
+    return int(feature), float(threshold), float(gain), int(n_left)
+
+
 def compute_ranks(const double[:, ::1] X, const int64_t[::1] feat_ptr,
                   const double[::1] thresholds, int n_threads=1):
     """Thermometer ranks, shape (n_features, n_samples), int32."""

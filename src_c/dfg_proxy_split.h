@@ -1,0 +1,49 @@
+/*
+ * dfg_proxy_split.h - split search of the proxy tree (maximum-likelihood
+ * regression tree fitted to a reference model's predictive mean and variance).
+ *
+ * A node i holding rows j with reference mean m_j and variance v_j >= 0 has the
+ * ML estimates (eq. 8 and sec. 3.1.1 of Afrabandpey et al.)
+ *   mu_i      = mean_j m_j
+ *   sigma2_i  = mean_j [ v_j + (m_j - mu_i)^2 ]      (floored at var_floor)
+ * and the score L_i = -n_i log(sigma2_i). A split x_d <= t / x_d > t gains
+ *   L_left + L_right - L_i.
+ * For each feature the rows are sorted by x_d and swept once with running sums;
+ * a threshold is the midpoint between two consecutive distinct values, and both
+ * children must hold at least min_leaf rows.
+ */
+#ifndef DFG_PROXY_SPLIT_H
+#define DFG_PROXY_SPLIT_H
+
+#include "dfg_common.h"
+
+/* Score -n log(max(sigma2, var_floor)) of the rows `rows` (n_rows of them). */
+int dfg_proxy_node_score(const int64_t *rows, int64_t n_rows, int64_t n_samples,
+                         const double *mean, const double *var, double var_floor,
+                         double *score);
+
+/* Best split of the node holding `rows` (indices into X, N x D row-major).
+ * Outputs: *feature (-1 when no split satisfies min_leaf or no gain is
+ * finite), *threshold, *gain, *n_left. Ties keep the lowest feature, then the
+ * lowest threshold. Features are searched in parallel; the result does not
+ * depend on n_threads. */
+int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
+                         const int64_t *rows, int64_t n_rows,
+                         const double *mean, const double *var,
+                         int64_t min_leaf, double var_floor,
+                         int32_t *feature, double *threshold, double *gain,
+                         int64_t *n_left, int n_threads);
+
+/* Classification with soft targets: row j carries the reference's class
+ * probabilities P[j, 0..C-1] (C = n_classes). The expected categorical
+ * log-likelihood of a node is n_i sum_c p_c log p_c = -n_i H(p) with p the mean
+ * of P over the node, and a split gains n H(p) - n_L H(p_L) - n_R H(p_R) >= 0.
+ * Same sweep, tie rules and outputs as dfg_proxy_best_split. P must be finite
+ * and >= 0 (rows need not sum to one exactly). */
+int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
+                               const int64_t *rows, int64_t n_rows,
+                               const double *P, int64_t n_classes, int64_t min_leaf,
+                               int32_t *feature, double *threshold, double *gain,
+                               int64_t *n_left, int n_threads);
+
+#endif

@@ -1,0 +1,458 @@
+"""Proxy trees (issue 6): eq. 8 node score, split search vs brute force, eq. 9
+pruning path, reference predictions, RuleSet view, local explanations, eq. 10."""
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.ensemble import (BaggingRegressor, GradientBoostingRegressor,
+                              RandomForestRegressor)
+from sklearn.tree import DecisionTreeRegressor
+
+from defrag import _core
+from defrag.proxy import (ProxyTree, bootstrap_instability, explain_local,
+                          local_fidelity, reference_predictions, tree_dissimilarity)
+
+FLOOR = 1e-300
+
+
+def np_score(m, v):
+    """-n log(sigma2) of eq. 8 / sec. 3.1.1 in plain NumPy."""
+    s2 = np.mean(v + (m - m.mean()) ** 2)
+    return -m.size * np.log(max(s2, FLOOR))
+
+
+def brute_split(X, m, v, min_leaf):
+    """Best (gain, feature, threshold) over every feature and every threshold."""
+    parent = np_score(m, v)
+    best = (-np.inf, -1, 0.0)
+    for d in range(X.shape[1]):
+        vals = np.unique(X[:, d])
+        for a, b in zip(vals[:-1], vals[1:]):
+            t = 0.5 * (a + b)
+            left = X[:, d] <= t
+            if left.sum() < min_leaf or (~left).sum() < min_leaf:
+                continue
+            g = np_score(m[left], v[left]) + np_score(m[~left], v[~left]) - parent
+            if g > best[0] + 1e-9 * abs(parent):
+                best = (g, d, t)
+    return best
+
+
+def problem(seed, n=60, d=3, zero_var=False, ties=False):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    if ties:
+        X = np.round(X * 5) / 5
+    m = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
+    v = np.zeros(n) if zero_var else 0.05 * rng.random(n)
+    return np.ascontiguousarray(X), m, v
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_node_score_matches_numpy(seed):
+    X, m, v = problem(seed)
+    rows = np.flatnonzero(X[:, 2] > 0.3).astype(np.int64)
+    got = _core.proxy_node_score(rows, m, v, FLOOR)
+    assert got == pytest.approx(np_score(m[rows], v[rows]), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed,zero_var,ties,min_leaf", [
+    (0, False, False, 1), (1, True, False, 3), (2, False, True, 5), (3, True, True, 2)])
+def test_split_search_matches_brute_force(seed, zero_var, ties, min_leaf):
+    X, m, v = problem(seed, zero_var=zero_var, ties=ties)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    f, t, gain, n_left = _core.proxy_best_split(X, rows, m, v, min_leaf, FLOOR, 1)
+    g_ref, f_ref, t_ref = brute_split(X, m, v, min_leaf)
+    assert (f, t) == (f_ref, pytest.approx(t_ref))
+    assert gain == pytest.approx(g_ref, rel=1e-9)
+    assert n_left == int((X[:, f] <= t).sum())
+    # a subset of rows, and the thread count does not change the answer
+    sub = np.flatnonzero(X[:, 1] < 0.7).astype(np.int64)
+    one = _core.proxy_best_split(X, sub, m, v, min_leaf, FLOOR, 1)
+    assert one == _core.proxy_best_split(X, sub, m, v, min_leaf, FLOOR, 2)
+    g_ref, f_ref, t_ref = brute_split(X[sub], m[sub], v[sub], min_leaf)
+    assert one[:2] == (f_ref, pytest.approx(t_ref))
+
+
+def test_split_search_respects_min_leaf_and_constant_features():
+    X = np.ones((10, 2))
+    m = np.arange(10.0)
+    rows = np.arange(10, dtype=np.int64)
+    assert _core.proxy_best_split(X, rows, m, np.zeros(10), 1, FLOOR, 1)[0] == -1
+    X[:, 1] = np.arange(10)
+    f, t, _, n_left = _core.proxy_best_split(X, rows, m, np.zeros(10), 4, FLOOR, 1)
+    assert f == 1 and 4 <= n_left <= 6
+    assert _core.proxy_best_split(X, rows, m, np.zeros(10), 6, FLOOR, 1)[0] == -1
+    with pytest.raises(ValueError):
+        _core.proxy_best_split(X, rows, m, -np.ones(10), 1, FLOOR, 1)
+
+
+def grown_splits_by_brute_force(X, m, v, rows, min_leaf, out, path=""):
+    g, f, t = brute_split(X[rows], m[rows], v[rows], min_leaf)
+    if f < 0 or not g > 0:
+        return out
+    out[path] = (f, t)
+    left = rows[X[rows, f] <= t]
+    right = rows[X[rows, f] > t]
+    grown_splits_by_brute_force(X, m, v, left, min_leaf, out, path + "L")
+    grown_splits_by_brute_force(X, m, v, right, min_leaf, out, path + "R")
+    return out
+
+
+def tree_splits(tree):
+    t, out, stack = tree.tree_, {}, [(0, "")]
+    while stack:
+        node, path = stack.pop()
+        if t["children_left"][node] >= 0:
+            out[path] = (int(t["feature"][node]), float(t["threshold"][node]))
+            stack += [(t["children_left"][node], path + "L"), (t["children_right"][node], path + "R")]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_grown_tree_equals_brute_force_growth_with_zero_variance(seed):
+    X, m, _ = problem(seed, n=80)
+    tree = ProxyTree(min_samples_leaf=6, alpha=0.0).fit(X, m)
+    ref = grown_splits_by_brute_force(X, m, np.zeros(80), np.arange(80), 6, {})
+    got = tree_splits(tree)
+    assert got.keys() == ref.keys()
+    for p in ref:
+        assert got[p][0] == ref[p][0] and got[p][1] == pytest.approx(ref[p][1])
+    assert tree.n_leaves_ == len(ref) + 1
+    # the same leaf count taken from the pruning path keeps the top of that tree
+    k = tree.pruning_path_["n_leaves"][3]
+    small = ProxyTree(min_samples_leaf=6, max_leaves=int(k)).fit(X, m)
+    assert small.n_leaves_ == k
+    assert all(ref[p][0] == s[0] and ref[p][1] == pytest.approx(s[1])
+               for p, s in tree_splits(small).items())
+
+
+def test_pruning_path_cost_nested_and_monotone():
+    X, m, v = problem(5, n=150)
+    S = X.shape[0]
+    full = ProxyTree(min_samples_leaf=4, alpha=0.0).fit(X, m, variance=v)
+    path = full.pruning_path_
+    alphas, n_leaves, fit = path["alphas"], path["n_leaves"], path["fit"]
+    assert n_leaves[0] == full.n_leaves_ and n_leaves[-1] == 1
+    assert np.all(np.diff(n_leaves) < 0)
+    assert np.all(np.diff(fit) >= -1e-9 * np.abs(fit).max())
+    finite = np.flatnonzero(np.isfinite(alphas))
+    assert finite[0] == 0 and finite[-1] == alphas.size - 1
+    assert np.all(np.diff(alphas[finite]) > 0)
+    labels = []
+    for k in range(alphas.size):
+        t = ProxyTree(min_samples_leaf=4, max_leaves=int(n_leaves[k])).fit(X, m, variance=v)
+        assert t.n_leaves_ == n_leaves[k]
+        if np.isfinite(alphas[k]):
+            by_alpha = ProxyTree(min_samples_leaf=4, alpha=float(alphas[k])).fit(X, m, variance=v)
+            np.testing.assert_array_equal(by_alpha.predict(X), t.predict(X))
+        # eq. 9 data term S log(sigma2) in plain NumPy from the tree's own leaves
+        leaf = t.apply(X)
+        sse = sum(np.sum(v[leaf == u] + (m[leaf == u] - m[leaf == u].mean()) ** 2) for u in np.unique(leaf))
+        assert fit[k] == pytest.approx(S * np.log(sse / S), rel=1e-10)
+        np.testing.assert_allclose(t.predict(X), [m[leaf == u].mean() for u in leaf])
+        labels.append(leaf)
+    for fine, coarse in zip(labels[:-1], labels[1:]):  # nested: each leaf lies in one coarser leaf
+        for u in np.unique(fine):
+            assert np.unique(coarse[fine == u]).size == 1
+    # the tree chosen for alpha minimises C_alpha over the path; the minimal cost rises
+    # and the selected tree's fit term S log(sigma2) worsens monotonically with alpha
+    grid = np.linspace(0, alphas[-1] * 1.2 + 1, 60)
+    best, chosen_fit, chosen_leaves = [], [], []
+    for a in grid:
+        t = ProxyTree(min_samples_leaf=4, alpha=float(a)).fit(X, m, variance=v)
+        k = int(np.flatnonzero(n_leaves == t.n_leaves_)[0])
+        cost = fit + a * n_leaves
+        assert cost[k] <= cost.min() + 1e-9 * abs(cost).max()
+        best.append(cost.min())
+        chosen_fit.append(fit[k])
+        chosen_leaves.append(n_leaves[k])
+    assert np.all(np.diff(best) >= 0)
+    assert np.all(np.diff(chosen_fit) >= 0) and np.all(np.diff(chosen_leaves) <= 0)
+    assert chosen_leaves[0] == n_leaves[0] and chosen_leaves[-1] == 1
+
+
+def test_reference_predictions_forest_bagging_and_variance_inputs():
+    X, m, _ = problem(0, n=120, d=4)
+    rf = RandomForestRegressor(n_estimators=15, random_state=0).fit(X, m)
+    mean, var = reference_predictions(rf, X)
+    per_tree = np.stack([t.predict(X) for t in rf.estimators_])
+    np.testing.assert_allclose(mean, rf.predict(X))
+    np.testing.assert_allclose(var, per_tree.var(axis=0))
+    assert var.max() > 0
+    bag = BaggingRegressor(DecisionTreeRegressor(), n_estimators=6, max_features=2,
+                           random_state=0).fit(X, m)
+    mean, var = reference_predictions(bag, X)
+    np.testing.assert_allclose(mean, bag.predict(X))
+    assert var.max() > 0
+    gb = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(X, m)
+    mean, var = reference_predictions(gb, X)
+    np.testing.assert_allclose(mean, gb.predict(X))
+    assert np.all(var == 0)
+    np.testing.assert_allclose(reference_predictions(gb, X, lambda Z: Z[:, 0])[1], X[:, 0])
+    np.testing.assert_allclose(reference_predictions(gb, X, np.full(120, 2.0))[1], 2.0)
+    # a variance replaces the forest's spread
+    np.testing.assert_allclose(reference_predictions(rf, X, np.zeros(120))[1], 0.0)
+
+
+def test_bad_input_gives_clear_errors():
+    X, m, v = problem(0)
+    with pytest.raises(ValueError, match="variance must be >= 0"):
+        ProxyTree().fit(X, m, variance=-v - 1)
+    with pytest.raises(ValueError, match="entries but X has"):
+        ProxyTree().fit(X, m[:-1])
+    with pytest.raises(ValueError, match="entries but X has"):
+        ProxyTree().fit(X, m, variance=v[:10])
+    with pytest.raises(TypeError, match="predict"):
+        ProxyTree(estimator=object()).fit(X)
+    with pytest.raises(TypeError, match="predict"):
+        reference_predictions(object(), X)
+    gb = GradientBoostingRegressor(n_estimators=5).fit(X, m)
+    with pytest.raises(ValueError, match="variance must be >= 0"):
+        reference_predictions(gb, X, lambda Z: -np.ones(Z.shape[0]))
+    from sklearn.ensemble import RandomForestClassifier
+
+    rfc = RandomForestClassifier(n_estimators=2).fit(X, m > 0.5)
+    with pytest.raises(TypeError, match="ProxyTreeClassifier"):
+        ProxyTree(rfc).fit(X)
+    with pytest.raises(TypeError, match="classifier"):
+        explain_local(rfc, X[0], X)
+    with pytest.raises(ValueError, match="not both"):
+        ProxyTree(alpha=1.0, max_leaves=3).fit(X, m)
+    with pytest.raises(ValueError, match="min_samples_leaf"):
+        ProxyTree(min_samples_leaf=0).fit(X, m)
+    with pytest.raises(ValueError, match="needs the targets"):
+        ProxyTree().fit(X)
+    with pytest.raises(ValueError, match="features"):
+        ProxyTree(max_leaves=3).fit(X, m).predict(X[:, :2])
+
+
+def test_ruleset_view_one_rule_per_leaf():
+    X, m, v = problem(1, n=200)
+    rf = RandomForestRegressor(n_estimators=10, min_samples_leaf=3, random_state=0).fit(X, m)
+    tree = ProxyTree(rf, max_leaves=6).fit(X)
+    rules = tree.rules_
+    assert len(rules) == tree.n_leaves_ <= 6
+    cover = rules.covers(X)
+    assert np.all(cover.sum(axis=1) == 1)  # the leaves partition the input space
+    np.testing.assert_allclose(rules.predict(X), tree.predict(X))
+    assert sum(r.support for r in rules) == X.shape[0]
+    assert "if " in str(rules) and rules.to_dict()["rules"][0]["conditions"]
+    assert tree.score(X, rf.predict(X)) > 0.5  # R^2 against the reference
+
+
+def test_cross_validated_alpha_and_clone():
+    X, m, v = problem(2, n=150)
+    m = m + np.random.default_rng(0).standard_normal(150)  # noisy targets: CV must prune
+    tree = ProxyTree(min_samples_leaf=5, random_state=0).fit(X, m, variance=v)
+    assert tree.alpha_ in tree.cv_alphas_
+    assert tree.cv_loss_[list(tree.cv_alphas_).index(tree.alpha_)] == pytest.approx(tree.cv_loss_.min())
+    assert 1 < tree.n_leaves_ < tree.pruning_path_["n_leaves"][0]
+    again = clone(tree).fit(X, m, variance=v)
+    np.testing.assert_array_equal(again.predict(X), tree.predict(X))
+
+
+def test_proxy_beats_cart_on_smooth_function():
+    """Figure 1 setting (reduced to 5 seeds here; the benchmark runs 20)."""
+    diffs = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(-3, 3, (100, 1))
+        f = lambda z: np.tanh(z[:, 0]) + 0.3 * z[:, 0]
+        y = f(x) + 0.5 * rng.standard_normal(100)
+        rf = RandomForestRegressor(n_estimators=50, min_samples_leaf=5, random_state=seed).fit(x, y)
+        grid = np.linspace(-3, 3, 400)[:, None]
+        proxy = ProxyTree(rf, max_leaves=6).fit(x)
+        cart = ProxyTree(max_leaves=proxy.n_leaves_).fit(x, y)
+        assert cart.n_leaves_ == proxy.n_leaves_
+        rmse = lambda t: np.sqrt(np.mean((t.predict(grid) - f(grid)) ** 2))
+        diffs.append(rmse(cart) - rmse(proxy))
+    assert np.mean(diffs) > 0
+
+
+def test_local_explanation_and_lime_baseline():
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    rf = RandomForestRegressor(n_estimators=30, min_samples_leaf=5, random_state=0).fit(X, y)
+    glob = ProxyTree(rf, max_leaves=4).fit(X)
+    proxy_loss, lime_loss = [], []
+    for i in range(4):
+        e = glob.explain_local(X[i], random_state=i)
+        assert e.tree.tree_["children_left"].size <= 15  # depth <= 3
+        assert e.samples.shape == (200, X.shape[1])
+        np.testing.assert_allclose(e.reference_mean, rf.predict(e.samples))
+        u = (e.samples - X[i]) / glob.feature_scale_
+        w = np.exp(-0.5 * (u ** 2).sum(axis=1))
+        pred = e.tree.predict(e.samples)
+        assert e.fidelity == pytest.approx(np.sum(w * (e.reference_mean - pred) ** 2) / w.sum())
+        lime = e.lime_baseline(n_features=2)
+        assert lime.features.size == 2
+        assert lime.fidelity == pytest.approx(local_fidelity(lime.predict(e.samples), e.reference_mean, w))
+        proxy_loss.append(e.fidelity)
+        lime_loss.append(lime.fidelity)
+    assert np.mean(proxy_loss) <= np.mean(lime_loss)
+    same = explain_local(rf, X[0], X, random_state=0)  # module function with a training matrix
+    assert same.samples.shape == (200, 10)
+    with pytest.raises(ValueError):
+        explain_local(rf, X[0], X, n_samples=3)
+
+
+def stump(feature, threshold, n_features=2):
+    X = np.zeros((4, n_features))
+    X[:, feature] = [0.0, 0.0, 1.0, 1.0]
+    t = ProxyTree(min_samples_leaf=1, alpha=0.0).fit(X, [0.0, 0.0, 1.0, 1.0])
+    t.tree_["threshold"][0] = threshold
+    return t
+
+
+def test_tree_dissimilarity_eq10():
+    rng = np.ones(2)
+    a, b, c = stump(0, 0.5), stump(0, 0.25), stump(1, 0.5)
+    assert tree_dissimilarity(a, a, rng) == 0.0
+    assert tree_dissimilarity(a, b, rng) == pytest.approx(0.25)
+    assert tree_dissimilarity(a, b, rng) == tree_dissimilarity(b, a, rng)
+    assert tree_dissimilarity(a, c, rng) == 1.0
+    assert tree_dissimilarity(a, a, rng, weights="paper") == pytest.approx(0.5)  # q = 1/b, b = 2
+    X, m, _ = problem(0, n=100)
+    deep = ProxyTree(min_samples_leaf=5, max_leaves=5).fit(X, m)
+    d = tree_dissimilarity(deep, a, np.ptp(X, axis=0))
+    assert 0 < d < 1  # only the root can match
+    sk = DecisionTreeRegressor(max_leaf_nodes=5, random_state=0).fit(X, m)
+    assert 0 <= tree_dissimilarity(deep, sk, np.ptp(X, axis=0)) <= 1
+
+
+def test_bootstrap_instability():
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 3))
+    y = np.where(X[:, 0] > 0.5, 10.0, 0.0) + 0.01 * rng.standard_normal(200)
+    mean, std = bootstrap_instability(lambda: ProxyTree(max_leaves=2), X, y, n_boot=10, random_state=0)
+    assert 0 <= mean < 0.05 and std >= 0  # the obvious stump is found on every resample
+    noisy = rng.standard_normal(200)
+    mean2, _ = bootstrap_instability(lambda: ProxyTree(max_leaves=4), X, noisy, n_boot=6, random_state=0)
+    assert mean2 > mean
+
+
+# ---------------------------------------------------------------- classification
+
+
+def np_neg_loglik(P):
+    """n H(p) of soft targets P (rows) in plain NumPy: -sum_j sum_c P_jc log p_c."""
+    p = P.mean(axis=0)
+    return -np.sum(P.sum(axis=0)[p > 0] * np.log(p[p > 0]))
+
+
+def brute_split_proba(X, P, min_leaf):
+    parent = np_neg_loglik(P)
+    best = (-np.inf, -1, 0.0)
+    for d in range(X.shape[1]):
+        vals = np.unique(X[:, d])
+        for a, b in zip(vals[:-1], vals[1:]):
+            t = 0.5 * (a + b)
+            left = X[:, d] <= t
+            if left.sum() < min_leaf or (~left).sum() < min_leaf:
+                continue
+            g = parent - np_neg_loglik(P[left]) - np_neg_loglik(P[~left])
+            if g > best[0] + 1e-9 * abs(parent):
+                best = (g, d, t)
+    return best
+
+
+def soft_problem(seed, n=80, C=3):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((n, 3)) * 20) / 20
+    logits = np.stack([3 * X[:, 0], 2 * X[:, 1] ** 2, np.zeros(n)][:C], axis=1)
+    logits += 0.3 * rng.standard_normal((n, C))
+    P = np.exp(logits)
+    return np.ascontiguousarray(X), np.ascontiguousarray(P / P.sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("seed,min_leaf", [(0, 1), (1, 5)])
+def test_soft_target_split_search_matches_brute_force(seed, min_leaf):
+    X, P = soft_problem(seed)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    f, t, gain, _ = _core.proxy_best_split_proba(X, rows, P, min_leaf, 1)
+    g_ref, f_ref, t_ref = brute_split_proba(X, P, min_leaf)
+    assert (f, t) == (f_ref, pytest.approx(t_ref))
+    assert gain == pytest.approx(g_ref, rel=1e-9)
+    assert _core.proxy_best_split_proba(X, rows, P, min_leaf, 2) == (f, t, gain, _)
+    with pytest.raises(ValueError):
+        _core.proxy_best_split_proba(X, rows, -P, min_leaf, 1)
+
+
+def test_classifier_tree_path_and_rules():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag.proxy import ProxyTreeClassifier
+
+    X, P = soft_problem(3, n=200)
+    y = np.argmax(P, axis=1)
+    rf = RandomForestClassifier(n_estimators=20, min_samples_leaf=3, random_state=0).fit(X, y)
+    full = ProxyTreeClassifier(rf, min_samples_leaf=5, alpha=0.0).fit(X)
+    Pr = rf.predict_proba(X)
+    np.testing.assert_allclose(full.reference_proba_, Pr)
+    # growth equals brute force on the reference's probabilities
+    t = full.tree_
+    stack = [(0, np.arange(200))]
+    while stack:
+        node, rows = stack.pop()
+        if t["children_left"][node] < 0:
+            np.testing.assert_allclose(t["value"][node], Pr[rows].mean(axis=0))
+            continue
+        g, f, thr = brute_split_proba(X[rows], Pr[rows], 5)
+        assert t["feature"][node] == f and t["threshold"][node] == pytest.approx(thr)
+        left = X[rows, f] <= t["threshold"][node]
+        stack += [(t["children_left"][node], rows[left]), (t["children_right"][node], rows[~left])]
+    # pruning cost: -2 log-likelihood of the leaves, additive; nested sequence
+    path = full.pruning_path_
+    assert np.all(np.diff(path["n_leaves"]) < 0) and np.all(np.diff(path["fit"]) >= -1e-9)
+    for k in (0, len(path["n_leaves"]) // 2, len(path["n_leaves"]) - 1):
+        tk = ProxyTreeClassifier(rf, min_samples_leaf=5, max_leaves=int(path["n_leaves"][k])).fit(X)
+        leaf = tk.apply(X)
+        cost = sum(2 * np_neg_loglik(Pr[leaf == u]) for u in np.unique(leaf))
+        assert path["fit"][k] == pytest.approx(cost, rel=1e-10, abs=1e-9)
+    small = ProxyTreeClassifier(rf, max_leaves=4).fit(X)
+    assert small.n_leaves_ <= 4 and len(small.rules_) == small.n_leaves_
+    np.testing.assert_array_equal(small.rules_.predict(X), small.predict(X))
+    assert small.rules_[0].proba is not None
+    np.testing.assert_allclose(small.predict_proba(X).sum(axis=1), 1.0)
+    assert small.score(X, rf.predict(X)) > 0.7
+    cv = ProxyTreeClassifier(rf, random_state=0).fit(X)
+    assert cv.alpha_ in cv.cv_alphas_
+    hard = ProxyTreeClassifier(max_leaves=3).fit(X, np.array(["a", "b", "c"])[y])
+    assert set(hard.predict(X)) <= {"a", "b", "c"}
+    with pytest.raises(TypeError, match="predict_proba"):
+        ProxyTreeClassifier(GradientBoostingRegressor()).fit(X)
+    with pytest.raises(ValueError, match="one label per row"):
+        ProxyTreeClassifier().fit(X, y[:-1])
+
+
+def test_dataframe_input_keeps_feature_names_without_warnings():
+    import warnings
+
+    import pandas as pd
+
+    X, m, _ = problem(4, n=120)
+    df = pd.DataFrame(X, columns=["age", "bmi", "bp"])
+    gb = GradientBoostingRegressor(n_estimators=10, random_state=0).fit(df, m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tree = ProxyTree(gb, max_leaves=4).fit(df, variance=lambda Z: np.full(len(Z), 0.1))
+        pred = tree.predict(df)
+    assert list(tree.feature_names_in_) == ["age", "bmi", "bp"]
+    assert {c.name for r in tree.rules_ for c in r.conditions} <= {"age", "bmi", "bp"}
+    np.testing.assert_allclose(tree.reference_var_, 0.1)
+    np.testing.assert_allclose(pred, tree.rules_.predict(X))
+
+
+def test_edge_cases_strided_targets_tiny_and_constant_inputs():
+    X = np.random.default_rng(0).random((30, 2))
+    t = ProxyTree(min_samples_leaf=10, alpha=0.0).fit(X, X[:, 0], variance=X[:, 1])  # strided views
+    _, f, thr = brute_split(X, X[:, 0].copy(), X[:, 1].copy(), 10)
+    assert t.n_leaves_ >= 2 and t.tree_["feature"][0] == f
+    assert t.tree_["threshold"][0] == pytest.approx(thr)
+    assert ProxyTree(max_depth=0).fit(X, X[:, 0]).n_leaves_ == 1
+    const = ProxyTree().fit(X, np.ones(30))
+    assert const.n_leaves_ == 1 and np.all(const.predict(X) == 1.0)
+    assert ProxyTree(max_leaves=3).fit(X[:3], X[:3, 0]).n_leaves_ == 1
+    with pytest.raises(ValueError, match="cv=5"):
+        ProxyTree().fit(X[:3], X[:3, 0])
