@@ -1,7 +1,9 @@
 """defrag: make fitted tree ensembles interpretable.
 
 ``DefragModel`` simplifies a fitted random forest or extra-trees ensemble into a
-few rules by FAB inference (Hara & Hayashi, AISTATS 2018).
+few rules by FAB inference (Hara & Hayashi, AISTATS 2018). ``ProxyTree`` fits a
+small CART to the ensemble's predictive mean and variance, globally or around
+one point.
 """
 __version__ = "0.1.0"
 
@@ -17,14 +19,30 @@ from ._config import show_config
 from ._rules import Condition, Rule, RuleSet
 from ._splits import SplitTable, split_table_from_array, split_table_from_estimator
 from .model import DefragModel
+from .proxy import (
+    ProxyTree,
+    ProxyTreeClassifier,
+    bootstrap_instability,
+    explain_local,
+    reference_predictions,
+    reference_proba,
+    tree_dissimilarity,
+)
 
 __all__ = [
     "Condition",
     "DefragModel",
+    "ProxyTree",
+    "ProxyTreeClassifier",
     "Rule",
     "RuleSet",
     "SplitTable",
     "show_config",
     "split_table_from_array",
     "split_table_from_estimator",
+    "bootstrap_instability",
+    "explain_local",
+    "reference_predictions",
+    "reference_proba",
+    "tree_dissimilarity",
 ]
