@@ -66,7 +66,45 @@ __attribute__((target("avx2"))) static void micro_kernel_avx2(
     _mm256_storeu_ps(acc[4], c4); _mm256_storeu_ps(acc[5], c5);
     _mm256_storeu_ps(acc[6], c6); _mm256_storeu_ps(acc[7], c7);
 }
+
+/* Equal weights: integer counts of shared leaves (compare, then subtract the -1 mask). */
+__attribute__((target("avx2"))) static void count_kernel_avx2(
+    const int32_t *a, const int32_t *b, int64_t n_keep, int32_t cnt[PA][PB]) {
+    __m256i c0 = _mm256_setzero_si256(), c1 = _mm256_setzero_si256(), c2 = _mm256_setzero_si256(),
+            c3 = _mm256_setzero_si256(), c4 = _mm256_setzero_si256(), c5 = _mm256_setzero_si256(),
+            c6 = _mm256_setzero_si256(), c7 = _mm256_setzero_si256();
+    for (int64_t k = 0; k < n_keep; k++) {
+        __m256i bv = _mm256_loadu_si256((const __m256i *)(b + k * PB));
+        const int32_t *ak = a + k * PA;
+#define DFG_STEP(c, i) c = _mm256_sub_epi32(c, _mm256_cmpeq_epi32(bv, _mm256_set1_epi32(ak[i])))
+        DFG_STEP(c0, 0); DFG_STEP(c1, 1); DFG_STEP(c2, 2); DFG_STEP(c3, 3);
+        DFG_STEP(c4, 4); DFG_STEP(c5, 5); DFG_STEP(c6, 6); DFG_STEP(c7, 7);
+#undef DFG_STEP
+    }
+    _mm256_storeu_si256((__m256i *)cnt[0], c0); _mm256_storeu_si256((__m256i *)cnt[1], c1);
+    _mm256_storeu_si256((__m256i *)cnt[2], c2); _mm256_storeu_si256((__m256i *)cnt[3], c3);
+    _mm256_storeu_si256((__m256i *)cnt[4], c4); _mm256_storeu_si256((__m256i *)cnt[5], c5);
+    _mm256_storeu_si256((__m256i *)cnt[6], c6); _mm256_storeu_si256((__m256i *)cnt[7], c7);
+}
 #endif
+
+static void count_kernel(int use_avx2, const int32_t *a, const int32_t *b, int64_t n_keep,
+                         int32_t cnt[PA][PB]) {
+#ifdef DFG_PROX_AVX2
+    if (use_avx2) {
+        count_kernel_avx2(a, b, n_keep, cnt);
+        return;
+    }
+#endif
+    (void)use_avx2;
+    for (int i = 0; i < PA; i++)
+        for (int j = 0; j < PB; j++) cnt[i][j] = 0;
+    for (int64_t k = 0; k < n_keep; k++)
+        for (int i = 0; i < PA; i++) {
+            const int32_t l = a[k * PA + i];
+            for (int j = 0; j < PB; j++) cnt[i][j] += b[k * PB + j] == l;
+        }
+}
 
 /* Rows h .. h+3 of the A panel against the B panel. */
 static void micro_kernel_half(const int32_t *a, int h, const int32_t *b, const float *w,
@@ -131,6 +169,12 @@ static int cpu_has_avx2(void) {
 #endif
 }
 
+static int64_t keep_first(const float *weights, int64_t n_trees) {
+    for (int64_t t = 0; t < n_trees; t++)
+        if (weights[t] != 0.0f) return t;
+    return 0;
+}
+
 int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leaves_bt,
                       int64_t n_b, int64_t n_trees, const float *weights, float *out,
                       int n_threads) {
@@ -160,11 +204,20 @@ int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leave
         free(keep); free(w); free(pa); free(pb);
         return DFG_ENOMEM;
     }
+    /* All non-zero weights equal (a random forest): proximity = shared / kept trees,
+       counted in integers (exact; cheaper than masked float adds). */
+    int equal = 1;
+    const float first = weights[keep_first(weights, n_trees)];
+    for (int64_t t = 0; t < n_trees; t++)
+        if (weights[t] != 0.0f && weights[t] != first) equal = 0;
     for (int64_t t = 0, k = 0; t < n_trees; t++)
         if (weights[t] != 0.0f) { keep[k] = t; w[k] = weights[t]; k++; }
     pack(leaves_a, n_a, n_trees, 1, keep, n_keep, PA, pa, n_threads);
     pack(leaves_bt, n_b, n_trees, 0, keep, n_keep, PB, pb, n_threads);
 
+    /* counts need n_keep <= 2^24 to be exact in float */
+    if (equal && n_keep > (1 << 24)) equal = 0;
+    const float denom = equal ? (float)n_keep : total;
     int use_avx2 = getenv("DEFRAG_NO_AVX2") ? 0 : cpu_has_avx2();
     int64_t chunk = CHUNK_BYTES / (n_keep * PB * (int64_t)sizeof(int32_t));
     if (chunk < 1) chunk = 1;
@@ -174,15 +227,22 @@ int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leave
         #pragma omp parallel for schedule(static) num_threads(n_threads)
         for (int64_t p = 0; p < panels_a; p++) {
             float acc[PA][PB];
+            int32_t cnt[PA][PB];
             const int32_t *a = pa + p * n_keep * PA;
             for (int64_t q = q0; q < q1; q++) {
-                micro_kernel(use_avx2, a, pb + q * n_keep * PB, w, n_keep, acc);
+                if (equal) {
+                    count_kernel(use_avx2, a, pb + q * n_keep * PB, n_keep, cnt);
+                    for (int i = 0; i < PA; i++)
+                        for (int j = 0; j < PB; j++) acc[i][j] = (float)cnt[i][j];
+                } else {
+                    micro_kernel(use_avx2, a, pb + q * n_keep * PB, w, n_keep, acc);
+                }
                 for (int i = 0; i < PA; i++) {
                     int64_t r = p * PA + i;
                     if (r >= n_a) break;
                     float *o = out + r * n_b + q * PB;
                     for (int j = 0; j < PB && q * PB + j < n_b; j++) {
-                        float d = 1.0f - acc[i][j] / total;
+                        float d = 1.0f - acc[i][j] / denom;
                         o[j] = d < 0.0f ? 0.0f : (d > 1.0f ? 1.0f : d);
                     }
                 }

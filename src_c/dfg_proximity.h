@@ -9,7 +9,9 @@
  *     proximity(a, b) = sum_t w_t [leaf_t(a) == leaf_t(b)] / sum_t w_t
  *     distance(a, b)  = 1 - proximity(a, b)
  *
- * Sums are taken in float in tree order, the numerator over the same terms as the
+ * When all non-zero weights are equal (a random forest) the proximity is the exact
+ * count of shared leaves over the number of kept trees. Otherwise sums are taken
+ * in float in tree order, the numerator over the same terms as the
  * denominator, so d(a, a) == 0 exactly, d(a, b) == d(b, a) exactly and every value
  * lies in [0, 1]. Each output entry is computed by one thread in a fixed order:
  * results do not depend on the thread count.
