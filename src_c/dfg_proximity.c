@@ -222,10 +222,14 @@ int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leave
     int64_t chunk = CHUNK_BYTES / (n_keep * PB * (int64_t)sizeof(int32_t));
     if (chunk < 1) chunk = 1;
     int64_t n_chunks = (panels_b + chunk - 1) / chunk;
-    for (int64_t c = 0; c < n_chunks; c++) {
+    /* tasks in chunk-major order, handed out dynamically: threads work on the same
+       B chunk at about the same time, and a busy core does not hold up the others */
+    int64_t n_tasks = n_chunks * panels_a;
+    #pragma omp parallel for schedule(dynamic, 16) num_threads(n_threads)
+    for (int64_t task = 0; task < n_tasks; task++) {
+        int64_t c = task / panels_a, p = task % panels_a;
         int64_t q0 = c * chunk, q1 = q0 + chunk < panels_b ? q0 + chunk : panels_b;
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
-        for (int64_t p = 0; p < panels_a; p++) {
+        {
             float acc[PA][PB];
             int32_t cnt[PA][PB];
             const int32_t *a = pa + p * n_keep * PA;
