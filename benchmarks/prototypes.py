@@ -25,7 +25,7 @@ one PrototypeExplainer per split and distance is checked against it at k = 10.
 
 Speed. RandomForestClassifier(--speed-trees) on N points of make_classification;
 the N x N RF distance from leaf indices by the C kernel (1 and --threads threads,
-best of 3) and by the NumPy broadcasting version of the same formula
+best of 3; also with random unequal weights, the float path GBT distances take) and by the NumPy broadcasting version of the same formula
 (``1 - (LA[i:i+c, None, :] == LB[None]).sum(-1) / T`` in row chunks, the fastest
 of the variants we tried), once, in the same run; their ratio.
 """
@@ -154,9 +154,10 @@ def accuracy(args):
         for m in METHODS:
             rfv = np.array([r["rf"][m]["test"][9] for r in runs])
             euv = np.array([r["euclidean"][m]["test"][9] for r in runs])
-            wins = int(np.sum(rfv > euv))
+            wins, ties = int(np.sum(rfv > euv)), int(np.sum(rfv == euv))
             print(f"  {m:6} RF {rfv.mean():.3f} +- {rfv.std():.3f}   Euclidean {euv.mean():.3f} +- "
-                  f"{euv.std():.3f}   RF better in {wins}/{len(runs)} splits")
+                  f"{euv.std():.3f}   RF better / tied / worse in {wins} / {ties} / "
+                  f"{len(runs) - wins - ties} of {len(runs)} splits")
 
 
 def speed(args):
@@ -178,6 +179,13 @@ def speed(args):
             best = min(best, time.perf_counter() - t0)
         times[threads] = best
         print(f"  C kernel, {threads} thread(s): {best:.3f} s (best of 3)")
+    wg = np.random.default_rng(0).random(T).astype(np.float32)
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        P.tree_distance(L, L, wg, th)
+        best = min(best, time.perf_counter() - t0)
+    print(f"  C kernel, unequal weights (the GBT path), {th} thread(s): {best:.3f} s (best of 3)")
     t0 = time.perf_counter()
     ref = np.empty((n, n), np.float32)
     for i in range(0, n, 4):
