@@ -346,6 +346,9 @@ class PrototypeExplainer(BaseEstimator):
                 raise ValueError("PrototypeExplainer needs a fitted tree ensemble as estimator "
                                  "(or distance='euclidean')")
             return "euclidean"
+        if self.distance == "euclidean":  # the estimator only labels the points
+            check_is_fitted(est)
+            return "euclidean"
         if not hasattr(est, "apply"):
             raise TypeError(f"{type(est).__name__} has no apply(); a tree ensemble is needed")
         check_is_fitted(est)

@@ -343,3 +343,10 @@ def test_bad_input(cancer):
     with pytest.raises(NotFittedError):
         PrototypeExplainer(RandomForestClassifier()).fit(Xtr, ytr)
     assert PrototypeExplainer(None, distance="euclidean", n_prototypes=2).fit(Xtr, ytr).prototypes_.size == 2
+    # Euclidean prototypes of any fitted classifier's predictions
+    from sklearn.linear_model import LogisticRegression
+    lr = LogisticRegression(max_iter=50).fit(Xtr[:, :3], ytr)
+    ex = PrototypeExplainer(lr, distance="euclidean", n_prototypes=4).fit(Xtr[:, :3])
+    np.testing.assert_array_equal(ex.prototype_labels_, lr.predict(Xtr[:, :3])[ex.prototypes_])
+    with pytest.raises(TypeError, match="apply"):
+        PrototypeExplainer(lr).fit(Xtr[:, :3])
