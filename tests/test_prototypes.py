@@ -350,3 +350,36 @@ def test_bad_input(cancer):
     np.testing.assert_array_equal(ex.prototype_labels_, lr.predict(Xtr[:, :3])[ex.prototypes_])
     with pytest.raises(TypeError, match="apply"):
         PrototypeExplainer(lr).fit(Xtr[:, :3])
+
+
+def naive_sg(D, y, k):
+    """SG line by line: add the point maximising training balanced accuracy of the
+    nearest-prototype rule (ties to the lower index); stop when nothing improves."""
+    from sklearn.metrics import balanced_accuracy_score
+    M, best = [], 0.0
+    while len(M) < k:
+        scores = []
+        for s in range(len(y)):
+            if s in M:
+                scores.append(-1.0)
+                continue
+            Ms = np.array(sorted(M + [s]))
+            scores.append(balanced_accuracy_score(y, y[Ms[np.argmin(D[:, Ms], axis=1)]]))
+        s = int(np.argmax(scores))
+        if not scores[s] > best + 1e-12:
+            break
+        M.append(s)
+        best = scores[s]
+    return M
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sg_equals_naive(seed):
+    rng = np.random.default_rng(seed)
+    pts = rng.random((45, 2))
+    y = ((pts[:, 0] + 0.3 * rng.standard_normal(45)) > 0.5).astype(int) + (pts[:, 1] > 0.7)
+    D = np.round(np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1)) * 8) / 16  # many ties
+    D = D.astype(np.float32)
+    chosen, trace = P.select_supervised(D, y, np.arange(45), y, 3, 12)
+    assert chosen == naive_sg(D, y, 12)
+    assert np.all(np.diff(trace) > 0)
