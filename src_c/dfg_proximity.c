@@ -29,6 +29,7 @@ static void pack(const int32_t *src, int64_t n, int64_t n_trees, int point_major
                  const int64_t *keep, int64_t n_keep, int panel, int32_t *dst,
                  int n_threads) {
     int64_t n_panels = (n + panel - 1) / panel;
+    (void)n_threads; /* unused without OpenMP */
     #pragma omp parallel for schedule(static) num_threads(n_threads)
     for (int64_t p = 0; p < n_panels; p++) {
         int32_t *d = dst + p * n_keep * panel;
