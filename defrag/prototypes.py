@@ -77,8 +77,8 @@ def tree_weights(estimator, leaves, kind):
         raise ValueError("leaf matrix and boosting model disagree on the number of trees")
     w = np.empty(n_trees, dtype=np.float64)
     for i, tree in enumerate(trees):
-        values = est.learning_rate * tree.tree_.value[:, 0, 0]
-        w[i] = np.var(values[leaves[:, i]])
+        v = est.learning_rate * tree.tree_.value[:, 0, 0][leaves[:, i]]
+        w[i] = np.var(v) if np.ptp(v) > 0 else 0.0  # exactly 0 for a tree constant on S
     if not np.any(w > 0):
         raise ValueError("every tree of the boosting model is constant on the training points; "
                          "the GBT distance is undefined")

@@ -259,13 +259,14 @@ def cancer():
     return X[idx[:300]], y[idx[:300]], X[idx[300:]], y[idx[300:]]
 
 
+@pytest.mark.parametrize("method", ["sm-a", "sm-wa", "sm-u"])
 @pytest.mark.parametrize("distance", ["rf", "gbt", "euclidean"])
-def test_all_prototypes_is_1nn(cancer, distance):
+def test_all_prototypes_is_1nn(cancer, distance, method):
     Xtr, ytr, Xte, yte = cancer
     Xtr, ytr = Xtr[:120], ytr[:120]
     est = (GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0) if distance == "gbt"
            else RandomForestClassifier(n_estimators=20, max_depth=5, random_state=0)).fit(Xtr, ytr)
-    ex = PrototypeExplainer(est, n_prototypes=len(ytr), method="sm-a", distance=distance).fit(Xtr, ytr)
+    ex = PrototypeExplainer(est, n_prototypes=len(ytr), method=method, distance=distance).fit(Xtr, ytr)
     assert sorted(ex.prototypes_) == list(range(len(ytr)))
     # 1-NN under the same distance (ties to the lower training index)
     if distance == "euclidean":
@@ -383,3 +384,21 @@ def test_sg_equals_naive(seed):
     chosen, trace = P.select_supervised(D, y, np.arange(45), y, 3, 12)
     assert chosen == naive_sg(D, y, 12)
     assert np.all(np.diff(trace) > 0)
+
+
+def test_results_do_not_depend_on_threads(cancer):
+    Xtr, ytr, Xte, _ = cancer
+    gb = GradientBoostingClassifier(n_estimators=30, random_state=0).fit(Xtr, ytr)
+    one = PrototypeExplainer(gb, n_prototypes=12, n_jobs=1).fit(Xtr, ytr)
+    two = PrototypeExplainer(gb, n_prototypes=12, n_jobs=2).fit(Xtr, ytr)
+    np.testing.assert_array_equal(one.prototypes_, two.prototypes_)
+    np.testing.assert_array_equal(one.transform(Xte), two.transform(Xte))
+
+
+def test_constant_boosting_model_is_rejected():
+    from types import SimpleNamespace
+    tree = SimpleNamespace(tree_=SimpleNamespace(value=np.full((3, 1, 1), 0.5)))
+    gb = SimpleNamespace(estimators_=np.array([[tree], [tree]], dtype=object), learning_rate=0.1)
+    leaves = np.array([[1, 2], [2, 1], [1, 1]], dtype=np.int32)
+    with pytest.raises(ValueError, match="constant"):
+        P.tree_weights(gb, leaves, "gbt")
