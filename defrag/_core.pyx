@@ -609,3 +609,33 @@ def map_assign(Problem problem, dict params, double eps, int n_threads=1):
             status = dfg_map_assign(&problem.data, &p, eps, &o[0], n_threads)
     _check(status, "map_assign")
     return out
+
+
+# ---- proximities (issue 5) ----
+
+cdef extern from "dfg_proximity.h":
+    int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leaves_bt,
+                          int64_t n_b, int64_t n_trees, const float *weights, float *out,
+                          int n_threads) nogil
+
+
+def tree_distance(const int32_t[:, ::1] leaves_a, const int32_t[:, ::1] leaves_bt,
+                  const float[::1] weights, int n_threads=1):
+    """1 - weighted share of trees in which a point of A and a point of B share a leaf.
+
+    leaves_a: n_a x n_trees; leaves_bt: n_trees x n_b (tree-major); weights: n_trees.
+    Returns an n_a x n_b float32 array (see src_c/dfg_proximity.h)."""
+    cdef int64_t n_a = leaves_a.shape[0], T = leaves_a.shape[1], n_b = leaves_bt.shape[1]
+    if leaves_bt.shape[0] != T or weights.shape[0] != T:
+        raise ValueError("leaves_a, leaves_bt and weights disagree on the number of trees")
+    if T < 1:
+        raise ValueError("at least one tree is needed")
+    out = np.empty((n_a, n_b), dtype=np.float32)
+    cdef float[:, ::1] o = out
+    cdef int status
+    with nogil:
+        status = dfg_tree_distance(&leaves_a[0, 0] if n_a else NULL, n_a,
+                                   &leaves_bt[0, 0] if n_b else NULL, n_b, T,
+                                   &weights[0], &o[0, 0] if n_a * n_b else NULL, n_threads)
+    _check(status, "tree_distance")
+    return out
