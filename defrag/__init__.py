@@ -3,7 +3,8 @@
 ``DefragModel`` simplifies a fitted random forest or extra-trees ensemble into a
 few rules by FAB inference (Hara & Hayashi, AISTATS 2018). ``ProxyTree`` fits a
 small CART to the ensemble's predictive mean and variance, globally or around
-one point.
+one point. ``PrototypeExplainer`` picks representative training points per class
+under the ensemble's own proximity (greedy submodular selection).
 """
 __version__ = "0.1.0"
 
@@ -19,6 +20,7 @@ from ._config import show_config
 from ._rules import Condition, Rule, RuleSet
 from ._splits import SplitTable, split_table_from_array, split_table_from_estimator
 from .model import DefragModel
+from .prototypes import PrototypeExplainer, tree_distance
 from .proxy import (
     ProxyTree,
     ProxyTreeClassifier,
@@ -32,6 +34,7 @@ from .proxy import (
 __all__ = [
     "Condition",
     "DefragModel",
+    "PrototypeExplainer",
     "ProxyTree",
     "ProxyTreeClassifier",
     "Rule",
@@ -45,4 +48,5 @@ __all__ = [
     "reference_predictions",
     "reference_proba",
     "tree_dissimilarity",
+    "tree_distance",
 ]
