@@ -15,7 +15,11 @@ _SKLEARN_FORESTS = (
     "RandomForestRegressor",
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
+    "GradientBoostingClassifier",
+    "GradientBoostingRegressor",
 )
+_SKLEARN_HIST = ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor")
+_SUPPORTED = _SKLEARN_FORESTS + _SKLEARN_HIST
 
 
 class SplitTable:
@@ -106,36 +110,60 @@ def float32_threshold(t):
     return np.where(even, np.nextafter(mid, -np.inf), mid)
 
 
-def _forest_trees(estimator):
-    """Fitted decision trees of a supported scikit-learn ensemble."""
+def _check_supported(estimator):
     from sklearn.utils.validation import check_is_fitted
 
     name = type(estimator).__name__
-    if name not in _SKLEARN_FORESTS or not type(estimator).__module__.startswith("sklearn."):
+    if name not in _SUPPORTED or not type(estimator).__module__.startswith("sklearn."):
         raise TypeError(
             f"unsupported estimator type {type(estimator).__module__}.{name}; supported: "
-            f"scikit-learn {', '.join(_SKLEARN_FORESTS)}, or an array of "
-            "(feature, threshold) pairs"
+            f"scikit-learn {', '.join(_SUPPORTED)}, or an array of (feature, threshold) pairs"
         )
-    check_is_fitted(estimator, "estimators_")
-    return list(estimator.estimators_)
+    check_is_fitted(estimator)
+    return name
+
+
+def _hist_splits(estimator):
+    """(features, thresholds) of a HistGradientBoosting model: numeric nodes go left
+    when x <= num_threshold, on float64 inputs."""
+    features, thresholds = [], []
+    for per_class in estimator._predictors:  # iterations x classes
+        for predictor in per_class:
+            nodes = predictor.nodes
+            internal = nodes["is_leaf"] == 0
+            if np.any(nodes["is_categorical"][internal]):
+                raise TypeError(
+                    "HistGradientBoosting models with categorical splits are not supported yet"
+                )
+            features.append(nodes["feature_idx"][internal])
+            thresholds.append(nodes["num_threshold"][internal])
+    return features, thresholds
 
 
 def split_table_from_estimator(estimator, keep_duplicates=False):
-    """SplitTable of a fitted scikit-learn forest (left child when x <= t, so s = x > t)."""
-    trees = _forest_trees(estimator)
-    features, thresholds = [], []
-    for tree in trees:  # one vectorised read per tree, not per node
-        t = tree.tree_
-        internal = t.children_left >= 0
-        features.append(t.feature[internal])
-        thresholds.append(t.threshold[internal])
+    """SplitTable of a fitted scikit-learn tree ensemble (left child when x <= t, so s = x > t).
+
+    Forests and gradient boosting (all per-class trees) compare float32-rounded
+    inputs; HistGradientBoosting compares float64 inputs.
+    """
+    name = _check_supported(estimator)
+    if name in _SKLEARN_HIST:
+        features, thresholds = _hist_splits(estimator)
+        float32_inputs = False
+    else:
+        features, thresholds = [], []
+        for tree in np.ravel(estimator.estimators_):  # one vectorised read per tree
+            t = tree.tree_
+            internal = t.children_left >= 0
+            features.append(t.feature[internal])
+            thresholds.append(t.threshold[internal])
+        float32_inputs = True
     return SplitTable(
         np.concatenate(features) if features else np.zeros(0, dtype=np.int64),
         np.concatenate(thresholds) if thresholds else np.zeros(0),
         n_features=estimator.n_features_in_,
         keep_duplicates=keep_duplicates,
-        float32_inputs=True,
+        float32_inputs=float32_inputs,
     )
 
 

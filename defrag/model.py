@@ -88,10 +88,10 @@ class DefragModel(BaseEstimator):
 
     Parameters
     ----------
-    estimator : fitted scikit-learn forest or array of shape (n_splits, 2)
-        A fitted RandomForestClassifier/Regressor or ExtraTreesClassifier/Regressor,
-        or (feature index, threshold) pairs of splits ``x_feature > threshold``
-        from any ensemble.
+    estimator : fitted scikit-learn tree ensemble or array of shape (n_splits, 2)
+        A fitted RandomForest, ExtraTrees, GradientBoosting or HistGradientBoosting
+        classifier or regressor (numeric splits), or (feature index, threshold)
+        pairs of splits ``x_feature > threshold`` from any ensemble.
     max_rules : int, default=10
         K_max for FAB (an upper bound; FAB removes superfluous rules), the exact
         number of rules for EM.

@@ -1,0 +1,88 @@
+"""Split tables from scikit-learn boosting models: our binary features send every
+sample the way the library's own trees do."""
+import numpy as np
+import pytest
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+)
+
+from conftest import xor_data
+from defrag import DefragModel, split_table_from_estimator
+from defrag._splits import float32_threshold
+
+
+def data(n_classes, seed=0, n=400):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)) * [1, 10, 0.1, 100]
+    X[:, 3] = np.round(X[:, 3])  # ties
+    if n_classes == 0:
+        return X, X[:, 0] + np.sin(X[:, 1]) + 0.1 * rng.normal(size=n)
+    return X, np.digitize(X[:, 0] + 0.1 * X[:, 1], np.linspace(-1, 1, n_classes - 1))
+
+
+def in_table(table, features, thresholds):
+    keys = set(zip(table.feature.tolist(), table.threshold.tolist()))
+    return all((int(f), float(t)) in keys for f, t in zip(features, thresholds))
+
+
+@pytest.mark.parametrize("Model,n_classes", [
+    (GradientBoostingRegressor, 0), (GradientBoostingClassifier, 2), (GradientBoostingClassifier, 3),
+])
+def test_gradient_boosting_splits_match_decision_paths(Model, n_classes):
+    X, y = data(n_classes)
+    gb = Model(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
+    table = split_table_from_estimator(gb)
+    trees = np.ravel(gb.estimators_)
+    assert len(trees) == 15 * (1 if n_classes <= 2 else n_classes)
+    for tree in trees:
+        t = tree.tree_
+        path = tree.decision_path(X).toarray().astype(bool)
+        internal = np.flatnonzero(t.children_left >= 0)
+        t2 = float32_threshold(t.threshold[internal])
+        assert in_table(table, t.feature[internal], t2)
+        for node, thr in zip(internal, t2):
+            seen = path[:, node]
+            went_right = path[:, t.children_right[node]]
+            np.testing.assert_array_equal(went_right[seen], (X[:, t.feature[node]] > thr)[seen])
+
+
+@pytest.mark.parametrize("Model,n_classes", [
+    (HistGradientBoostingRegressor, 0), (HistGradientBoostingClassifier, 2),
+    (HistGradientBoostingClassifier, 3),
+])
+def test_hist_gradient_boosting_traversal_reproduces_raw_prediction(Model, n_classes):
+    X, y = data(n_classes)
+    hgb = Model(max_iter=10, random_state=0).fit(X, y)
+    table = split_table_from_estimator(hgb)
+    raw = np.zeros((len(X), len(hgb._predictors[0])))
+    for per_class in hgb._predictors:
+        for c, predictor in enumerate(per_class):
+            nodes = predictor.nodes
+            internal = np.flatnonzero(nodes["is_leaf"] == 0)
+            assert in_table(table, nodes["feature_idx"][internal], nodes["num_threshold"][internal])
+            node = np.zeros(len(X), dtype=int)
+            for _ in range(64):  # walk every sample down with s = x > threshold
+                leaf = nodes["is_leaf"][node] == 1
+                if leaf.all():
+                    break
+                right = X[np.arange(len(X)), nodes["feature_idx"][node]] > nodes["num_threshold"][node]
+                nxt = np.where(right, nodes["right"][node], nodes["left"][node])
+                node = np.where(leaf, node, nxt)
+            raw[:, c] += nodes["value"][node]
+    expected = hgb._raw_predict(X)
+    np.testing.assert_allclose(raw + hgb._baseline_prediction.reshape(1, -1), expected.reshape(raw.shape),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_boosted_models_simplify_synthetic1():
+    Xtr, ytr, Xte, yte = xor_data(0)
+    for model in (GradientBoostingClassifier(n_estimators=50, max_depth=3, random_state=0),
+                  HistGradientBoostingClassifier(max_iter=50, random_state=0)):
+        model.fit(Xtr, ytr)
+        m = DefragModel(model, n_restarts=10, random_state=0).fit(Xtr, ytr)
+        ev = m.evaluate(Xte, yte)
+        assert m.task_ == "classification"
+        assert ev["coverage"] >= 0.9 and ev["error"] <= 0.2, (str(m), ev)
