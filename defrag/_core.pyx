@@ -31,9 +31,10 @@ cdef extern from "dfg_ranks.h":
 cdef extern from "dfg_bits.h":
     int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                       const int32_t *split_feature, const double *split_threshold,
-                      int64_t n_splits, uint64_t *S, int n_threads) nogil
+                      const uint8_t *missing_right, int64_t n_splits, uint64_t *S,
+                      int n_threads) nogil
     int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
-                             int32_t feature, double threshold, int greater,
+                             int32_t feature, double threshold, int greater, int missing,
                              uint64_t *col) nogil
     int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip) nogil
     int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
@@ -47,6 +48,7 @@ cdef extern from "dfg_rules.h":
         const int32_t *feature
         const double *lower
         const double *upper
+        const uint8_t *missing
     int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
                         const dfg_ruleset *rules, uint8_t *covers, int n_threads) nogil
     int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
@@ -55,7 +57,8 @@ cdef extern from "dfg_rules.h":
 cdef extern from "dfg_loglik.h":
     int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                         const int64_t *feat_ptr, int64_t n_features,
-                        double *table, double *base, int n_threads) nogil
+                        const uint8_t *missing_right, double *table, double *base,
+                        int n_threads) nogil
     int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                          const int64_t *feat_ptr, const double *table, const double *base,
                          int64_t n_components, double *out, int n_threads) nogil
@@ -73,8 +76,9 @@ cdef extern from "dfg_estep.h":
 
 cdef extern from "dfg_mstep.h":
     int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
-                              const int64_t *feat_ptr, const double *beta, int64_t n_components,
-                              double *num, int n_threads) nogil
+                              const int64_t *feat_ptr, const uint8_t *missing_right,
+                              const double *beta, int64_t n_components, double *num,
+                              int n_threads) nogil
     int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
                              const double *beta, int64_t n_components, double *num,
                              int n_threads) nogil
@@ -87,6 +91,7 @@ cdef extern from "dfg_fit.h":
         int64_t n_features
         int64_t n_splits
         const int64_t *feat_ptr
+        const uint8_t *missing_right
         const int32_t *ranks
         const uint64_t *bits
         int64_t n_classes
@@ -123,6 +128,17 @@ cdef extern from "dfg_fit.h":
                 double *beta, double *lower_bound, int32_t *phase, int *n_iter) nogil
     int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
                        int32_t *assign, int n_threads) nogil
+
+
+cdef const uint8_t *_flags(object flags, int64_t n) except? NULL:
+    """Pointer to an optional uint8 flag array of length n (None: NULL)."""
+    cdef const uint8_t[::1] view
+    if flags is None:
+        return NULL
+    view = flags
+    if view.shape[0] != n:
+        raise ValueError(f"missing_right has {view.shape[0]} flags for {n} splits")
+    return &view[0] if n else NULL
 
 
 cdef inline void _check(int status, str what) except *:
@@ -225,10 +241,11 @@ def compute_ranks(const double[:, ::1] X, const int64_t[::1] feat_ptr,
 
 
 def pack_rows(const double[:, ::1] X, const int32_t[::1] split_feature,
-              const double[::1] split_threshold, int n_threads=1):
+              const double[::1] split_threshold, int n_threads=1, missing_right=None):
     """Bit-packed s matrix, shape (n_samples, ceil(L / 64)), uint64."""
     cdef int64_t N = X.shape[0], D = X.shape[1], L = split_feature.shape[0]
     assert split_threshold.shape[0] == L
+    cdef const uint8_t *mr = _flags(missing_right, L)
     cdef int64_t W = (L + 63) // 64
     S = np.zeros((N, max(W, 1)), dtype=np.uint64)
     cdef uint64_t[:, ::1] s = S
@@ -236,20 +253,22 @@ def pack_rows(const double[:, ::1] X, const int32_t[::1] split_feature,
     if N and L:
         with nogil:
             status = dfg_pack_rows(&X[0, 0], N, D, &split_feature[0], &split_threshold[0],
-                                   L, &s[0, 0], n_threads)
+                                   mr, L, &s[0, 0], n_threads)
     _check(status, "pack_rows")
     return S[:, :W] if W else S[:, :0]
 
 
-def condition_column(const double[:, ::1] X, int feature, double threshold, bint greater):
-    """One condition (x_f > t if greater else x_f <= t) as bits over the samples."""
+def condition_column(const double[:, ::1] X, int feature, double threshold, bint greater,
+                     bint missing=False):
+    """One condition (x_f > t if greater else x_f <= t; a missing x_f gives missing)
+    as bits over the samples."""
     cdef int64_t N = X.shape[0], D = X.shape[1]
     col = np.zeros(max((N + 63) // 64, 1), dtype=np.uint64)
     cdef uint64_t[::1] c = col
     cdef int status = DFG_OK
     if N:
         with nogil:
-            status = dfg_condition_column(&X[0, 0], N, D, feature, threshold, greater, &c[0])
+            status = dfg_condition_column(&X[0, 0], N, D, feature, threshold, greater, missing, &c[0])
     _check(status, "condition_column")
     return col
 
@@ -279,31 +298,34 @@ def prune_conditions(const uint64_t[:, ::1] cols, int64_t n_samples, uint8_t[::1
 
 
 cdef dfg_ruleset _ruleset_view(const int64_t[::1] rule_ptr, const int32_t[::1] feature,
-                              const double[::1] lower, const double[::1] upper) except *:
+                              const double[::1] lower, const double[::1] upper,
+                              const uint8_t[::1] missing) except *:
     cdef dfg_ruleset rs
     cdef int64_t m = feature.shape[0]
     if rule_ptr.shape[0] < 1 or rule_ptr[rule_ptr.shape[0] - 1] != m or lower.shape[0] != m \
-            or upper.shape[0] != m:
+            or upper.shape[0] != m or missing.shape[0] != m:
         raise ValueError("rule arrays do not match")
     rs.n_rules = rule_ptr.shape[0] - 1
     rs.rule_ptr = &rule_ptr[0]
     rs.feature = &feature[0] if m else NULL
     rs.lower = &lower[0] if m else NULL
     rs.upper = &upper[0] if m else NULL
+    rs.missing = &missing[0] if m else NULL
     return rs
 
 
 cdef inline void _check_rules(int status, str what) except *:
     if status == DFG_ENAN:
-        raise ValueError("X contains NaN in a feature the rules use; the rules do not say "
-                         "where such a point belongs")
+        raise ValueError("X contains NaN in a feature the rules use, and the model they come "
+                         "from has no rule for missing values")
     _check(status, what)
 
 
 def rules_cover(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
-                const double[::1] lower, const double[::1] upper, int n_threads=1):
+                const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
+                int n_threads=1):
     """Boolean (n_samples, n_rules): rule r covers sample n."""
-    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper)
+    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper, missing)
     cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
     out = np.zeros((N, R), dtype=np.uint8)
     cdef uint8_t[:, ::1] o = out
@@ -316,9 +338,10 @@ def rules_cover(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32
 
 
 def rules_first(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
-                const double[::1] lower, const double[::1] upper, int n_threads=1):
+                const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
+                int n_threads=1):
     """Index of the first rule covering each sample, -1 for none (int32)."""
-    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper)
+    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper, missing)
     cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
     out = np.full(N, -1, dtype=np.int32) if R == 0 else np.empty(N, dtype=np.int32)
     cdef int32_t[::1] o = out
@@ -331,21 +354,22 @@ def rules_first(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32
 
 
 def loglik_ranks(const int32_t[:, ::1] ranks, const int64_t[::1] feat_ptr,
-                 const double[:, ::1] eta, int n_threads=1):
+                 const double[:, ::1] eta, int n_threads=1, missing_right=None):
     """log p(s_n | k) (eq. 6) by the rank path, shape (n_samples, K)."""
     cdef int64_t D = ranks.shape[0], N = ranks.shape[1], K = eta.shape[0], L = eta.shape[1]
     assert feat_ptr.shape[0] == D + 1 and feat_ptr[D] == L and K >= 1
-    table = np.empty(((L + D) * K + K,), dtype=np.float64)
+    cdef const uint8_t *mr = _flags(missing_right, L)
+    table = np.empty(((L + 2 * D) * K + K,), dtype=np.float64)
     cdef double[::1] t = table
     out = np.empty((N, K), dtype=np.float64)
     cdef double[:, ::1] o = out
     cdef int status
     with nogil:
-        status = dfg_rank_tables(&eta[0, 0] if L else NULL, K, L, &feat_ptr[0], D,
-                                 &t[0], &t[(L + D) * K], n_threads)
+        status = dfg_rank_tables(&eta[0, 0] if L else NULL, K, L, &feat_ptr[0], D, mr,
+                                 &t[0], &t[(L + 2 * D) * K], n_threads)
         if status == DFG_OK and N:
             status = dfg_loglik_ranks(&ranks[0, 0] if D else NULL, N, D, &feat_ptr[0],
-                                      &t[0], &t[(L + D) * K], K, &o[0, 0], n_threads)
+                                      &t[0], &t[(L + 2 * D) * K], K, &o[0, 0], n_threads)
     _check(status, "loglik_ranks")
     return out
 
@@ -401,17 +425,18 @@ def estep(const double[:, ::1] logf, double[:, ::1] beta, double omega, int max_
 
 
 def split_stats_ranks(const int32_t[:, ::1] ranks, const int64_t[::1] feat_ptr,
-                      const double[:, ::1] beta, int n_threads=1):
+                      const double[:, ::1] beta, int n_threads=1, missing_right=None):
     """sum_n beta_nk s_nl by rank histograms, shape (K, L)."""
     cdef int64_t D = ranks.shape[0], N = ranks.shape[1], K = beta.shape[1]
     assert beta.shape[0] == N and feat_ptr.shape[0] == D + 1 and N >= 1
     cdef int64_t L = feat_ptr[D]
+    cdef const uint8_t *mr = _flags(missing_right, L)
     num = np.zeros((K, L), dtype=np.float64)
     cdef double[:, ::1] o = num
     cdef int status = DFG_OK
     if L:
         with nogil:
-            status = dfg_split_stats_ranks(&ranks[0, 0], N, D, &feat_ptr[0], &beta[0, 0], K,
+            status = dfg_split_stats_ranks(&ranks[0, 0], N, D, &feat_ptr[0], mr, &beta[0, 0], K,
                                            &o[0, 0], n_threads)
     _check(status, "split_stats_ranks")
     return num
@@ -441,15 +466,16 @@ cdef class Problem:
     cdef object _keep
 
     def __init__(self, const int64_t[::1] feat_ptr, ranks=None, bits=None, y_value=None,
-                 y_class=None, int64_t n_classes=0, int64_t n_samples=-1):
+                 y_class=None, int64_t n_classes=0, int64_t n_samples=-1, missing_right=None):
         cdef const int32_t[:, ::1] r
         cdef const uint64_t[:, ::1] b
         cdef const double[::1] yv
         cdef const int32_t[::1] yc
-        self._keep = [feat_ptr, ranks, bits, y_value, y_class]
+        self._keep = [feat_ptr, ranks, bits, y_value, y_class, missing_right]
         self.data.n_features = feat_ptr.shape[0] - 1
         self.data.n_splits = feat_ptr[feat_ptr.shape[0] - 1]
         self.data.feat_ptr = &feat_ptr[0]
+        self.data.missing_right = _flags(missing_right, self.data.n_splits)
         self.data.ranks = NULL
         self.data.bits = NULL
         self.data.y_value = NULL

@@ -19,18 +19,21 @@ def _fmt(value):
 class Condition:
     """``lower < x[feature] <= upper``; a missing bound is None.
 
-    ``train_share``: share of the training points that satisfy the condition (when
-    known); rule evaluation checks the most selective conditions first.
+    ``missing``: whether a missing value (NaN) satisfies the condition (the source
+    model sends missing values into the region). ``train_share``: share of the
+    training points that satisfy the condition (when known); rule evaluation checks
+    the most selective conditions first.
     """
 
-    __slots__ = ("feature", "name", "lower", "upper", "train_share")
+    __slots__ = ("feature", "name", "lower", "upper", "train_share", "missing")
 
-    def __init__(self, feature, name, lower=None, upper=None, train_share=None):
+    def __init__(self, feature, name, lower=None, upper=None, train_share=None, missing=False):
         self.feature = int(feature)
         self.name = str(name)
         self.lower = None if lower is None else float(lower)
         self.upper = None if upper is None else float(upper)
         self.train_share = None if train_share is None else float(train_share)
+        self.missing = bool(missing)
 
     def holds(self, X):
         col = np.asarray(X[:, self.feature], dtype=np.float64)
@@ -39,21 +42,27 @@ class Condition:
             ok &= col > self.lower
         if self.upper is not None:
             ok &= col <= self.upper
-        return ok
+        return np.where(np.isnan(col), self.missing, ok)
 
     def __str__(self):
+        empty = (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
+            self.lower is not None and self.upper is not None and self.lower >= self.upper)
+        if empty and self.missing:
+            return f"{self.name} is missing"  # no present value lies in the interval
         if self.lower is not None and self.upper is not None:
-            return f"{_fmt(self.lower)} < {self.name} <= {_fmt(self.upper)}"
-        if self.lower is not None:
-            return f"{self.name} > {_fmt(self.lower)}"
-        return f"{self.name} <= {_fmt(self.upper)}"
+            text = f"{_fmt(self.lower)} < {self.name} <= {_fmt(self.upper)}"
+        elif self.lower is not None:
+            text = f"{self.name} > {_fmt(self.lower)}"
+        else:
+            text = f"{self.name} <= {_fmt(self.upper)}"
+        return f"{text} (or missing)" if self.missing else text
 
     def to_dict(self):
         return {"feature": self.feature, "name": self.name, "lower": self.lower, "upper": self.upper,
-                "train_share": self.train_share}
+                "missing": self.missing, "train_share": self.train_share}
 
     def __eq__(self, other):
-        same = ("feature", "name", "lower", "upper")
+        same = ("feature", "name", "lower", "upper", "missing")
         return isinstance(other, Condition) and all(getattr(self, a) == getattr(other, a) for a in same)
 
     def __repr__(self):
@@ -116,7 +125,8 @@ class RuleSet:
     """
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
-                 classes=None):
+                 classes=None, supports_missing=False):
+        self.supports_missing = bool(supports_missing)
         self.rules = list(rules)
         self.default_prediction = default_prediction
         self.default_proba = None if default_proba is None else np.asarray(default_proba)
@@ -154,6 +164,10 @@ class RuleSet:
                 np.array([c.feature for c in conds], dtype=np.int32),
                 np.array([-np.inf if c.lower is None else c.lower for c in conds], dtype=np.float64),
                 np.array([np.inf if c.upper is None else c.upper for c in conds], dtype=np.float64),
+                # NaN: satisfies (1), fails (0), or is an error when the source model
+                # defined no direction for missing values (2)
+                np.array([1 if c.missing else (0 if self.supports_missing else 2) for c in conds],
+                         dtype=np.uint8),
             )
         return cached
 
@@ -213,7 +227,9 @@ class RuleSet:
 
 
 def component_bounds(eta_k, splits, kappa):
-    """Per-feature interval (lower, upper) of one component (eta > 1-kappa / eta < kappa)."""
+    """Per-feature interval (lower, upper) of one component (eta > 1-kappa / eta < kappa),
+    and whether a missing value lies in the region: every split that fixes the
+    region (eta near 0 or 1) must send missing values to the region's side."""
     D = splits.n_features
     lower = np.full(D, -np.inf)
     upper = np.full(D, np.inf)
@@ -221,7 +237,10 @@ def component_bounds(eta_k, splits, kappa):
     below = eta_k < kappa
     np.maximum.at(lower, splits.feature[above], splits.threshold[above])
     np.minimum.at(upper, splits.feature[below], splits.threshold[below])
-    return lower, upper
+    wrong_side = (above | below) & (splits.missing_right.astype(bool) != above)
+    missing_ok = np.ones(D, dtype=bool)
+    missing_ok[splits.feature[wrong_side]] = False
+    return lower, upper, missing_ok
 
 
 def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
@@ -229,13 +248,15 @@ def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
 
     X_train is the prepared (float64, C-contiguous) training input.
     """
-    lower, upper = component_bounds(eta_k, splits, kappa)
+    lower, upper, missing_ok = component_bounds(eta_k, splits, kappa)
+    missing_ok &= splits.supports_missing
     bounds = [(d, lo, True) for d, lo in enumerate(lower) if np.isfinite(lo)]
     bounds += [(d, hi, False) for d, hi in enumerate(upper) if np.isfinite(hi)]
     bounds.sort(key=lambda b: (b[0], not b[2]))
     n = X_train.shape[0]
     if bounds:
-        cols = np.stack([_core.condition_column(X_train, d, t, greater) for d, t, greater in bounds])
+        cols = np.stack([_core.condition_column(X_train, d, t, greater, bool(missing_ok[d]))
+                         for d, t, greater in bounds])
     else:
         cols = np.zeros((0, max((n + 63) // 64, 1)), dtype=np.uint64)
     keep = np.ones(len(bounds), dtype=np.uint8)
@@ -249,7 +270,8 @@ def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
         columns.setdefault(d, []).append(j)
     conditions = [
         Condition(d, feature_names[d], lo, hi,
-                  _core.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1))
+                  _core.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1),
+                  missing=bool(missing_ok[d]))
         for d, (lo, hi) in sorted(merged.items())
     ]
     return conditions, support

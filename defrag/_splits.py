@@ -23,7 +23,8 @@ _SUPPORTED = _SKLEARN_FORESTS + _SKLEARN_HIST
 
 
 class SplitTable:
-    """Sorted numeric splits ``s_l = [x_{feature[l]} > threshold[l]]``.
+    """Sorted numeric splits ``s_l = [x_{feature[l]} > threshold[l]]``; for a missing
+    x (NaN), ``s_l = missing_right[l]``.
 
     Attributes
     ----------
@@ -37,10 +38,15 @@ class SplitTable:
         trees do). The thresholds are then replaced by the float64 thresholds
         that give the same outcome on unrounded inputs (float32_threshold), so
         no rounded copy of X is ever made.
+    missing_right : uint8 array (L,)
+        1 where the source model sends a missing value right (s = 1).
+    supports_missing : bool
+        The source model defines where missing values go; otherwise NaN inputs
+        are rejected.
     """
 
     def __init__(self, feature, threshold, n_features, keep_duplicates=False,
-                 float32_inputs=False):
+                 float32_inputs=False, missing_right=None, supports_missing=False):
         feature = np.asarray(feature)
         threshold = np.asarray(threshold, dtype=np.float64)
         if feature.ndim != 1 or threshold.shape != feature.shape:
@@ -53,16 +59,28 @@ class SplitTable:
                 f"split feature indices must lie in [0, {n_features}); got "
                 f"[{feature.min()}, {feature.max()}]"
             )
-        if not np.all(np.isfinite(threshold)):
-            raise ValueError("split thresholds must be finite")
+        # +inf is allowed: scikit-learn separates missing from present values with a
+        # split at +inf that sends only the missing ones right
+        if np.any(np.isnan(threshold) | (threshold == -np.inf)):
+            raise ValueError("split thresholds must be finite (or +inf)")
         if float32_inputs:
             threshold = float32_threshold(threshold)
-        order = np.lexsort((threshold, feature))
-        feature, threshold = feature[order], threshold[order]
+        if missing_right is None:
+            missing_right = np.zeros(feature.size, dtype=np.uint8)
+        missing_right = np.asarray(missing_right).astype(np.uint8)
+        if missing_right.shape != feature.shape or np.any(missing_right > 1):
+            raise ValueError("missing_right must hold one 0/1 flag per split")
+        # (feature, threshold) order makes each feature's splits a thermometer code;
+        # the missing direction only breaks ties
+        order = np.lexsort((missing_right, threshold, feature))
+        feature, threshold, missing_right = feature[order], threshold[order], missing_right[order]
         if not keep_duplicates and feature.size:
             new = np.ones(feature.size, dtype=bool)
-            new[1:] = (feature[1:] != feature[:-1]) | (threshold[1:] != threshold[:-1])
-            feature, threshold = feature[new], threshold[new]
+            new[1:] = ((feature[1:] != feature[:-1]) | (threshold[1:] != threshold[:-1])
+                       | (missing_right[1:] != missing_right[:-1]))
+            feature, threshold, missing_right = feature[new], threshold[new], missing_right[new]
+        self.missing_right = np.ascontiguousarray(missing_right)
+        self.supports_missing = bool(supports_missing)
         self.feature = np.ascontiguousarray(feature, dtype=np.int32)
         self.threshold = np.ascontiguousarray(threshold)
         self.n_features = int(n_features)
@@ -84,12 +102,12 @@ class SplitTable:
 
     def pack(self, X, n_threads=1):
         """Bit-packed s matrix (n_samples, ceil(L / 64)) of prepared X."""
-        return _core.pack_rows(X, self.feature, self.threshold, n_threads)
+        return _core.pack_rows(X, self.feature, self.threshold, n_threads, self.missing_right)
 
     def binary_features(self, X):
         """Dense boolean s matrix (n_samples, L): for tests and small inspection only."""
-        X = self.prepare(X)
-        return X[:, self.feature] > self.threshold
+        X = self.prepare(X)[:, self.feature]
+        return np.where(np.isnan(X), self.missing_right.astype(bool), X > self.threshold)
 
 
 def float32_threshold(t):
@@ -124,9 +142,10 @@ def _check_supported(estimator):
 
 
 def _hist_splits(estimator):
-    """(features, thresholds) of a HistGradientBoosting model: numeric nodes go left
-    when x <= num_threshold, on float64 inputs."""
-    features, thresholds = [], []
+    """(features, thresholds, missing_right) of a HistGradientBoosting model: numeric
+    nodes go left when x <= num_threshold (float64 inputs), missing values as
+    missing_go_to_left says."""
+    features, thresholds, missing = [], [], []
     for per_class in estimator._predictors:  # iterations x classes
         for predictor in per_class:
             nodes = predictor.nodes
@@ -137,7 +156,8 @@ def _hist_splits(estimator):
                 )
             features.append(nodes["feature_idx"][internal])
             thresholds.append(nodes["num_threshold"][internal])
-    return features, thresholds
+            missing.append(nodes["missing_go_to_left"][internal] == 0)
+    return features, thresholds, missing
 
 
 def split_table_from_estimator(estimator, keep_duplicates=False):
@@ -148,22 +168,31 @@ def split_table_from_estimator(estimator, keep_duplicates=False):
     """
     name = _check_supported(estimator)
     if name in _SKLEARN_HIST:
-        features, thresholds = _hist_splits(estimator)
-        float32_inputs = False
+        features, thresholds, missing = _hist_splits(estimator)
+        float32_inputs, supports_missing = False, True
     else:
-        features, thresholds = [], []
-        for tree in np.ravel(estimator.estimators_):  # one vectorised read per tree
+        features, thresholds, missing = [], [], []
+        trees = np.ravel(estimator.estimators_)
+        for tree in trees:  # one vectorised read per tree
             t = tree.tree_
             internal = t.children_left >= 0
             features.append(t.feature[internal])
             thresholds.append(t.threshold[internal])
+            go_left = getattr(t, "missing_go_to_left", None)
+            missing.append(np.zeros(internal.sum(), bool) if go_left is None else go_left[internal] == 0)
         float32_inputs = True
+        # Forests predict on NaN with each node's missing_go_to_left (scikit-learn >= 1.4);
+        # gradient boosting rejects NaN inputs.
+        supports_missing = "Forest" in name or "ExtraTrees" in name
+        supports_missing &= all(hasattr(t.tree_, "missing_go_to_left") for t in trees)
     return SplitTable(
         np.concatenate(features) if features else np.zeros(0, dtype=np.int64),
         np.concatenate(thresholds) if thresholds else np.zeros(0),
         n_features=estimator.n_features_in_,
         keep_duplicates=keep_duplicates,
         float32_inputs=float32_inputs,
+        missing_right=np.concatenate(missing) if missing else None,
+        supports_missing=supports_missing,
     )
 
 

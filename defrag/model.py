@@ -56,7 +56,7 @@ def _feature_names_of(X):
     return np.asarray([str(c) for c in cols], dtype=object)
 
 
-def _as_2d_float(X, what="X"):
+def _as_2d_float(X, what="X", allow_nan=False):
     if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame
         try:
             X = X.to_numpy(dtype=np.float64)
@@ -76,11 +76,20 @@ def _as_2d_float(X, what="X"):
     if not np.all(np.isfinite(arr)):
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(np.isinf(arr).sum())
-        raise ValueError(
-            f"{what} contains {n_nan} NaN and {n_inf} infinite values; defrag does not "
-            "support missing or infinite values yet"
-        )
+        if n_inf or not allow_nan:
+            raise ValueError(
+                f"{what} contains {n_nan} NaN and {n_inf} infinite values; infinite values "
+                "are not supported, and NaN only with a model that handles missing values"
+            )
     return arr
+
+
+def _check_missing(X, splits, what="X"):
+    if not splits.supports_missing and np.isnan(X).any():
+        raise ValueError(
+            f"{what} contains NaN, but the source model has no rule for missing values "
+            "(supported: scikit-learn forests and HistGradientBoosting)"
+        )
 
 
 class DefragModel(BaseEstimator):
@@ -270,7 +279,7 @@ class DefragModel(BaseEstimator):
         self._check_params()
         names_in = _feature_names_of(X)
         X_input = X
-        Xf = _as_2d_float(X)
+        Xf = _as_2d_float(X, allow_nan=True)
         if Xf.shape[0] < 1:
             raise ValueError("X has no samples")
         if y is not None:
@@ -278,6 +287,7 @@ class DefragModel(BaseEstimator):
             if n_y != Xf.shape[0]:
                 raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
         splits, task = self._splits_and_task(Xf, y)
+        _check_missing(Xf, splits)
         target, classes = self._encode_target(y, task, X_input)
 
         X_prep = splits.prepare(Xf)
@@ -287,7 +297,7 @@ class DefragModel(BaseEstimator):
             splits.feat_ptr, ranks=ranks,
             y_value=target.y if target.n_classes == 0 else None,
             y_class=target.y if target.n_classes else None,
-            n_classes=target.n_classes,
+            n_classes=target.n_classes, missing_right=splits.missing_right,
         )
         # A single class in y needs a single rule: more components could only
         # describe where the inputs lie, not the target.
@@ -357,14 +367,17 @@ class DefragModel(BaseEstimator):
                 c = int(np.argmax(self.gamma_[k]))
                 rules.append(Rule(conditions, self.classes_[c], self.gamma_[k], support, self.alpha_[k]))
         if self.task_ == "regression":
-            return RuleSet(rules, target.mean, None, names)
+            return RuleSet(rules, target.mean, None, names,
+                           supports_missing=self.splits_.supports_missing)
         counts = np.bincount(target.y, minlength=target.n_classes)
-        return RuleSet(rules, self.classes_[int(np.argmax(counts))], counts / counts.sum(), names, self.classes_)
+        return RuleSet(rules, self.classes_[int(np.argmax(counts))], counts / counts.sum(), names,
+                       self.classes_, supports_missing=self.splits_.supports_missing)
 
     # ----------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
-        Xf = _as_2d_float(X)
+        Xf = _as_2d_float(X, allow_nan=True)
+        _check_missing(Xf, self.splits_)
         if Xf.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {Xf.shape[1]} features but DefragModel was fitted with {self.n_features_in_}")
         names = _feature_names_of(X)
@@ -388,7 +401,8 @@ class DefragModel(BaseEstimator):
         X_prep = self.splits_.prepare(Xf)
         ranks = self.splits_.ranks(X_prep, threads)
         problem = _core.Problem(self.splits_.feat_ptr, ranks=ranks,
-                                n_classes=0 if self.task_ == "regression" else len(self.classes_))
+                                n_classes=0 if self.task_ == "regression" else len(self.classes_),
+                                missing_right=self.splits_.missing_right)
         return _core.map_assign(problem, self._params(), float(self.eps), threads)
 
     def predict(self, X):

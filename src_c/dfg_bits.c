@@ -17,7 +17,7 @@ int dfg_cpu_has_popcnt(void) {
 
 int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                   const int32_t *split_feature, const double *split_threshold,
-                  int64_t n_splits, uint64_t *S, int n_threads) {
+                  const uint8_t *missing_right, int64_t n_splits, uint64_t *S, int n_threads) {
     if (n_samples < 0 || n_features < 0 || n_splits < 0 || n_threads < 1) return DFG_EINVAL;
     for (int64_t l = 0; l < n_splits; l++)
         if (split_feature[l] < 0 || split_feature[l] >= n_features) return DFG_EINVAL;
@@ -29,8 +29,11 @@ int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
         for (int64_t w = 0; w < n_words; w++) {
             uint64_t word = 0;
             int64_t l0 = w * 64, l1 = l0 + 64 < n_splits ? l0 + 64 : n_splits;
-            for (int64_t l = l0; l < l1; l++)
-                word |= (uint64_t)(x[split_feature[l]] > split_threshold[l]) << (l - l0);
+            for (int64_t l = l0; l < l1; l++) {
+                double v = x[split_feature[l]];
+                int bit = v != v ? (missing_right ? missing_right[l] != 0 : 0) : v > split_threshold[l];
+                word |= (uint64_t)bit << (l - l0);
+            }
             row[w] = word;
         }
     }
@@ -38,7 +41,7 @@ int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
 }
 
 int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
-                         int32_t feature, double threshold, int greater,
+                         int32_t feature, double threshold, int greater, int missing,
                          uint64_t *col) {
     if (n_samples < 0 || feature < 0 || feature >= n_features) return DFG_EINVAL;
     int64_t n_words = dfg_n_words(n_samples);
@@ -46,8 +49,9 @@ int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
         uint64_t word = 0;
         int64_t n0 = w * 64, n1 = n0 + 64 < n_samples ? n0 + 64 : n_samples;
         for (int64_t n = n0; n < n1; n++) {
-            int above = X[n * n_features + feature] > threshold;
-            word |= (uint64_t)(greater ? above : !above) << (n - n0);
+            double v = X[n * n_features + feature];
+            int bit = v != v ? missing != 0 : (greater ? v > threshold : v <= threshold);
+            word |= (uint64_t)bit << (n - n0);
         }
         col[w] = word;
     }

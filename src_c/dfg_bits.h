@@ -11,14 +11,16 @@
 
 #include "dfg_common.h"
 
-/* Pack the N x L binary features of X (N x D row-major) into S (N x n_words). */
+/* Pack the N x L binary features of X (N x D row-major) into S (N x n_words); a
+   missing x gives missing_right[l] (NULL: 0). */
 int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                   const int32_t *split_feature, const double *split_threshold,
-                  int64_t n_splits, uint64_t *S, int n_threads);
+                  const uint8_t *missing_right, int64_t n_splits, uint64_t *S, int n_threads);
 
-/* One condition as a column over the samples: greater ? x_d > t : x_d <= t. */
+/* One condition as a column over the samples: greater ? x_d > t : x_d <= t, and
+   missing (0 or 1) for a missing x. */
 int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
-                         int32_t feature, double threshold, int greater,
+                         int32_t feature, double threshold, int greater, int missing,
                          uint64_t *col);
 
 /*

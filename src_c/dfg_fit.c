@@ -27,17 +27,18 @@ double dfg_omega(const dfg_data *data) {
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 /* log p(s | k) for all rows into out (N x K). */
-/* workspace: (L + D) * K + K doubles for the rank tables, or NULL to allocate them */
+/* workspace: (L + 2 D) * K + K doubles for the rank tables, or NULL to allocate them */
 static int log_regions(const dfg_data *data, const dfg_params *p, double eps, double *out,
                        double *workspace, int n_threads) {
     const int64_t K = p->n_components, L = data->n_splits, D = data->n_features;
     if (!data->ranks)
         return dfg_loglik_bits(data->bits, data->n_samples, L, p->eta, K, eps, out, n_threads);
     double *owned = NULL, *table = workspace;
-    if (!table) table = owned = (double *)malloc((size_t)((L + D) * K + K) * sizeof(double));
+    if (!table) table = owned = (double *)malloc((size_t)((L + 2 * D) * K + K) * sizeof(double));
     if (!table) return DFG_ENOMEM;
-    double *base = table + (L + D) * K;
-    int status = dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, table, base, n_threads);
+    double *base = table + (L + 2 * D) * K;
+    int status = dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, data->missing_right, table, base,
+                                 n_threads);
     if (status == DFG_OK)
         status = dfg_loglik_ranks(data->ranks, data->n_samples, D, data->feat_ptr, table, base,
                                   K, out, n_threads);
@@ -126,7 +127,7 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
     if (status == DFG_OK) {
         if (data->ranks)
             status = dfg_split_stats_ranks(data->ranks, N, data->n_features, data->feat_ptr,
-                                           beta, K, params->eta, nt);
+                                           data->missing_right, beta, K, params->eta, nt);
         else
             status = dfg_split_stats_bits(data->bits, N, L, beta, K, params->eta, nt);
     }
@@ -204,7 +205,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     /* logf and the E-step's workspace, allocated once: fresh N x K buffers every
        iteration cost page faults (10% of a 1e6-row run). */
     double *logf = (double *)malloc((size_t)(2 * N * K_max) * sizeof(double));
-    double *tables = (double *)malloc((size_t)((L + data->n_features) * K_max + K_max) * sizeof(double));
+    double *tables = (double *)malloc((size_t)((L + 2 * data->n_features) * K_max + K_max) * sizeof(double));
     double *colsum = (double *)malloc((size_t)K_max * sizeof(double));
     uint8_t *keep = (uint8_t *)malloc((size_t)K_max);
     if (!logf || !tables || !colsum || !keep) {
@@ -280,10 +281,11 @@ int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
     int status = DFG_OK;
     if (data->ranks) {
         /* Block by block: no N x K buffer, so scoring large inputs stays small. */
-        double *table = (double *)malloc((size_t)((L + D) * K + 2 * K) * sizeof(double));
+        double *table = (double *)malloc((size_t)((L + 2 * D) * K + 2 * K) * sizeof(double));
         if (!table) return DFG_ENOMEM;
-        double *base = table + (L + D) * K;
-        status = dfg_rank_tables(params->eta, K, L, data->feat_ptr, D, table, base, n_threads);
+        double *base = table + (L + 2 * D) * K;
+        status = dfg_rank_tables(params->eta, K, L, data->feat_ptr, D, data->missing_right, table,
+                                 base, n_threads);
         for (int64_t k = 0; status == DFG_OK && k < K; k++) base[k] += log(params->alpha[k]);
         /* tasks of up to 16,384 rows: long enough to keep a feature's table in cache
            across them (see DFG_LOGLIK_ROWS), small enough for a per-thread buffer */

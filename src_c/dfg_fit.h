@@ -21,6 +21,7 @@ typedef struct {
     int64_t n_features;
     int64_t n_splits;
     const int64_t *feat_ptr;   /* n_features + 1, splits sorted by (feature, threshold) */
+    const uint8_t *missing_right; /* n_splits flags: a missing value goes right (NULL: none) */
     const int32_t *ranks;      /* n_features x n_samples thermometer ranks, or NULL */
     const uint64_t *bits;      /* n_samples x ceil(n_splits / 64) packed s, or NULL */
     int64_t n_classes;         /* 0: regression (y_value); >= 1: classification (y_class) */

@@ -35,7 +35,7 @@ static inline double log_product_log(const log_product *p) {
 }
 
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
-                    const int64_t *feat_ptr, int64_t n_features,
+                    const int64_t *feat_ptr, int64_t n_features, const uint8_t *missing_right,
                     double *table, double *base, int n_threads) {
     if (n_components < 1 || n_splits < 0 || n_features < 0 || n_threads < 1) return DFG_EINVAL;
     if (feat_ptr[0] != 0 || feat_ptr[n_features] != n_splits) return DFG_EINVAL;
@@ -51,7 +51,8 @@ int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
         log_product below; /* prod_l (1 - eta_kl): base_k = its log */
         log_product_init(&below);
         for (int64_t d = 0; d < n_features; d++) {
-            int64_t off = feat_ptr[d] + d;
+            int64_t off = feat_ptr[d] + 2 * d;
+            double missing_sum = 0.0;
             /* Consecutive thresholds with no training sample between them have
                identical s columns, hence bit-identical eta (about 60% of the splits
                of a 100-tree forest): their log-odds is reused, not recomputed. */
@@ -67,7 +68,9 @@ int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                 }
                 acc += last_w;
                 table[(off + j + 1) * K + k] = acc;
+                if (missing_right && missing_right[feat_ptr[d] + j]) missing_sum += last_w;
             }
+            table[(off + feat_ptr[d + 1] - feat_ptr[d] + 1) * K + k] = missing_sum;
         }
         base[k] = log_product_log(&below);
     }
@@ -83,7 +86,7 @@ void dfg_loglik_ranks_rows(const int32_t *ranks, int64_t n_samples, int64_t n_fe
     for (int64_t d = 0; d < n_features; d++) {
         if (feat_ptr[d + 1] == feat_ptr[d]) continue; /* no split on d: contributes 0 */
         const int32_t *r = ranks + d * n_samples;
-        const double *t = table + (feat_ptr[d] + d) * K;
+        const double *t = table + (feat_ptr[d] + 2 * d) * K;
         for (int64_t n = n0; n < n1; n++) {
             const double *row = t + (int64_t)r[n] * K;
             double *o = out + (n - n0) * K;

@@ -21,12 +21,14 @@
 #include "dfg_common.h"
 
 /*
- * Rank-path tables. table is (n_splits + n_features) x K: entry
- * (feat_ptr[d] + d + r) * K + k = sum_{j < r} w_{k, feat_ptr[d] + j}, for
- * r = 0 .. m_d (m_d splits on feature d). base (out, K) = sum_l log(1 - eta_kl).
+ * Rank-path tables. table is (n_splits + 2 n_features) x K: entry
+ * (feat_ptr[d] + 2d + r) * K + k = sum_{j < r} w_{k, feat_ptr[d] + j}, for
+ * r = 0 .. m_d (m_d splits on feature d), and for the missing rank r = m_d + 1
+ * the sum of w over the feature's splits that send missing values right
+ * (missing_right, L flags; NULL: all go left). base (out, K) = sum_l log(1 - eta_kl).
  */
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
-                    const int64_t *feat_ptr, int64_t n_features,
+                    const int64_t *feat_ptr, int64_t n_features, const uint8_t *missing_right,
                     double *table, double *base, int n_threads);
 
 /* out (N x K, row-major) = log p(s_n | k) from ranks and the tables above. */

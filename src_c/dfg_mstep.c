@@ -4,8 +4,8 @@
 #include <string.h>
 
 int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
-                          const int64_t *feat_ptr, const double *beta, int64_t n_components,
-                          double *num, int n_threads) {
+                          const int64_t *feat_ptr, const uint8_t *missing_right,
+                          const double *beta, int64_t n_components, double *num, int n_threads) {
     if (n_samples < 0 || n_features < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
     const int64_t K = n_components, L = feat_ptr[n_features];
     int64_t max_m = 0;
@@ -17,7 +17,7 @@ int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_fea
     int status = DFG_OK;
     #pragma omp parallel num_threads(n_threads)
     {
-        double *hist = (double *)malloc((size_t)((max_m + 1) * K) * sizeof(double));
+        double *hist = (double *)malloc((size_t)((max_m + 2) * K) * sizeof(double));
         if (!hist) {
             #pragma omp atomic write
             status = DFG_ENOMEM;
@@ -26,19 +26,21 @@ int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_fea
         for (int64_t d = 0; d < n_features; d++) {
             int64_t m = feat_ptr[d + 1] - feat_ptr[d];
             if (!hist || m == 0) continue;
-            memset(hist, 0, (size_t)((m + 1) * K) * sizeof(double));
+            memset(hist, 0, (size_t)((m + 2) * K) * sizeof(double));
             const int32_t *r = ranks + d * n_samples;
             for (int64_t n = 0; n < n_samples; n++) {
                 double *h = hist + (int64_t)r[n] * K;
                 const double *b = beta + n * K;
                 for (int64_t k = 0; k < K; k++) h[k] += b[k];
             }
-            /* j-th threshold: s = 1 for ranks j+1 .. m, a suffix sum. */
+            /* j-th threshold: s = 1 for ranks j+1 .. m, a suffix sum; missing values
+               (rank m + 1) count where the split sends them right. */
             for (int64_t k = 0; k < K; k++) {
-                double acc = 0.0;
+                double acc = 0.0, missing = hist[(m + 1) * K + k];
                 for (int64_t j = m - 1; j >= 0; j--) {
                     acc += hist[(j + 1) * K + k];
-                    num[k * L + feat_ptr[d] + j] = acc;
+                    int64_t l = feat_ptr[d] + j;
+                    num[k * L + l] = missing_right && missing_right[l] ? acc + missing : acc;
                 }
             }
         }

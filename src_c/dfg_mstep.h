@@ -13,11 +13,12 @@
 /*
  * num (out, K x L) = sum_n beta_nk s_nl from thermometer ranks: per feature a
  * histogram of beta over ranks, then a suffix sum (s_l = 1 iff rank > j for the
- * j-th threshold of the feature). Cost O(N K D + K L).
+ * j-th threshold of the feature), plus the missing rank's mass for the splits
+ * that send missing values right (missing_right, NULL: none). Cost O(N K D + K L).
  */
 int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
-                          const int64_t *feat_ptr, const double *beta, int64_t n_components,
-                          double *num, int n_threads);
+                          const int64_t *feat_ptr, const uint8_t *missing_right,
+                          const double *beta, int64_t n_components, double *num, int n_threads);
 
 /* Same from the bit-packed rows S (N x ceil(L/64)). Cost O(K * number of set bits). */
 int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,

@@ -22,7 +22,7 @@ int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
     if (feat_ptr[0] != 0) return DFG_EINVAL;
     for (int64_t d = 0; d < n_features; d++) {
         if (feat_ptr[d + 1] < feat_ptr[d]) return DFG_EINVAL;
-        if (feat_ptr[d + 1] - feat_ptr[d] > INT32_MAX) return DFG_EINVAL;
+        if (feat_ptr[d + 1] - feat_ptr[d] > INT32_MAX - 2) return DFG_EINVAL;
     }
     int64_t n_blocks = dfg_n_blocks(n_samples);
     #pragma omp parallel for schedule(static) num_threads(n_threads)
@@ -33,8 +33,10 @@ int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
             const double *t = thresholds + feat_ptr[d];
             int64_t m = feat_ptr[d + 1] - feat_ptr[d];
             int32_t *out = ranks + d * n_samples;
-            for (int64_t n = n0; n < n1; n++)
-                out[n] = m ? count_below(t, m, X[n * n_features + d]) : 0;
+            for (int64_t n = n0; n < n1; n++) {
+                double x = X[n * n_features + d];
+                out[n] = x != x ? (int32_t)(m + 1) : (m ? count_below(t, m, x) : 0);
+            }
         }
     }
     return DFG_OK;

@@ -7,6 +7,9 @@
  * is 1 exactly for the first r of them, where r = #{l of feature d : t_l < x_d}.
  * That rank r determines all of them, so kernels read one integer per
  * (sample, feature) instead of one bit per (sample, split).
+ *
+ * A missing value (NaN) gets the rank m_d + 1: its split outcomes are then given
+ * by each split's missing direction (missing_right), not by a threshold.
  */
 #ifndef DFG_RANKS_H
 #define DFG_RANKS_H

@@ -8,6 +8,7 @@ int dfg_ruleset_check(const dfg_ruleset *rules, int64_t n_features) {
     for (int64_t c = 0; c < rules->rule_ptr[rules->n_rules]; c++) {
         if (rules->feature[c] < 0 || rules->feature[c] >= n_features) return DFG_EINVAL;
         if (rules->lower[c] != rules->lower[c] || rules->upper[c] != rules->upper[c]) return DFG_EINVAL;
+        if (rules->missing[c] > 2) return DFG_EINVAL;
     }
     return DFG_OK;
 }
@@ -23,8 +24,9 @@ static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t 
         int64_t stop = c + 4 < end ? c + 4 : end;
         for (; c < stop; c++) {
             double v = x[rules->feature[c]];
-            ok &= (v > rules->lower[c]) & (v <= rules->upper[c]);
-            has_nan |= v != v;
+            int missing = v != v;
+            ok &= missing ? rules->missing[c] == 1 : (v > rules->lower[c]) & (v <= rules->upper[c]);
+            has_nan |= missing & (rules->missing[c] == 2);
         }
     }
     *nan |= has_nan;

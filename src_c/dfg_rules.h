@@ -3,8 +3,9 @@
  *
  * Rule r is the conjunction of its conditions c = rule_ptr[r] .. rule_ptr[r+1]-1:
  *   lower[c] < x[feature[c]] <= upper[c]   (+-inf for an absent bound).
- * Only the features a rule names are read. A NaN met in a compared feature makes
- * the kernels return DFG_ENAN: the rules do not say where such a point belongs.
+ * Only the features a rule names are read. A missing value (NaN) satisfies
+ * condition c when missing[c] == 1, fails it when 0, and when 2 (the source model
+ * had no rule for missing values) makes the kernels return DFG_ENAN.
  */
 #ifndef DFG_RULES_H
 #define DFG_RULES_H
@@ -19,6 +20,7 @@ typedef struct {
     const int32_t *feature;   /* rule_ptr[n_rules] conditions */
     const double *lower;
     const double *upper;
+    const uint8_t *missing;   /* per condition: 0, 1 or 2 (see above) */
 } dfg_ruleset;
 
 /* Checks sizes, feature indices (< n_features) and that no bound is NaN. */

@@ -166,3 +166,55 @@ def test_estep_with_extreme_penalties_matches_numpy():
     expected = ref.estep_fab(logf, beta, omega, n_updates)
     np.testing.assert_allclose(new_beta, expected, rtol=1e-9, atol=1e-14)
     assert abs(value - ref.lower_bound(logf, expected, omega)) <= 1e-9 * abs(value)
+
+
+def nan_problem(seed, n=500, d=3, n_splits=50, k=4):
+    rng = np.random.default_rng(seed)
+    X = np.ascontiguousarray(rng.random((n, d)))
+    X[rng.random((n, d)) < 0.15] = np.nan
+    missing_right = (rng.random(n_splits) < 0.5).astype(np.uint8)
+    splits = SplitTable(rng.integers(0, d, n_splits), np.round(rng.random(n_splits), 2), d,
+                        keep_duplicates=True, missing_right=missing_right, supports_missing=True)
+    # dense reference of the binary features with missing values
+    S = np.where(np.isnan(X[:, splits.feature]), splits.missing_right.astype(bool),
+                 X[:, splits.feature] > splits.threshold).astype(np.float64)
+    eta = rng.random((k, len(splits)))
+    eta[0, :8] = EPS
+    eta[1, 8:16] = 1 - EPS
+    return rng, X, splits, S, eta
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_missing_values_in_ranks_bits_loglik_and_statistics(seed):
+    rng, X, splits, S, eta = nan_problem(seed)
+    mr = splits.missing_right
+    np.testing.assert_array_equal(splits.binary_features(X), S.astype(bool))
+    unpacked = np.unpackbits(splits.pack(X).view(np.uint8), axis=1, bitorder="little")[:, : len(splits)]
+    np.testing.assert_array_equal(unpacked.astype(bool), S.astype(bool))
+    ranks = splits.ranks(X)
+    expected = ref.log_bernoulli(S, eta)
+    assert rel(_core.loglik_ranks(ranks, splits.feat_ptr, eta, 1, mr), expected) <= 1e-9
+    assert rel(_core.loglik_bits(splits.pack(X), len(splits), eta, EPS), expected) <= 1e-9
+    beta = rng.dirichlet(np.ones(5), size=X.shape[0])
+    np.testing.assert_allclose(_core.split_stats_ranks(ranks, splits.feat_ptr, beta, 1, mr),
+                               beta.T @ S, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(_core.split_stats_bits(splits.pack(X), len(splits), beta),
+                               beta.T @ S, rtol=1e-9, atol=1e-12)
+
+
+def test_missing_values_whole_run_same_on_both_paths():
+    rng, X, splits, S, _ = nan_problem(3, n=800)
+    y = (np.nan_to_num(X[:, 0], nan=0.9) > 0.5).astype(np.int32)
+    runs = []
+    for kw in ({"ranks": splits.ranks(X)}, {"bits": splits.pack(X)}):
+        prob = _core.Problem(splits.feat_ptr, y_class=y, n_classes=2,
+                             missing_right=splits.missing_right, **kw)
+        init = np.random.default_rng(5)
+        params = make_params(init, 5, len(splits), 2, np.clip(init.random((5, len(splits))), 0.1, 0.9))
+        beta = init.dirichlet(np.ones(5), size=len(X))
+        K, trace, _ = _core.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
+                                (5, 2, 20), (0.1, 0.01), 3)
+        runs.append((K, trace, params["eta"][:K]))
+    assert runs[0][0] == runs[1][0]
+    np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-9)
+    np.testing.assert_allclose(runs[0][2], runs[1][2], rtol=1e-7, atol=1e-12)

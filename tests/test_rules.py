@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier
 
-from defrag import DefragModel, split_table_from_estimator
+from defrag import DefragModel, RuleSet, split_table_from_estimator
 from defrag._rules import component_bounds
 from defrag._splits import SplitTable
 
@@ -58,11 +58,15 @@ def test_split_table_is_sorted_and_deduplicated():
 
 
 def test_component_bounds_merge_per_feature():
-    t = SplitTable([0, 0, 0, 1, 1], [0.1, 0.4, 0.8, 0.3, 0.6], n_features=2)
+    # feature 0: missing goes right at 0.1 and 0.4 (the region's side) but also right
+    # at 0.8, where the region lies left; feature 1: missing goes left at 0.6 (fine)
+    t = SplitTable([0, 0, 0, 1, 1], [0.1, 0.4, 0.8, 0.3, 0.6], n_features=2,
+                   missing_right=[1, 1, 1, 1, 0])
     eta = np.array([1 - 1e-10, 1 - 1e-10, 1e-10, 0.5, 1e-10])
-    lower, upper = component_bounds(eta, t, 1e-6)
+    lower, upper, missing_ok = component_bounds(eta, t, 1e-6)
     np.testing.assert_array_equal(lower, [0.4, -np.inf])
     np.testing.assert_array_equal(upper, [0.8, 0.6])
+    np.testing.assert_array_equal(missing_ok, [False, True])
 
 
 @pytest.fixture(scope="module")
@@ -126,8 +130,17 @@ def test_ruleset_kernels_match_conditions(fitted):
     for c in rule.conditions:
         x[0, c.feature] = c.upper if c.upper is not None else c.lower + 1e-9
     assert m.rules_.covers(x)[0, 0] == rule.covers(x)[0] == True  # noqa: E712
-    with pytest.raises(ValueError, match="NaN"):
-        m.rules_.predict(np.array([[np.nan, np.nan]]))
+    # missing values: the C kernels follow each condition's missing flag
+    Xnan = Xte.copy()
+    Xnan[::3, 0] = np.nan
+    Xnan[::5, 1] = np.nan
+    expected = np.stack([r.covers(Xnan) for r in m.rules_], axis=1)
+    np.testing.assert_array_equal(m.rules_.covers(Xnan), expected)
+    # a rule set whose model defined no direction for missing values refuses NaN
+    strict = RuleSet(m.rules_.rules, m.rules_.default_prediction, feature_names=m.rules_.feature_names)
+    if any(not c.missing for r in strict for c in r.conditions):
+        with pytest.raises(ValueError, match="NaN"):
+            strict.predict(np.array([[np.nan, np.nan]]))
     x = Xte[:1].copy()
     x[0, 0] = rule.conditions[0].lower if rule.conditions[0].lower is not None else rule.conditions[0].upper + 1
     assert not rule.covers(x)[0] and not m.rules_.covers(x)[0, 0]

@@ -86,3 +86,68 @@ def test_boosted_models_simplify_synthetic1():
         ev = m.evaluate(Xte, yte)
         assert m.task_ == "classification"
         assert ev["coverage"] >= 0.9 and ev["error"] <= 0.2, (str(m), ev)
+
+
+def nan_data(seed=0, n=600):
+    X, y = data(2, seed, n)
+    rng = np.random.default_rng(seed + 1)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    return X, y
+
+
+def test_forest_with_missing_values_matches_decision_paths():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = nan_data()
+    rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    table = split_table_from_estimator(rf, keep_duplicates=True)
+    assert table.supports_missing and table.missing_right.any() and not table.missing_right.all()
+    for tree in rf.estimators_:
+        t = tree.tree_
+        path = tree.decision_path(X).toarray().astype(bool)
+        for node in np.flatnonzero(t.children_left >= 0):
+            seen = path[:, node]
+            went_right = path[:, t.children_right[node]]
+            x = X[:, t.feature[node]]
+            s = np.where(np.isnan(x), t.missing_go_to_left[node] == 0,
+                         x > float32_threshold(t.threshold[node:node + 1])[0])
+            np.testing.assert_array_equal(went_right[seen], s[seen])
+
+
+def test_hist_gradient_boosting_with_missing_values_reproduces_raw_prediction():
+    X, y = nan_data(2)
+    hgb = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
+    raw = np.zeros(len(X))
+    for (predictor,) in hgb._predictors:
+        nodes = predictor.nodes
+        node = np.zeros(len(X), dtype=int)
+        for _ in range(64):
+            leaf = nodes["is_leaf"][node] == 1
+            if leaf.all():
+                break
+            x = X[np.arange(len(X)), nodes["feature_idx"][node]]
+            right = np.where(np.isnan(x), nodes["missing_go_to_left"][node] == 0,
+                             x > nodes["num_threshold"][node])
+            node = np.where(leaf, node, np.where(right, nodes["right"][node], nodes["left"][node]))
+        raw += nodes["value"][node]
+    np.testing.assert_allclose(raw + hgb._baseline_prediction.ravel()[0], hgb._raw_predict(X).ravel(),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_defrag_with_missing_values():
+    Xtr, ytr, Xte, yte = xor_data(0)
+    rng = np.random.default_rng(0)
+    Xtr, Xte = Xtr.copy(), Xte.copy()
+    Xtr[rng.random(Xtr.shape) < 0.1] = np.nan
+    Xte[rng.random(Xte.shape) < 0.1] = np.nan
+    hgb = HistGradientBoostingClassifier(max_iter=50, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(hgb, n_restarts=10, random_state=0).fit(Xtr, ytr)
+    ev = m.evaluate(Xte, yte)
+    assert ev["error"] <= 0.35 and ev["coverage"] >= 0.5, (str(m), ev)
+    # the printed rules and the C rule kernels agree on points with missing values
+    expected = np.stack([r.covers(Xte) for r in m.rules_], axis=1)
+    np.testing.assert_array_equal(m.rules_.covers(Xte), expected)
+    # eq. 10 by hand on the dense binary features, missing values included
+    S = m.splits_.binary_features(Xte)
+    logpost = S @ np.log(m.eta_).T + (~S) @ np.log1p(-m.eta_).T + np.log(m.alpha_)
+    np.testing.assert_array_equal(m.apply(Xte), np.argmax(logpost, axis=1))
