@@ -209,3 +209,62 @@ def split_table_from_array(splits, n_features, keep_duplicates=False):
     if not isinstance(n_features, numbers.Integral) or n_features < 1:
         raise ValueError("n_features must be a positive integer")
     return SplitTable(arr[:, 0], arr[:, 1], n_features, keep_duplicates=keep_duplicates)
+
+
+def _is_xgboost(obj):
+    mod = type(obj).__module__ or ""
+    return mod.startswith("xgboost")
+
+
+def xgboost_model_json(model):
+    """The parsed JSON of an XGBoost Booster, scikit-learn wrapper, or JSON text/dict."""
+    if isinstance(model, dict):
+        return model
+    if isinstance(model, (str, bytes, bytearray)):
+        import json
+
+        try:
+            return json.loads(model)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"malformed XGBoost model JSON: {exc}") from exc
+    booster = model.get_booster() if hasattr(model, "get_booster") else model
+    return xgboost_model_json(bytes(booster.save_raw(raw_format="json")))
+
+
+def split_table_from_xgboost(model, keep_duplicates=False):
+    """SplitTable of an XGBoost tree model (Booster, XGBModel, or its JSON).
+
+    XGBoost stores inputs as float32 and goes left when x < t, missing values as
+    default_left says; in terms of float64 inputs that is s = x > t2 with
+    t2 = float32_threshold(the float32 just below t).
+    """
+    doc = xgboost_model_json(model)
+    try:
+        learner = doc["learner"]
+        booster = learner["gradient_booster"]
+        name = booster["name"]
+        trees = (booster["gbtree"] if name == "dart" else booster)["model"]["trees"]
+        n_features = int(learner["learner_model_param"]["num_feature"])
+        features, thresholds, missing = [], [], []
+        for i, tree in enumerate(trees):
+            left = np.asarray(tree["left_children"], dtype=np.int64)
+            internal = left >= 0
+            if np.any(np.asarray(tree["split_type"], dtype=np.int64)[internal] != 0):
+                raise TypeError("XGBoost models with categorical splits are not supported yet")
+            t32 = np.asarray(tree["split_conditions"], dtype=np.float32)[internal]
+            features.append(np.asarray(tree["split_indices"], dtype=np.int64)[internal])
+            below = np.nextafter(t32, np.float32(-np.inf))  # float32(x) >= t  <=>  float32(x) > below
+            thresholds.append(float32_threshold(below.astype(np.float64)))
+            missing.append(np.asarray(tree["default_left"], dtype=np.int64)[internal] == 0)
+    except (KeyError, TypeError, IndexError, ValueError) as exc:
+        if isinstance(exc, TypeError) and "categorical" in str(exc):
+            raise
+        raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
+    if name not in ("gbtree", "dart"):
+        raise TypeError(f"XGBoost booster {name!r} has no trees; gbtree or dart models are needed")
+    return SplitTable(
+        np.concatenate(features) if features else np.zeros(0, dtype=np.int64),
+        np.concatenate(thresholds) if thresholds else np.zeros(0),
+        n_features=n_features, keep_duplicates=keep_duplicates,
+        missing_right=np.concatenate(missing) if missing else None, supports_missing=True,
+    )

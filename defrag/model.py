@@ -19,7 +19,12 @@ from sklearn.utils.validation import check_is_fitted
 from . import _core
 from ._restarts import run_restarts, thread_budget
 from ._rules import Rule, RuleSet, extract_rule_conditions
-from ._splits import split_table_from_array, split_table_from_estimator
+from ._splits import (
+    _is_xgboost,
+    split_table_from_array,
+    split_table_from_estimator,
+    split_table_from_xgboost,
+)
 
 logger = logging.getLogger("defrag")
 
@@ -232,18 +237,28 @@ class DefragModel(BaseEstimator):
             if kind == "continuous":
                 return splits, "regression"
             raise ValueError(f"cannot infer the task from y of type {kind!r}; set task=")
-        splits = split_table_from_estimator(est, self.keep_duplicate_splits)
-        if X.shape[1] != est.n_features_in_:
+        if _is_xgboost(est):
+            splits = split_table_from_xgboost(est, self.keep_duplicate_splits)
+        else:
+            splits = split_table_from_estimator(est, self.keep_duplicate_splits)
+        if X.shape[1] != splits.n_features:
             raise ValueError(
-                f"X has {X.shape[1]} features but the estimator was fitted with {est.n_features_in_}"
+                f"X has {X.shape[1]} features but the estimator was fitted with {splits.n_features}"
             )
         if self.task != "auto":
             return splits, self.task
+        if not hasattr(est, "predict") or not hasattr(est, "get_params"):  # a raw Booster
+            if y is None:
+                raise ValueError("y is required with a raw XGBoost Booster; or pass the scikit-learn wrapper")
+            kind = type_of_target(y)
+            return splits, "classification" if kind in ("binary", "multiclass") else "regression"
         return splits, "classification" if is_classifier(est) else "regression"
 
     def _encode_target(self, y, task, X_input):
         est = _unwrap(self.estimator)
         if y is None:
+            if not hasattr(est, "get_params"):
+                raise ValueError("y is required when the model has no scikit-learn predict")
             y = est.predict(X_input)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -449,7 +464,8 @@ class DefragModel(BaseEstimator):
         else:
             error = float(np.mean((pred - y.astype(np.float64)) ** 2))
         fidelity = None
-        if not _is_split_array(self.estimator):
+        est = _unwrap(self.estimator)
+        if not _is_split_array(est) and hasattr(est, "get_params"):
             ens = np.asarray(_unwrap(self.estimator).predict(X))
             if self.task_ == "classification":
                 fidelity = float(np.mean(pred == ens))

@@ -1,0 +1,95 @@
+"""XGBoost models read from their JSON: every sample reaches the library's own leaf."""
+import json
+
+import numpy as np
+import pytest
+
+xgb = pytest.importorskip("xgboost")
+
+from conftest import xor_data  # noqa: E402
+from defrag import DefragModel  # noqa: E402
+from defrag._splits import split_table_from_xgboost, xgboost_model_json  # noqa: E402
+
+
+def data(n_classes, seed=0, n=500, nan=0.15):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)) * [1, 10, 1e-3, 100]
+    X[:, 3] = np.round(X[:, 3])
+    y = X[:, 0] + np.sin(X[:, 1]) if n_classes == 0 else np.digitize(X[:, 0], np.linspace(-1, 1, n_classes - 1))
+    X[rng.random(X.shape) < nan] = np.nan
+    return X, y
+
+
+def walk(tree, X, threshold_of):
+    """Leaf node id per sample, going right where our binary feature says so."""
+    left = np.asarray(tree["left_children"])
+    right = np.asarray(tree["right_children"])
+    feat = np.asarray(tree["split_indices"])
+    default_left = np.asarray(tree["default_left"])
+    node = np.zeros(len(X), dtype=int)
+    for _ in range(64):
+        leaf = left[node] < 0
+        if leaf.all():
+            return node
+        x = X[np.arange(len(X)), feat[node]]
+        go_right = np.where(np.isnan(x), default_left[node] == 0, x > threshold_of(node))
+        node = np.where(leaf, node, np.where(go_right, right[node], left[node]))
+    raise AssertionError("tree deeper than 64")
+
+
+@pytest.mark.parametrize("Model,n_classes", [
+    (xgb.XGBRegressor, 0), (xgb.XGBClassifier, 2), (xgb.XGBClassifier, 3),
+])
+def test_binary_features_reach_xgboost_leaves(Model, n_classes):
+    X, y = data(n_classes)
+    model = Model(n_estimators=8, max_depth=4, random_state=0).fit(X, y)
+    table = split_table_from_xgboost(model, keep_duplicates=True)
+    doc = xgboost_model_json(model)
+    trees = doc["learner"]["gradient_booster"]["model"]["trees"]
+    leaves = model.get_booster().predict(xgb.DMatrix(X), pred_leaf=True).reshape(len(X), -1)
+    keys = set(zip(table.feature.tolist(), table.threshold.tolist(), table.missing_right.tolist()))
+    for i, tree in enumerate(trees):
+        cond = np.asarray(tree["split_conditions"], dtype=np.float32)
+        t2 = {}
+        for node in np.flatnonzero(np.asarray(tree["left_children"]) >= 0):
+            # our threshold for this node, looked up in the split table
+            f = tree["split_indices"][node]
+            cands = [t for (ff, t, m) in keys if ff == f and m == (tree["default_left"][node] == 0)]
+            below = np.nextafter(cond[node], np.float32(-np.inf))
+            match = [t for t in cands if np.float32(np.nextafter(t, np.inf)) > below >= np.float32(t)]
+            assert match, (i, node)
+            t2[node] = match[0]
+        got = walk(tree, X, lambda nodes: np.array([t2.get(n, np.inf) for n in nodes]))
+        np.testing.assert_array_equal(got, leaves[:, i])
+
+
+def test_malformed_json_is_a_value_error():
+    X, y = data(2)
+    model = xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y)
+    text = model.get_booster().save_raw(raw_format="json").decode()
+    with pytest.raises(ValueError, match="malformed XGBoost"):
+        split_table_from_xgboost(text[: len(text) // 2])
+    doc = json.loads(text)
+    del doc["learner"]["gradient_booster"]["model"]["trees"][0]["split_indices"]
+    with pytest.raises(ValueError, match="malformed XGBoost"):
+        split_table_from_xgboost(doc)
+    with pytest.raises(ValueError, match="malformed XGBoost"):
+        split_table_from_xgboost({"learner": 3})
+
+
+def test_xgboost_synthetic1_and_missing_values():
+    for seed in range(3):
+        Xtr, ytr, Xte, yte = xor_data(seed)
+        model = xgb.XGBClassifier(random_state=0).fit(Xtr, ytr)  # 100 trees of depth 6
+        m = DefragModel(model, random_state=0, n_jobs=2).fit(Xtr, ytr)
+        ev = m.evaluate(Xte, yte)
+        assert m.n_rules_ == 4, str(m)
+        assert ev["coverage"] >= 0.95 and ev["error"] <= 0.16, ev
+    # raw Booster, missing values
+    Xn = Xtr.copy()
+    Xn[::10, 0] = np.nan
+    booster = xgb.train({"max_depth": 3, "objective": "binary:logistic"}, xgb.DMatrix(Xn, ytr), 20)
+    mb = DefragModel(booster, n_restarts=5, random_state=0).fit(Xn, ytr)
+    assert mb.task_ == "classification" and mb.evaluate(Xn, ytr)["fidelity"] is None
+    with pytest.raises(ValueError, match="y is required"):
+        DefragModel(booster).fit(Xn)
