@@ -268,3 +268,59 @@ def split_table_from_xgboost(model, keep_duplicates=False):
         n_features=n_features, keep_duplicates=keep_duplicates,
         missing_right=np.concatenate(missing) if missing else None, supports_missing=True,
     )
+
+
+def _is_lightgbm(obj):
+    return (type(obj).__module__ or "").startswith("lightgbm")
+
+
+def lightgbm_model_dump(model):
+    """``dump_model()`` of a LightGBM Booster or LGBMModel (a dict is taken as is)."""
+    if isinstance(model, dict):
+        return model
+    booster = getattr(model, "booster_", model)
+    return booster.dump_model()
+
+
+def _lightgbm_nodes(node, out):
+    """Internal nodes of a dumped LightGBM tree, iteratively (trees can be deep)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if "split_index" not in node:
+            if "leaf_index" not in node and "leaf_value" not in node:
+                raise KeyError("node has neither split_index nor leaf_value")
+            continue
+        out.append(node)
+        stack.append(node["right_child"])
+        stack.append(node["left_child"])
+
+
+def split_table_from_lightgbm(model, keep_duplicates=False):
+    """SplitTable of a LightGBM model (Booster, LGBMModel, or its ``dump_model()``).
+
+    LightGBM goes left when x <= threshold (float64). Missing values: with
+    missing_type "NaN" they follow default_left; with "None" a NaN is read as 0.0.
+    missing_type "Zero" (zero as missing) and categorical splits are not supported yet.
+    """
+    dump = lightgbm_model_dump(model)
+    try:
+        n_features = int(dump["max_feature_idx"]) + 1
+        nodes = []
+        for tree in dump["tree_info"]:
+            _lightgbm_nodes(tree["tree_structure"], nodes)
+        features = np.array([int(n["split_feature"]) for n in nodes], dtype=np.int64)
+        thresholds = np.array([float(n["threshold"]) if n["decision_type"] == "<=" else np.nan
+                               for n in nodes], dtype=np.float64)
+        kinds = [n["missing_type"] for n in nodes]
+        default_left = np.array([bool(n["default_left"]) for n in nodes], dtype=bool)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"malformed LightGBM model dump: {type(exc).__name__}: {exc}") from exc
+    if np.isnan(thresholds).any():
+        raise TypeError("LightGBM models with categorical splits are not supported yet")
+    if "Zero" in kinds:
+        raise TypeError("LightGBM splits with missing_type 'Zero' (zero as missing) are not supported yet")
+    as_nan = np.array([k == "NaN" for k in kinds], dtype=bool)
+    missing_right = np.where(as_nan, ~default_left, 0.0 > thresholds)
+    return SplitTable(features, thresholds, n_features=n_features, keep_duplicates=keep_duplicates,
+                      missing_right=missing_right, supports_missing=True)

@@ -20,9 +20,11 @@ from . import _core
 from ._restarts import run_restarts, thread_budget
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._splits import (
+    _is_lightgbm,
     _is_xgboost,
     split_table_from_array,
     split_table_from_estimator,
+    split_table_from_lightgbm,
     split_table_from_xgboost,
 )
 
@@ -239,6 +241,8 @@ class DefragModel(BaseEstimator):
             raise ValueError(f"cannot infer the task from y of type {kind!r}; set task=")
         if _is_xgboost(est):
             splits = split_table_from_xgboost(est, self.keep_duplicate_splits)
+        elif _is_lightgbm(est):
+            splits = split_table_from_lightgbm(est, self.keep_duplicate_splits)
         else:
             splits = split_table_from_estimator(est, self.keep_duplicate_splits)
         if X.shape[1] != splits.n_features:
@@ -249,7 +253,7 @@ class DefragModel(BaseEstimator):
             return splits, self.task
         if not hasattr(est, "predict") or not hasattr(est, "get_params"):  # a raw Booster
             if y is None:
-                raise ValueError("y is required with a raw XGBoost Booster; or pass the scikit-learn wrapper")
+                raise ValueError("y is required with a raw Booster; or pass the scikit-learn wrapper")
             kind = type_of_target(y)
             return splits, "classification" if kind in ("binary", "multiclass") else "regression"
         return splits, "classification" if is_classifier(est) else "regression"
