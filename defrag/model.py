@@ -44,9 +44,19 @@ class _Target:
 
 
 def _unwrap(estimator):
-    """The fitted model inside a FrozenEstimator (keeps clone / cross-validation working)."""
+    """The fitted model inside a FrozenEstimator (keeps clone / cross-validation working)
+    or at the end of a Pipeline whose earlier steps are passthrough."""
     if type(estimator).__name__ == "FrozenEstimator" and hasattr(estimator, "estimator"):
-        return estimator.estimator
+        return _unwrap(estimator.estimator)
+    if type(estimator).__name__ == "Pipeline" and hasattr(estimator, "steps"):
+        transforms = [step for _, step in estimator.steps[:-1] if step not in (None, "passthrough")]
+        if transforms:
+            raise TypeError(
+                "the Pipeline transforms its inputs before the model "
+                f"({', '.join(type(t).__name__ for t in transforms)}); rules must speak of the "
+                "inputs, so pass the fitted model and the transformed X instead"
+            )
+        return _unwrap(estimator.steps[-1][1])
     return estimator
 
 

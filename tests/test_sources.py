@@ -151,3 +151,18 @@ def test_defrag_with_missing_values():
     S = m.splits_.binary_features(Xte)
     logpost = S @ np.log(m.eta_).T + (~S) @ np.log1p(-m.eta_).T + np.log(m.alpha_)
     np.testing.assert_array_equal(m.apply(Xte), np.argmax(logpost, axis=1))
+
+
+def test_pipelines_with_passthrough_steps_only():
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.ensemble import RandomForestClassifier
+
+    Xtr, ytr, Xte, yte = xor_data(1)
+    pipe = Pipeline([("keep", "passthrough"), ("rf", RandomForestClassifier(n_estimators=30, random_state=0))])
+    pipe.fit(Xtr, ytr)
+    m = DefragModel(pipe, n_restarts=5, random_state=0).fit(Xtr)
+    assert m.evaluate(Xte, yte)["fidelity"] > 0.8
+    scaled = Pipeline([("scale", StandardScaler()), ("rf", RandomForestClassifier(n_estimators=5))]).fit(Xtr, ytr)
+    with pytest.raises(TypeError, match="StandardScaler"):
+        DefragModel(scaled, n_restarts=1).fit(Xtr, ytr)
