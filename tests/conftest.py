@@ -15,6 +15,20 @@ def xor_data(seed, n=1000, regression=False):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+def tabular_data(n_classes, seed=0, n=500, nan=0.15):
+    """Features on very different scales, one with ties, a share of NaN; a smooth
+    regression target (n_classes = 0) or classes cut from the first feature."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)) * [1, 10, 1e-3, 100]
+    X[:, 3] = np.round(X[:, 3])
+    if n_classes == 0:
+        y = X[:, 0] + np.sin(X[:, 1])
+    else:
+        y = np.digitize(X[:, 0], np.linspace(-1, 1, n_classes - 1))
+    X[rng.random(X.shape) < nan] = np.nan
+    return X, y
+
+
 @pytest.fixture(scope="session")
 def xor_forest():
     from sklearn.ensemble import RandomForestClassifier

@@ -4,17 +4,13 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-from conftest import xor_data  # noqa: E402
+from conftest import tabular_data, xor_data  # noqa: E402
 from defrag import DefragModel  # noqa: E402
 from defrag._splits import lightgbm_model_dump, split_table_from_lightgbm  # noqa: E402
 
 
-def data(n_classes, seed=0, n=600, nan=0.15):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4)) * [1, 10, 1e-3, 100]
-    X[:, 3] = np.round(X[:, 3])
-    y = X[:, 0] + np.sin(X[:, 1]) if n_classes == 0 else np.digitize(X[:, 0], np.linspace(-1, 1, n_classes - 1))
-    X[rng.random(X.shape) < nan] = np.nan
+def data(n_classes, seed=0):
+    X, y = tabular_data(n_classes, seed, n=600)
     X[:40, 2] = np.nan  # plenty of missing values on one feature
     return X, y
 

@@ -6,18 +6,13 @@ import pytest
 
 xgb = pytest.importorskip("xgboost")
 
-from conftest import xor_data  # noqa: E402
+from conftest import tabular_data, xor_data  # noqa: E402
 from defrag import DefragModel  # noqa: E402
 from defrag._splits import split_table_from_xgboost, xgboost_model_json  # noqa: E402
 
 
-def data(n_classes, seed=0, n=500, nan=0.15):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4)) * [1, 10, 1e-3, 100]
-    X[:, 3] = np.round(X[:, 3])
-    y = X[:, 0] + np.sin(X[:, 1]) if n_classes == 0 else np.digitize(X[:, 0], np.linspace(-1, 1, n_classes - 1))
-    X[rng.random(X.shape) < nan] = np.nan
-    return X, y
+def data(n_classes, seed=0):
+    return tabular_data(n_classes, seed)
 
 
 def walk(tree, X, threshold_of):
