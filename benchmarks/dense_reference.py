@@ -23,10 +23,12 @@ import time
 
 import numpy as np
 
-# E-step schedule hard-wired in defrag/_restarts.py (the (5, 2, 20) passed to
-# _core.fit): in the first WARMUP_ITER outer iterations the E-step makes at most
-# WARMUP_INNER updates of eq. 13, later at most MAX_INNER.
-WARMUP_ITER, WARMUP_INNER, MAX_INNER = 5, 2, 20
+from defrag._restarts import INNER, initial_state as _defrag_initial_state
+from defrag.model import _Target
+
+# defrag's E-step schedule (defrag/_restarts.py): in the first WARMUP_ITER outer
+# iterations the E-step makes at most WARMUP_INNER updates of eq. 13, later at most MAX_INNER.
+WARMUP_ITER, WARMUP_INNER, MAX_INNER = INNER
 
 
 def restart_seed(random_state, index=0):
@@ -36,21 +38,14 @@ def restart_seed(random_state, index=0):
 
 
 def initial_state(rng, n_samples, n_splits, n_components, y, n_classes, eps):
-    """Random initial parameters and responsibilities, draw for draw as defrag's."""
-    K = n_components
-    beta = rng.random((n_samples, K))
-    beta /= beta.sum(axis=1, keepdims=True)
-    params = {
-        "eta": np.clip(rng.random((K, n_splits)), eps, 1.0 - eps),
-        "alpha": rng.dirichlet(np.ones(K)),
-    }
+    """Random initial parameters and responsibilities: defrag's own draw, so that both
+    implementations start from the same point."""
     if n_classes == 0:
         var = float(np.var(y)) or 1.0
-        params["mean"] = float(np.mean(y)) + np.sqrt(var) * rng.standard_normal(K)
-        params["precision"] = (0.1 + rng.random(K)) / var
+        target = _Target(y, 0, float(np.mean(y)), float(np.sqrt(var)), var)
     else:
-        params["gamma"] = rng.dirichlet(np.ones(n_classes), size=K)
-    return params, beta
+        target = _Target(y, n_classes)
+    return _defrag_initial_state(rng, n_samples, n_splits, n_components, target, eps)
 
 
 def omega(n_splits, n_classes):

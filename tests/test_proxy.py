@@ -20,9 +20,9 @@ def np_score(m, v):
     return -m.size * np.log(max(s2, FLOOR))
 
 
-def brute_split(X, m, v, min_leaf):
-    """Best (gain, feature, threshold) over every feature and every threshold."""
-    parent = np_score(m, v)
+def brute_search(X, gain, min_leaf):
+    """Best (gain, feature, threshold) over every feature and every midpoint threshold,
+    gain(left_mask) being the score improvement of that split."""
     best = (-np.inf, -1, 0.0)
     for d in range(X.shape[1]):
         vals = np.unique(X[:, d])
@@ -31,10 +31,18 @@ def brute_split(X, m, v, min_leaf):
             left = X[:, d] <= t
             if left.sum() < min_leaf or (~left).sum() < min_leaf:
                 continue
-            g = np_score(m[left], v[left]) + np_score(m[~left], v[~left]) - parent
-            if g > best[0] + 1e-9 * abs(parent):
+            g, scale = gain(left)
+            if g > best[0] + 1e-9 * scale:
                 best = (g, d, t)
     return best
+
+
+def brute_split(X, m, v, min_leaf):
+    """Best (gain, feature, threshold) for the eq. 8 score."""
+    parent = np_score(m, v)
+    return brute_search(
+        X, lambda left: (np_score(m[left], v[left]) + np_score(m[~left], v[~left]) - parent, abs(parent)),
+        min_leaf)
 
 
 def problem(seed, n=60, d=3, zero_var=False, ties=False):
@@ -343,18 +351,9 @@ def np_neg_loglik(P):
 
 def brute_split_proba(X, P, min_leaf):
     parent = np_neg_loglik(P)
-    best = (-np.inf, -1, 0.0)
-    for d in range(X.shape[1]):
-        vals = np.unique(X[:, d])
-        for a, b in zip(vals[:-1], vals[1:]):
-            t = 0.5 * (a + b)
-            left = X[:, d] <= t
-            if left.sum() < min_leaf or (~left).sum() < min_leaf:
-                continue
-            g = parent - np_neg_loglik(P[left]) - np_neg_loglik(P[~left])
-            if g > best[0] + 1e-9 * abs(parent):
-                best = (g, d, t)
-    return best
+    return brute_search(
+        X, lambda left: (parent - np_neg_loglik(P[left]) - np_neg_loglik(P[~left]), abs(parent)),
+        min_leaf)
 
 
 def soft_problem(seed, n=80, C=3):
