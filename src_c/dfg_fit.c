@@ -137,10 +137,16 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
         #pragma omp parallel for schedule(static, 1) num_threads(nt)
         for (int64_t k = 0; k < K; k++) {
             /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. */
-            double s = colsum[k];
-            for (int64_t l = 0; l < L; l++) {
-                double e = s > 0.0 ? params->eta[k * L + l] / s : 0.5;
-                params->eta[k * L + l] = clamp(e, opt->eps, 1.0 - opt->eps);
+            double s = colsum[k], lo = opt->eps, hi = 1.0 - opt->eps;
+            double *eta = params->eta + k * L;
+            if (s > 0.0) {
+                for (int64_t l = 0; l < L; l++) {
+                    double e = eta[l] / s;
+                    e = e < lo ? lo : e;
+                    eta[l] = e > hi ? hi : e;
+                }
+            } else {
+                for (int64_t l = 0; l < L; l++) eta[l] = 0.5;
             }
             params->alpha[k] = colsum[k] / total;
         }
