@@ -64,6 +64,17 @@ static double feature_log_odds(const double *e, int64_t m, int32_t *run, double 
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                     const int64_t *feat_ptr, int64_t n_features, const uint8_t *missing_right,
                     double *table, double *base, int n_threads) {
+    if (n_components < 0 || n_splits < 0) return DFG_EINVAL;
+    for (int64_t j = 0; j < n_components * n_splits; j++)
+        if (!(eta[j] > 0.0 && eta[j] < 1.0)) return DFG_EINVAL;
+    return dfg_rank_tables_unchecked(eta, n_components, n_splits, feat_ptr, n_features,
+                                     missing_right, table, base, n_threads);
+}
+
+int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n_splits,
+                              const int64_t *feat_ptr, int64_t n_features,
+                              const uint8_t *missing_right, double *table, double *base,
+                              int n_threads) {
     if (n_components < 1 || n_splits < 0 || n_features < 0 || n_threads < 1) return DFG_EINVAL;
     if (feat_ptr[0] != 0 || feat_ptr[n_features] != n_splits) return DFG_EINVAL;
     int64_t max_m = 0;
@@ -72,10 +83,6 @@ int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
         if (feat_ptr[d + 1] - feat_ptr[d] > max_m) max_m = feat_ptr[d + 1] - feat_ptr[d];
     }
     if (max_m > INT32_MAX) return DFG_EINVAL;
-    /* without an early exit, so that the check vectorises */
-    int outside = 0;
-    for (int64_t j = 0; j < n_components * n_splits; j++) outside |= !(eta[j] > 0.0) | !(eta[j] < 1.0);
-    if (outside) return DFG_EINVAL;
     const int64_t K = n_components, D = n_features;
     /* log prod_l (1 - eta_kl) of each feature's splits, summed over features in order */
     double *partial = (double *)malloc((size_t)((D > 0 ? D : 1) * K) * sizeof(double));

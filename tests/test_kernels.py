@@ -218,3 +218,15 @@ def test_missing_values_whole_run_same_on_both_paths():
     assert runs[0][0] == runs[1][0]
     np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-9)
     np.testing.assert_allclose(runs[0][2], runs[1][2], rtol=1e-7, atol=1e-12)
+
+
+def test_fit_rejects_nan_in_the_initial_eta():
+    # the fit's tables skip the (0, 1) check on eta, so the start must be checked
+    rng = np.random.default_rng(0)
+    ranks = np.ascontiguousarray(rng.integers(0, 3, size=(2, 50)).astype(np.int32))
+    problem = _core.Problem(np.array([0, 2, 4], dtype=np.int64), ranks=ranks,
+                            y_class=np.zeros(50, np.int32), n_classes=1)
+    params = {"eta": np.full((2, 4), 0.5), "alpha": np.array([0.5, 0.5]), "gamma": np.ones((2, 1))}
+    params["eta"][1, 2] = np.nan
+    with pytest.raises(ValueError, match="invalid argument"):
+        _core.fit(problem, params, np.full((50, 2), 0.5), "fab", 5, 1e-6, 1e-8, 1e-10, 1e-12)
