@@ -13,6 +13,8 @@ Cases (each measured in a fresh child process, so that its peak memory is its ow
                  100 trees, N=5,000 training points;
 * large          make_classification(2,000,000, D=28), first 1,000,000 rows, random forest of
                  100 trees with min_samples_leaf=100 (--full; trained once, cached in --cache);
+                 (20 restarts, n_jobs=2, default subsample="auto": each restart fitted on 30,000
+                 rows, the best on all rows kept; --compare-all-rows adds subsample=None);
 * scale-N-tT     one restart on N rows with T OpenMP threads: the large case's rows and
                  forest with --full (N = 1e3 .. 1e6), else make_classification rows with the
                  cls28 forest (N = 1e3 .. 1e5);
@@ -90,7 +92,8 @@ def child_fit(args):
     n_restarts = args.restarts
     times, model = [], None
     for _ in range(args.reps):
-        model = DefragModel(forest, n_restarts=n_restarts, random_state=0, n_jobs=args.n_jobs)
+        model = DefragModel(forest, n_restarts=n_restarts, random_state=0, n_jobs=args.n_jobs,
+                            subsample=None if args.subsample == "none" else "auto")
         start = time.perf_counter()
         model.fit(Xtr, ytr)
         times.append((time.perf_counter() - start) / n_restarts)
@@ -99,7 +102,7 @@ def child_fit(args):
         "N": len(Xtr), "D": Xtr.shape[1], "trees": len(forest.estimators_),
         "L": len(model.splits_), "K": model.n_rules_, "s_restart": statistics.median(times),
         "fit_s": statistics.median(times) * n_restarts, "error": ev["error"],
-        "coverage": ev["coverage"],
+        "coverage": ev["coverage"], "subsample": model.subsample_size_,
         "threads": thread_budget(args.n_jobs, n_restarts, len(Xtr))[1],
         "workers": thread_budget(args.n_jobs, n_restarts, len(Xtr))[0],
     }
@@ -189,7 +192,8 @@ def _timed(fn):
 def run_child(name, role, args, threads=None):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", name, "--role", role,
            "--cache", args.cache, "--reps", str(args.reps), "--restarts", str(args.restarts),
-           "--n-jobs", str(args.n_jobs), "--dense-iters", str(args.dense_iters)]
+           "--n-jobs", str(args.n_jobs), "--dense-iters", str(args.dense_iters),
+           "--subsample", args.subsample]
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
@@ -214,6 +218,10 @@ def main():
     ap.add_argument("--n-jobs", type=int, default=1)
     ap.add_argument("--dense-iters", type=int, default=None,
                     help="outer iterations of the like-for-like runs (default 3, --full: 100)")
+    ap.add_argument("--compare-all-rows", action="store_true",
+                    help="with --full, also fit the 1e6-row case with every restart on all rows "
+                         "(subsample=None; about 10 minutes on 2 cores)")
+    ap.add_argument("--subsample", default="auto", help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--role", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -249,6 +257,10 @@ def main():
         fit = run_child("large", "fit", big)
         if fit:
             rows.append(dict(case="large-20-restarts", **fit))
+        if args.compare_all_rows:
+            fit = run_child("large", "fit", argparse.Namespace(**{**vars(big), "subsample": "none"}))
+            if fit:
+                rows.append(dict(case="large-20-restarts-all-rows", **fit))
     sizes = [1000, 10_000, 100_000] + ([1_000_000] if args.full else [])
     scale = []
     for n in sizes:
@@ -282,7 +294,8 @@ def main():
                   f"agree to relative {r['agree']:.1e}; {r['algo_updates']} updates")
         if r["case"].startswith("large"):
             print(f"{r['case']}: 20 restarts in {r['fit_s']:.1f} s with n_jobs=2 "
-                  f"({r['workers']} workers x {r['threads']} OpenMP threads), peak {r['peak_mb']:.0f} MB, "
+                  f"({r['workers']} workers x {r['threads']} OpenMP threads), each fitted on "
+                  f"{r['subsample']:,} of {r['N']:,} rows, peak {r['peak_mb']:.0f} MB, "
                   f"test error {r['error']:.4f}, coverage {r['coverage']:.3f}")
     by_threads = {}
     for r in scale:
