@@ -9,8 +9,8 @@
 #include <string.h>
 
 /* log prod_j (1 - eta_j) from four interleaved running products (one chain of
-   multiplications would be latency bound), each kept as value * 2^exponent and
-   renormalised every 16 factors; the logarithm is taken once at the end. Factors
+   multiplications would be latency bound), kept as value * 2^exponent and
+   renormalised every 16 factors each; the logarithm is taken once at the end. Factors
    lie in [2^-53, 1] (eta < 1 is a double), so 16 of them cannot underflow, and the
    rounding of the products (one ulp per factor) stays far below the 1e-9
    relative accuracy the kernels promise. */
@@ -31,23 +31,34 @@ static inline double renormalise(double value, int64_t *exponent) {
    loop of independent iterations. Returns log prod_j (1 - eta_j); value holds m
    scratch values. */
 static double feature_log_odds(const double *e, int64_t m, int32_t *run, double *value, double *w) {
-    double prod[4] = {1.0, 1.0, 1.0, 1.0};
+    double p0 = 1.0, p1 = 1.0, p2 = 1.0, p3 = 1.0; /* in registers, unlike an indexed array */
     int64_t exponent = 0;
     int64_t n_runs = 0;
     double last = -1.0, smallest = 1.0;
+#define DFG_RUN_STEP(jj, prod) do {                    \
+        double v_ = e[jj];                             \
+        n_runs += v_ != last;                          \
+        last = v_;                                     \
+        smallest = v_ < smallest ? v_ : smallest;      \
+        run[jj] = (int32_t)(n_runs - 1);               \
+        value[n_runs - 1] = v_;                        \
+        prod *= 1.0 - v_;                              \
+    } while (0)
     for (int64_t j0 = 0; j0 < m; j0 += 64) {
-        int64_t j1 = j0 + 64 < m ? j0 + 64 : m;
-        for (int64_t j = j0; j < j1; j++) {
-            double v = e[j];
-            n_runs += v != last;
-            last = v;
-            smallest = v < smallest ? v : smallest;
-            run[j] = (int32_t)(n_runs - 1);
-            value[n_runs - 1] = v;
-            prod[j & 3] *= 1.0 - v;
+        int64_t j1 = j0 + 64 < m ? j0 + 64 : m, j = j0;
+        for (; j + 4 <= j1; j += 4) {
+            DFG_RUN_STEP(j, p0);
+            DFG_RUN_STEP(j + 1, p1);
+            DFG_RUN_STEP(j + 2, p2);
+            DFG_RUN_STEP(j + 3, p3);
         }
-        for (int i = 0; i < 4; i++) prod[i] = renormalise(prod[i], &exponent);
+        for (; j < j1; j++) DFG_RUN_STEP(j, p0); /* at most 3, at the very end */
+        p0 = renormalise(p0, &exponent);
+        p1 = renormalise(p1, &exponent);
+        p2 = renormalise(p2, &exponent);
+        p3 = renormalise(p3, &exponent);
     }
+#undef DFG_RUN_STEP
     for (int64_t r = 0; r < n_runs; r++) w[r] = value[r] / (1.0 - value[r]);
     /* the odds are at least eta: normal unless some eta is subnormal */
     if (smallest >= DBL_MIN) {
@@ -55,9 +66,8 @@ static double feature_log_odds(const double *e, int64_t m, int32_t *run, double 
     } else {
         for (int64_t r = 0; r < n_runs; r++) w[r] = log(w[r]);
     }
-    double total = (double)exponent * 0.69314718055994530941723212145818;
-    for (int i = 0; i < 4; i++) total += log(prod[i]);
-    return total;
+    return (double)exponent * 0.69314718055994530941723212145818
+           + ((log(p0) + log(p1)) + (log(p2) + log(p3)));
 }
 
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
