@@ -13,7 +13,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
 from conftest import categorical_frame
-from defrag import split_table_from_estimator
+from defrag import DefragModel, split_table_from_estimator
 from defrag._splits import float32_threshold
 
 xgb = pytest.importorskip("xgboost")
@@ -312,3 +312,242 @@ def test_lightgbm_zero_as_missing():
     assert zero[:, 0].sum() > 300 and zero[:, 1].sum() > 300
     np.testing.assert_array_equal(np.isnan(prepared), zero)
     assert np.isnan(X).sum() < zero.sum()  # X itself is not modified
+
+
+# ------------------------------------------------------------------- rules with sets
+
+def xor_frame(seed, name, n=1000):
+    """y = XOR(category in {grün, b}, x > 0.5) with 5% label noise, missing colours."""
+    rng = np.random.default_rng(seed)
+    cats = ["grün", "b", "c d", "e,f", "g", "h"]
+    X = pd.DataFrame({"x": rng.random(n), name: pd.Categorical(rng.choice(cats, n), categories=cats)})
+    X.loc[rng.random(n) < 0.05, name] = np.nan
+    clean = X[name].isin(["grün", "b"]).to_numpy() ^ (X["x"].to_numpy() > 0.5)
+    return X, np.where(rng.random(n) < 0.05, ~clean, clean).astype(int)
+
+
+def evaluate_as_written(rules, X):
+    """The rules of to_dict() applied to the DataFrame with NumPy: first covering rule."""
+    pred = np.full(len(X), rules["default_prediction"], dtype=object)
+    done = np.zeros(len(X), dtype=bool)
+    for rule in rules["rules"]:
+        ok = np.ones(len(X), dtype=bool)
+        for c in rule["conditions"]:
+            col = X[c["name"]]
+            missing = col.isna().to_numpy()
+            if c["categories"] is not None:
+                holds = col.astype(object).isin(c["categories"]).to_numpy() ^ c["negated"]
+            else:
+                v = col.to_numpy(dtype=float)
+                holds = np.ones(len(X), dtype=bool)
+                if c["lower"] is not None:
+                    holds &= v > c["lower"]
+                if c["upper"] is not None:
+                    holds &= v <= c["upper"]
+            ok &= np.where(missing, c["missing"], holds)
+        pred[ok & ~done] = rule["prediction"]
+        done |= ok
+    return pred
+
+
+@pytest.mark.parametrize("library", ["hist", "xgboost", "lightgbm"])
+def test_rules_with_category_sets(library):
+    import pickle
+
+    # XGBoost refuses '[', ']' and '<' in feature names, LightGBM JSON characters
+    name = "colour [main] ü" if library == "hist" else "Farbe (ü) #1"
+    Xtr, ytr = xor_frame(0, name)
+    Xte, yte = xor_frame(1, name)
+    model = {
+        "hist": lambda: HistGradientBoostingClassifier(max_iter=20, max_depth=3, random_state=0),
+        "xgboost": lambda: xgb.XGBClassifier(n_estimators=30, max_depth=3, enable_categorical=True,
+                                             max_cat_to_onehot=1, random_state=0),
+        "lightgbm": lambda: lgb.LGBMClassifier(n_estimators=30, num_leaves=6, verbose=-1,
+                                               min_data_per_group=5, cat_smooth=1.0, random_state=0),
+    }[library]().fit(Xtr, ytr)
+    m = DefragModel(model, n_restarts=10, random_state=0).fit(Xtr, ytr)
+    assert m.splits_.has_categorical
+    text = str(m)
+    sets = [c for r in m.rules_ for c in r.conditions if c.is_set]
+    assert sets and f"{name} in {{" in text or f"{name} not in {{" in text, text
+    # category names, not codes, in the printed sets
+    assert any(label in text for label in ("grün", "c d", "'e,f'")), text
+    assert all(set(c.to_dict()["categories"]) <= {"grün", "b", "c d", "e,f", "g", "h"} for c in sets)
+    # the C kernels, the conditions and the printed rules agree
+    np.testing.assert_array_equal(m.rules_.predict(Xte).astype(object), evaluate_as_written(m.rules_.to_dict(), Xte))
+    coded = m.rules_.encode(Xte)
+    np.testing.assert_array_equal(m.rules_.covers(Xte), np.stack([r.covers(coded) for r in m.rules_], axis=1))
+    # eq. 10 by hand on the binary features of the bit path
+    S = m.splits_.binary_features(m.splits_.encoding.transform(Xte))
+    logpost = S @ np.log(m.eta_).T + (~S) @ np.log1p(-m.eta_).T + np.log(m.alpha_)
+    np.testing.assert_array_equal(m.apply(Xte), np.argmax(logpost, axis=1))
+    ev = m.evaluate(Xte, yte)
+    assert ev["coverage"] >= 0.9 and ev["fidelity"] > 0.6, (text, ev)
+    if library == "xgboost":
+        assert ev["error"] <= 0.2, (text, ev)
+    back = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(back.predict(Xte), m.predict(Xte))
+    np.testing.assert_array_equal(back.rules_.predict(Xte), m.rules_.predict(Xte))
+    # categories in another order mean the same
+    X2 = Xte.copy()
+    X2[name] = X2[name].cat.reorder_categories(list(reversed(Xte[name].cat.categories)))
+    np.testing.assert_array_equal(m.predict(X2), m.predict(Xte))
+    np.testing.assert_array_equal(m.rules_.predict(X2), m.rules_.predict(Xte))
+
+
+def test_unseen_categories():
+    Xtr, ytr = xor_frame(0, "colour")
+    X2 = Xtr.copy()
+    X2["colour"] = X2["colour"].cat.add_categories(["new"])
+    X2.loc[:9, "colour"] = "new"
+    Xnan = X2.copy()
+    Xnan.loc[:9, "colour"] = np.nan
+    # scikit-learn and LightGBM read an unseen category as missing
+    for model in (HistGradientBoostingClassifier(max_iter=10, random_state=0),
+                  lgb.LGBMClassifier(n_estimators=10, verbose=-1, min_data_per_group=5)):
+        m = DefragModel(model.fit(Xtr, ytr), n_restarts=2, random_state=0).fit(Xtr, ytr)
+        np.testing.assert_array_equal(m.predict(X2), m.predict(Xnan))
+        np.testing.assert_array_equal(model.predict(X2), model.predict(Xnan))
+    # XGBoost refuses categories it was not trained with
+    model = xgb.XGBClassifier(n_estimators=10, enable_categorical=True).fit(Xtr, ytr)
+    m = DefragModel(model, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="not trained with: new"):
+        m.predict(X2)
+
+
+def test_condition_text_for_sets_and_zero_as_missing():
+    from defrag import Condition
+
+    names = ["red", "blue", "grün"]
+    assert str(Condition(1, "colour", categories=[2, 0], category_names=names)) == "colour in {red, grün}"
+    assert str(Condition(1, "colour", categories=[1], negated=True, missing=True,
+                         category_names=names)) == "colour not in {blue} (or missing)"
+    assert str(Condition(1, "c", categories=[5, 7])) == "c in {5, 7}"  # codes when names are unknown
+    assert str(Condition(1, "c", categories=[0, 1, 2], category_names=["a,b", " x", "{}"])) == \
+        "c in {'a,b', ' x', '{}'}"
+    assert str(Condition(1, "c", categories=[], missing=True)) == "c is missing"
+    # LightGBM zero-as-missing: zero is not in an interval unless missing values are
+    assert str(Condition(0, "x", upper=0.5, zero_missing=True)) == "x <= 0.5 (except 0)"
+    assert str(Condition(0, "x", lower=0.5, zero_missing=True)) == "x > 0.5"
+    assert str(Condition(0, "x", upper=0.5, missing=True, zero_missing=True)) == "x <= 0.5 (or missing or 0)"
+    assert str(Condition(0, "x", lower=np.inf, missing=True, zero_missing=True)) == "x is missing or 0"
+    X = np.array([[0.0, 1.0], [-0.0, 1.0], [0.3, 1.0], [np.nan, 1.0], [1e-36, 1.0]])
+    np.testing.assert_array_equal(Condition(0, "x", upper=0.5, zero_missing=True).holds(X),
+                                  [False, False, True, False, False])
+    np.testing.assert_array_equal(Condition(1, "c", categories=[1], negated=True).holds(X), [False] * 5)
+    with pytest.raises(ValueError):
+        Condition(0, "x", lower=0.0, categories=[1])
+
+
+def test_lightgbm_zero_as_missing_rules():
+    rng = np.random.default_rng(6)
+    X = rng.random((1200, 2))
+    X[::3, 0] = 0.0
+    y = ((X[:, 0] == 0) | (X[:, 1] > 0.7)).astype(int)
+    model = lgb.LGBMClassifier(n_estimators=20, num_leaves=4, zero_as_missing=True, verbose=-1).fit(X, y)
+    m = DefragModel(model, n_restarts=5, random_state=0).fit(X, y)
+    zero_conditions = [c for r in m.rules_ for c in r.conditions if c.feature == 0]
+    assert zero_conditions and all(c.zero_missing for c in zero_conditions)
+    assert all("0" in str(c) for c in zero_conditions if c.missing), str(m)
+    # the rules as printed, evaluated on the raw inputs (zero included), match the C kernels
+    np.testing.assert_array_equal(m.rules_.covers(X), np.stack([r.covers(X) for r in m.rules_], axis=1))
+    assert m.evaluate(X, y)["fidelity"] > 0.9, str(m)
+
+
+# ------------------------------------------------------------------- split table, errors
+
+def test_split_table_with_categorical_splits():
+    from defrag._splits import SplitTable
+
+    t = SplitTable([1, 0, 1, 1, 0], [0, 0.5, 0, 0, 0.2], n_features=2, kind=[1, 0, 1, 2, 0],
+                   cat_ptr=[0, 2, 2, 5, 6, 6], cat_codes=[3, 1, 1, 3, 3, 1])
+    # the two sets {1, 3} are one split; numeric feature 0 keeps its thermometer order
+    assert len(t) == 4 and list(t.categorical) == [False, True]
+    np.testing.assert_array_equal(t.threshold[:2], [0.2, 0.5])
+    assert [t.set_of(l).tolist() for l in range(4)] == [[], [], [1, 3], [1]]
+    np.testing.assert_array_equal(t.kind, [0, 0, 1, 2])
+    X = np.array([[0.3, 1.0], [0.1, 3.0], [0.6, -1.0], [0.6, np.nan], [0.0, 7.0]])
+    np.testing.assert_array_equal(t.binary_features(X).astype(int),
+                                  [[1, 0, 1, 0], [0, 0, 1, 1], [1, 1, 0, 1], [1, 1, 0, 0], [0, 0, 0, 1]])
+    with pytest.raises(ValueError, match="rank"):
+        t.ranks(X)
+    assert "bits" in t.kernel_input(X)
+    with pytest.raises(ValueError, match="both numeric and categorical"):
+        SplitTable([0, 0], [0.5, 0], 1, kind=[0, 1], cat_ptr=[0, 0, 1], cat_codes=[2])
+    with pytest.raises(ValueError, match="category codes"):
+        SplitTable([0], [0], 1, kind=[1], cat_ptr=[0, 1], cat_codes=[-1])
+    with pytest.raises(ValueError, match="sets"):
+        SplitTable([0], [0], 1, kind=[1])
+    with pytest.raises(ValueError, match="cat_ptr"):
+        SplitTable([0], [0], 1, kind=[1], cat_ptr=[0, 3], cat_codes=[1])
+
+
+def test_malformed_categorical_json_is_a_value_error():
+    import copy
+    import json
+
+    X, y = categorical_frame(2)
+    model = xgb.XGBClassifier(n_estimators=3, max_depth=3, enable_categorical=True,
+                              max_cat_to_onehot=1).fit(X, y)
+    doc = json.loads(model.get_booster().save_raw(raw_format="json"))
+    trees = doc["learner"]["gradient_booster"]["model"]["trees"]
+    i = next(k for k, t in enumerate(trees) if t["categories_nodes"])
+
+    def broken(change):
+        d = copy.deepcopy(doc)
+        change(d["learner"]["gradient_booster"]["model"]["trees"][i], d["learner"]["gradient_booster"]["model"])
+        return d
+
+    changes = [
+        lambda t, m: t.pop("categories_nodes"),
+        lambda t, m: t.update(categories_nodes=[]),
+        lambda t, m: t["categories_sizes"].__setitem__(0, 10**6),
+        lambda t, m: t["categories_segments"].__setitem__(0, -1),
+        lambda t, m: t["categories"].__setitem__(0, -4),
+        lambda t, m: t["categories"].__setitem__(0, "red"),
+        lambda t, m: t["split_type"].__setitem__(t["categories_nodes"][0], 7),
+        lambda t, m: t.update(categories_sizes=t["categories_sizes"][:-1]),
+        lambda t, m: m["cats"]["enc"][1]["offsets"].__setitem__(1, 10**6),
+        lambda t, m: m["cats"].update(enc=m["cats"]["enc"][:1]),
+    ]
+    for change in changes:
+        with pytest.raises(ValueError, match="malformed XGBoost"):
+            split_table_from_xgboost(broken(change))
+
+
+def test_malformed_categorical_dump_is_a_value_error():
+    import copy
+
+    X, y = categorical_frame(2)
+    dump = lgb.LGBMClassifier(**LGB_PARAMS).fit(X, y).booster_.dump_model()
+
+    def first(tree, decision):
+        stack = [tree["tree_structure"]]
+        while stack:
+            node = stack.pop()
+            if "split_index" in node:
+                if node["decision_type"] == decision:
+                    return node
+                stack += [node["left_child"], node["right_child"]]
+        return None
+
+    def broken(change):
+        d = copy.deepcopy(dump)
+        change(d)
+        return d
+
+    k = next(j for j, t in enumerate(dump["tree_info"]) if first(t, "=="))
+    assert first(dump["tree_info"][0], "<=")["missing_type"] != "Zero"
+    changes = [
+        lambda d: first(d["tree_info"][k], "==").update(threshold="1||x"),
+        lambda d: first(d["tree_info"][k], "==").update(threshold="-1||2"),
+        lambda d: first(d["tree_info"][k], "==").update(threshold=""),
+        lambda d: first(d["tree_info"][k], "==").update(decision_type="!="),
+        lambda d: first(d["tree_info"][k], "==").update(missing_type="Sometimes"),
+        lambda d: d.update(pandas_categorical="red"),
+        # Zero on one node of a feature whose other nodes are not
+        lambda d: first(d["tree_info"][0], "<=").update(missing_type="Zero"),
+    ]
+    for change in changes:
+        with pytest.raises(ValueError, match="malformed LightGBM"):
+            split_table_from_lightgbm(broken(change))
