@@ -340,6 +340,10 @@ def _hist_splits(estimator, out):
     column = _hist_input_columns(estimator)
     encoding = None
     if getattr(estimator, "is_categorical_", None) is not None:
+        if getattr(estimator, "_preprocessor", None) is None:
+            raise TypeError("defrag reads HistGradientBoosting categories from the estimator's "
+                            "internal OrdinalEncoder, which this scikit-learn version does not "
+                            "have; refit the model with a newer scikit-learn")
         encoder = estimator._preprocessor.named_transformers_["encoder"]
         categories = [None] * estimator.n_features_in_
         first = column[estimator._preprocessor.output_indices_["encoder"]]
