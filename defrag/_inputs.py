@@ -124,6 +124,9 @@ class InputEncoding:
         self.categories = [None] * self.n_features if categories is None else list(categories)
         if len(self.categories) != self.n_features:
             raise ValueError(f"expected {self.n_features} category lists; got {len(self.categories)}")
+        for d, cats in enumerate(self.categories):
+            if cats is not None and len(set(np.asarray(cats, dtype=object).tolist())) != len(cats):
+                raise ValueError(f"the categories of feature {d} are not unique")
         self.lookup_numbers = bool(lookup_numbers)
         if unknown not in ("missing", "error"):
             raise ValueError(f"unknown must be 'missing' or 'error'; got {unknown!r}")
@@ -168,7 +171,8 @@ class InputEncoding:
                 )
             for j, cats in zip(cat_cols, self.pandas_categorical):
                 new.categories[j] = np.asarray(cats, dtype=object)
-            return new
+            return InputEncoding(new.n_features, new.categorical, new.categories, new.lookup_numbers,
+                                 new.unknown, new.zero_missing)  # checks the categories
         for j in cat_cols:
             if new.categories[j] is None and self.categorical[j]:
                 new.categories[j] = np.asarray(X.iloc[:, j].cat.categories)

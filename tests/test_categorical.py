@@ -509,6 +509,7 @@ def test_malformed_categorical_json_is_a_value_error():
         lambda t, m: t.update(categories_sizes=t["categories_sizes"][:-1]),
         lambda t, m: m["cats"]["enc"][1]["offsets"].__setitem__(1, 10**6),
         lambda t, m: m["cats"].update(enc=m["cats"]["enc"][:1]),
+        lambda t, m: m["cats"]["enc"][3]["values"].__setitem__(0, m["cats"]["enc"][3]["values"][1]),
     ]
     for change in changes:
         with pytest.raises(ValueError, match="malformed XGBoost"):
@@ -551,3 +552,9 @@ def test_malformed_categorical_dump_is_a_value_error():
     for change in changes:
         with pytest.raises(ValueError, match="malformed LightGBM"):
             split_table_from_lightgbm(broken(change))
+    # pandas categories are placed on the DataFrame's categorical columns at fit time
+    twice = broken(lambda d: d["pandas_categorical"][0].__setitem__(1, d["pandas_categorical"][0][0]))
+    with pytest.raises(ValueError, match="not unique"):
+        split_table_from_lightgbm(twice).encoding.bind(X)
+    with pytest.raises(ValueError, match="categorical columns"):
+        split_table_from_lightgbm(dump).encoding.bind(X.assign(size=X["size"].cat.codes))
