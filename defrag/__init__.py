@@ -19,17 +19,38 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
 from ._config import show_config
 from ._rules import Condition, Rule, RuleSet
 from ._splits import SplitTable, split_table_from_array, split_table_from_estimator
-from .model import DefragModel
-from .prototypes import PrototypeExplainer, tree_distance
-from .proxy import (
-    ProxyTree,
-    ProxyTreeClassifier,
-    bootstrap_instability,
-    explain_local,
-    reference_predictions,
-    reference_proba,
-    tree_dissimilarity,
-)
+
+# The estimators import scikit-learn (and with it scipy: about 120 MB and a second of
+# start-up), so they load on first use. A scoring service that only unpickles a
+# RuleSet and calls predict never pays for them.
+_LAZY = {
+    "DefragModel": "model",
+    "PrototypeExplainer": "prototypes",
+    "tree_distance": "prototypes",
+    "ProxyTree": "proxy",
+    "ProxyTreeClassifier": "proxy",
+    "bootstrap_instability": "proxy",
+    "explain_local": "proxy",
+    "reference_predictions": "proxy",
+    "reference_proba": "proxy",
+    "tree_dissimilarity": "proxy",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'defrag' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "Condition",

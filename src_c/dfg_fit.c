@@ -28,8 +28,9 @@ static double clamp(double v, double lo, double hi) { return v < lo ? lo : (v > 
 
 /* log p(s | k) for all rows into out (N x K). */
 /* workspace: (L + 2 D) * K + K doubles for the rank tables, or NULL to allocate them */
+/* eta_clamped: eta comes from this run's clamp or M-step, so the tables skip checking it. */
 static int log_regions(const dfg_data *data, const dfg_params *p, double eps, double *out,
-                       double *workspace, int n_threads) {
+                       double *workspace, int eta_clamped, int n_threads) {
     const int64_t K = p->n_components, L = data->n_splits, D = data->n_features;
     if (!data->ranks)
         return dfg_loglik_bits(data->bits, data->n_samples, L, p->eta, K, eps, out, n_threads);
@@ -37,8 +38,11 @@ static int log_regions(const dfg_data *data, const dfg_params *p, double eps, do
     if (!table) table = owned = (double *)malloc((size_t)((L + 2 * D) * K + K) * sizeof(double));
     if (!table) return DFG_ENOMEM;
     double *base = table + (L + 2 * D) * K;
-    int status = dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, data->missing_right, table, base,
-                                 n_threads);
+    int status = eta_clamped
+        ? dfg_rank_tables_unchecked(p->eta, K, L, data->feat_ptr, D, data->missing_right, table,
+                                    base, n_threads)
+        : dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, data->missing_right, table, base,
+                          n_threads);
     if (status == DFG_OK)
         status = dfg_loglik_ranks(data->ranks, data->n_samples, D, data->feat_ptr, table, base,
                                   K, out, n_threads);
@@ -47,20 +51,20 @@ static int log_regions(const dfg_data *data, const dfg_params *p, double eps, do
 }
 
 static int log_joint(const dfg_data *data, const dfg_params *params, double *logf,
-                     double *workspace, int n_threads);
+                     double *workspace, int eta_clamped, int n_threads);
 
 int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf, int n_threads) {
-    return log_joint(data, params, logf, NULL, n_threads);
+    return log_joint(data, params, logf, NULL, 0, n_threads);
 }
 
 static int log_joint(const dfg_data *data, const dfg_params *params, double *logf,
-                     double *workspace, int n_threads) {
+                     double *workspace, int eta_clamped, int n_threads) {
     int status = check_data(data);
     if (status != DFG_OK) return status;
     const int64_t N = data->n_samples, K = params->n_components, C = data->n_classes;
     if (K < 1 || n_threads < 1) return DFG_EINVAL;
     /* eps only selects the popcount path of the bit kernel; any clamp value works. */
-    status = log_regions(data, params, 1e-10, logf, workspace, n_threads);
+    status = log_regions(data, params, 1e-10, logf, workspace, eta_clamped, n_threads);
     if (status != DFG_OK) return status;
     double *extra = (double *)malloc((size_t)(K * (C > 0 ? C + 1 : 3)) * sizeof(double));
     if (!extra) return DFG_ENOMEM;
@@ -137,10 +141,16 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
         #pragma omp parallel for schedule(static, 1) num_threads(nt)
         for (int64_t k = 0; k < K; k++) {
             /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. */
-            double s = colsum[k];
-            for (int64_t l = 0; l < L; l++) {
-                double e = s > 0.0 ? params->eta[k * L + l] / s : 0.5;
-                params->eta[k * L + l] = clamp(e, opt->eps, 1.0 - opt->eps);
+            double s = colsum[k], lo = opt->eps, hi = 1.0 - opt->eps;
+            double *eta = params->eta + k * L;
+            if (s > 0.0) {
+                for (int64_t l = 0; l < L; l++) {
+                    double e = eta[l] / s;
+                    e = e < lo ? lo : e;
+                    eta[l] = e > hi ? hi : e;
+                }
+            } else {
+                for (int64_t l = 0; l < L; l++) eta[l] = 0.5;
             }
             params->alpha[k] = colsum[k] / total;
         }
@@ -216,11 +226,14 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     dfg_options step = *opt; /* step.eps: the clamp of the current phase */
     int ph = 0, ph_start = 0;
     step.eps = opt->n_anneal ? opt->anneal_eps[0] : opt->eps;
-    for (int64_t j = 0; j < K_max * L; j++) params->eta[j] = clamp(params->eta[j], step.eps, 1.0 - step.eps);
+    for (int64_t j = 0; j < K_max * L; j++) {
+        if (params->eta[j] != params->eta[j]) status = DFG_EINVAL; /* NaN: no clamp fixes it */
+        params->eta[j] = clamp(params->eta[j], step.eps, 1.0 - step.eps);
+    }
     int t = 0;
     for (; t < cap && status == DFG_OK; t++) {
         const int64_t K = params->n_components;
-        status = log_joint(data, params, logf, tables, opt->n_threads);
+        status = log_joint(data, params, logf, tables, 1, opt->n_threads);
         if (status != DFG_OK) break;
         /* Bound at (q_t, Pi_t): within a phase the E-step and the M-step each raise it. */
         status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], opt->n_threads);

@@ -7,8 +7,8 @@
 #include <string.h>
 
 /* Running product with its logarithm taken once at the end: value * 2^exponent.
-   base_k = log prod_l (1 - eta_kl) then costs one log per component instead of
-   one per split; the rounding of the product (one ulp per factor) stays far below
+   base_k = sum_l log(1 - eta_kl) then costs one log per (feature, component)
+   instead of one per split; the rounding of the product (one ulp per factor) stays far below
    the 1e-9 relative accuracy the kernels promise. */
 typedef struct {
     double value;
@@ -34,47 +34,106 @@ static inline double log_product_log(const log_product *p) {
     return log(p->value) + (double)p->exponent * 0.69314718055994530941723212145818;
 }
 
+/* Log-odds of one feature's eta (m values) into w[run[j]], j < m: one log per run
+   of equal consecutive values. Consecutive thresholds with no training sample
+   between them have identical s columns, hence bit-identical eta (70% of the
+   splits of a 100-tree forest). The runs are found without branches (a change
+   of value is data dependent and mispredicts) and the logs are then taken in a
+   loop of independent iterations. Returns log prod_j (1 - eta_j); ratio holds m
+   scratch values. */
+static double feature_log_odds(const double *e, int64_t m, int32_t *run, double *ratio, double *w) {
+    /* four independent products: a single chain of multiplications is latency bound */
+    log_product below[4];
+    for (int i = 0; i < 4; i++) log_product_init(&below[i]);
+    int64_t n_runs = 0;
+    double last = -1.0;
+    for (int64_t j = 0; j < m; j++) {
+        double v = e[j];
+        n_runs += v != last;
+        last = v;
+        run[j] = (int32_t)(n_runs - 1);
+        ratio[n_runs - 1] = v / (1.0 - v);
+        log_product_mul(&below[j & 3], 1.0 - v);
+    }
+    for (int64_t r = 0; r < n_runs; r++) w[r] = log(ratio[r]);
+    double total = 0.0;
+    for (int i = 0; i < 4; i++) total += log_product_log(&below[i]);
+    return total;
+}
+
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                     const int64_t *feat_ptr, int64_t n_features, const uint8_t *missing_right,
                     double *table, double *base, int n_threads) {
-    if (n_components < 1 || n_splits < 0 || n_features < 0 || n_threads < 1) return DFG_EINVAL;
-    if (feat_ptr[0] != 0 || feat_ptr[n_features] != n_splits) return DFG_EINVAL;
-    for (int64_t d = 0; d < n_features; d++)
-        if (feat_ptr[d + 1] < feat_ptr[d]) return DFG_EINVAL;
+    if (n_components < 0 || n_splits < 0) return DFG_EINVAL;
     for (int64_t j = 0; j < n_components * n_splits; j++)
         if (!(eta[j] > 0.0 && eta[j] < 1.0)) return DFG_EINVAL;
-    const int64_t K = n_components;
-    /* components are independent: one thread each (columns k of the table) */
-    #pragma omp parallel for schedule(static, 1) num_threads(n_threads)
-    for (int64_t k = 0; k < K; k++) {
-        const double *e = eta + k * n_splits;
-        log_product below; /* prod_l (1 - eta_kl): base_k = its log */
-        log_product_init(&below);
-        for (int64_t d = 0; d < n_features; d++) {
-            int64_t off = feat_ptr[d] + 2 * d;
-            double missing_sum = 0.0;
-            /* Consecutive thresholds with no training sample between them have
-               identical s columns, hence bit-identical eta (about 60% of the splits
-               of a 100-tree forest): their log-odds is reused, not recomputed. */
-            double acc = 0.0, last_v = -1.0, last_w = 0.0;
-            table[off * K + k] = 0.0;
-            for (int64_t j = 0; j < feat_ptr[d + 1] - feat_ptr[d]; j++) {
-                double v = e[feat_ptr[d] + j];
-                double one_minus = 1.0 - v;
-                log_product_mul(&below, one_minus);
-                if (v != last_v) {
-                    last_v = v;
-                    last_w = log(v / one_minus);
-                }
-                acc += last_w;
-                table[(off + j + 1) * K + k] = acc;
-                if (missing_right && missing_right[feat_ptr[d] + j]) missing_sum += last_w;
-            }
-            table[(off + feat_ptr[d + 1] - feat_ptr[d] + 1) * K + k] = missing_sum;
-        }
-        base[k] = log_product_log(&below);
+    return dfg_rank_tables_unchecked(eta, n_components, n_splits, feat_ptr, n_features,
+                                     missing_right, table, base, n_threads);
+}
+
+int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n_splits,
+                              const int64_t *feat_ptr, int64_t n_features,
+                              const uint8_t *missing_right, double *table, double *base,
+                              int n_threads) {
+    if (n_components < 1 || n_splits < 0 || n_features < 0 || n_threads < 1) return DFG_EINVAL;
+    if (feat_ptr[0] != 0 || feat_ptr[n_features] != n_splits) return DFG_EINVAL;
+    int64_t max_m = 0;
+    for (int64_t d = 0; d < n_features; d++) {
+        if (feat_ptr[d + 1] < feat_ptr[d]) return DFG_EINVAL;
+        if (feat_ptr[d + 1] - feat_ptr[d] > max_m) max_m = feat_ptr[d + 1] - feat_ptr[d];
     }
-    return DFG_OK;
+    if (max_m > INT32_MAX) return DFG_EINVAL;
+    const int64_t K = n_components, D = n_features;
+    /* log prod_l (1 - eta_kl) of each feature's splits, summed over features in order */
+    double *partial = (double *)malloc((size_t)((D > 0 ? D : 1) * K) * sizeof(double));
+    if (!partial) return DFG_ENOMEM;
+    int status = DFG_OK;
+    /* Features are independent, one task each. A feature's block of the table
+       ((m_d + 2) x K) is filled with w column by column while it sits in cache,
+       then turned into prefix sums row by row. */
+    #pragma omp parallel num_threads(n_threads)
+    {
+        int32_t *run = (int32_t *)malloc((size_t)(max_m > 0 ? max_m : 1) * sizeof(int32_t));
+        double *scratch = (double *)malloc((size_t)(2 * (max_m > 0 ? max_m : 1)) * sizeof(double));
+        if (!run || !scratch) {
+            #pragma omp atomic write
+            status = DFG_ENOMEM;
+        }
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t d = 0; d < D; d++) {
+            if (!run || !scratch) continue;
+            const int64_t m = feat_ptr[d + 1] - feat_ptr[d];
+            const uint8_t *mr = missing_right ? missing_right + feat_ptr[d] : NULL;
+            double *block = table + (feat_ptr[d] + 2 * d) * K;
+            double *w = scratch + max_m;
+            for (int64_t k = 0; k < K; k++) {
+                partial[d * K + k] = feature_log_odds(eta + k * n_splits + feat_ptr[d], m, run,
+                                                      scratch, w);
+                double missing_sum = 0.0;
+                for (int64_t j = 0; j < m; j++) {
+                    double wj = w[run[j]];
+                    block[(j + 1) * K + k] = wj;
+                    if (mr) missing_sum += mr[j] ? wj : 0.0;
+                }
+                block[(m + 1) * K + k] = missing_sum;
+            }
+            for (int64_t k = 0; k < K; k++) block[k] = 0.0;
+            for (int64_t j = 1; j <= m; j++) {
+                double *row = block + j * K;
+                const double *prev = row - K;
+                for (int64_t k = 0; k < K; k++) row[k] += prev[k];
+            }
+        }
+        free(run);
+        free(scratch);
+    }
+    if (status == DFG_OK) {
+        for (int64_t k = 0; k < K; k++) base[k] = 0.0;
+        for (int64_t d = 0; d < D; d++)
+            for (int64_t k = 0; k < K; k++) base[k] += partial[d * K + k];
+    }
+    free(partial);
+    return status;
 }
 
 void dfg_loglik_ranks_rows(const int32_t *ranks, int64_t n_samples, int64_t n_features,

@@ -31,6 +31,13 @@ int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                     const int64_t *feat_ptr, int64_t n_features, const uint8_t *missing_right,
                     double *table, double *base, int n_threads);
 
+/* The same without checking that eta lies in (0, 1): for eta the M-step has just
+   clamped (checking every entry is a pass over K x L values per iteration). */
+int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n_splits,
+                              const int64_t *feat_ptr, int64_t n_features,
+                              const uint8_t *missing_right, double *table, double *base,
+                              int n_threads);
+
 /* out (N x K, row-major) = log p(s_n | k) from ranks and the tables above. */
 int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                      const int64_t *feat_ptr, const double *table, const double *base,

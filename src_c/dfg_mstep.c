@@ -1,4 +1,5 @@
 #include "dfg_mstep.h"
+#include "dfg_popcount.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,24 @@ int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_fea
         if (m < 0) return DFG_EINVAL;
         if (m > max_m) max_m = m;
     }
+    /* Once the components have separated, most beta_nk are exactly 0 (exp
+       underflows): with a bit mask of each row's nonzero entries the histograms
+       add only those. Adding 0.0 changes no sum, so both loops give identical
+       results. */
+    uint64_t *nonzero = NULL;
+    if (K <= 64 && n_samples > 0) {
+        nonzero = (uint64_t *)malloc((size_t)n_samples * sizeof(uint64_t));
+        if (nonzero) {
+            int64_t count = 0;
+            for (int64_t n = 0; n < n_samples; n++) {
+                uint64_t bits = 0;
+                for (int64_t k = 0; k < K; k++) bits |= (uint64_t)(beta[n * K + k] != 0.0) << k;
+                nonzero[n] = bits;
+                count += dfg_popcount64(bits);
+            }
+            if (count > n_samples * K / 2) { free(nonzero); nonzero = NULL; }
+        }
+    }
     int status = DFG_OK;
     #pragma omp parallel num_threads(n_threads)
     {
@@ -28,24 +47,43 @@ int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_fea
             if (!hist || m == 0) continue;
             memset(hist, 0, (size_t)((m + 2) * K) * sizeof(double));
             const int32_t *r = ranks + d * n_samples;
-            for (int64_t n = 0; n < n_samples; n++) {
-                double *h = hist + (int64_t)r[n] * K;
-                const double *b = beta + n * K;
-                for (int64_t k = 0; k < K; k++) h[k] += b[k];
+            if (nonzero) {
+                for (int64_t n = 0; n < n_samples; n++) {
+                    double *h = hist + (int64_t)r[n] * K;
+                    const double *b = beta + n * K;
+                    for (uint64_t bits = nonzero[n]; bits; bits &= bits - 1) {
+                        int k = __builtin_ctzll(bits);
+                        h[k] += b[k];
+                    }
+                }
+            } else {
+                for (int64_t n = 0; n < n_samples; n++) {
+                    double *h = hist + (int64_t)r[n] * K;
+                    const double *b = beta + n * K;
+                    for (int64_t k = 0; k < K; k++) h[k] += b[k];
+                }
             }
             /* j-th threshold: s = 1 for ranks j+1 .. m, a suffix sum; missing values
                (rank m + 1) count where the split sends them right. */
-            for (int64_t k = 0; k < K; k++) {
-                double acc = 0.0, missing = hist[(m + 1) * K + k];
-                for (int64_t j = m - 1; j >= 0; j--) {
-                    acc += hist[(j + 1) * K + k];
-                    int64_t l = feat_ptr[d] + j;
-                    num[k * L + l] = missing_right && missing_right[l] ? acc + missing : acc;
+            /* all components at once: K independent sums instead of one long chain */
+            double *acc = hist;  /* row 0 (rank 0, s = 0 for every split) is not needed */
+            const double *missing = hist + (m + 1) * K;
+            const uint8_t *mr = missing_right ? missing_right + feat_ptr[d] : NULL;
+            for (int64_t k = 0; k < K; k++) acc[k] = 0.0;
+            for (int64_t j = m - 1; j >= 0; j--) {
+                const double *h = hist + (j + 1) * K;
+                double *out = num + feat_ptr[d] + j;
+                double with_missing = mr && mr[j] ? 1.0 : 0.0;
+                for (int64_t k = 0; k < K; k++) {
+                    acc[k] += h[k];
+                    /* adding 0.0 (missing values go left) leaves the sum unchanged */
+                    out[k * L] = acc[k] + with_missing * missing[k];
                 }
             }
         }
         free(hist);
     }
+    free(nonzero);
     return status;
 }
 

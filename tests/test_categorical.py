@@ -558,3 +558,13 @@ def test_malformed_categorical_dump_is_a_value_error():
         split_table_from_lightgbm(twice).encoding.bind(X)
     with pytest.raises(ValueError, match="categorical columns"):
         split_table_from_lightgbm(dump).encoding.bind(X.assign(size=X["size"].cat.codes))
+
+
+def test_restarts_on_a_subsample_with_categorical_splits():
+    # the bit path's rows are subsampled like the rank path's columns
+    Xtr, ytr = xor_frame(0, "colour", n=1200)
+    model = xgb.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True,
+                              max_cat_to_onehot=1).fit(Xtr, ytr)
+    m = DefragModel(model, n_restarts=3, subsample=400, random_state=0).fit(Xtr, ytr)
+    assert m.subsample_size_ == 400 and m.splits_.has_categorical
+    assert m.restart_errors_.min() == np.count_nonzero(m.predict(Xtr) != ytr)

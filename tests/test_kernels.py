@@ -324,3 +324,15 @@ def test_category_set_arrays_are_checked():
     with pytest.raises(ValueError):
         _core.rules_cover(X, **one, kind=np.array([1], np.uint8), set_ptr=np.array([0, 2]),
                           set_words=np.zeros(1, np.uint64))
+
+
+def test_fit_rejects_nan_in_the_initial_eta():
+    # the fit's tables skip the (0, 1) check on eta, so the start must be checked
+    rng = np.random.default_rng(0)
+    ranks = np.ascontiguousarray(rng.integers(0, 3, size=(2, 50)).astype(np.int32))
+    problem = _core.Problem(np.array([0, 2, 4], dtype=np.int64), ranks=ranks,
+                            y_class=np.zeros(50, np.int32), n_classes=1)
+    params = {"eta": np.full((2, 4), 0.5), "alpha": np.array([0.5, 0.5]), "gamma": np.ones((2, 1))}
+    params["eta"][1, 2] = np.nan
+    with pytest.raises(ValueError, match="invalid argument"):
+        _core.fit(problem, params, np.full((50, 2), 0.5), "fab", 5, 1e-6, 1e-8, 1e-10, 1e-12)

@@ -1,0 +1,81 @@
+"""Restarts fitted on a subsample and selected by training error on all rows."""
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+from conftest import xor_data
+from defrag import DefragModel
+from defrag.model import AUTO_SUBSAMPLE, AUTO_SUBSAMPLE_ABOVE
+
+
+@pytest.fixture(scope="module")
+def xor_4000():
+    Xtr, ytr, Xte, yte = xor_data(3, n=4000)
+    rf = RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0).fit(Xtr, ytr)
+    return rf, Xtr, ytr, Xte, yte
+
+
+def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
+    rf, Xtr, ytr, Xte, yte = xor_4000
+    m = DefragModel(rf, n_restarts=4, subsample=1000, random_state=0).fit(Xtr, ytr)
+    assert m.subsample_size_ == 1000
+    assert m.restart_errors_.shape == (4,)
+    # the errors are counted on all 4,000 rows: the kept model's is its MAP error on X
+    n_wrong = np.count_nonzero(m.predict(Xtr) != ytr)
+    assert m.restart_errors_.min() == n_wrong
+    assert n_wrong > 1000 * 0.05  # 10% label noise: more errors than a 1,000-row count could hold
+    assert m.n_rules_ == 4, str(m)
+    assert m.evaluate(Xte, yte)["error"] <= 0.15
+    # rules, supports and pruning still use every training row
+    assert sum(r.support for r in m.rules_) <= len(Xtr)
+    assert max(r.support for r in m.rules_) > 1000 / 4
+
+
+def test_subsample_result_does_not_depend_on_n_jobs(xor_4000):
+    rf, Xtr, ytr, _, _ = xor_4000
+    a = DefragModel(rf, n_restarts=4, subsample=0.25, random_state=1, n_jobs=1).fit(Xtr, ytr)
+    b = DefragModel(rf, n_restarts=4, subsample=0.25, random_state=1, n_jobs=2).fit(Xtr, ytr)
+    assert a.subsample_size_ == b.subsample_size_ == 1000
+    np.testing.assert_array_equal(a.restart_errors_, b.restart_errors_)
+    np.testing.assert_array_equal(a.eta_, b.eta_)
+    assert str(a.rules_) == str(b.rules_)
+
+
+def test_subsample_changes_the_fit_and_none_uses_all_rows(xor_4000):
+    rf, Xtr, ytr, _, _ = xor_4000
+    full = DefragModel(rf, n_restarts=3, subsample=None, random_state=0).fit(Xtr, ytr)
+    auto = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)  # 4,000 rows: no subsample
+    sub = DefragModel(rf, n_restarts=3, subsample=800, random_state=0).fit(Xtr, ytr)
+    assert full.subsample_size_ == auto.subsample_size_ == len(Xtr)
+    np.testing.assert_array_equal(full.eta_, auto.eta_)
+    assert sub.subsample_size_ == 800
+    assert sub.eta_.shape[1] == full.eta_.shape[1]
+    assert not np.array_equal(sub.lower_bound_, full.lower_bound_)
+    # a single restart is never subsampled, whatever subsample says
+    one = DefragModel(rf, n_restarts=1, subsample=800, random_state=0).fit(Xtr, ytr)
+    assert one.subsample_size_ == len(Xtr)
+
+
+def test_auto_subsample_size():
+    m = DefragModel(n_restarts=20)
+    assert m._subsample_size(AUTO_SUBSAMPLE_ABOVE) == AUTO_SUBSAMPLE_ABOVE
+    assert m._subsample_size(AUTO_SUBSAMPLE_ABOVE + 1) == AUTO_SUBSAMPLE
+    assert DefragModel(subsample=0.5)._subsample_size(1001) == 501
+    assert DefragModel(subsample=10**9)._subsample_size(1000) == 1000
+
+
+def test_subsample_regression():
+    Xtr, ytr, Xte, yte = xor_data(1, n=3000, regression=True)
+    rf = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, max_features=1,
+                               random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=6, subsample=1000, random_state=0).fit(Xtr, ytr)
+    sse = np.sum((m.predict(Xtr) - ytr) ** 2)
+    np.testing.assert_allclose(m.restart_errors_.min(), sse, rtol=1e-9)
+    assert m.evaluate(Xte, yte)["error"] <= 0.05
+
+
+@pytest.mark.parametrize("bad", [0, -5, 0.0, 1.5, "all", True, np.nan])
+def test_bad_subsample_is_a_value_error(xor_4000, bad):
+    rf, Xtr, ytr, _, _ = xor_4000
+    with pytest.raises(ValueError, match="subsample"):
+        DefragModel(rf, subsample=bad).fit(Xtr[:100], ytr[:100])
