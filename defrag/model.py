@@ -459,14 +459,15 @@ class DefragModel(BaseEstimator):
     # ----------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
-        if _n_columns(X) != self.n_features_in_:
-            raise ValueError(f"X has {_n_columns(X)} features but DefragModel was fitted with {self.n_features_in_}")
-        Xf = self.splits_.encoding.transform(X, allow_nan=True)
-        _check_missing(Xf, self.splits_)
+        n_columns = _n_columns(X)
+        if n_columns != self.n_features_in_:
+            raise ValueError(f"X has {n_columns} features but DefragModel was fitted with {self.n_features_in_}")
         names = _feature_names_of(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and list(names) != list(fitted_names):
             raise ValueError("X has different feature names (or order) than at fit time")
+        Xf = self.splits_.encoding.transform(X, allow_nan=True)
+        _check_missing(Xf, self.splits_)
         return Xf
 
     def _params(self):
