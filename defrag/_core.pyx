@@ -723,3 +723,23 @@ def tree_distance(const int32_t[:, ::1] leaves_a, const int32_t[:, ::1] leaves_b
                                    &weights[0], &o[0, 0] if n_a * n_b else NULL, n_threads)
     _check(status, "tree_distance")
     return out
+
+
+# ---- vectorised logarithm (rank tables) ----
+
+cdef extern from "dfg_log.h":
+    void dfg_log_array(const double *x, double *out, int64_t n) nogil
+
+
+def log_array(const double[::1] x):
+    """log of positive, finite, normal values by the tables' vectorised kernel (for tests)."""
+    cdef int64_t n = x.shape[0]
+    arr = np.asarray(x)
+    if n and not (np.all(arr >= np.finfo(np.float64).tiny) and np.all(np.isfinite(arr))):
+        raise ValueError("log_array needs positive, finite, normal values")
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    if n:
+        with nogil:
+            dfg_log_array(&x[0], &o[0], n)
+    return out

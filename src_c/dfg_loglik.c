@@ -1,37 +1,26 @@
 #include "dfg_loglik.h"
 #include "dfg_bits.h"
+#include "dfg_log.h"
 #include "dfg_popcount.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Running product with its logarithm taken once at the end: value * 2^exponent.
-   base_k = sum_l log(1 - eta_kl) then costs one log per (feature, component)
-   instead of one per split; the rounding of the product (one ulp per factor) stays far below
-   the 1e-9 relative accuracy the kernels promise. */
-typedef struct {
-    double value;
-    int64_t exponent;
-    int since_renorm;
-} log_product;
-
-static inline void log_product_init(log_product *p) { p->value = 1.0; p->exponent = 0; p->since_renorm = 0; }
-
-static inline void log_product_mul(log_product *p, double factor) {
-    p->value *= factor;
-    /* each factor lies in [1e-10, 1e10] (about 2^+-34): renormalising every
-       16 factors keeps the value far from overflow and underflow */
-    if (++p->since_renorm == 16) {
-        int e;
-        p->value = frexp(p->value, &e);
-        p->exponent += e;
-        p->since_renorm = 0;
-    }
-}
-
-static inline double log_product_log(const log_product *p) {
-    return log(p->value) + (double)p->exponent * 0.69314718055994530941723212145818;
+/* log prod_j (1 - eta_j) from four interleaved running products (one chain of
+   multiplications would be latency bound), each kept as value * 2^exponent and
+   renormalised every 16 factors; the logarithm is taken once at the end. Factors
+   lie in [2^-53, 1] (eta < 1 is a double), so 16 of them cannot underflow, and the
+   rounding of the products (one ulp per factor) stays far below the 1e-9
+   relative accuracy the kernels promise. */
+static inline double renormalise(double value, int64_t *exponent) {
+    uint64_t u;
+    memcpy(&u, &value, sizeof u);
+    *exponent += (int64_t)((u >> 52) & 0x7ff) - 1022; /* value is positive and normal */
+    u = (u & ~((uint64_t)0x7ff << 52)) | ((uint64_t)1022 << 52); /* into [0.5, 1) */
+    memcpy(&value, &u, sizeof u);
+    return value;
 }
 
 /* Log-odds of one feature's eta (m values) into w[run[j]], j < m: one log per run
@@ -39,25 +28,35 @@ static inline double log_product_log(const log_product *p) {
    between them have identical s columns, hence bit-identical eta (70% of the
    splits of a 100-tree forest). The runs are found without branches (a change
    of value is data dependent and mispredicts) and the logs are then taken in a
-   loop of independent iterations. Returns log prod_j (1 - eta_j); ratio holds m
+   loop of independent iterations. Returns log prod_j (1 - eta_j); value holds m
    scratch values. */
-static double feature_log_odds(const double *e, int64_t m, int32_t *run, double *ratio, double *w) {
-    /* four independent products: a single chain of multiplications is latency bound */
-    log_product below[4];
-    for (int i = 0; i < 4; i++) log_product_init(&below[i]);
+static double feature_log_odds(const double *e, int64_t m, int32_t *run, double *value, double *w) {
+    double prod[4] = {1.0, 1.0, 1.0, 1.0};
+    int64_t exponent = 0;
     int64_t n_runs = 0;
-    double last = -1.0;
-    for (int64_t j = 0; j < m; j++) {
-        double v = e[j];
-        n_runs += v != last;
-        last = v;
-        run[j] = (int32_t)(n_runs - 1);
-        ratio[n_runs - 1] = v / (1.0 - v);
-        log_product_mul(&below[j & 3], 1.0 - v);
+    double last = -1.0, smallest = 1.0;
+    for (int64_t j0 = 0; j0 < m; j0 += 64) {
+        int64_t j1 = j0 + 64 < m ? j0 + 64 : m;
+        for (int64_t j = j0; j < j1; j++) {
+            double v = e[j];
+            n_runs += v != last;
+            last = v;
+            smallest = v < smallest ? v : smallest;
+            run[j] = (int32_t)(n_runs - 1);
+            value[n_runs - 1] = v;
+            prod[j & 3] *= 1.0 - v;
+        }
+        for (int i = 0; i < 4; i++) prod[i] = renormalise(prod[i], &exponent);
     }
-    for (int64_t r = 0; r < n_runs; r++) w[r] = log(ratio[r]);
-    double total = 0.0;
-    for (int i = 0; i < 4; i++) total += log_product_log(&below[i]);
+    for (int64_t r = 0; r < n_runs; r++) w[r] = value[r] / (1.0 - value[r]);
+    /* the odds are at least eta: normal unless some eta is subnormal */
+    if (smallest >= DBL_MIN) {
+        dfg_log_array(w, w, n_runs);
+    } else {
+        for (int64_t r = 0; r < n_runs; r++) w[r] = log(w[r]);
+    }
+    double total = (double)exponent * 0.69314718055994530941723212145818;
+    for (int i = 0; i < 4; i++) total += log(prod[i]);
     return total;
 }
 
@@ -88,44 +87,43 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
     double *partial = (double *)malloc((size_t)((D > 0 ? D : 1) * K) * sizeof(double));
     if (!partial) return DFG_ENOMEM;
     int status = DFG_OK;
-    /* Features are independent, one task each. A feature's block of the table
-       ((m_d + 2) x K) is filled with w column by column while it sits in cache,
-       then turned into prefix sums row by row. */
+    /* Features are independent, one task each: the log-odds of each component
+       (its runs and their logs), then the feature's block of the table
+       ((m_d + 2) x K) written once, row by row, as prefix sums. */
+    const int64_t slot = max_m > 0 ? max_m : 1;
     #pragma omp parallel num_threads(n_threads)
     {
-        int32_t *run = (int32_t *)malloc((size_t)(max_m > 0 ? max_m : 1) * sizeof(int32_t));
-        double *scratch = (double *)malloc((size_t)(2 * (max_m > 0 ? max_m : 1)) * sizeof(double));
-        if (!run || !scratch) {
+        int32_t *run = (int32_t *)malloc((size_t)(K * slot) * sizeof(int32_t));
+        double *w = (double *)malloc((size_t)((K + 1) * slot + K) * sizeof(double));
+        if (!run || !w) {
             #pragma omp atomic write
             status = DFG_ENOMEM;
         }
         #pragma omp for schedule(dynamic, 1)
         for (int64_t d = 0; d < D; d++) {
-            if (!run || !scratch) continue;
+            if (!run || !w) continue;
             const int64_t m = feat_ptr[d + 1] - feat_ptr[d];
             const uint8_t *mr = missing_right ? missing_right + feat_ptr[d] : NULL;
             double *block = table + (feat_ptr[d] + 2 * d) * K;
-            double *w = scratch + max_m;
-            for (int64_t k = 0; k < K; k++) {
-                partial[d * K + k] = feature_log_odds(eta + k * n_splits + feat_ptr[d], m, run,
-                                                      scratch, w);
-                double missing_sum = 0.0;
-                for (int64_t j = 0; j < m; j++) {
-                    double wj = w[run[j]];
-                    block[(j + 1) * K + k] = wj;
-                    if (mr) missing_sum += mr[j] ? wj : 0.0;
+            double *scratch = w + K * slot, *acc = scratch + slot;
+            for (int64_t k = 0; k < K; k++)
+                partial[d * K + k] = feature_log_odds(eta + k * n_splits + feat_ptr[d], m,
+                                                      run + k * slot, scratch, w + k * slot);
+            double *missing = block + (m + 1) * K;
+            for (int64_t k = 0; k < K; k++) acc[k] = block[k] = missing[k] = 0.0;
+            for (int64_t j = 0; j < m; j++) {
+                double *row = block + (j + 1) * K;
+                double with_missing = mr && mr[j] ? 1.0 : 0.0;
+                for (int64_t k = 0; k < K; k++) {
+                    double wj = w[k * slot + run[k * slot + j]];
+                    acc[k] += wj;
+                    row[k] = acc[k];
+                    missing[k] += with_missing * wj; /* + 0.0 changes no sum */
                 }
-                block[(m + 1) * K + k] = missing_sum;
-            }
-            for (int64_t k = 0; k < K; k++) block[k] = 0.0;
-            for (int64_t j = 1; j <= m; j++) {
-                double *row = block + j * K;
-                const double *prev = row - K;
-                for (int64_t k = 0; k < K; k++) row[k] += prev[k];
             }
         }
         free(run);
-        free(scratch);
+        free(w);
     }
     if (status == DFG_OK) {
         for (int64_t k = 0; k < K; k++) base[k] = 0.0;

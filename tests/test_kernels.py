@@ -336,3 +336,24 @@ def test_fit_rejects_nan_in_the_initial_eta():
     params["eta"][1, 2] = np.nan
     with pytest.raises(ValueError, match="invalid argument"):
         _core.fit(problem, params, np.full((50, 2), 0.5), "fab", 5, 1e-6, 1e-8, 1e-10, 1e-12)
+
+
+@pytest.mark.parametrize("baseline", [False, True])
+def test_vectorised_log_is_within_one_ulp_of_numpy(baseline, monkeypatch):
+    if baseline:  # the SSE2 / generic build of the kernel instead of AVX2 + FMA
+        monkeypatch.setenv("DEFRAG_NO_AVX2", "1")
+    rng = np.random.default_rng(0)
+    tiny = np.finfo(np.float64).tiny
+    x = np.concatenate([
+        np.exp(rng.uniform(-700, 700, 20000)),               # the whole exponent range
+        1.0 + rng.uniform(-1e-6, 1e-6, 2000),                # near 1, where log is small
+        np.ldexp(1.0, np.arange(-1022, 1023)),               # exact powers of two
+        np.sqrt(0.5) * (1 + rng.uniform(-1e-12, 1e-12, 500)),  # the reduction boundary
+        [tiny, 1.0, np.finfo(np.float64).max, 1e-10 / (1 - 1e-10), (1 - 1e-10) / 1e-10],
+    ])
+    got, want = _core.log_array(x), np.log(x)
+    ulp = np.spacing(np.abs(want))
+    assert np.all(np.abs(got - want) <= np.maximum(ulp, 0.0)), np.max(np.abs(got - want) / ulp)
+    assert _core.log_array(np.array([1.0]))[0] == 0.0
+    with pytest.raises(ValueError):
+        _core.log_array(np.array([0.0]))

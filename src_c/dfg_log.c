@@ -1,0 +1,60 @@
+#include "dfg_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define DFG_LOG_AVX2 1
+#endif
+
+/* fdlibm e_log.c: ln2 split in two parts and the coefficients of the polynomial */
+static const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+static const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                    Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                    Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                    Lg7 = 1.479819860511658591e-01;
+
+static inline double log_positive(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    /* x = m * 2^k with m in [sqrt(2)/2, sqrt(2)): shift the exponent so that
+       mantissas from 0x6a09e... (sqrt(2)/2) upwards carry into the next power */
+    u += (uint64_t)(0x3ff00000 - 0x3fe6a09e) << 32;
+    uint64_t biased_k = u >> 52;
+    u = (u & 0x000fffffffffffffULL) + ((uint64_t)0x3fe6a09e << 32);
+    double m, k;
+    memcpy(&m, &u, sizeof m);
+    /* k as a double without an int64 conversion (which AVX2 lacks): 2^52 + biased_k */
+    uint64_t kbits = 0x4330000000000000ULL + biased_k;
+    memcpy(&k, &kbits, sizeof k);
+    k -= 4503599627370496.0 + 1023.0;
+    double f = m - 1.0;
+    double hfsq = 0.5 * f * f;
+    double s = f / (2.0 + f);
+    double z = s * s, w = z * z;
+    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    return s * (hfsq + t1 + t2) + k * ln2_lo - hfsq + f + k * ln2_hi;
+}
+
+static void log_array_generic(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
+}
+
+#ifdef DFG_LOG_AVX2
+__attribute__((target("avx2,fma"))) static void log_array_avx2(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
+}
+#endif
+
+void dfg_log_array(const double *x, double *out, int64_t n) {
+#ifdef DFG_LOG_AVX2
+    __builtin_cpu_init();
+    /* DEFRAG_NO_AVX2 forces the baseline code (tests compare both) */
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("DEFRAG_NO_AVX2")) {
+        log_array_avx2(x, out, n);
+        return;
+    }
+#endif
+    log_array_generic(x, out, n);
+}
