@@ -28,14 +28,24 @@ cdef extern from "dfg_ranks.h":
                           const int64_t *feat_ptr, const double *thresholds,
                           int32_t *ranks, int n_threads) nogil
 
+cdef extern from "dfg_sets.h":
+    ctypedef struct dfg_sets:
+        int64_t n
+        const uint8_t *kind
+        const int64_t *ptr
+        const uint64_t *words
+
 cdef extern from "dfg_bits.h":
     int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                       const int32_t *split_feature, const double *split_threshold,
-                      const uint8_t *missing_right, int64_t n_splits, uint64_t *S,
-                      int n_threads) nogil
+                      const uint8_t *missing_right, const dfg_sets *sets, int64_t n_splits,
+                      uint64_t *S, int n_threads) nogil
     int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
                              int32_t feature, double threshold, int greater, int missing,
                              uint64_t *col) nogil
+    int dfg_set_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
+                       const uint64_t *words, int64_t n_words, int negate, int missing,
+                       uint64_t *col) nogil
     int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip) nogil
     int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
                                  uint8_t *keep) nogil
@@ -49,6 +59,7 @@ cdef extern from "dfg_rules.h":
         const double *lower
         const double *upper
         const uint8_t *missing
+        const dfg_sets *sets
     int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
                         const dfg_ruleset *rules, uint8_t *covers, int n_threads) nogil
     int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
@@ -240,12 +251,40 @@ def compute_ranks(const double[:, ::1] X, const int64_t[::1] feat_ptr,
     return ranks
 
 
+cdef class _Sets:
+    """A dfg_sets over n items from (kind, ptr, words) arrays (see src_c/dfg_sets.h);
+    holds the arrays so that the struct's pointers stay valid."""
+    cdef dfg_sets view
+    cdef object _keep
+
+    def __init__(self, int64_t n, kind, ptr, words):
+        cdef const uint8_t[::1] k = kind
+        cdef const int64_t[::1] p = ptr
+        cdef const uint64_t[::1] w = words
+        if k.shape[0] != n or p.shape[0] != n + 1 or p[0] != 0 or p[n] > w.shape[0]:
+            raise ValueError("category set arrays do not match the number of items")
+        self._keep = (kind, ptr, words)
+        self.view.n = n
+        self.view.kind = &k[0] if n else NULL
+        self.view.ptr = &p[0]
+        self.view.words = &w[0] if w.shape[0] else NULL
+
+
+cdef const dfg_sets *_sets_ptr(_Sets sets) except? NULL:
+    return NULL if sets is None else &sets.view
+
+
 def pack_rows(const double[:, ::1] X, const int32_t[::1] split_feature,
-              const double[::1] split_threshold, int n_threads=1, missing_right=None):
-    """Bit-packed s matrix, shape (n_samples, ceil(L / 64)), uint64."""
+              const double[::1] split_threshold, int n_threads=1, missing_right=None,
+              kind=None, set_ptr=None, set_words=None):
+    """Bit-packed s matrix, shape (n_samples, ceil(L / 64)), uint64.
+
+    kind / set_ptr / set_words (all or none): categorical splits, see src_c/dfg_sets.h."""
     cdef int64_t N = X.shape[0], D = X.shape[1], L = split_feature.shape[0]
     assert split_threshold.shape[0] == L
     cdef const uint8_t *mr = _flags(missing_right, L)
+    cdef _Sets sets = None if kind is None else _Sets(L, kind, set_ptr, set_words)
+    cdef const dfg_sets *sp = _sets_ptr(sets)
     cdef int64_t W = (L + 63) // 64
     S = np.zeros((N, max(W, 1)), dtype=np.uint64)
     cdef uint64_t[:, ::1] s = S
@@ -253,7 +292,7 @@ def pack_rows(const double[:, ::1] X, const int32_t[::1] split_feature,
     if N and L:
         with nogil:
             status = dfg_pack_rows(&X[0, 0], N, D, &split_feature[0], &split_threshold[0],
-                                   mr, L, &s[0, 0], n_threads)
+                                   mr, sp, L, &s[0, 0], n_threads)
     _check(status, "pack_rows")
     return S[:, :W] if W else S[:, :0]
 
@@ -270,6 +309,22 @@ def condition_column(const double[:, ::1] X, int feature, double threshold, bint
         with nogil:
             status = dfg_condition_column(&X[0, 0], N, D, feature, threshold, greater, missing, &c[0])
     _check(status, "condition_column")
+    return col
+
+
+def set_condition_column(const double[:, ::1] X, int feature, const uint64_t[::1] words,
+                         bint negate=False, bint missing=False):
+    """One set condition (x_f in the set of words, or not in it when negate; a missing
+    x_f gives missing) as bits over the samples."""
+    cdef int64_t N = X.shape[0], D = X.shape[1], W = words.shape[0]
+    col = np.zeros(max((N + 63) // 64, 1), dtype=np.uint64)
+    cdef uint64_t[::1] c = col
+    cdef int status = DFG_OK
+    if N:
+        with nogil:
+            status = dfg_set_column(&X[0, 0], N, D, feature, &words[0] if W else NULL, W,
+                                    negate, missing, &c[0])
+    _check(status, "set_condition_column")
     return col
 
 
@@ -299,11 +354,11 @@ def prune_conditions(const uint64_t[:, ::1] cols, int64_t n_samples, uint8_t[::1
 
 cdef dfg_ruleset _ruleset_view(const int64_t[::1] rule_ptr, const int32_t[::1] feature,
                               const double[::1] lower, const double[::1] upper,
-                              const uint8_t[::1] missing) except *:
+                              const uint8_t[::1] missing, _Sets sets) except *:
     cdef dfg_ruleset rs
     cdef int64_t m = feature.shape[0]
     if rule_ptr.shape[0] < 1 or rule_ptr[rule_ptr.shape[0] - 1] != m or lower.shape[0] != m \
-            or upper.shape[0] != m or missing.shape[0] != m:
+            or upper.shape[0] != m or missing.shape[0] != m or (sets is not None and sets.view.n != m):
         raise ValueError("rule arrays do not match")
     rs.n_rules = rule_ptr.shape[0] - 1
     rs.rule_ptr = &rule_ptr[0]
@@ -311,6 +366,7 @@ cdef dfg_ruleset _ruleset_view(const int64_t[::1] rule_ptr, const int32_t[::1] f
     rs.lower = &lower[0] if m else NULL
     rs.upper = &upper[0] if m else NULL
     rs.missing = &missing[0] if m else NULL
+    rs.sets = _sets_ptr(sets)
     return rs
 
 
@@ -323,9 +379,10 @@ cdef inline void _check_rules(int status, str what) except *:
 
 def rules_cover(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
                 const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
-                int n_threads=1):
+                int n_threads=1, kind=None, set_ptr=None, set_words=None):
     """Boolean (n_samples, n_rules): rule r covers sample n."""
-    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper, missing)
+    cdef _Sets sets = None if kind is None else _Sets(feature.shape[0], kind, set_ptr, set_words)
+    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper, missing, sets)
     cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
     out = np.zeros((N, R), dtype=np.uint8)
     cdef uint8_t[:, ::1] o = out
@@ -339,9 +396,10 @@ def rules_cover(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32
 
 def rules_first(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
                 const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
-                int n_threads=1):
+                int n_threads=1, kind=None, set_ptr=None, set_words=None):
     """Index of the first rule covering each sample, -1 for none (int32)."""
-    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper, missing)
+    cdef _Sets sets = None if kind is None else _Sets(feature.shape[0], kind, set_ptr, set_words)
+    cdef dfg_ruleset rs = _ruleset_view(rule_ptr, feature, lower, upper, missing, sets)
     cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
     out = np.full(N, -1, dtype=np.int32) if R == 0 else np.empty(N, dtype=np.int32)
     cdef int32_t[::1] o = out

@@ -1,15 +1,21 @@
 """Rules read off the fitted components: extraction, pruning, printing, export.
 
-A component's Bernoulli parameters eta_k say, per split ``x_d > t``, whether its
-region lies above (eta > 1 - kappa), below (eta < kappa) or across the split.
-The bounds are merged per feature into one interval ``lower < x_d <= upper``, and
-then pruned as in sec. 3.2 of the AISTATS 2018 paper: a bound is dropped when the
-number of covered training points does not change (counted by popcount over
-bit-packed condition columns, src_c/dfg_bits.c).
+A component's Bernoulli parameters eta_k say, per split, whether its region lies
+on the split's right side (eta > 1 - kappa), its left side (eta < kappa) or
+across it. Numeric splits ``x_d > t`` merge per feature into one interval
+``lower < x_d <= upper``; categorical splits (right side: the code is in, or not
+in, a set) merge into one set condition ``x_d in S`` or ``x_d not in S``, S the
+intersection of the sets the region lies in minus the union of those it lies
+outside. Then the conditions are pruned as in sec. 3.2 of the AISTATS 2018
+paper: a bound (or the "in" / "not in" part of a set condition) is dropped when
+the number of covered training points does not change (counted by popcount
+over bit-packed condition columns, src_c/dfg_bits.c).
 """
 import numpy as np
 
 from . import _core
+from ._inputs import ZERO_THRESHOLD, as_2d_float
+from ._splits import IN_SET, NOT_IN_SET, NUMERIC, category_words
 
 
 def _fmt(value):
@@ -17,52 +23,99 @@ def _fmt(value):
 
 
 class Condition:
-    """``lower < x[feature] <= upper``; a missing bound is None.
+    """``lower < x[feature] <= upper`` (a missing bound is None), or for a categorical
+    feature ``x[feature] in categories`` (``not in`` when negated), categories being
+    category codes.
 
     ``missing``: whether a missing value (NaN) satisfies the condition (the source
-    model sends missing values into the region). ``train_share``: share of the
-    training points that satisfy the condition (when known); rule evaluation checks
-    the most selective conditions first.
+    model sends missing values into the region). ``zero_missing``: the source model
+    reads zero (|x| <= 1e-35) as missing too (LightGBM ``missing_type`` Zero).
+    ``category_names``: printable names of the codes (indexed by code), when known.
+    ``train_share``: share of the training points that satisfy the condition (when
+    known); rule evaluation checks the most selective conditions first.
     """
 
-    __slots__ = ("feature", "name", "lower", "upper", "train_share", "missing")
+    __slots__ = ("feature", "name", "lower", "upper", "train_share", "missing", "categories",
+                 "negated", "category_names", "zero_missing")
 
-    def __init__(self, feature, name, lower=None, upper=None, train_share=None, missing=False):
+    def __init__(self, feature, name, lower=None, upper=None, train_share=None, missing=False,
+                 categories=None, negated=False, category_names=None, zero_missing=False):
         self.feature = int(feature)
         self.name = str(name)
         self.lower = None if lower is None else float(lower)
         self.upper = None if upper is None else float(upper)
         self.train_share = None if train_share is None else float(train_share)
         self.missing = bool(missing)
+        self.categories = None if categories is None else tuple(sorted({int(c) for c in categories}))
+        if self.categories is not None and (self.lower is not None or self.upper is not None):
+            raise ValueError("a condition is either an interval or a category set")
+        self.negated = bool(negated)
+        self.category_names = None if category_names is None else tuple(str(n) for n in category_names)
+        self.zero_missing = bool(zero_missing)
+
+    @property
+    def is_set(self):
+        return self.categories is not None
 
     def holds(self, X):
+        """Truth values on X as the model reads it (categorical columns as codes)."""
         col = np.asarray(X[:, self.feature], dtype=np.float64)
-        ok = np.ones(col.shape[0], dtype=bool)
+        if self.is_set:
+            ok = np.isin(col, np.asarray(self.categories, dtype=np.float64)) ^ self.negated
+        else:
+            ok = np.ones(col.shape[0], dtype=bool)
+            if self.lower is not None:
+                ok &= col > self.lower
+            if self.upper is not None:
+                ok &= col <= self.upper
+        missing = np.isnan(col)
+        if self.zero_missing:
+            missing |= np.abs(col) <= ZERO_THRESHOLD
+        return np.where(missing, self.missing, ok)
+
+    def _labels(self):
+        names = self.category_names
+        return [names[c] if names is not None and c < len(names) else str(c) for c in self.categories]
+
+    def _printed_labels(self):
+        """Labels as printed: quoted when a comma, brace or outer space would make the set ambiguous."""
+        return [repr(n) if not n or n != n.strip() or any(ch in n for ch in ",{}'") else n
+                for n in self._labels()]
+
+    def _text(self):
+        """The condition on present values, or None when no present value satisfies it."""
+        if self.is_set:
+            if not self.categories and not self.negated:
+                return None
+            return f"{self.name} {'not in' if self.negated else 'in'} {{{', '.join(self._printed_labels())}}}"
+        if (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
+                self.lower is not None and self.upper is not None and self.lower >= self.upper):
+            return None
+        if self.lower is not None and self.upper is not None:
+            return f"{_fmt(self.lower)} < {self.name} <= {_fmt(self.upper)}"
         if self.lower is not None:
-            ok &= col > self.lower
-        if self.upper is not None:
-            ok &= col <= self.upper
-        return np.where(np.isnan(col), self.missing, ok)
+            return f"{self.name} > {_fmt(self.lower)}"
+        return f"{self.name} <= {_fmt(self.upper)}"
 
     def __str__(self):
-        empty = (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
-            self.lower is not None and self.upper is not None and self.lower >= self.upper)
-        if empty and self.missing:
-            return f"{self.name} is missing"  # no present value lies in the interval
-        if self.lower is not None and self.upper is not None:
-            text = f"{_fmt(self.lower)} < {self.name} <= {_fmt(self.upper)}"
-        elif self.lower is not None:
-            text = f"{self.name} > {_fmt(self.lower)}"
-        else:
-            text = f"{self.name} <= {_fmt(self.upper)}"
-        return f"{text} (or missing)" if self.missing else text
+        text = self._text()
+        missing = "missing or 0" if self.zero_missing else "missing"
+        if text is None:
+            return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
+        if self.missing:
+            return f"{text} (or {missing})"
+        zero_inside = self.zero_missing and not self.is_set and (
+            (self.lower is None or self.lower < 0.0) and (self.upper is None or self.upper >= 0.0))
+        return f"{text} (except 0)" if zero_inside else text
 
     def to_dict(self):
         return {"feature": self.feature, "name": self.name, "lower": self.lower, "upper": self.upper,
-                "missing": self.missing, "train_share": self.train_share}
+                "categories": self._labels() if self.is_set else None, "codes": None if not self.is_set else list(self.categories),
+                "negated": self.negated, "missing": self.missing, "zero_missing": self.zero_missing,
+                "train_share": self.train_share}
 
     def __eq__(self, other):
-        same = ("feature", "name", "lower", "upper", "missing")
+        same = ("feature", "name", "lower", "upper", "missing", "categories", "negated", "zero_missing")
         return isinstance(other, Condition) and all(getattr(self, a) == getattr(other, a) for a in same)
 
     def __repr__(self):
@@ -125,13 +178,14 @@ class RuleSet:
     """
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
-                 classes=None, supports_missing=False):
+                 classes=None, supports_missing=False, encoding=None):
         self.supports_missing = bool(supports_missing)
         self.rules = list(rules)
         self.default_prediction = default_prediction
         self.default_proba = None if default_proba is None else np.asarray(default_proba)
         self.feature_names = None if feature_names is None else list(feature_names)
         self.classes = classes
+        self.encoding = encoding
 
     def __len__(self):
         return len(self.rules)
@@ -159,37 +213,52 @@ class RuleSet:
             conds = [c for r in self.rules for c in order(r)]
             ptr = np.zeros(len(self.rules) + 1, dtype=np.int64)
             np.cumsum([len(r.conditions) for r in self.rules], out=ptr[1:])
-            cached = self._arrays = (
-                ptr,
-                np.array([c.feature for c in conds], dtype=np.int32),
-                np.array([-np.inf if c.lower is None else c.lower for c in conds], dtype=np.float64),
-                np.array([np.inf if c.upper is None else c.upper for c in conds], dtype=np.float64),
+            cached = self._arrays = dict(
+                rule_ptr=ptr,
+                feature=np.array([c.feature for c in conds], dtype=np.int32),
+                lower=np.array([-np.inf if c.lower is None else c.lower for c in conds], dtype=np.float64),
+                upper=np.array([np.inf if c.upper is None else c.upper for c in conds], dtype=np.float64),
                 # NaN: satisfies (1), fails (0), or is an error when the source model
                 # defined no direction for missing values (2)
-                np.array([1 if c.missing else (0 if self.supports_missing else 2) for c in conds],
-                         dtype=np.uint8),
+                missing=np.array([1 if c.missing else (0 if self.supports_missing else 2) for c in conds],
+                                 dtype=np.uint8),
             )
+            if any(c.is_set for c in conds):
+                sets = [c.categories if c.is_set else () for c in conds]
+                set_ptr = np.zeros(len(conds) + 1, dtype=np.int64)
+                np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
+                cached["set_ptr"], cached["set_words"] = category_words(
+                    set_ptr, np.array([c for codes in sets for c in codes], dtype=np.int64))
+                cached["kind"] = np.array([(2 if c.negated else 1) if c.is_set else 0 for c in conds],
+                                          dtype=np.uint8)
         return cached
 
-    def _checked(self, X):
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D; got shape {X.shape}")
-        if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
-            raise TypeError(f"X must be numeric; got dtype {X.dtype}")
+    def encode(self, X):
+        """X as the rules read it: float64, categorical columns as category codes (by the
+        source model's encoding, when the rule set has one; otherwise X must hold codes)."""
+        if self.encoding is not None:
+            X = self.encoding.transform(X, allow_nan=True, allow_inf=True)
+        else:
+            X = as_2d_float(X, allow_nan=True, allow_inf=True)
         if X.shape[1] != self._n_features():
             raise ValueError(f"X has {X.shape[1]} features but the rules use {self._n_features()}")
+        zero = sorted({c.feature for r in self.rules for c in r.conditions if c.zero_missing})
+        if zero:  # zero reads as missing on these features (idempotent after the encoding)
+            X = np.array(X, dtype=np.float64)
+            sub = X[:, zero]
+            sub[np.abs(sub) <= ZERO_THRESHOLD] = np.nan
+            X[:, zero] = sub
         return np.ascontiguousarray(X, dtype=np.float64)
 
     def covers(self, X, n_threads=1):
         """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
-        return _core.rules_cover(self._checked(X), *self._compiled(), n_threads)
+        return _core.rules_cover(self.encode(X), n_threads=n_threads, **self._compiled())
 
     def predict(self, X, n_threads=1):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
         Only the features the rules name are read; a NaN in one of them is a ValueError."""
-        first = _core.rules_first(self._checked(X), *self._compiled(), n_threads)
+        first = _core.rules_first(self.encode(X), n_threads=n_threads, **self._compiled())
         preds = np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
         return preds[first]  # -1 (no rule) selects the default, the last entry
 
@@ -227,51 +296,90 @@ class RuleSet:
 
 
 def component_bounds(eta_k, splits, kappa):
-    """Per-feature interval (lower, upper) of one component (eta > 1-kappa / eta < kappa),
-    and whether a missing value lies in the region: every split that fixes the
-    region (eta near 0 or 1) must send missing values to the region's side."""
+    """Per-feature interval (lower, upper) of one component (eta > 1-kappa / eta < kappa)
+    from its numeric splits, and whether a missing value lies in the region: every
+    split that fixes the region (eta near 0 or 1) must send missing values to the
+    region's side."""
     D = splits.n_features
     lower = np.full(D, -np.inf)
     upper = np.full(D, np.inf)
     above = eta_k > 1.0 - kappa
     below = eta_k < kappa
-    np.maximum.at(lower, splits.feature[above], splits.threshold[above])
-    np.minimum.at(upper, splits.feature[below], splits.threshold[below])
+    numeric = splits.kind == NUMERIC
+    np.maximum.at(lower, splits.feature[above & numeric], splits.threshold[above & numeric])
+    np.minimum.at(upper, splits.feature[below & numeric], splits.threshold[below & numeric])
     wrong_side = (above | below) & (splits.missing_right.astype(bool) != above)
     missing_ok = np.ones(D, dtype=bool)
     missing_ok[splits.feature[wrong_side]] = False
     return lower, upper, missing_ok
 
 
+def component_sets(eta_k, splits, kappa):
+    """Per categorical feature of one component: (codes the region lies in: the
+    intersection of its splits' sets, or None; codes it lies outside: the union, or None)."""
+    above = eta_k > 1.0 - kappa
+    below = eta_k < kappa
+    in_set, not_in_set = splits.kind == IN_SET, splits.kind == NOT_IN_SET
+    inside = (above & in_set) | (below & not_in_set)
+    outside = (below & in_set) | (above & not_in_set)
+    sets = {}
+    for l in np.flatnonzero(inside | outside):  # over the fixed splits of one component
+        d, codes = int(splits.feature[l]), splits.set_of(l)
+        inc, exc = sets.get(d, (None, None))
+        if inside[l]:
+            inc = codes if inc is None else np.intersect1d(inc, codes)
+        else:
+            exc = codes if exc is None else np.union1d(exc, codes)
+        sets[d] = (inc, exc)
+    return sets
+
+
+def _column(X, unit, missing):
+    """Bits over the samples of one prunable part of a condition (see extract_rule_conditions)."""
+    d, part, value = unit
+    if part in ("lower", "upper"):
+        return _core.condition_column(X, d, value, part == "lower", missing)
+    _, words = category_words(np.array([0, value.size]), value)
+    return _core.set_condition_column(X, d, words, part == "out", missing)
+
+
 def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
     """Merged and pruned conditions of one component, and its training support.
 
-    X_train is the prepared (float64, C-contiguous) training input.
+    X_train is the prepared (float64, C-contiguous) training input, as the model reads it.
     """
     lower, upper, missing_ok = component_bounds(eta_k, splits, kappa)
     missing_ok &= splits.supports_missing
-    bounds = [(d, lo, True) for d, lo in enumerate(lower) if np.isfinite(lo)]
-    bounds += [(d, hi, False) for d, hi in enumerate(upper) if np.isfinite(hi)]
-    bounds.sort(key=lambda b: (b[0], not b[2]))
+    # prunable parts: (feature, "lower" / "upper", bound) and (feature, "in" / "out", codes)
+    units = [(d, "lower", lo) for d, lo in enumerate(lower) if np.isfinite(lo)]
+    units += [(d, "upper", hi) for d, hi in enumerate(upper) if np.isfinite(hi)]
+    for d, (inc, exc) in component_sets(eta_k, splits, kappa).items():
+        units += [(d, part, codes) for part, codes in (("in", inc), ("out", exc)) if codes is not None]
+    rank = {"lower": 0, "upper": 1, "in": 2, "out": 3}
+    units.sort(key=lambda u: (u[0], rank[u[1]]))
     n = X_train.shape[0]
-    if bounds:
-        cols = np.stack([_core.condition_column(X_train, d, t, greater, bool(missing_ok[d]))
-                         for d, t, greater in bounds])
+    if units:
+        cols = np.stack([_column(X_train, u, bool(missing_ok[u[0]])) for u in units])
     else:
         cols = np.zeros((0, max((n + 63) // 64, 1)), dtype=np.uint64)
-    keep = np.ones(len(bounds), dtype=np.uint8)
+    keep = np.ones(len(units), dtype=np.uint8)
     support = _core.prune_conditions(cols, n, keep)
     merged, columns = {}, {}
-    for j, ((d, t, greater), kept) in enumerate(zip(bounds, keep)):
-        if not kept:
-            continue
-        lo, hi = merged.get(d, (None, None))
-        merged[d] = (t, hi) if greater else (lo, t)
-        columns.setdefault(d, []).append(j)
-    conditions = [
-        Condition(d, feature_names[d], lo, hi,
-                  _core.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1),
-                  missing=bool(missing_ok[d]))
-        for d, (lo, hi) in sorted(merged.items())
-    ]
+    for j, ((d, part, value), kept) in enumerate(zip(units, keep)):
+        if kept:
+            merged.setdefault(d, {})[part] = value
+            columns.setdefault(d, []).append(j)
+    conditions = []
+    for d, parts in sorted(merged.items()):
+        share = _core.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1)
+        common = dict(train_share=share, missing=bool(missing_ok[d]),
+                      zero_missing=bool(splits.encoding.zero_missing[d]))
+        if "in" in parts or "out" in parts:
+            inc, exc = parts.get("in"), parts.get("out")
+            codes = exc if inc is None else (inc if exc is None else np.setdiff1d(inc, exc))
+            conditions.append(Condition(d, feature_names[d], categories=codes, negated=inc is None,
+                                        category_names=splits.encoding.category_names(d), **common))
+        else:
+            conditions.append(Condition(d, feature_names[d], parts.get("lower"), parts.get("upper"),
+                                        **common))
     return conditions, support

@@ -1,10 +1,11 @@
 """DefragModel: simplify a fitted tree ensemble into a few rules (Hara & Hayashi).
 
-The input x becomes the binary vector s of all split outcomes ``x_d > t`` of
-the ensemble (sec. 4.1). A mixture of K components, each a product of Bernoulli
-distributions over s (a region, eq. 6) with a Gaussian or categorical output
-(eq. 8), is fitted by FAB inference (sec. 5.1, Algorithm 1), which truncates
-superfluous components, or by EM with exactly K components (App. A).
+The input x becomes the binary vector s of all split outcomes of the ensemble
+(sec. 4.1): ``x_d > t`` for numeric splits, the category test of categorical
+ones. A mixture of K components, each a product of Bernoulli distributions over
+s (a region, eq. 6) with a Gaussian or categorical output (eq. 8), is fitted
+by FAB inference (sec. 5.1, Algorithm 1), which truncates superfluous
+components, or by EM with exactly K components (App. A).
 """
 import dataclasses
 import logging
@@ -18,6 +19,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._inputs import as_2d_float as _as_2d_float  # noqa: F401  (proxy.py, prototypes.py)
 from ._restarts import run_restarts, run_screened_restarts, thread_budget
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._splits import (
@@ -80,32 +82,30 @@ def _feature_names_of(X):
     return np.asarray([str(c) for c in cols], dtype=object)
 
 
-def _as_2d_float(X, what="X", allow_nan=False):
-    if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame
+def _n_columns(X):
+    """Number of columns of a 2-D input (checked before the source model's encoding reads it)."""
+    shape = getattr(X, "shape", None)
+    if shape is None:  # lists and the like
         try:
-            X = X.to_numpy(dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{what} has non-numeric columns; defrag needs numeric features") from exc
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # ragged lists and similar
-        raise TypeError(f"{what} must be a 2-D numeric array") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{what} must be numeric; got dtype {arr.dtype}")
-    if arr.ndim != 2:
-        raise ValueError(f"{what} must be 2-D (n_samples, n_features); got shape {arr.shape}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{what} must be real-valued")
-    arr = arr.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(arr)):
-        n_nan = int(np.isnan(arr).sum())
-        n_inf = int(np.isinf(arr).sum())
-        if n_inf or not allow_nan:
-            raise ValueError(
-                f"{what} contains {n_nan} NaN and {n_inf} infinite values; infinite values "
-                "are not supported, and NaN only with a model that handles missing values"
-            )
-    return arr
+            arr = np.asarray(X)
+        except Exception as exc:  # ragged lists and similar
+            raise TypeError("X must be a 2-D numeric array") from exc
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise TypeError(f"X must be numeric; got dtype {arr.dtype}")
+        shape = arr.shape
+    if len(shape) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(shape)}")
+    return int(shape[1])
+
+
+def _fit_problem(splits, s_matrix, target):
+    """The fit kernels' Problem: s as ``{"ranks": ...}`` or ``{"bits": ...}``, and the targets."""
+    return _core.Problem(
+        splits.feat_ptr, **s_matrix,
+        y_value=target.y if target.n_classes == 0 else None,
+        y_class=target.y if target.n_classes else None,
+        n_classes=target.n_classes, missing_right=splits.missing_right,
+    )
 
 
 def _check_missing(X, splits, what="X"):
@@ -121,10 +121,14 @@ class DefragModel(BaseEstimator):
 
     Parameters
     ----------
-    estimator : fitted scikit-learn tree ensemble or array of shape (n_splits, 2)
-        A fitted RandomForest, ExtraTrees, GradientBoosting or HistGradientBoosting
-        classifier or regressor (numeric splits), or (feature index, threshold)
-        pairs of splits ``x_feature > threshold`` from any ensemble.
+    estimator : fitted tree ensemble or array of shape (n_splits, 2)
+        A fitted scikit-learn RandomForest, ExtraTrees, GradientBoosting or
+        HistGradientBoosting classifier or regressor, an XGBoost or LightGBM model
+        (categorical splits included), or (feature index, threshold) pairs of
+        splits ``x_feature > threshold`` from any ensemble. With categorical
+        features X may be a DataFrame with pandas categorical columns; it is coded
+        as the source library codes it (see defrag/_inputs.py), at fit and
+        predict time alike.
     max_rules : int, default=10
         K_max for FAB (an upper bound; FAB removes superfluous rules), the exact
         number of rules for EM.
@@ -180,7 +184,8 @@ class DefragModel(BaseEstimator):
     n_rules_ : int
     classes_ : ndarray (classification)
     task_ : str
-    splits_ : SplitTable
+    splits_ : SplitTable; ``splits_.encoding`` codes inputs as the source model does
+        (category codes, categories of the DataFrame given to fit, zero as missing)
     eta_, alpha_ : fitted Bernoulli parameters (n_rules_, n_splits) and weights
     mean_, precision_ : Gaussian outputs (regression); gamma_ : class probabilities
     lower_bound_ : ndarray, the bound (eq. 12) per outer iteration of the kept restart
@@ -271,12 +276,12 @@ class DefragModel(BaseEstimator):
             return np.zeros(0)
         return np.asarray(self.eps_schedule, dtype=np.float64).reshape(-1)
 
-    def _splits_and_task(self, X, y):
+    def _splits_and_task(self, n_features, y):
         est = _unwrap(self.estimator)
         if est is None:
             raise ValueError("DefragModel needs an estimator: a fitted forest or an array of splits")
         if _is_split_array(est):
-            splits = split_table_from_array(est, X.shape[1], self.keep_duplicate_splits)
+            splits = split_table_from_array(est, n_features, self.keep_duplicate_splits)
             if y is None:
                 raise ValueError("y is required when the splits are given as an array")
             if self.task != "auto":
@@ -293,9 +298,9 @@ class DefragModel(BaseEstimator):
             splits = split_table_from_lightgbm(est, self.keep_duplicate_splits)
         else:
             splits = split_table_from_estimator(est, self.keep_duplicate_splits)
-        if X.shape[1] != splits.n_features:
+        if n_features != splits.n_features:
             raise ValueError(
-                f"X has {X.shape[1]} features but the estimator was fitted with {splits.n_features}"
+                f"X has {n_features} features but the estimator was fitted with {splits.n_features}"
             )
         if self.task != "auto":
             return splits, self.task
@@ -346,26 +351,23 @@ class DefragModel(BaseEstimator):
         self._check_params()
         names_in = _feature_names_of(X)
         X_input = X
-        Xf = _as_2d_float(X, allow_nan=True)
+        splits, task = self._splits_and_task(_n_columns(X), y)
+        # the inputs as the source model reads them (category codes, zero as missing)
+        splits.encoding = splits.encoding.bind(X)
+        Xf = splits.encoding.transform(X, allow_nan=True)
         if Xf.shape[0] < 1:
             raise ValueError("X has no samples")
         if y is not None:
             n_y = len(y) if hasattr(y, "__len__") else None
             if n_y != Xf.shape[0]:
                 raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
-        splits, task = self._splits_and_task(Xf, y)
         _check_missing(Xf, splits)
         target, classes = self._encode_target(y, task, X_input)
 
         X_prep = splits.prepare(Xf)
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
-        ranks = splits.ranks(X_prep, threads)
-        problem = _core.Problem(
-            splits.feat_ptr, ranks=ranks,
-            y_value=target.y if target.n_classes == 0 else None,
-            y_class=target.y if target.n_classes else None,
-            n_classes=target.n_classes, missing_right=splits.missing_right,
-        )
+        s_matrix = splits.kernel_input(X_prep, threads)  # thermometer ranks, or packed bits
+        problem = _fit_problem(splits, s_matrix, target)
         # A single class in y needs a single rule: more components could only
         # describe where the inputs lie, not the target.
         single_class = target.n_classes > 0 and np.unique(target.y).size == 1
@@ -382,12 +384,9 @@ class DefragModel(BaseEstimator):
             if n_sub < Xf.shape[0]:
                 rows = np.sort(random_state.choice(Xf.shape[0], n_sub, replace=False))
                 sub_target = dataclasses.replace(target, y=np.ascontiguousarray(target.y[rows]))
-                sub_problem = _core.Problem(
-                    splits.feat_ptr, ranks=np.ascontiguousarray(ranks[:, rows]),
-                    y_value=sub_target.y if target.n_classes == 0 else None,
-                    y_class=sub_target.y if target.n_classes else None,
-                    n_classes=target.n_classes, missing_right=splits.missing_right,
-                )
+                sub_problem = _fit_problem(splits, {  # ranks are feature-major, bits row-major
+                    k: np.ascontiguousarray(v[:, rows] if k == "ranks" else v[rows])
+                    for k, v in s_matrix.items()}, sub_target)
                 logger.info("restarts fitted on %d of %d rows", n_sub, Xf.shape[0])
                 results, best = run_screened_restarts(problem, sub_problem, target, sub_target,
                                                       options, self.n_restarts, entropy, self.n_jobs)
@@ -450,24 +449,25 @@ class DefragModel(BaseEstimator):
             else:
                 c = int(np.argmax(self.gamma_[k]))
                 rules.append(Rule(conditions, self.classes_[c], self.gamma_[k], support, self.alpha_[k]))
+        common = dict(supports_missing=self.splits_.supports_missing, encoding=self.splits_.encoding)
         if self.task_ == "regression":
-            return RuleSet(rules, target.mean, None, names,
-                           supports_missing=self.splits_.supports_missing)
+            return RuleSet(rules, target.mean, None, names, **common)
         counts = np.bincount(target.y, minlength=target.n_classes)
         return RuleSet(rules, self.classes_[int(np.argmax(counts))], counts / counts.sum(), names,
-                       self.classes_, supports_missing=self.splits_.supports_missing)
+                       self.classes_, **common)
 
     # ----------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
-        Xf = _as_2d_float(X, allow_nan=True)
-        _check_missing(Xf, self.splits_)
-        if Xf.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {Xf.shape[1]} features but DefragModel was fitted with {self.n_features_in_}")
+        n_columns = _n_columns(X)
+        if n_columns != self.n_features_in_:
+            raise ValueError(f"X has {n_columns} features but DefragModel was fitted with {self.n_features_in_}")
         names = _feature_names_of(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and list(names) != list(fitted_names):
             raise ValueError("X has different feature names (or order) than at fit time")
+        Xf = self.splits_.encoding.transform(X, allow_nan=True)
+        _check_missing(Xf, self.splits_)
         return Xf
 
     def _params(self):
@@ -483,8 +483,7 @@ class DefragModel(BaseEstimator):
         Xf = self._check_X(X)
         _, threads = thread_budget(None, 1, Xf.shape[0])
         X_prep = self.splits_.prepare(Xf)
-        ranks = self.splits_.ranks(X_prep, threads)
-        problem = _core.Problem(self.splits_.feat_ptr, ranks=ranks,
+        problem = _core.Problem(self.splits_.feat_ptr, **self.splits_.kernel_input(X_prep, threads),
                                 n_classes=0 if self.task_ == "regression" else len(self.classes_),
                                 missing_right=self.splits_.missing_right)
         return _core.map_assign(problem, self._params(), float(self.eps), threads)
@@ -527,7 +526,7 @@ class DefragModel(BaseEstimator):
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         pred = self.predict(X)
-        cover = self.rules_.covers(Xf)
+        cover = self.rules_.covers(X)
         if self.task_ == "classification":
             error = float(np.mean(pred != y))
         else:

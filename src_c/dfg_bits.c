@@ -15,10 +15,17 @@ int dfg_cpu_has_popcnt(void) {
 #endif
 }
 
+/* s_l(v) of split l for a present value v: the threshold test, or the set test. */
+static inline int split_bit(const dfg_sets *sets, const double *threshold, int64_t l, double v) {
+    return sets && sets->kind[l] != DFG_KIND_NUMERIC ? dfg_sets_test(sets, l, v) : v > threshold[l];
+}
+
 int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                   const int32_t *split_feature, const double *split_threshold,
-                  const uint8_t *missing_right, int64_t n_splits, uint64_t *S, int n_threads) {
+                  const uint8_t *missing_right, const dfg_sets *sets, int64_t n_splits,
+                  uint64_t *S, int n_threads) {
     if (n_samples < 0 || n_features < 0 || n_splits < 0 || n_threads < 1) return DFG_EINVAL;
+    if (sets && dfg_sets_check(sets, n_splits) != DFG_OK) return DFG_EINVAL;
     for (int64_t l = 0; l < n_splits; l++)
         if (split_feature[l] < 0 || split_feature[l] >= n_features) return DFG_EINVAL;
     int64_t n_words = dfg_n_words(n_splits);
@@ -31,7 +38,8 @@ int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
             int64_t l0 = w * 64, l1 = l0 + 64 < n_splits ? l0 + 64 : n_splits;
             for (int64_t l = l0; l < l1; l++) {
                 double v = x[split_feature[l]];
-                int bit = v != v ? (missing_right ? missing_right[l] != 0 : 0) : v > split_threshold[l];
+                int bit = v != v ? (missing_right ? missing_right[l] != 0 : 0)
+                                 : split_bit(sets, split_threshold, l, v);
                 word |= (uint64_t)bit << (l - l0);
             }
             row[w] = word;
@@ -40,9 +48,15 @@ int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
     return DFG_OK;
 }
 
-int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
-                         int32_t feature, double threshold, int greater, int missing,
-                         uint64_t *col) {
+/* A one-item test for a column: a threshold (sets == NULL) or set 0 of sets. */
+typedef struct {
+    double threshold;
+    int greater;
+    const dfg_sets *sets;
+} column_test;
+
+static int fill_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
+                       const column_test *t, int missing, uint64_t *col) {
     if (n_samples < 0 || feature < 0 || feature >= n_features) return DFG_EINVAL;
     int64_t n_words = dfg_n_words(n_samples);
     for (int64_t w = 0; w < n_words; w++) {
@@ -50,12 +64,33 @@ int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
         int64_t n0 = w * 64, n1 = n0 + 64 < n_samples ? n0 + 64 : n_samples;
         for (int64_t n = n0; n < n1; n++) {
             double v = X[n * n_features + feature];
-            int bit = v != v ? missing != 0 : (greater ? v > threshold : v <= threshold);
+            int bit = v != v ? missing != 0
+                    : t->sets ? dfg_sets_test(t->sets, 0, v)
+                    : (t->greater ? v > t->threshold : v <= t->threshold);
             word |= (uint64_t)bit << (n - n0);
         }
         col[w] = word;
     }
     return DFG_OK;
+}
+
+int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
+                         int32_t feature, double threshold, int greater, int missing,
+                         uint64_t *col) {
+    column_test t = {threshold, greater, NULL};
+    return fill_column(X, n_samples, n_features, feature, &t, missing, col);
+}
+
+int dfg_set_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
+                   const uint64_t *words, int64_t n_words, int negate, int missing,
+                   uint64_t *col) {
+    if (n_words < 0 || (n_words > 0 && !words)) return DFG_EINVAL;
+    uint8_t kind = negate ? DFG_KIND_NOT_IN_SET : DFG_KIND_IN_SET;
+    int64_t ptr[2] = {0, n_words};
+    dfg_sets one = {1, &kind, ptr, words};
+    if (dfg_sets_check(&one, 1) != DFG_OK) return DFG_EINVAL;
+    column_test t = {0.0, 0, &one};
+    return fill_column(X, n_samples, n_features, feature, &t, missing, col);
 }
 
 DFG_ALWAYS_INLINE int64_t count_all_impl(const uint64_t *cols, int64_t m,

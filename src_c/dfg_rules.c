@@ -10,6 +10,8 @@ int dfg_ruleset_check(const dfg_ruleset *rules, int64_t n_features) {
         if (rules->lower[c] != rules->lower[c] || rules->upper[c] != rules->upper[c]) return DFG_EINVAL;
         if (rules->missing[c] > 2) return DFG_EINVAL;
     }
+    if (rules->sets && dfg_sets_check(rules->sets, rules->rule_ptr[rules->n_rules]) != DFG_OK)
+        return DFG_EINVAL;
     return DFG_OK;
 }
 
@@ -25,7 +27,10 @@ static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t 
         for (; c < stop; c++) {
             double v = x[rules->feature[c]];
             int missing = v != v;
-            ok &= missing ? rules->missing[c] == 1 : (v > rules->lower[c]) & (v <= rules->upper[c]);
+            int holds = rules->sets && rules->sets->kind[c] != DFG_KIND_NUMERIC
+                            ? dfg_sets_test(rules->sets, c, v)
+                            : (v > rules->lower[c]) & (v <= rules->upper[c]);
+            ok &= missing ? rules->missing[c] == 1 : holds;
             has_nan |= missing & (rules->missing[c] == 2);
         }
     }

@@ -2,7 +2,9 @@
  * dfg_rules.h - evaluating extracted rules on raw inputs, for scoring services.
  *
  * Rule r is the conjunction of its conditions c = rule_ptr[r] .. rule_ptr[r+1]-1:
- *   lower[c] < x[feature[c]] <= upper[c]   (+-inf for an absent bound).
+ *   lower[c] < x[feature[c]] <= upper[c]   (+-inf for an absent bound), or, when
+ *   sets is given and sets->kind[c] is not DFG_KIND_NUMERIC, the set test of item c
+ *   on the category code x[feature[c]] (dfg_sets.h; its bounds are then not read).
  * Only the features a rule names are read. A missing value (NaN) satisfies
  * condition c when missing[c] == 1, fails it when 0, and when 2 (the source model
  * had no rule for missing values) makes the kernels return DFG_ENAN.
@@ -11,6 +13,7 @@
 #define DFG_RULES_H
 
 #include "dfg_common.h"
+#include "dfg_sets.h"
 
 #define DFG_ENAN (-3)
 
@@ -21,9 +24,10 @@ typedef struct {
     const double *lower;
     const double *upper;
     const uint8_t *missing;   /* per condition: 0, 1 or 2 (see above) */
+    const dfg_sets *sets;     /* one item per condition, or NULL: all are intervals */
 } dfg_ruleset;
 
-/* Checks sizes, feature indices (< n_features) and that no bound is NaN. */
+/* Checks sizes, feature indices (< n_features), that no bound is NaN, and the sets. */
 int dfg_ruleset_check(const dfg_ruleset *rules, int64_t n_features);
 
 /* covers (out, N x n_rules, 0/1): rule r covers sample n. */

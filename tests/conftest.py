@@ -36,3 +36,27 @@ def xor_forest():
     Xtr, ytr, Xte, yte = xor_data(0)
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xtr, ytr)
     return rf, Xtr, ytr, Xte, yte
+
+
+def categorical_frame(n_classes, seed=0, n=600, nan=0.1):
+    """A DataFrame with numeric columns (with NaN) and two pandas categorical ones (string
+    categories, one never used; integer categories), all with missing values; the target
+    depends on both kinds of feature."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    colour = rng.choice(["red", "green", "blue", "black", "white", "grey"], n)
+    size = rng.choice([10, 3, 7, 42], n)
+    X = pd.DataFrame({
+        "x0": rng.normal(size=n),
+        "colour": pd.Categorical(colour, categories=["grey", "white", "red", "green", "blue", "black", "never"]),
+        "x2": rng.normal(size=n) * 10,
+        "size": pd.Categorical(size, categories=[3, 7, 10, 42]),
+    })
+    for col in X.columns:
+        X.loc[rng.random(n) < nan, col] = np.nan
+    signal = (np.nan_to_num(X["x0"].to_numpy()) + 1.5 * np.isin(colour, ["red", "blue"])
+              - 1.0 * (size == 42) + 0.05 * np.nan_to_num(X["x2"].to_numpy()))
+    if n_classes == 0:
+        return X, signal
+    return X, np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1]))

@@ -66,3 +66,9 @@ def mstep(S, beta, y, n_classes, eps, var_floor):
         onehot = np.eye(n_classes)[y]
         params["gamma"] = np.maximum(beta.T @ onehot / nk[:, None], eps)
     return params
+
+
+def set_test(codes, members, negate):
+    """[code in members] (negated when negate) for category codes (float, NaN-free);
+    negative codes and codes no set names are in no set."""
+    return np.isin(codes, np.asarray(members, dtype=np.float64)) ^ bool(negate)

@@ -220,6 +220,112 @@ def test_missing_values_whole_run_same_on_both_paths():
     np.testing.assert_allclose(runs[0][2], runs[1][2], rtol=1e-7, atol=1e-12)
 
 
+def sets_arrays(sets):
+    """(ptr, words) bitsets of lists of codes, built bit by bit (code c: bit c % 64 of word c // 64)."""
+    ptr = [0]
+    words = []
+    for codes in sets:
+        n = (max(codes) // 64 + 1) if len(codes) else 0
+        w = [0] * n
+        for c in codes:
+            w[c // 64] |= 1 << (c % 64)
+        words += w
+        ptr.append(ptr[-1] + n)
+    return np.array(ptr, dtype=np.int64), np.array(words, dtype=np.uint64)
+
+
+def categorical_problem(seed, n=300):
+    """Column 0 numeric, columns 1-2 category codes (with negative, large and missing
+    ones); splits of every kind, sets reaching past one 64-bit word."""
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, 3))
+    X[:, 0] = rng.random(n)
+    X[:, 1] = rng.integers(-2, 8, n)
+    X[:, 2] = rng.choice([0, 1, 5, 63, 64, 65, 130, 1000], n)
+    X[rng.random((n, 3)) < 0.1] = np.nan
+    feature = np.array([0, 1, 1, 2, 0, 2, 1, 2], dtype=np.int32)
+    kind = np.array([0, 1, 2, 1, 0, 2, 1, 1], dtype=np.uint8)
+    sets = [[], [1, 3], [0, 7], [63, 64, 130], [], [1, 65], [], [0]]
+    threshold = np.array([0.5, 0, 0, 0, 0.2, 0, 0, 0], dtype=np.float64)
+    missing_right = np.array([1, 0, 1, 1, 0, 0, 1, 0], dtype=np.uint8)
+    S = np.empty((n, feature.size), dtype=bool)
+    for l in range(feature.size):
+        x = X[:, feature[l]]
+        s = x > threshold[l] if kind[l] == 0 else ref.set_test(np.nan_to_num(x, nan=-1), sets[l], kind[l] == 2)
+        S[:, l] = np.where(np.isnan(x), missing_right[l] == 1, s)
+    return np.ascontiguousarray(X), feature, threshold, kind, sets, missing_right, S
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pack_rows_with_category_sets_matches_numpy(seed):
+    X, feature, threshold, kind, sets, missing_right, S = categorical_problem(seed)
+    ptr, words = sets_arrays(sets)
+    for threads in (1, 2):
+        packed = _core.pack_rows(X, feature, threshold, threads, missing_right, kind=kind,
+                                 set_ptr=ptr, set_words=words)
+        unpacked = np.unpackbits(packed.view(np.uint8), axis=1, bitorder="little")[:, :feature.size]
+        np.testing.assert_array_equal(unpacked.astype(bool), S)
+    # without sets, the numeric splits are unchanged
+    numeric = np.flatnonzero(kind == 0)
+    plain = _core.pack_rows(X, feature[numeric], threshold[numeric], 1, missing_right[numeric])
+    np.testing.assert_array_equal(np.unpackbits(plain.view(np.uint8), axis=1, bitorder="little")[:, :2],
+                                  S[:, numeric])
+
+
+def test_set_condition_column_and_rule_kernels_match_numpy():
+    X, feature, threshold, kind, sets, missing_right, S = categorical_problem(2)
+    n = len(X)
+    for l in np.flatnonzero(kind):
+        for missing in (0, 1):
+            col = _core.set_condition_column(X, int(feature[l]), sets_arrays([sets[l]])[1],
+                                             kind[l] == 2, bool(missing))
+            bits = np.unpackbits(col.view(np.uint8), bitorder="little")[:n].astype(bool)
+            expected = np.where(np.isnan(X[:, feature[l]]), bool(missing), S[:, l])
+            np.testing.assert_array_equal(bits, expected)
+    # rules: (x0 <= 0.5 and x1 in {1, 3}), (x2 not in {63, 64, 130} or missing), (x1 in {})
+    rule_ptr = np.array([0, 2, 3, 4], dtype=np.int64)
+    cfeat = np.array([0, 1, 2, 1], dtype=np.int32)
+    ckind = np.array([0, 1, 2, 1], dtype=np.uint8)
+    csets = [[], [1, 3], [63, 64, 130], []]
+    lower = np.array([-np.inf, -np.inf, -np.inf, -np.inf])
+    upper = np.array([0.5, np.inf, np.inf, np.inf])
+    missing = np.array([0, 0, 1, 0], dtype=np.uint8)
+    ptr, words = sets_arrays(csets)
+    args = dict(kind=ckind, set_ptr=ptr, set_words=words)
+    x0, x1, x2 = X[:, 0], X[:, 1], X[:, 2]
+    expected = np.stack([
+        (x0 <= 0.5) & ref.set_test(np.nan_to_num(x1, nan=-1), [1, 3], False) & ~np.isnan(x1),
+        np.isnan(x2) | ref.set_test(np.nan_to_num(x2, nan=63), [63, 64, 130], True),
+        np.zeros(n, dtype=bool),
+    ], axis=1)
+    cover = _core.rules_cover(X, rule_ptr, cfeat, lower, upper, missing, 2, **args)
+    np.testing.assert_array_equal(cover, expected)
+    first = _core.rules_first(X, rule_ptr, cfeat, lower, upper, missing, 1, **args)
+    np.testing.assert_array_equal(first, np.where(expected.any(axis=1), np.argmax(expected, axis=1), -1))
+
+
+def test_category_set_arrays_are_checked():
+    X, feature, threshold, kind, sets, missing_right, _ = categorical_problem(0, n=10)
+    ptr, words = sets_arrays(sets)
+    bad_kind = kind.copy()
+    bad_kind[0] = 3
+    bad_ptr = ptr.copy()
+    bad_ptr[2] = ptr[1] - 1  # decreasing offsets
+    for k, p, w in ((bad_kind, ptr, words), (kind, bad_ptr, words), (kind, ptr, words[:-1]),
+                    (kind[:-1], ptr, words), (kind, ptr[:-1], words)):
+        with pytest.raises(ValueError):
+            _core.pack_rows(X, feature, threshold, 1, missing_right, kind=k, set_ptr=p, set_words=w)
+    rule_ptr = np.array([0, 1], dtype=np.int64)
+    one = dict(rule_ptr=rule_ptr, feature=np.array([1], np.int32), lower=np.array([-np.inf]),
+               upper=np.array([np.inf]), missing=np.array([0], np.uint8))
+    with pytest.raises(ValueError):
+        _core.rules_cover(X, **one, kind=np.array([4], np.uint8), set_ptr=np.array([0, 0]),
+                          set_words=np.zeros(0, np.uint64))
+    with pytest.raises(ValueError):
+        _core.rules_cover(X, **one, kind=np.array([1], np.uint8), set_ptr=np.array([0, 2]),
+                          set_words=np.zeros(1, np.uint64))
+
+
 def test_fit_rejects_nan_in_the_initial_eta():
     # the fit's tables skip the (0, 1) check on eta, so the start must be checked
     rng = np.random.default_rng(0)
