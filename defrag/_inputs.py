@@ -35,7 +35,8 @@ def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
     if np.iscomplexobj(arr):
         raise TypeError(f"{what} must be real-valued")
     arr = arr.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(arr)):
+    # a pass over X (the scoring path allows both, and reads only what the rules name)
+    if not (allow_nan and allow_inf) and not np.all(np.isfinite(arr)):
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(np.isinf(arr).sum())
         if (n_inf and not allow_inf) or (n_nan and not allow_nan):

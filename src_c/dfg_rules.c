@@ -38,6 +38,20 @@ static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t 
     return ok;
 }
 
+/* Rules read a row's features out of order, so the hardware prefetcher sees
+   scattered accesses: fetch the row 8 ahead (all its cache lines) explicitly. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DFG_PREFETCH_ROW(X, n, n_samples, n_features) do {                          \
+        if ((n) + 8 < (n_samples)) {                                              \
+            const char *ahead_ = (const char *)((X) + ((n) + 8) * (n_features));   \
+            for (int64_t o_ = 0; o_ < (n_features) * (int64_t)sizeof(double); o_ += 64) \
+                __builtin_prefetch(ahead_ + o_);                                   \
+        }                                                                          \
+    } while (0)
+#else
+#define DFG_PREFETCH_ROW(X, n, n_samples, n_features) ((void)0)
+#endif
+
 int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
                     const dfg_ruleset *rules, uint8_t *covers, int n_threads) {
     if (n_samples < 0 || n_threads < 1) return DFG_EINVAL;
@@ -46,9 +60,11 @@ int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
     const int64_t R = rules->n_rules;
     int nan = 0;
     #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
-    for (int64_t n = 0; n < n_samples; n++)
+    for (int64_t n = 0; n < n_samples; n++) {
+        DFG_PREFETCH_ROW(X, n, n_samples, n_features);
         for (int64_t r = 0; r < R; r++)
             covers[n * R + r] = (uint8_t)covers_row(X + n * n_features, rules, r, &nan);
+    }
     return nan ? DFG_ENAN : DFG_OK;
 }
 
@@ -61,6 +77,7 @@ int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
     int nan = 0;
     #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
     for (int64_t n = 0; n < n_samples; n++) {
+        DFG_PREFETCH_ROW(X, n, n_samples, n_features);
         int32_t hit = -1;
         for (int64_t r = 0; r < R; r++)
             if (covers_row(X + n * n_features, rules, r, &nan)) { hit = (int32_t)r; break; }
