@@ -180,3 +180,60 @@ def test_feature_names_parameter_and_regression_rules():
         m.predict_proba(X)
     with pytest.raises(ValueError, match="feature_names"):
         DefragModel(et, feature_names=["a"], n_restarts=1).fit(X, y)
+
+
+def _random_ruleset(rng, n_rules, n_features, n_cond, supports_missing=True):
+    from defrag import Condition, Rule
+
+    rules = []
+    for r in range(n_rules):
+        conds = []
+        for _ in range(n_cond):
+            d = int(rng.integers(n_features))  # repeats: a rule may bound a feature twice
+            lo, hi = np.sort(rng.normal(size=2)) * [1.5, 1.5]
+            kind = rng.integers(3)
+            conds.append(Condition(d, f"x{d}", lower=None if kind == 1 else lo,
+                                   upper=None if kind == 2 else hi,
+                                   missing=bool(supports_missing and rng.random() < 0.3)))
+        rules.append(Rule(conds, r, support=1, weight=1.0))
+    return RuleSet(rules, -1, feature_names=[f"x{d}" for d in range(n_features)],
+                   supports_missing=supports_missing)
+
+
+@pytest.mark.parametrize("baseline", [False, True])
+@pytest.mark.parametrize("n_rules,n_features,n_cond", [(10, 28, 18), (7, 28, 4), (3, 200, 2), (1, 1, 1)])
+def test_ruleset_kernels_match_numpy(baseline, n_rules, n_features, n_cond, monkeypatch):
+    # dense boxes (AVX2) and per-condition evaluation (the baseline build) give the
+    # same covers and first rules as the conditions read in NumPy
+    if baseline:
+        monkeypatch.setenv("DEFRAG_NO_AVX2", "1")
+    rng = np.random.default_rng(n_rules * 1000 + n_features)
+    rules = _random_ruleset(rng, n_rules, n_features, n_cond)
+    X = rng.normal(size=(3000, n_features))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    expected = np.ones((len(X), n_rules), dtype=bool)
+    for r, rule in enumerate(rules):
+        for c in rule.conditions:
+            v = X[:, c.feature]
+            holds = np.ones(len(X), bool)
+            if c.lower is not None:
+                holds &= v > c.lower
+            if c.upper is not None:
+                holds &= v <= c.upper
+            expected[:, r] &= np.where(np.isnan(v), c.missing, holds)
+    np.testing.assert_array_equal(rules.covers(X), expected)
+    first = np.where(expected.any(axis=1), np.argmax(expected, axis=1), -1)
+    np.testing.assert_array_equal(rules.predict(X), np.where(first >= 0, first, -1))
+    np.testing.assert_array_equal(rules.predict(X, n_threads=2), rules.predict(X))
+
+
+@pytest.mark.parametrize("baseline", [False, True])
+def test_ruleset_without_missing_rule_rejects_nan(baseline, monkeypatch):
+    if baseline:
+        monkeypatch.setenv("DEFRAG_NO_AVX2", "1")
+    rules = _random_ruleset(np.random.default_rng(5), 10, 28, 18, supports_missing=False)
+    X = np.random.default_rng(6).normal(size=(100, 28))
+    rules.predict(X)
+    X[50, rules[0].conditions[0].feature] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        rules.predict(X)
