@@ -201,7 +201,7 @@ def _random_ruleset(rng, n_rules, n_features, n_cond, supports_missing=True):
 
 
 @pytest.mark.parametrize("baseline", [False, True])
-@pytest.mark.parametrize("n_rules,n_features,n_cond", [(10, 28, 18), (7, 28, 4), (3, 200, 2), (1, 1, 1)])
+@pytest.mark.parametrize("n_rules,n_features,n_cond", [(10, 28, 18), (10, 40, 18), (7, 28, 4), (3, 200, 2), (1, 1, 1)])
 def test_ruleset_kernels_match_numpy(baseline, n_rules, n_features, n_cond, monkeypatch):
     # dense boxes (AVX2) and per-condition evaluation (the baseline build) give the
     # same covers and first rules as the conditions read in NumPy
