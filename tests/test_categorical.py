@@ -568,3 +568,26 @@ def test_restarts_on_a_subsample_with_categorical_splits():
     m = DefragModel(model, n_restarts=3, subsample=400, random_state=0).fit(Xtr, ytr)
     assert m.subsample_size_ == 400 and m.splits_.has_categorical
     assert m.restart_errors_.min() == np.count_nonzero(m.predict(Xtr) != ytr)
+
+
+def test_group_ranks_kernel():
+    from defrag import _core
+    from defrag._splits import category_words
+
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((20000, 2)) < 0.1, np.nan, rng.integers(-1, 70, size=(20000, 2)).astype(float))
+    X[:, 0] = rng.random(20000)
+    kind = np.array([0, 0, 1, 2], dtype=np.uint8)
+    set_ptr, words = category_words([0, 0, 0, 3, 4], [1, 3, 65, 3])
+    args = (np.array([0, 1, 1], dtype=np.int32), np.array([0, 2, 3, 4]), np.array([0.2, 0.7, 0, 0]))
+    sets = dict(kind=kind, set_ptr=set_ptr, set_words=words)
+    ranks = _core.compute_group_ranks(X, *args, 1, **sets)
+    x = X[:, 1]
+    np.testing.assert_array_equal(ranks[0], _core.compute_ranks(X[:, :1].copy(), np.array([0, 2]), args[2][:2])[0])
+    np.testing.assert_array_equal(ranks[1], np.where(np.isnan(x), 2, np.isin(x, [1, 3, 65])))
+    np.testing.assert_array_equal(ranks[2], np.where(np.isnan(x), 2, x != 3))
+    np.testing.assert_array_equal(_core.compute_group_ranks(X, *args, 2, **sets), ranks)  # threads
+    with pytest.raises(ValueError, match="invalid argument"):  # a set group of two splits
+        _core.compute_group_ranks(X, np.array([0, 1], dtype=np.int32), np.array([0, 2, 4]), args[2], 1, **sets)
+    with pytest.raises(ValueError, match="invalid argument"):  # no such column
+        _core.compute_group_ranks(X, np.array([0, 1, 2], dtype=np.int32), *args[1:], 1, **sets)
