@@ -35,6 +35,12 @@ cdef extern from "dfg_sets.h":
         const int64_t *ptr
         const uint64_t *words
 
+cdef extern from "dfg_ranks.h":
+    int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                                int64_t n_groups, const int32_t *group_feature,
+                                const int64_t *group_ptr, const double *thresholds,
+                                const dfg_sets *sets, int32_t *ranks, int n_threads) nogil
+
 cdef extern from "dfg_bits.h":
     int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                       const int32_t *split_feature, const double *split_threshold,
@@ -272,6 +278,30 @@ cdef class _Sets:
 
 cdef const dfg_sets *_sets_ptr(_Sets sets) except? NULL:
     return NULL if sets is None else &sets.view
+
+
+def compute_group_ranks(const double[:, ::1] X, const int32_t[::1] group_feature,
+                        const int64_t[::1] group_ptr, const double[::1] thresholds,
+                        int n_threads=1, kind=None, set_ptr=None, set_words=None):
+    """Ranks of split groups (src_c/dfg_ranks.h), shape (n_groups, n_samples), int32:
+    a numeric group's thermometer rank; a one-split categorical group's s (0/1), 2 if missing.
+
+    kind / set_ptr / set_words (all or none): one item per split, see src_c/dfg_sets.h."""
+    cdef int64_t N = X.shape[0], D = X.shape[1], G = group_feature.shape[0]
+    cdef int64_t L = thresholds.shape[0]
+    assert group_ptr.shape[0] == G + 1 and group_ptr[G] == L
+    cdef _Sets sets = None if kind is None else _Sets(L, kind, set_ptr, set_words)
+    cdef const dfg_sets *sp = _sets_ptr(sets)
+    ranks = np.empty((G, N), dtype=np.int32)
+    cdef int32_t[:, ::1] r = ranks
+    cdef int status
+    with nogil:
+        status = dfg_compute_group_ranks(&X[0, 0] if N * D else NULL, N, D, G,
+                                         &group_feature[0] if G else NULL, &group_ptr[0],
+                                         &thresholds[0] if L else NULL, sp,
+                                         &r[0, 0] if N * G else NULL, n_threads)
+    _check(status, "compute_group_ranks")
+    return ranks
 
 
 def pack_rows(const double[:, ::1] X, const int32_t[::1] split_feature,

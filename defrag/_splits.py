@@ -5,10 +5,12 @@ source model, missing values included. Numeric splits ``x_d > t`` of one feature
 are contiguous with increasing thresholds, so for a sample they form a
 thermometer code determined by one rank per feature (src_c/dfg_ranks.h). A
 categorical split tests the feature's category code against a set
-(src_c/dfg_sets.h); sets cannot be ranked, so a table with any categorical split
-is fitted and applied through the bit-packed s matrix (``pack``) instead. That
-order is the split index ``l`` used everywhere.
+(src_c/dfg_sets.h); sets have no thermometer code, so each categorical split is
+ranked as a one-split feature of its own (rank s_l, or 2 for a missing value;
+``rank_ptr``). Table order is by feature, so these groups keep every split in
+place: that order is the split index ``l`` used everywhere, by the fit kernels too.
 """
+import functools
 import numbers
 
 import numpy as np
@@ -99,6 +101,11 @@ class SplitTable:
     has_categorical : bool
     feat_ptr : int64 array (n_features + 1,), splits of feature d are
         ``feat_ptr[d]:feat_ptr[d + 1]``.
+    rank_ptr, rank_feature : int64 (G + 1,) and int32 (G,) arrays, the rank
+        "features" of the fit kernels (``ranks``): group g is the splits
+        ``rank_ptr[g]:rank_ptr[g + 1]`` of input column ``rank_feature[g]``, all of
+        a numeric feature's splits or one categorical split. Equal to ``feat_ptr``
+        and ``arange(n_features)`` when every split is numeric.
     n_features : int
     float32_inputs : bool
         The source model compares float32 copies of the inputs (scikit-learn
@@ -217,11 +224,30 @@ class SplitTable:
         """X as the kernels read it: C-contiguous float64 (no copy when it already is)."""
         return np.ascontiguousarray(X, dtype=np.float64)
 
+    @functools.cached_property
+    def _rank_groups(self):
+        counts = np.diff(self.feat_ptr)
+        per_feature = np.where(self.categorical, counts, 1)  # groups of each feature
+        feature = np.repeat(np.arange(self.n_features, dtype=np.int32), per_feature)
+        ptr = np.zeros(feature.size + 1, dtype=np.int64)
+        np.cumsum(np.where(self.categorical[feature], 1, counts[feature]), out=ptr[1:])
+        return ptr, feature
+
+    @property
+    def rank_ptr(self):
+        return self._rank_groups[0]
+
+    @property
+    def rank_feature(self):
+        return self._rank_groups[1]
+
     def ranks(self, X, n_threads=1):
-        """Thermometer ranks (n_features, n_samples) of prepared X (numeric tables only)."""
-        if self.has_categorical:
-            raise ValueError("categorical splits have no thermometer ranks; use pack()")
-        return _core.compute_ranks(X, self.feat_ptr, self.threshold, n_threads)
+        """Ranks (len(rank_ptr) - 1, n_samples) of prepared X: the thermometer rank of
+        each numeric feature, and s_l (0 / 1, 2 when missing) of each categorical split."""
+        if not self.has_categorical:
+            return _core.compute_ranks(X, self.feat_ptr, self.threshold, n_threads)
+        return _core.compute_group_ranks(X, self.rank_feature, self.rank_ptr, self.threshold, n_threads,
+                                         kind=self.kind, set_ptr=self._set_ptr, set_words=self._set_words)
 
     def pack(self, X, n_threads=1):
         """Bit-packed s matrix (n_samples, ceil(L / 64)) of prepared X."""
@@ -230,12 +256,18 @@ class SplitTable:
             sets = dict(kind=self.kind, set_ptr=self._set_ptr, set_words=self._set_words)
         return _core.pack_rows(X, self.feature, self.threshold, n_threads, self.missing_right, **sets)
 
-    def kernel_input(self, X, n_threads=1):
-        """The s matrix of prepared X as the fit kernels take it: thermometer ranks
-        (``{"ranks": ...}``) when every split is numeric, else packed bits."""
-        if self.has_categorical:
+    def kernel_input(self, X, n_threads=1, bits=False):
+        """The s matrix of prepared X as the fit kernels take it: ranks (``{"ranks": ...}``),
+        or with bits=True the packed bits (``{"bits": ...}``, the slower path, for tests)."""
+        if bits:
             return {"bits": self.pack(X, n_threads)}
         return {"ranks": self.ranks(X, n_threads)}
+
+    def problem(self, s_matrix, **targets):
+        """The fit kernels' ``_core.Problem`` over s_matrix from kernel_input (or a
+        subset of its rows); targets are Problem's y_value / y_class / n_classes."""
+        feat_ptr = self.rank_ptr if "ranks" in s_matrix else self.feat_ptr
+        return _core.Problem(feat_ptr, **s_matrix, missing_right=self.missing_right, **targets)
 
     def binary_features(self, X):
         """Dense boolean s matrix (n_samples, L) in NumPy: for tests and small inspection only."""

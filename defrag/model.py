@@ -100,11 +100,11 @@ def _n_columns(X):
 
 def _fit_problem(splits, s_matrix, target):
     """The fit kernels' Problem: s as ``{"ranks": ...}`` or ``{"bits": ...}``, and the targets."""
-    return _core.Problem(
-        splits.feat_ptr, **s_matrix,
+    return splits.problem(
+        s_matrix,
         y_value=target.y if target.n_classes == 0 else None,
         y_class=target.y if target.n_classes else None,
-        n_classes=target.n_classes, missing_right=splits.missing_right,
+        n_classes=target.n_classes,
     )
 
 
@@ -366,7 +366,7 @@ class DefragModel(BaseEstimator):
 
         X_prep = splits.prepare(Xf)
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
-        s_matrix = splits.kernel_input(X_prep, threads)  # thermometer ranks, or packed bits
+        s_matrix = splits.kernel_input(X_prep, threads)  # ranks (a categorical split: its own)
         problem = _fit_problem(splits, s_matrix, target)
         # A single class in y needs a single rule: more components could only
         # describe where the inputs lie, not the target.
@@ -483,9 +483,8 @@ class DefragModel(BaseEstimator):
         Xf = self._check_X(X)
         _, threads = thread_budget(None, 1, Xf.shape[0])
         X_prep = self.splits_.prepare(Xf)
-        problem = _core.Problem(self.splits_.feat_ptr, **self.splits_.kernel_input(X_prep, threads),
-                                n_classes=0 if self.task_ == "regression" else len(self.classes_),
-                                missing_right=self.splits_.missing_right)
+        problem = self.splits_.problem(self.splits_.kernel_input(X_prep, threads),
+                                       n_classes=0 if self.task_ == "regression" else len(self.classes_))
         return _core.map_assign(problem, self._params(), float(self.eps), threads)
 
     def predict(self, X):

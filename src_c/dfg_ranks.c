@@ -15,6 +15,15 @@ static inline int32_t count_below(const double *t, int64_t m, double x) {
     return (int32_t)((base - t) + (*base < x));
 }
 
+/* Thermometer ranks of column d of X (rows n0..n1-1) among the m thresholds t. */
+static inline void rank_column(const double *X, int64_t n_features, int64_t d, const double *t,
+                               int64_t m, int64_t n0, int64_t n1, int32_t *out) {
+    for (int64_t n = n0; n < n1; n++) {
+        double x = X[n * n_features + d];
+        out[n] = x != x ? (int32_t)(m + 1) : (m ? count_below(t, m, x) : 0);
+    }
+}
+
 int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
                       const int64_t *feat_ptr, const double *thresholds,
                       int32_t *ranks, int n_threads) {
@@ -29,13 +38,45 @@ int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
     for (int64_t b = 0; b < n_blocks; b++) {
         int64_t n0 = b * DFG_BLOCK;
         int64_t n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
-        for (int64_t d = 0; d < n_features; d++) {
-            const double *t = thresholds + feat_ptr[d];
-            int64_t m = feat_ptr[d + 1] - feat_ptr[d];
-            int32_t *out = ranks + d * n_samples;
+        for (int64_t d = 0; d < n_features; d++)
+            rank_column(X, n_features, d, thresholds + feat_ptr[d], feat_ptr[d + 1] - feat_ptr[d],
+                        n0, n1, ranks + d * n_samples);
+    }
+    return DFG_OK;
+}
+
+int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                            int64_t n_groups, const int32_t *group_feature,
+                            const int64_t *group_ptr, const double *thresholds,
+                            const dfg_sets *sets, int32_t *ranks, int n_threads) {
+    if (n_samples < 0 || n_features < 0 || n_groups < 0 || n_threads < 1) return DFG_EINVAL;
+    if (group_ptr[0] != 0) return DFG_EINVAL;
+    int64_t n_splits = group_ptr[n_groups];
+    if (sets && dfg_sets_check(sets, n_splits) != DFG_OK) return DFG_EINVAL;
+    for (int64_t g = 0; g < n_groups; g++) {
+        int64_t l0 = group_ptr[g], m = group_ptr[g + 1] - l0;
+        if (m < 0 || m > INT32_MAX - 2) return DFG_EINVAL;
+        if (group_feature[g] < 0 || group_feature[g] >= n_features) return DFG_EINVAL;
+        if (!sets) continue;
+        /* a set group is exactly one categorical split; a numeric group has none */
+        for (int64_t j = 0; j < m; j++)
+            if (sets->kind[l0 + j] != DFG_KIND_NUMERIC && m != 1) return DFG_EINVAL;
+    }
+    int64_t n_blocks = dfg_n_blocks(n_samples);
+    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t n0 = b * DFG_BLOCK;
+        int64_t n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
+        for (int64_t g = 0; g < n_groups; g++) {
+            int64_t l = group_ptr[g], d = group_feature[g];
+            int32_t *out = ranks + g * n_samples;
+            if (!sets || group_ptr[g + 1] - l != 1 || sets->kind[l] == DFG_KIND_NUMERIC) {
+                rank_column(X, n_features, d, thresholds + l, group_ptr[g + 1] - l, n0, n1, out);
+                continue;
+            }
             for (int64_t n = n0; n < n1; n++) {
                 double x = X[n * n_features + d];
-                out[n] = x != x ? (int32_t)(m + 1) : (m ? count_below(t, m, x) : 0);
+                out[n] = x != x ? 2 : dfg_sets_test(sets, l, x);
             }
         }
     }

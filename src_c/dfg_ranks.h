@@ -15,6 +15,7 @@
 #define DFG_RANKS_H
 
 #include "dfg_common.h"
+#include "dfg_sets.h"
 
 /*
  * X: n_samples x n_features, row-major. thresholds: the sorted split thresholds.
@@ -24,5 +25,21 @@
 int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
                       const int64_t *feat_ptr, const double *thresholds,
                       int32_t *ranks, int n_threads);
+
+/*
+ * Ranks of a split table with categorical splits (dfg_sets.h), whose sets have no
+ * thermometer code. The splits are cut into n_groups groups, each read as one rank
+ * "feature": group g covers splits group_ptr[g] .. group_ptr[g+1]-1 of column
+ * group_feature[g] of X. A numeric group (sorted thresholds) is ranked as above;
+ * a set group is exactly one categorical split l of sets (one item per split),
+ * ranked s_l (0 or 1: its set test), and a missing value gets rank 2 = m + 1, so
+ * that the rank kernels give it missing_right[l] like the bit path. sets NULL:
+ * every group is numeric. ranks (out): n_groups x n_samples.
+ * Returns DFG_OK or DFG_EINVAL (bad sizes, a set group of more than one split).
+ */
+int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                            int64_t n_groups, const int32_t *group_feature,
+                            const int64_t *group_ptr, const double *thresholds,
+                            const dfg_sets *sets, int32_t *ranks, int n_threads);
 
 #endif

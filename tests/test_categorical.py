@@ -28,12 +28,25 @@ from defrag._splits import (  # noqa: E402
 
 
 def binary_features(table, X):
-    """S from the table (NumPy), checked against the packed bits of the C kernel."""
+    """S from the table (NumPy), checked against the packed bits and the ranks of the C kernels."""
     Xc = table.encoding.transform(X)
     S = table.binary_features(Xc)
     packed = np.unpackbits(table.pack(Xc).view(np.uint8), axis=1, bitorder="little")[:, :len(table)]
     np.testing.assert_array_equal(packed.astype(bool), S)
+    np.testing.assert_array_equal(s_from_ranks(table, table.ranks(Xc)), S)
     return S
+
+
+def s_from_ranks(table, ranks):
+    """S read from the ranks as the rank kernels read them: s_l = [rank of l's group >
+    l's position in it], and missing_right[l] at the missing rank m + 1."""
+    ptr = table.rank_ptr
+    group = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+    np.testing.assert_array_equal(table.rank_feature[group], table.feature)
+    position = np.arange(len(table)) - ptr[group]
+    m = np.diff(ptr)[group]
+    R = ranks[group].T
+    return np.where(R == m + 1, table.missing_right.astype(bool), R > position)
 
 
 def columns_by_key(table):
@@ -350,6 +363,17 @@ def evaluate_as_written(rules, X):
     return pred
 
 
+def small_classifier(library, n_trees):
+    """An unfitted classifier of the library with native categorical splits, n_trees small trees."""
+    if library == "hist":
+        return HistGradientBoostingClassifier(max_iter=20, max_depth=3, random_state=0)
+    if library == "xgboost":
+        return xgb.XGBClassifier(n_estimators=n_trees, max_depth=3, enable_categorical=True,
+                                 max_cat_to_onehot=1, random_state=0)
+    return lgb.LGBMClassifier(n_estimators=n_trees, num_leaves=6, verbose=-1, min_data_per_group=5,
+                              cat_smooth=1.0, random_state=0)
+
+
 @pytest.mark.parametrize("library", ["hist", "xgboost", "lightgbm"])
 def test_rules_with_category_sets(library):
     import pickle
@@ -358,13 +382,7 @@ def test_rules_with_category_sets(library):
     name = "colour [main] ü" if library == "hist" else "Farbe (ü) #1"
     Xtr, ytr = xor_frame(0, name)
     Xte, yte = xor_frame(1, name)
-    model = {
-        "hist": lambda: HistGradientBoostingClassifier(max_iter=20, max_depth=3, random_state=0),
-        "xgboost": lambda: xgb.XGBClassifier(n_estimators=30, max_depth=3, enable_categorical=True,
-                                             max_cat_to_onehot=1, random_state=0),
-        "lightgbm": lambda: lgb.LGBMClassifier(n_estimators=30, num_leaves=6, verbose=-1,
-                                               min_data_per_group=5, cat_smooth=1.0, random_state=0),
-    }[library]().fit(Xtr, ytr)
+    model = small_classifier(library, 30).fit(Xtr, ytr)
     m = DefragModel(model, n_restarts=10, random_state=0).fit(Xtr, ytr)
     assert m.splits_.has_categorical
     text = str(m)
@@ -469,9 +487,12 @@ def test_split_table_with_categorical_splits():
     X = np.array([[0.3, 1.0], [0.1, 3.0], [0.6, -1.0], [0.6, np.nan], [0.0, 7.0]])
     np.testing.assert_array_equal(t.binary_features(X).astype(int),
                                   [[1, 0, 1, 0], [0, 0, 1, 1], [1, 1, 0, 1], [1, 1, 0, 0], [0, 0, 0, 1]])
-    with pytest.raises(ValueError, match="rank"):
-        t.ranks(X)
-    assert "bits" in t.kernel_input(X)
+    # numeric feature 0 is one rank group, each categorical split one of its own
+    np.testing.assert_array_equal(t.rank_ptr, [0, 2, 3, 4])
+    np.testing.assert_array_equal(t.rank_feature, [0, 1, 1])
+    np.testing.assert_array_equal(t.ranks(X), [[1, 0, 2, 2, 0], [1, 1, 0, 2, 0], [0, 1, 1, 2, 1]])
+    np.testing.assert_array_equal(s_from_ranks(t, t.ranks(X)), t.binary_features(X))
+    assert "ranks" in t.kernel_input(X) and "bits" in t.kernel_input(X, bits=True)
     with pytest.raises(ValueError, match="both numeric and categorical"):
         SplitTable([0, 0], [0.5, 0], 1, kind=[0, 1], cat_ptr=[0, 0, 1], cat_codes=[2])
     with pytest.raises(ValueError, match="category codes"):
@@ -561,10 +582,69 @@ def test_malformed_categorical_dump_is_a_value_error():
 
 
 def test_restarts_on_a_subsample_with_categorical_splits():
-    # the bit path's rows are subsampled like the rank path's columns
+    # the subsample's Problem takes the columns of the ranks (the bit path's rows: below)
     Xtr, ytr = xor_frame(0, "colour", n=1200)
     model = xgb.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True,
                               max_cat_to_onehot=1).fit(Xtr, ytr)
     m = DefragModel(model, n_restarts=3, subsample=400, random_state=0).fit(Xtr, ytr)
     assert m.subsample_size_ == 400 and m.splits_.has_categorical
     assert m.restart_errors_.min() == np.count_nonzero(m.predict(Xtr) != ytr)
+
+
+@pytest.mark.parametrize("library,subsample", [("hist", None), ("xgboost", 400), ("lightgbm", None)])
+def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
+    # categorical splits are one-split rank features; the packed bits read the same s
+    from defrag._splits import SplitTable
+
+    Xtr, ytr = xor_frame(0, "colour", n=1200)
+    Xte, _ = xor_frame(1, "colour")
+    model = small_classifier(library, 20).fit(Xtr, ytr)
+    kw = dict(n_restarts=4, subsample=subsample, random_state=0)
+    by_ranks = DefragModel(model, **kw).fit(Xtr, ytr)
+    t = by_ranks.splits_
+    n_cat = int(np.count_nonzero(t.kind))
+    assert n_cat and len(t.rank_ptr) - 1 == np.count_nonzero(~t.categorical) + n_cat
+    on_ranks = by_ranks.apply(Xte)
+
+    plain = SplitTable.kernel_input
+    monkeypatch.setattr(SplitTable, "kernel_input",
+                        lambda self, X, n_threads=1, bits=False: plain(self, X, n_threads, bits=True))
+    by_bits = DefragModel(model, **kw).fit(Xtr, ytr)
+    assert by_bits.n_rules_ == by_ranks.n_rules_
+    assert by_bits.lower_bound_.shape == by_ranks.lower_bound_.shape
+    np.testing.assert_allclose(by_ranks.lower_bound_, by_bits.lower_bound_, rtol=1e-9, atol=0)
+    np.testing.assert_array_equal(by_ranks.restart_n_rules_, by_bits.restart_n_rules_)
+    np.testing.assert_array_equal(by_ranks.restart_errors_, by_bits.restart_errors_)
+    # the same rules: conditions, predictions and supports exactly, weights and class
+    # probabilities to rounding (sums in another order)
+    assert str(by_ranks) == str(by_bits) and len(by_ranks.rules_) == len(by_bits.rules_)
+    for a, b in zip(by_ranks.rules_, by_bits.rules_):
+        assert a.conditions == b.conditions and a.prediction == b.prediction and a.support == b.support
+        np.testing.assert_allclose(a.proba, b.proba, rtol=1e-9)
+        np.testing.assert_allclose(a.weight, b.weight, rtol=1e-9)
+    # eq. 10 on the bit Problem: the same assignment, for either fitted model
+    np.testing.assert_array_equal(by_bits.apply(Xte), on_ranks)
+    np.testing.assert_array_equal(by_ranks.apply(Xte), on_ranks)
+
+
+def test_group_ranks_kernel():
+    from defrag import _core
+    from defrag._splits import category_words
+
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((20000, 2)) < 0.1, np.nan, rng.integers(-1, 70, size=(20000, 2)).astype(float))
+    X[:, 0] = rng.random(20000)
+    kind = np.array([0, 0, 1, 2], dtype=np.uint8)
+    set_ptr, words = category_words([0, 0, 0, 3, 4], [1, 3, 65, 3])
+    args = (np.array([0, 1, 1], dtype=np.int32), np.array([0, 2, 3, 4]), np.array([0.2, 0.7, 0, 0]))
+    sets = dict(kind=kind, set_ptr=set_ptr, set_words=words)
+    ranks = _core.compute_group_ranks(X, *args, 1, **sets)
+    x = X[:, 1]
+    np.testing.assert_array_equal(ranks[0], _core.compute_ranks(X[:, :1].copy(), np.array([0, 2]), args[2][:2])[0])
+    np.testing.assert_array_equal(ranks[1], np.where(np.isnan(x), 2, np.isin(x, [1, 3, 65])))
+    np.testing.assert_array_equal(ranks[2], np.where(np.isnan(x), 2, x != 3))
+    np.testing.assert_array_equal(_core.compute_group_ranks(X, *args, 2, **sets), ranks)  # threads
+    with pytest.raises(ValueError, match="invalid argument"):  # a set group of two splits
+        _core.compute_group_ranks(X, np.array([0, 1], dtype=np.int32), np.array([0, 2, 4]), args[2], 1, **sets)
+    with pytest.raises(ValueError, match="invalid argument"):  # no such column
+        _core.compute_group_ranks(X, np.array([0, 1, 2], dtype=np.int32), *args[1:], 1, **sets)
