@@ -82,6 +82,11 @@ def _canonical_sets(ptr, codes):
     return ptr, codes, key
 
 
+# Largest rank matrix kernel_input builds for a table with categorical splits before it
+# takes the packed bits instead.
+RANK_BYTES_LIMIT = 256 * 2**20
+
+
 class SplitTable:
     """Sorted splits. For a present value, a numeric split (kind 0) is
     ``s_l = [x_{feature[l]} > threshold[l]]``; a categorical split is
@@ -256,9 +261,18 @@ class SplitTable:
             sets = dict(kind=self.kind, set_ptr=self._set_ptr, set_words=self._set_words)
         return _core.pack_rows(X, self.feature, self.threshold, n_threads, self.missing_right, **sets)
 
-    def kernel_input(self, X, n_threads=1, bits=False):
+    def kernel_input(self, X, n_threads=1, bits=None):
         """The s matrix of prepared X as the fit kernels take it: ranks (``{"ranks": ...}``),
-        or with bits=True the packed bits (``{"bits": ...}``, the slower path, for tests)."""
+        or with bits=True the packed bits (``{"bits": ...}``, the slower path).
+
+        bits=None chooses: ranks, unless categorical splits (4 bytes per split and row as
+        ranks, 1 bit packed) would make the ranks larger than RANK_BYTES_LIMIT and 4x
+        the packed bits; then the bits, about 2x slower but that much smaller."""
+        if bits is None:
+            n = np.asarray(X).shape[0]
+            rank_bytes = 4 * n * (len(self.rank_ptr) - 1)
+            bit_bytes = 8 * n * ((len(self) + 63) // 64)
+            bits = self.has_categorical and rank_bytes > max(RANK_BYTES_LIMIT, 4 * bit_bytes)
         if bits:
             return {"bits": self.pack(X, n_threads)}
         return {"ranks": self.ranks(X, n_threads)}

@@ -648,3 +648,22 @@ def test_group_ranks_kernel():
         _core.compute_group_ranks(X, np.array([0, 1], dtype=np.int32), np.array([0, 2, 4]), args[2], 1, **sets)
     with pytest.raises(ValueError, match="invalid argument"):  # no such column
         _core.compute_group_ranks(X, np.array([0, 1, 2], dtype=np.int32), *args[1:], 1, **sets)
+
+
+def test_large_categorical_inputs_take_the_packed_bits(monkeypatch):
+    # ranks cost 4 bytes per categorical split and row, packed bits 1 bit: past the
+    # limit (and 4x the bits) the smaller form is built, and the fit agrees
+    import defrag._splits as splits_mod
+
+    X, y = categorical_frame(2)
+    hgb = HistGradientBoostingClassifier(max_iter=8, random_state=0).fit(X, y)
+    table = split_table_from_estimator(hgb)
+    Xc = table.encoding.transform(X)
+    assert "ranks" in table.kernel_input(Xc)
+    a = DefragModel(hgb, n_restarts=2, random_state=0).fit(X, y)
+    monkeypatch.setattr(splits_mod, "RANK_BYTES_LIMIT", 0)
+    assert 4 * (len(table.rank_ptr) - 1) > 4 * 8 * ((len(table) + 63) // 64)  # ranks are larger here
+    assert "bits" in table.kernel_input(Xc)
+    b = DefragModel(hgb, n_restarts=2, random_state=0).fit(X, y)
+    assert str(a.rules_) == str(b.rules_)
+    np.testing.assert_array_equal(a.apply(X), b.apply(X))
