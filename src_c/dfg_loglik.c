@@ -119,17 +119,29 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
             for (int64_t k = 0; k < K; k++)
                 partial[d * K + k] = feature_log_odds(eta + k * n_splits + feat_ptr[d], m,
                                                       run + k * slot, scratch, w + k * slot);
-            double *missing = block + (m + 1) * K;
-            for (int64_t k = 0; k < K; k++) acc[k] = block[k] = missing[k] = 0.0;
+            for (int64_t k = 0; k < K; k++) acc[k] = block[k] = 0.0;
             for (int64_t j = 0; j < m; j++) {
                 double *row = block + (j + 1) * K;
-                double with_missing = mr && mr[j] ? 1.0 : 0.0;
                 for (int64_t k = 0; k < K; k++) {
-                    double wj = w[k * slot + run[k * slot + j]];
-                    acc[k] += wj;
+                    acc[k] += w[k * slot + run[k * slot + j]];
                     row[k] = acc[k];
-                    missing[k] += with_missing * wj; /* + 0.0 changes no sum */
                 }
+            }
+            /* missing rank: the splits sending missing values right, listed first
+               (in the scratch of the odds, free again) so that each sum skips the rest */
+            double *missing = block + (m + 1) * K;
+            int32_t *right = (int32_t *)scratch;
+            int64_t n_right = 0;
+            for (int64_t j = 0; j < m && mr; j++) {
+                right[n_right] = (int32_t)j;
+                n_right += mr[j] != 0;
+            }
+            for (int64_t k = 0; k < K; k++) {
+                const double *wk = w + k * slot;
+                const int32_t *rk = run + k * slot;
+                double sum = 0.0;
+                for (int64_t i = 0; i < n_right; i++) sum += wk[rk[right[i]]];
+                missing[k] = sum;
             }
         }
         free(run);
