@@ -108,7 +108,9 @@ static void block_scaled_update(const double *logf, const double *E, const doubl
             z += b[k];
         }
         if (z >= 1e-290) {
-            for (int64_t k = 0; k < K; k++) b[k] /= z;
+            /* one division per row: K of them cost more than the rest of the update */
+            const double inv = 1.0 / z;
+            for (int64_t k = 0; k < K; k++) b[k] *= inv;
         } else {
             block_softmax(logf, penalty, K, n, n + 1, beta);
         }
