@@ -128,10 +128,14 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
                 params->gamma[k * C + c] = s > 0.0 ? fmax(params->gamma[k * C + c] / s, opt->eps) : 1.0 / (double)C;
         }
     }
+    /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. The rank path
+       divides and clamps while it writes the sums; the bit path in a pass after. */
+    const double lo = opt->eps, hi = 1.0 - opt->eps;
     if (status == DFG_OK) {
         if (data->ranks)
-            status = dfg_split_stats_ranks(data->ranks, N, data->n_features, data->feat_ptr,
-                                           data->missing_right, beta, K, params->eta, nt);
+            status = dfg_split_eta_ranks(data->ranks, N, data->n_features, data->feat_ptr,
+                                         data->missing_right, beta, K, colsum, lo, hi,
+                                         params->eta, nt);
         else
             status = dfg_split_stats_bits(data->bits, N, L, beta, K, params->eta, nt);
     }
@@ -140,16 +144,15 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
         for (int64_t k = 0; k < K; k++) total += colsum[k];
         #pragma omp parallel for schedule(static, 1) num_threads(nt)
         for (int64_t k = 0; k < K; k++) {
-            /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. */
-            double s = colsum[k], lo = opt->eps, hi = 1.0 - opt->eps;
+            double s = colsum[k];
             double *eta = params->eta + k * L;
-            if (s > 0.0) {
+            if (!data->ranks && s > 0.0) {
                 for (int64_t l = 0; l < L; l++) {
                     double e = eta[l] / s;
                     e = e < lo ? lo : e;
                     eta[l] = e > hi ? hi : e;
                 }
-            } else {
+            } else if (!data->ranks) {
                 for (int64_t l = 0; l < L; l++) eta[l] = 0.5;
             }
             params->alpha[k] = colsum[k] / total;

@@ -4,9 +4,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* num = the sums; with colsum non-NULL, eta = clamp(num / colsum_k, lo, hi) (0.5 where
+   colsum_k is 0) written in the same pass instead. */
+static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                             const int64_t *feat_ptr, const uint8_t *missing_right,
+                             const double *beta, int64_t n_components, double *num,
+                             const double *colsum, double lo, double hi, int n_threads);
+
 int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                           const int64_t *feat_ptr, const uint8_t *missing_right,
                           const double *beta, int64_t n_components, double *num, int n_threads) {
+    return split_stats_ranks(ranks, n_samples, n_features, feat_ptr, missing_right, beta,
+                             n_components, num, NULL, 0.0, 1.0, n_threads);
+}
+
+int dfg_split_eta_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                        const int64_t *feat_ptr, const uint8_t *missing_right,
+                        const double *beta, int64_t n_components, const double *colsum,
+                        double lo, double hi, double *eta, int n_threads) {
+    if (!colsum || !(lo <= hi)) return DFG_EINVAL;
+    return split_stats_ranks(ranks, n_samples, n_features, feat_ptr, missing_right, beta,
+                             n_components, eta, colsum, lo, hi, n_threads);
+}
+
+static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                             const int64_t *feat_ptr, const uint8_t *missing_right,
+                             const double *beta, int64_t n_components, double *num,
+                             const double *colsum, double lo, double hi, int n_threads) {
     if (n_samples < 0 || n_features < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
     const int64_t K = n_components, L = feat_ptr[n_features];
     int64_t max_m = 0;
@@ -74,10 +98,19 @@ int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_fea
                 const double *h = hist + (j + 1) * K;
                 double *out = num + feat_ptr[d] + j;
                 double with_missing = mr && mr[j] ? 1.0 : 0.0;
-                for (int64_t k = 0; k < K; k++) {
-                    acc[k] += h[k];
-                    /* adding 0.0 (missing values go left) leaves the sum unchanged */
-                    out[k * L] = acc[k] + with_missing * missing[k];
+                if (colsum) {
+                    for (int64_t k = 0; k < K; k++) {
+                        acc[k] += h[k];
+                        double e = colsum[k] > 0.0 ? (acc[k] + with_missing * missing[k]) / colsum[k] : 0.5;
+                        e = e < lo ? lo : e;
+                        out[k * L] = e > hi ? hi : e;
+                    }
+                } else {
+                    for (int64_t k = 0; k < K; k++) {
+                        acc[k] += h[k];
+                        /* adding 0.0 (missing values go left) leaves the sum unchanged */
+                        out[k * L] = acc[k] + with_missing * missing[k];
+                    }
                 }
             }
         }

@@ -20,6 +20,15 @@ int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_fea
                           const int64_t *feat_ptr, const uint8_t *missing_right,
                           const double *beta, int64_t n_components, double *num, int n_threads);
 
+/*
+ * The M-step's eta (eq. 41) straight from the same statistics, in one pass:
+ * eta (out, K x L) = clamp(num / colsum_k, lo, hi), 0.5 where colsum_k == 0.
+ */
+int dfg_split_eta_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                        const int64_t *feat_ptr, const uint8_t *missing_right,
+                        const double *beta, int64_t n_components, const double *colsum,
+                        double lo, double hi, double *eta, int n_threads);
+
 /* Same from the bit-packed rows S (N x ceil(L/64)). Cost O(K * number of set bits). */
 int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
                          const double *beta, int64_t n_components, double *num,
