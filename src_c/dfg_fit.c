@@ -147,8 +147,9 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
             double s = colsum[k];
             double *eta = params->eta + k * L;
             if (!data->ranks && s > 0.0) {
+                const double inv = 1.0 / s; /* as the rank path does */
                 for (int64_t l = 0; l < L; l++) {
-                    double e = eta[l] / s;
+                    double e = eta[l] * inv;
                     e = e < lo ? lo : e;
                     eta[l] = e > hi ? hi : e;
                 }

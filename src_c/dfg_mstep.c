@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* num = the sums; with colsum non-NULL, eta = clamp(num / colsum_k, lo, hi) (0.5 where
+/* num = the sums; with colsum non-NULL, eta = clamp(num * (1 / colsum_k), lo, hi) (0.5 where
    colsum_k is 0) written in the same pass instead. */
 static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                              const int64_t *feat_ptr, const uint8_t *missing_right,
@@ -58,6 +58,12 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
         }
     }
     int status = DFG_OK;
+    double *inv = NULL;
+    if (colsum) {
+        inv = (double *)malloc((size_t)K * sizeof(double));
+        if (!inv) { free(nonzero); return DFG_ENOMEM; }
+        for (int64_t k = 0; k < K; k++) inv[k] = colsum[k] > 0.0 ? 1.0 / colsum[k] : 0.0;
+    }
     #pragma omp parallel num_threads(n_threads)
     {
         double *hist = (double *)malloc((size_t)((max_m + 2) * K) * sizeof(double));
@@ -101,7 +107,8 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
                 if (colsum) {
                     for (int64_t k = 0; k < K; k++) {
                         acc[k] += h[k];
-                        double e = colsum[k] > 0.0 ? (acc[k] + with_missing * missing[k]) / colsum[k] : 0.5;
+                        /* times 1 / colsum_k: a division per entry was 15% of a FAB update */
+                        double e = colsum[k] > 0.0 ? (acc[k] + with_missing * missing[k]) * inv[k] : 0.5;
                         e = e < lo ? lo : e;
                         out[k * L] = e > hi ? hi : e;
                     }
@@ -117,6 +124,7 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
         free(hist);
     }
     free(nonzero);
+    free(inv);
     return status;
 }
 

@@ -22,7 +22,7 @@ int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_fea
 
 /*
  * The M-step's eta (eq. 41) straight from the same statistics, in one pass:
- * eta (out, K x L) = clamp(num / colsum_k, lo, hi), 0.5 where colsum_k == 0.
+ * eta (out, K x L) = clamp(num * (1 / colsum_k), lo, hi), 0.5 where colsum_k == 0.
  */
 int dfg_split_eta_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                         const int64_t *feat_ptr, const uint8_t *missing_right,
