@@ -95,29 +95,34 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
             }
             /* j-th threshold: s = 1 for ranks j+1 .. m, a suffix sum; missing values
                (rank m + 1) count where the split sends them right. */
-            /* all components at once: K independent sums instead of one long chain */
-            double *acc = hist;  /* row 0 (rank 0, s = 0 for every split) is not needed */
+            /* Suffix sums in place, row r = ranks r .. m, all components at once (K
+               independent sums instead of one long chain); then each component's
+               splits written contiguously. */
+            for (int64_t r = m - 1; r >= 1; r--) {
+                double *row = hist + r * K;
+                const double *next = row + K;
+                for (int64_t k = 0; k < K; k++) row[k] += next[k];
+            }
             const double *missing = hist + (m + 1) * K;
             const uint8_t *mr = missing_right ? missing_right + feat_ptr[d] : NULL;
-            for (int64_t k = 0; k < K; k++) acc[k] = 0.0;
-            for (int64_t j = m - 1; j >= 0; j--) {
-                const double *h = hist + (j + 1) * K;
-                double *out = num + feat_ptr[d] + j;
-                double with_missing = mr && mr[j] ? 1.0 : 0.0;
-                if (colsum) {
-                    for (int64_t k = 0; k < K; k++) {
-                        acc[k] += h[k];
-                        /* times 1 / colsum_k: a division per entry was 15% of a FAB update */
-                        double e = colsum[k] > 0.0 ? (acc[k] + with_missing * missing[k]) * inv[k] : 0.5;
+            for (int64_t k = 0; k < K; k++) {
+                double *out = num + k * L + feat_ptr[d];
+                const double *col = hist + K + k; /* the sum for split j is at row j + 1 */
+                /* adding 0.0 (missing values go left) leaves a sum unchanged */
+                const double miss = missing[k];
+                if (!colsum) {
+                    for (int64_t j = 0; j < m; j++)
+                        out[j] = col[j * K] + (mr && mr[j] ? miss : 0.0);
+                } else if (colsum[k] > 0.0) {
+                    /* times 1 / colsum_k: a division per entry was 15% of a FAB update */
+                    const double scale = inv[k];
+                    for (int64_t j = 0; j < m; j++) {
+                        double e = (col[j * K] + (mr && mr[j] ? miss : 0.0)) * scale;
                         e = e < lo ? lo : e;
-                        out[k * L] = e > hi ? hi : e;
+                        out[j] = e > hi ? hi : e;
                     }
                 } else {
-                    for (int64_t k = 0; k < K; k++) {
-                        acc[k] += h[k];
-                        /* adding 0.0 (missing values go left) leaves the sum unchanged */
-                        out[k * L] = acc[k] + with_missing * missing[k];
-                    }
+                    for (int64_t j = 0; j < m; j++) out[j] = 0.5;
                 }
             }
         }
