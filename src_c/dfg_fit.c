@@ -146,15 +146,13 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
         for (int64_t k = 0; k < K; k++) {
             double s = colsum[k];
             double *eta = params->eta + k * L;
-            if (!data->ranks && s > 0.0) {
-                const double inv = 1.0 / s; /* as the rank path does */
+            if (!data->ranks) {
+                const double inv = s > 0.0 ? 1.0 / s : 0.0; /* as the rank path does */
                 for (int64_t l = 0; l < L; l++) {
-                    double e = eta[l] * inv;
+                    double e = s > 0.0 ? eta[l] * inv : 0.5;
                     e = e < lo ? lo : e;
                     eta[l] = e > hi ? hi : e;
                 }
-            } else if (!data->ranks) {
-                for (int64_t l = 0; l < L; l++) eta[l] = 0.5;
             }
             params->alpha[k] = colsum[k] / total;
         }

@@ -47,14 +47,27 @@ __attribute__((target("avx2,fma"))) static void log_array_avx2(const double *x, 
 }
 #endif
 
-void dfg_log_array(const double *x, double *out, int64_t n) {
+int dfg_log_kind(void) {
 #ifdef DFG_LOG_AVX2
     __builtin_cpu_init();
     /* DEFRAG_NO_AVX2 forces the baseline code (tests compare both) */
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("DEFRAG_NO_AVX2")) {
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("DEFRAG_NO_AVX2"))
+        return DFG_LOG_KIND_AVX2;
+#endif
+    return DFG_LOG_KIND_BASELINE;
+}
+
+void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) {
+#ifdef DFG_LOG_AVX2
+    if (kind == DFG_LOG_KIND_AVX2) {
         log_array_avx2(x, out, n);
         return;
     }
 #endif
+    (void)kind;
     log_array_generic(x, out, n);
+}
+
+void dfg_log_array(const double *x, double *out, int64_t n) {
+    dfg_log_array_kind(dfg_log_kind(), x, out, n);
 }

@@ -18,4 +18,11 @@
 /* out[i] = log(x[i]) for i < n; x and out may be the same array. */
 void dfg_log_array(const double *x, double *out, int64_t n);
 
+/* The same with the implementation chosen once by the caller (dfg_log_kind reads
+   the CPU and the environment), for loops that take many short arrays. */
+#define DFG_LOG_KIND_BASELINE 0
+#define DFG_LOG_KIND_AVX2 1
+int dfg_log_kind(void);
+void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n);
+
 #endif

@@ -29,8 +29,9 @@ static inline double renormalise(double value, int64_t *exponent) {
    splits of a 100-tree forest). The runs are found without branches (a change
    of value is data dependent and mispredicts) and the logs are then taken in a
    loop of independent iterations. Returns log prod_j (1 - eta_j); value holds m
-   scratch values. */
-static double feature_log_odds(const double *e, int64_t m, int32_t *run, double *value, double *w) {
+   scratch values; log_kind is dfg_log_kind(), read once per table build. */
+static double feature_log_odds(const double *e, int64_t m, int32_t *run, double *value, double *w,
+                               int log_kind) {
     double p0 = 1.0, p1 = 1.0, p2 = 1.0, p3 = 1.0; /* in registers, unlike an indexed array */
     int64_t exponent = 0;
     int64_t n_runs = 0;
@@ -62,7 +63,7 @@ static double feature_log_odds(const double *e, int64_t m, int32_t *run, double 
     for (int64_t r = 0; r < n_runs; r++) w[r] = value[r] / (1.0 - value[r]);
     /* the odds are at least eta: normal unless some eta is subnormal */
     if (smallest >= DBL_MIN) {
-        dfg_log_array(w, w, n_runs);
+        dfg_log_array_kind(log_kind, w, w, n_runs);
     } else {
         for (int64_t r = 0; r < n_runs; r++) w[r] = log(w[r]);
     }
@@ -101,6 +102,7 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
        (its runs and their logs), then the feature's block of the table
        ((m_d + 2) x K) written once, row by row, as prefix sums. */
     const int64_t slot = max_m > 0 ? max_m : 1;
+    const int log_kind = dfg_log_kind();
     #pragma omp parallel num_threads(n_threads)
     {
         int32_t *run = (int32_t *)malloc((size_t)(K * slot) * sizeof(int32_t));
@@ -118,7 +120,8 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
             double *scratch = w + K * slot, *acc = scratch + slot;
             for (int64_t k = 0; k < K; k++)
                 partial[d * K + k] = feature_log_odds(eta + k * n_splits + feat_ptr[d], m,
-                                                      run + k * slot, scratch, w + k * slot);
+                                                      run + k * slot, scratch, w + k * slot,
+                                                      log_kind);
             for (int64_t k = 0; k < K; k++) acc[k] = block[k] = 0.0;
             for (int64_t j = 0; j < m; j++) {
                 double *row = block + (j + 1) * K;

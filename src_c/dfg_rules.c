@@ -223,38 +223,38 @@ static int try_dense(const double *X, int64_t n_samples, int64_t n_features,
 #endif
 }
 
-int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
-                    const dfg_ruleset *rules, uint8_t *covers, int n_threads) {
+/* Checks, then first (when non-NULL) or covers: by dense boxes where they suit,
+   otherwise condition by condition. */
+static int evaluate(const double *X, int64_t n_samples, int64_t n_features,
+                    const dfg_ruleset *rules, uint8_t *covers, int32_t *first, int n_threads) {
     if (n_samples < 0 || n_threads < 1) return DFG_EINVAL;
     int status = dfg_ruleset_check(rules, n_features);
     if (status != DFG_OK) return status;
-    if (try_dense(X, n_samples, n_features, rules, covers, NULL, n_threads, &status)) return status;
+    if (try_dense(X, n_samples, n_features, rules, covers, first, n_threads, &status)) return status;
     const int64_t R = rules->n_rules;
     int nan = 0;
     #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
     for (int64_t n = 0; n < n_samples; n++) {
         DFG_PREFETCH_ROW(X, n, n_samples, n_features);
-        for (int64_t r = 0; r < R; r++)
-            covers[n * R + r] = (uint8_t)covers_row(X + n * n_features, rules, r, &nan);
+        const double *x = X + n * n_features;
+        if (first) {
+            int32_t hit = -1;
+            for (int64_t r = 0; r < R; r++)
+                if (covers_row(x, rules, r, &nan)) { hit = (int32_t)r; break; }
+            first[n] = hit;
+        } else {
+            for (int64_t r = 0; r < R; r++) covers[n * R + r] = (uint8_t)covers_row(x, rules, r, &nan);
+        }
     }
     return nan ? DFG_ENAN : DFG_OK;
 }
 
+int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
+                    const dfg_ruleset *rules, uint8_t *covers, int n_threads) {
+    return evaluate(X, n_samples, n_features, rules, covers, NULL, n_threads);
+}
+
 int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
                     const dfg_ruleset *rules, int32_t *first, int n_threads) {
-    if (n_samples < 0 || n_threads < 1) return DFG_EINVAL;
-    int status = dfg_ruleset_check(rules, n_features);
-    if (status != DFG_OK) return status;
-    if (try_dense(X, n_samples, n_features, rules, NULL, first, n_threads, &status)) return status;
-    const int64_t R = rules->n_rules;
-    int nan = 0;
-    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
-    for (int64_t n = 0; n < n_samples; n++) {
-        DFG_PREFETCH_ROW(X, n, n_samples, n_features);
-        int32_t hit = -1;
-        for (int64_t r = 0; r < R; r++)
-            if (covers_row(X + n * n_features, rules, r, &nan)) { hit = (int32_t)r; break; }
-        first[n] = hit;
-    }
-    return nan ? DFG_ENAN : DFG_OK;
+    return evaluate(X, n_samples, n_features, rules, NULL, first, n_threads);
 }
