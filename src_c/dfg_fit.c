@@ -197,10 +197,42 @@ int dfg_fit_max_iterations(const dfg_options *opt) {
     return cap > INT32_MAX ? -1 : (int)cap;
 }
 
-int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
-            double *beta, double *lower_bound, int32_t *phase, int *n_iter) {
-    int status = check_data(data);
-    if (status != DFG_OK) return status;
+/* The missing-value flags a run on the rank path needs: those of the features where
+   some training sample is missing. On the others no sample has the missing rank,
+   so its table row is never read and its histogram row is zero; dropping their
+   flags spares the tables a sum over those splits per component (a fifth of the
+   table time on a forest trained without missing values) and changes no result.
+   *out is NULL when no flag is left; *owned is what to free. */
+static int fit_missing_right(const dfg_data *data, const uint8_t **out, uint8_t **owned) {
+    const int64_t N = data->n_samples, D = data->n_features;
+    *out = NULL;
+    *owned = NULL;
+    if (!data->ranks || !data->missing_right) {
+        *out = data->missing_right;
+        return DFG_OK;
+    }
+    uint8_t *flags = (uint8_t *)malloc((size_t)(data->n_splits > 0 ? data->n_splits : 1));
+    if (!flags) return DFG_ENOMEM;
+    int64_t n_kept = 0;
+    for (int64_t d = 0; d < D; d++) {
+        const int64_t l0 = data->feat_ptr[d], m = data->feat_ptr[d + 1] - l0;
+        const int32_t *r = data->ranks + d * N;
+        int any_missing = 0;
+        for (int64_t n = 0; n < N; n++) any_missing |= r[n] == m + 1;
+        for (int64_t j = 0; j < m; j++) {
+            flags[l0 + j] = any_missing && data->missing_right[l0 + j];
+            n_kept += flags[l0 + j];
+        }
+    }
+    if (n_kept == 0) {
+        free(flags);
+        return DFG_OK;
+    }
+    *out = *owned = flags;
+    return DFG_OK;
+}
+
+static int check_options(const dfg_options *opt, const dfg_params *params) {
     if (opt->max_iter < 1 || opt->n_threads < 1 || params->n_components < 1) return DFG_EINVAL;
     if (opt->method != DFG_METHOD_FAB && opt->method != DFG_METHOD_EM) return DFG_EINVAL;
     if (!(opt->tol >= 0.0) || !(opt->delta >= 0.0) || !(opt->var_floor > 0.0)) return DFG_EINVAL;
@@ -210,10 +242,22 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
         return DFG_EINVAL;
     for (int j = 0; j < opt->n_anneal; j++)
         if (!(opt->anneal_eps[j] >= opt->eps && opt->anneal_eps[j] < 0.5)) return DFG_EINVAL;
+    return dfg_fit_max_iterations(opt) < 1 ? DFG_EINVAL : DFG_OK;
+}
+
+int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
+            double *beta, double *lower_bound, int32_t *phase, int *n_iter) {
+    int status = check_data(data_in);
+    if (status == DFG_OK) status = check_options(opt, params);
+    if (status != DFG_OK) return status;
+    dfg_data fit_data = *data_in;
+    const dfg_data *data = &fit_data;
+    uint8_t *owned_flags = NULL;
+    status = fit_missing_right(data_in, &fit_data.missing_right, &owned_flags);
+    if (status != DFG_OK) return status;
     const int64_t N = data->n_samples, K_max = params->n_components, L = data->n_splits;
     const double omega = opt->method == DFG_METHOD_FAB ? dfg_omega(data) : 0.0;
     const int cap = dfg_fit_max_iterations(opt);
-    if (cap < 1) return DFG_EINVAL;
     /* logf and the E-step's workspace, allocated once: fresh N x K buffers every
        iteration cost page faults (10% of a 1e6-row run). */
     double *logf = (double *)malloc((size_t)(2 * N * K_max) * sizeof(double));
@@ -221,7 +265,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     double *colsum = (double *)malloc((size_t)K_max * sizeof(double));
     uint8_t *keep = (uint8_t *)malloc((size_t)K_max);
     if (!logf || !tables || !colsum || !keep) {
-        free(logf); free(tables); free(colsum); free(keep);
+        free(logf); free(tables); free(colsum); free(keep); free(owned_flags);
         return DFG_ENOMEM;
     }
     double *scratch = logf + N * K_max;
@@ -282,6 +326,7 @@ int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
     free(tables);
     free(colsum);
     free(keep);
+    free(owned_flags);
     return status;
 }
 

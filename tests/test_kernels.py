@@ -202,8 +202,12 @@ def test_missing_values_in_ranks_bits_loglik_and_statistics(seed):
                                beta.T @ S, rtol=1e-9, atol=1e-12)
 
 
-def test_missing_values_whole_run_same_on_both_paths():
+@pytest.mark.parametrize("complete_columns", [(), (0, 2)])
+def test_missing_values_whole_run_same_on_both_paths(complete_columns):
     rng, X, splits, S, _ = nan_problem(3, n=800)
+    # Features without a missing training value: the run drops their missing flags.
+    for d in complete_columns:
+        X[:, d] = np.nan_to_num(X[:, d], nan=0.37)
     y = (np.nan_to_num(X[:, 0], nan=0.9) > 0.5).astype(np.int32)
     runs = []
     for kw in ({"ranks": splits.ranks(X)}, {"bits": splits.pack(X)}):
@@ -216,8 +220,11 @@ def test_missing_values_whole_run_same_on_both_paths():
                                 (5, 2, 20), (0.1, 0.01), 3)
         runs.append((K, trace, params["eta"][:K]))
     assert runs[0][0] == runs[1][0]
-    np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-9)
-    np.testing.assert_allclose(runs[0][2], runs[1][2], rtol=1e-7, atol=1e-12)
+    # The paths round differently (prefix sums against sums over set bits), and 37
+    # FAB iterations amplify that to 5e-8 on the second data set.
+    rtol = 1e-9 if not complete_columns else 1e-6
+    np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=rtol)
+    np.testing.assert_allclose(runs[0][2], runs[1][2], rtol=100 * rtol, atol=1e-10)
 
 
 def sets_arrays(sets):
