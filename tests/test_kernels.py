@@ -51,6 +51,24 @@ def test_log_bernoulli_rank_and_bit_paths_match_formula(seed):
     assert rel(by_bits, expected) <= 1e-9
 
 
+def test_log_bernoulli_rank_path_on_many_features_of_every_size():
+    # The rank kernel adds up to four features' tables per pass over the rows while
+    # they fit in 512 KB together: groups of four, two and one, a feature with no
+    # split in a group, and a feature (5) whose table alone passes the budget.
+    rng = np.random.default_rng(4)
+    n, d, k = 150, 11, 5
+    X = np.ascontiguousarray(rng.random((n, d)))
+    sizes = [30, 20, 25, 0, 10, 14000, 40, 0, 15, 5, 12]
+    feature = np.repeat(np.arange(d), sizes)
+    threshold = np.concatenate([np.sort(rng.random(m)) for m in sizes])
+    splits = SplitTable(feature, threshold, d, keep_duplicates=True)
+    S = ref.binary_features(X, splits.feature, splits.threshold)
+    eta = np.clip(rng.random((k, len(splits))), EPS, 1 - EPS)
+    eta[1, ::4] = EPS
+    expected = ref.log_bernoulli(S, eta)
+    assert rel(_core.loglik_ranks(splits.ranks(X), splits.feat_ptr, eta), expected) <= 1e-9
+
+
 def make_params(rng, k, n_splits, n_classes, eta):
     p = {"eta": eta.copy(), "alpha": rng.dirichlet(np.ones(k))}
     if n_classes == 0:
