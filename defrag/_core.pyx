@@ -758,18 +758,33 @@ def tree_distance(const int32_t[:, ::1] leaves_a, const int32_t[:, ::1] leaves_b
 # ---- vectorised logarithm (rank tables) ----
 
 cdef extern from "dfg_log.h":
-    void dfg_log_array(const double *x, double *out, int64_t n) nogil
+    int dfg_log_kind() nogil
+    void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) nogil
+    void dfg_log_odds_array_kind(int kind, const double *x, double *out, int64_t n) nogil
 
 
-def log_array(const double[::1] x):
-    """log of positive, finite, normal values by the tables' vectorised kernel (for tests)."""
+def log_kind():
+    """The vectorised log this CPU runs: 0 baseline, 1 AVX2, 2 AVX-512 (for tests)."""
+    return dfg_log_kind()
+
+
+def log_array(const double[::1] x, bint odds=False):
+    """log x, or with odds=True log(x / (1 - x)), by the tables' vectorised kernel (for
+    tests). x: positive, finite, normal values (for odds, in (0, 1) with normal odds)."""
     cdef int64_t n = x.shape[0]
     arr = np.asarray(x)
-    if n and not (np.all(arr >= np.finfo(np.float64).tiny) and np.all(np.isfinite(arr))):
-        raise ValueError("log_array needs positive, finite, normal values")
+    valid = np.all(arr >= np.finfo(np.float64).tiny) and np.all(np.isfinite(arr))
+    if odds:
+        valid = valid and np.all(arr < 1.0)
+    if n and not valid:
+        raise ValueError("log_array needs positive, finite, normal values (below 1 for odds)")
     out = np.empty(n, dtype=np.float64)
     cdef double[::1] o = out
+    cdef int kind = dfg_log_kind()
     if n:
         with nogil:
-            dfg_log_array(&x[0], &o[0], n)
+            if odds:
+                dfg_log_odds_array_kind(kind, &x[0], &o[0], n)
+            else:
+                dfg_log_array_kind(kind, &x[0], &o[0], n)
     return out

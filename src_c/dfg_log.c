@@ -41,9 +41,22 @@ static void log_array_generic(const double *x, double *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
 }
 
+static void log_odds_array_generic(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i] / (1.0 - x[i]));
+}
+
 #ifdef DFG_LOG_AVX2
 __attribute__((target("avx2,fma"))) static void log_array_avx2(const double *x, double *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
+}
+__attribute__((target("avx2,fma"))) static void log_odds_array_avx2(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i] / (1.0 - x[i]));
+}
+__attribute__((target("avx512f,fma"))) static void log_array_avx512(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
+}
+__attribute__((target("avx512f,fma"))) static void log_odds_array_avx512(const double *x, double *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i] / (1.0 - x[i]));
 }
 #endif
 
@@ -51,7 +64,10 @@ int dfg_log_kind(void) {
 #ifdef DFG_LOG_AVX2
     __builtin_cpu_init();
     /* DEFRAG_NO_AVX2 forces the baseline code (tests compare both) */
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !getenv("DEFRAG_NO_AVX2"))
+    if (getenv("DEFRAG_NO_AVX2")) return DFG_LOG_KIND_BASELINE;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") && !getenv("DEFRAG_NO_AVX512"))
+        return DFG_LOG_KIND_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return DFG_LOG_KIND_AVX2;
 #endif
     return DFG_LOG_KIND_BASELINE;
@@ -59,6 +75,10 @@ int dfg_log_kind(void) {
 
 void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) {
 #ifdef DFG_LOG_AVX2
+    if (kind == DFG_LOG_KIND_AVX512) {
+        log_array_avx512(x, out, n);
+        return;
+    }
     if (kind == DFG_LOG_KIND_AVX2) {
         log_array_avx2(x, out, n);
         return;
@@ -66,6 +86,21 @@ void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) {
 #endif
     (void)kind;
     log_array_generic(x, out, n);
+}
+
+void dfg_log_odds_array_kind(int kind, const double *x, double *out, int64_t n) {
+#ifdef DFG_LOG_AVX2
+    if (kind == DFG_LOG_KIND_AVX512) {
+        log_odds_array_avx512(x, out, n);
+        return;
+    }
+    if (kind == DFG_LOG_KIND_AVX2) {
+        log_odds_array_avx2(x, out, n);
+        return;
+    }
+#endif
+    (void)kind;
+    log_odds_array_generic(x, out, n);
 }
 
 void dfg_log_array(const double *x, double *out, int64_t n) {

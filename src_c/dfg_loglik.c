@@ -60,12 +60,11 @@ static double feature_log_odds(const double *e, int64_t m, int32_t *run, double 
         p3 = renormalise(p3, &exponent);
     }
 #undef DFG_RUN_STEP
-    for (int64_t r = 0; r < n_runs; r++) w[r] = value[r] / (1.0 - value[r]);
     /* the odds are at least eta: normal unless some eta is subnormal */
     if (smallest >= DBL_MIN) {
-        dfg_log_array_kind(log_kind, w, w, n_runs);
+        dfg_log_odds_array_kind(log_kind, value, w, n_runs);
     } else {
-        for (int64_t r = 0; r < n_runs; r++) w[r] = log(w[r]);
+        for (int64_t r = 0; r < n_runs; r++) w[r] = log(value[r] / (1.0 - value[r]));
     }
     return (double)exponent * 0.69314718055994530941723212145818
            + ((log(p0) + log(p1)) + (log(p2) + log(p3)));

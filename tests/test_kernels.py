@@ -351,6 +351,24 @@ def test_category_set_arrays_are_checked():
                           set_words=np.zeros(1, np.uint64))
 
 
+def test_vectorised_log_gives_the_same_bits_on_every_build(monkeypatch):
+    # without FMA contraction every build makes the same operations: results (and so
+    # fits) do not depend on the CPU
+    x = log_test_values()
+    p = np.random.default_rng(2).random(3000)
+    runs = []
+    for env in LOG_KINDS.values():
+        for name in ("DEFRAG_NO_AVX512", "DEFRAG_NO_AVX2"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        runs.append((_core.log_kind(), _core.log_array(x), _core.log_array(p, odds=True)))
+    assert runs[-1][0] == 0  # the baseline was run
+    for kind, logs, odds in runs[:-1]:
+        np.testing.assert_array_equal(logs, runs[-1][1])
+        np.testing.assert_array_equal(odds, runs[-1][2])
+
+
 def test_fit_rejects_nan_in_the_initial_eta():
     # the fit's tables skip the (0, 1) check on eta, so the start must be checked
     rng = np.random.default_rng(0)
@@ -363,22 +381,32 @@ def test_fit_rejects_nan_in_the_initial_eta():
         _core.fit(problem, params, np.full((50, 2), 0.5), "fab", 5, 1e-6, 1e-8, 1e-10, 1e-12)
 
 
-@pytest.mark.parametrize("baseline", [False, True])
-def test_vectorised_log_is_within_one_ulp_of_numpy(baseline, monkeypatch):
-    if baseline:  # the SSE2 / generic build of the kernel instead of AVX2 + FMA
-        monkeypatch.setenv("DEFRAG_NO_AVX2", "1")
+LOG_KINDS = {"avx512": {}, "avx2": {"DEFRAG_NO_AVX512": "1"}, "baseline": {"DEFRAG_NO_AVX2": "1"}}
+
+
+def log_test_values():
     rng = np.random.default_rng(0)
     tiny = np.finfo(np.float64).tiny
-    x = np.concatenate([
+    return np.concatenate([
         np.exp(rng.uniform(-700, 700, 20000)),               # the whole exponent range
         1.0 + rng.uniform(-1e-6, 1e-6, 2000),                # near 1, where log is small
         np.ldexp(1.0, np.arange(-1022, 1023)),               # exact powers of two
         np.sqrt(0.5) * (1 + rng.uniform(-1e-12, 1e-12, 500)),  # the reduction boundary
         [tiny, 1.0, np.finfo(np.float64).max, 1e-10 / (1 - 1e-10), (1 - 1e-10) / 1e-10],
     ])
+
+
+@pytest.mark.parametrize("kind", list(LOG_KINDS))
+def test_vectorised_log_is_within_one_ulp_of_numpy(kind, monkeypatch):
+    for name, value in LOG_KINDS[kind].items():  # a narrower build of the kernel
+        monkeypatch.setenv(name, value)
+    x = log_test_values()
     got, want = _core.log_array(x), np.log(x)
     ulp = np.spacing(np.abs(want))
     assert np.all(np.abs(got - want) <= np.maximum(ulp, 0.0)), np.max(np.abs(got - want) / ulp)
     assert _core.log_array(np.array([1.0]))[0] == 0.0
+    # log-odds: the division then the same log
+    p = np.concatenate([np.random.default_rng(1).random(5000), [1e-10, 0.5, 1 - 1e-10]])
+    np.testing.assert_array_equal(_core.log_array(p, odds=True), _core.log_array(p / (1 - p)))
     with pytest.raises(ValueError):
         _core.log_array(np.array([0.0]))
