@@ -70,6 +70,39 @@ static double feature_log_odds(const double *e, int64_t m, int32_t *run, double 
            + ((log(p0) + log(p1)) + (log(p2) + log(p3)));
 }
 
+/* Column k of a feature's table block (rows 1..m, stride K): the prefix sums of
+   the component's log-odds, w[run[j]] for split j. */
+static void prefix_column(const double *w, const int32_t *run, int64_t K, int64_t k, int64_t m,
+                          double *block) {
+    double a = 0.0;
+    for (int64_t j = 0; j < m; j++) {
+        a += w[run[j]];
+        block[(j + 1) * K + k] = a;
+    }
+}
+
+/* Columns k0..k0+3 at once: four independent chains of additions kept in
+   registers (one chain alone waits on each addition's latency; an array of
+   accumulators goes through memory). The same additions in the same order as
+   prefix_column. */
+static void prefix_columns_4(const double *w, const int32_t *run, int64_t slot, int64_t K,
+                             int64_t k0, int64_t m, double *block) {
+    const double *w0 = w + k0 * slot, *w1 = w0 + slot, *w2 = w1 + slot, *w3 = w2 + slot;
+    const int32_t *r0 = run + k0 * slot, *r1 = r0 + slot, *r2 = r1 + slot, *r3 = r2 + slot;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    for (int64_t j = 0; j < m; j++) {
+        a0 += w0[r0[j]];
+        a1 += w1[r1[j]];
+        a2 += w2[r2[j]];
+        a3 += w3[r3[j]];
+        double *row = block + (j + 1) * K + k0;
+        row[0] = a0;
+        row[1] = a1;
+        row[2] = a2;
+        row[3] = a3;
+    }
+}
+
 int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
                     const int64_t *feat_ptr, int64_t n_features, const uint8_t *missing_right,
                     double *table, double *base, int n_threads) {
@@ -105,7 +138,7 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
     #pragma omp parallel num_threads(n_threads)
     {
         int32_t *run = (int32_t *)malloc((size_t)(K * slot) * sizeof(int32_t));
-        double *w = (double *)malloc((size_t)((K + 1) * slot + K) * sizeof(double));
+        double *w = (double *)malloc((size_t)((K + 1) * slot) * sizeof(double));
         if (!run || !w) {
             #pragma omp atomic write
             status = DFG_ENOMEM;
@@ -116,19 +149,15 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
             const int64_t m = feat_ptr[d + 1] - feat_ptr[d];
             const uint8_t *mr = missing_right ? missing_right + feat_ptr[d] : NULL;
             double *block = table + (feat_ptr[d] + 2 * d) * K;
-            double *scratch = w + K * slot, *acc = scratch + slot;
+            double *scratch = w + K * slot;
             for (int64_t k = 0; k < K; k++)
                 partial[d * K + k] = feature_log_odds(eta + k * n_splits + feat_ptr[d], m,
                                                       run + k * slot, scratch, w + k * slot,
                                                       log_kind);
-            for (int64_t k = 0; k < K; k++) acc[k] = block[k] = 0.0;
-            for (int64_t j = 0; j < m; j++) {
-                double *row = block + (j + 1) * K;
-                for (int64_t k = 0; k < K; k++) {
-                    acc[k] += w[k * slot + run[k * slot + j]];
-                    row[k] = acc[k];
-                }
-            }
+            for (int64_t k = 0; k < K; k++) block[k] = 0.0;
+            int64_t k0 = 0;
+            for (; k0 + 4 <= K; k0 += 4) prefix_columns_4(w, run, slot, K, k0, m, block);
+            for (; k0 < K; k0++) prefix_column(w + k0 * slot, run + k0 * slot, K, k0, m, block);
             /* missing rank: the splits sending missing values right, listed first
                (in the scratch of the odds, free again) so that each sum skips the rest */
             double *missing = block + (m + 1) * K;
