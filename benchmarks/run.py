@@ -90,6 +90,8 @@ def child_fit(args):
     from defrag._restarts import thread_budget
 
     Xtr, ytr, Xte, yte, forest = load_data(args.child, args.cache)
+    # the process before any fit: Python, NumPy, scikit-learn (the forest), the data
+    loaded_mb = peak_mb()
     n_restarts = args.restarts
     times, model = [], None
     for _ in range(args.reps):
@@ -106,6 +108,7 @@ def child_fit(args):
         "coverage": ev["coverage"], "subsample": model.subsample_size_,
         "threads": thread_budget(args.n_jobs, n_restarts, len(Xtr))[1],
         "workers": thread_budget(args.n_jobs, n_restarts, len(Xtr))[0],
+        "loaded_mb": loaded_mb,
     }
     if args.dense_iters:
         # the like-for-like run: Algorithm 1 without the warm-up, the dense baseline's seed
@@ -295,6 +298,9 @@ def main():
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))))
     print()
     for r in rows:
+        if "loaded_mb" in r and not r["case"].startswith("large"):
+            print(f"{r['case']}: peak {r['peak_mb']:.0f} MB, of which {r['loaded_mb']:.0f} MB before "
+                  f"the first fit (Python, NumPy, scikit-learn with the forest, the data)")
         if "agree" in r:
             print(f"{r['case']}: defrag and dense bound traces ({len(r['dense_bound'])} values) "
                   f"agree to relative {r['agree']:.1e}; {r['algo_updates']} updates")
