@@ -24,7 +24,8 @@ Cases (each measured in a fresh child process, so that its peak memory is its ow
 Columns: N, D, trees, L (distinct splits), K (rules found), s/restart (median over the
 restarts of a fit), peak MB of the child process, threads, and, where the dense N x L
 formulation fits in memory, the same restart by benchmarks/dense_reference.py from the
-same random start (eps_schedule=(), so both run exactly Algorithm 1) with the ratio.
+same random start (eps_schedule=(), so both run exactly Algorithm 1) with the ratio, its
+BLAS on as many threads as defrag used (--full adds the ratio with BLAS on every core).
 In quick mode the dense run is cut to a few iterations and both sides report seconds
 per iteration instead. Timing ratios are taken within one run; absolute seconds move
 with the machine's load (the load average is printed).
@@ -138,12 +139,17 @@ def child_dense(args):
     import dense_reference
     from defrag import split_table_from_estimator
 
+    from threadpoolctl import threadpool_limits
+
     Xtr, ytr, _, _, forest = load_data(args.child, args.cache)
     splits = split_table_from_estimator(forest)
     S = splits.binary_features(Xtr).astype(np.float64)
     y = np.searchsorted(forest.classes_, ytr).astype(np.intp)
-    run = dense_reference.fab_restart(S, y, len(forest.classes_), n_components=10,
-                                      max_iter=args.dense_iters, seed=dense_reference.restart_seed(0))
+    # BLAS threads: as many as defrag's run (--blas-threads), or the library's default
+    with threadpool_limits(limits=args.blas_threads, user_api="blas"):
+        run = dense_reference.fab_restart(S, y, len(forest.classes_), n_components=10,
+                                          max_iter=args.dense_iters,
+                                          seed=dense_reference.restart_seed(0))
     return {"dense_s": float(np.sum(run["iter_seconds"])), "dense_updates": len(run["iter_seconds"]),
             "dense_bound": run["lower_bound"].tolist(), "dense_peak_mb": peak_mb()}
 
@@ -202,6 +208,8 @@ def run_child(name, role, args, threads=None):
            "--cache", args.cache, "--reps", str(args.reps), "--restarts", str(args.restarts),
            "--n-jobs", str(args.n_jobs), "--dense-iters", str(args.dense_iters),
            "--subsample", args.subsample]
+    if getattr(args, "blas_threads", None):
+        cmd += ["--blas-threads", str(args.blas_threads)]
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
@@ -230,6 +238,7 @@ def main():
                     help="with --full, also fit the 1e6-row case with every restart on all rows "
                          "(subsample=None; about 10 minutes on 2 cores)")
     ap.add_argument("--subsample", default="auto", help=argparse.SUPPRESS)
+    ap.add_argument("--blas-threads", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--role", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -250,7 +259,10 @@ def main():
             continue
         row = dict(case=case, **fit)
         if fit["N"] * fit["L"] * 8 <= DENSE_LIMIT_BYTES:
-            dense = run_child(case, "dense", args)
+            # Like for like: the dense run's BLAS on as many threads as defrag's run
+            # (one on these cases); with --full also on every core, NumPy's default.
+            dense = run_child(case, "dense",
+                              argparse.Namespace(**{**vars(args), "blas_threads": fit["threads"]}))
             if dense:
                 row.update(dense)
                 agree = np.max(np.abs(np.subtract(fit["algo_bound"], dense["dense_bound"]))
@@ -259,6 +271,11 @@ def main():
                 if fit["algo_s"]:
                     row["ratio"] = (dense["dense_s"] / dense["dense_updates"]) / (
                         fit["algo_s"] / fit["algo_updates"])
+            all_cores = run_child(case, "dense", args) if args.full else None
+            if all_cores and fit["algo_s"]:
+                row["dense_all_cores_s"] = all_cores["dense_s"] / all_cores["dense_updates"]
+                row["ratio_all_cores"] = row["dense_all_cores_s"] / (
+                    fit["algo_s"] / fit["algo_updates"])
         rows.append(row)
     if args.full:
         big = argparse.Namespace(**{**vars(args), "restarts": 20, "n_jobs": 2, "reps": 1,
@@ -304,6 +321,10 @@ def main():
         if "agree" in r:
             print(f"{r['case']}: defrag and dense bound traces ({len(r['dense_bound'])} values) "
                   f"agree to relative {r['agree']:.1e}; {r['algo_updates']} updates")
+        if "ratio_all_cores" in r:
+            print(f"{r['case']}: the dense run with BLAS on every core: "
+                  f"{r['dense_all_cores_s']:.4f} s per update, {r['ratio_all_cores']:.0f}x defrag's "
+                  f"(one thread)")
         if r["case"].startswith("large"):
             print(f"{r['case']}: 20 restarts in {r['fit_s']:.1f} s with n_jobs=2 "
                   f"({r['workers']} workers x {r['threads']} OpenMP threads), each fitted on "
