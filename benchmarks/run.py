@@ -12,7 +12,8 @@ Cases (each measured in a fresh child process, so that its peak memory is its ow
 * cls28, cls50   make_classification(10,000, D=28 or 50, 8 informative) split half/half,
                  100 trees, N=5,000 training points;
 * large          make_classification(2,000,000, D=28), first 1,000,000 rows, random forest of
-                 100 trees with min_samples_leaf=100 (--full; trained once, cached in --cache);
+                 100 trees with min_samples_leaf=100 (--full; data and forest made once, in a
+                 child of their own, and cached in --cache: the measured children read them);
                  (20 restarts, n_jobs=2, default subsample="auto": each restart fitted on 30,000
                  rows, the best on all rows kept; --compare-all-rows adds subsample=None);
 * scale-N-tT     one restart on N rows with T OpenMP threads: the large case's rows and
