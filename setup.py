@@ -5,8 +5,10 @@ small program) and left out otherwise: the kernels give identical results
 either way. No -march=native: wheels must run on any CPU of the architecture;
 hardware popcount and the AVX2 / AVX-512 kernels are chosen at run time. No
 contraction of a * b + c into FMA (-ffp-contract=off; clang would otherwise
-contract in the FMA builds): every build makes the same floating-point
-operations, so a fit gives the same result on any CPU.
+contract in the FMA builds): the AVX2 / AVX-512 builds of defrag's kernels make
+the same floating-point operations as the baseline build. (The fit's other exp
+and log calls come from the C library, which may pick an FMA variant of its own
+on some CPUs.)
 """
 import os
 import shutil

@@ -51,28 +51,39 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def current_mb():
+    """Resident memory now (Linux /proc), else the peak so far."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return peak_mb()
+
+
 def large_data(cache):
-    """The large case's 2,000,000 rows, memory-mapped from the cache (written on first use).
-    Generating them peaks at 1.46 GB (make_classification's temporaries), which would
-    hide what the fit itself uses: the parent makes them in a child of their own."""
-    path_X, path_y = (os.path.join(cache, f"large-{v}.npy") for v in ("X", "y"))
-    if not (os.path.exists(path_X) and os.path.exists(path_y)):
+    """The large case's rows: (X_train, y_train) in memory, (X_test, y_test) memory-mapped
+    (read as used), from .npy files in the cache written on first use. Generating them
+    peaks at 1.46 GB (make_classification's temporaries), which would hide what the fit
+    itself uses: the parent makes them in a child of their own (child_prepare)."""
+    names = ("Xtr", "ytr", "Xte", "yte")
+    paths = [os.path.join(cache, f"large-{name}.npy") for name in names]
+    if not all(os.path.exists(p) for p in paths):
         from sklearn.datasets import make_classification
 
         X, y = make_classification(n_samples=2_000_000, n_features=28, n_informative=8,
                                    random_state=0)
         os.makedirs(cache, exist_ok=True)
-        np.save(path_X + ".tmp.npy", X)
-        np.save(path_y + ".tmp.npy", y)
-        os.replace(path_X + ".tmp.npy", path_X)
-        os.replace(path_y + ".tmp.npy", path_y)
-    return np.load(path_X, mmap_mode="r"), np.load(path_y, mmap_mode="r")
+        for path, part in zip(paths, (X[:1_000_000], y[:1_000_000], X[1_000_000:], y[1_000_000:])):
+            np.save(path + ".tmp.npy", part)
+            os.replace(path + ".tmp.npy", path)
+    return (np.load(paths[0]), np.load(paths[1]), np.load(paths[2], mmap_mode="r"),
+            np.load(paths[3], mmap_mode="r"))
 
 
 def child_prepare(args):
-    """Writes the large case's data and forest to the cache, so that the measured children
-    only read them."""
-    load_data("large", args.cache)
+    """Writes a case's data (large) and forest to the cache, so that the measured
+    children only read them: training a forest on a cold cache would count in their peak."""
+    load_data(args.child, args.cache)
     return {"peak_mb": peak_mb()}
 
 
@@ -92,13 +103,13 @@ def load_data(case, cache):
                                    random_state=0)
         split, forest_kw = 5000, {}
     elif case == "large":
-        X, y = large_data(cache)
+        Xtr, ytr, Xte, yte = large_data(cache)
+        X, y = None, None
         split, forest_kw = 1_000_000, {"min_samples_leaf": 100}
     else:
         raise ValueError(case)
-    Xtr, ytr, Xte, yte = X[:split], y[:split], X[split:], y[split:]
-    if case == "large":  # the training rows in memory; test rows read from disk as used
-        Xtr, ytr = np.ascontiguousarray(Xtr), np.ascontiguousarray(ytr)
+    if X is not None:
+        Xtr, ytr, Xte, yte = X[:split], y[:split], X[split:], y[split:]
     path = os.path.join(cache, f"forest-{case}.pkl")
     if os.path.exists(path):
         with open(path, "rb") as f:
@@ -119,7 +130,7 @@ def child_fit(args):
 
     Xtr, ytr, Xte, yte, forest = load_data(args.child, args.cache)
     # the process before any fit: Python, NumPy, scikit-learn (the forest), the data
-    loaded_mb = peak_mb()
+    loaded_mb = current_mb()
     n_restarts = args.restarts
     times, model = [], None
     for _ in range(args.reps):
@@ -137,6 +148,8 @@ def child_fit(args):
         "threads": thread_budget(args.n_jobs, n_restarts, len(Xtr))[1],
         "workers": thread_budget(args.n_jobs, n_restarts, len(Xtr))[0],
         "loaded_mb": loaded_mb,
+        # the per-update run below: one restart, n_jobs=1
+        "algo_threads": thread_budget(1, 1, len(Xtr))[1],
     }
     if args.dense_iters:
         # the like-for-like run: Algorithm 1 without the warm-up, the dense baseline's seed
@@ -281,6 +294,7 @@ def main():
     load = os.getloadavg()[0]
     rows = []
     for case in ["synthetic1", "cls28", "cls50"]:
+        run_child(case, "prepare", args)
         fit = run_child(case, "fit", args)
         if fit is None:
             continue
@@ -288,8 +302,8 @@ def main():
         if fit["N"] * fit["L"] * 8 <= DENSE_LIMIT_BYTES:
             # Like for like: the dense run's BLAS on as many threads as defrag's run
             # (one on these cases); with --full also on every core, NumPy's default.
-            dense = run_child(case, "dense",
-                              argparse.Namespace(**{**vars(args), "blas_threads": fit["threads"]}))
+            dense = run_child(case, "dense", argparse.Namespace(
+                **{**vars(args), "blas_threads": fit["algo_threads"]}))
             if dense:
                 row.update(dense)
                 agree = np.max(np.abs(np.subtract(fit["algo_bound"], dense["dense_bound"]))
@@ -344,7 +358,7 @@ def main():
     print()
     for r in rows:
         if "loaded_mb" in r and not r["case"].startswith("large"):
-            print(f"{r['case']}: peak {r['peak_mb']:.0f} MB, of which {r['loaded_mb']:.0f} MB before "
+            print(f"{r['case']}: peak {r['peak_mb']:.0f} MB; {r['loaded_mb']:.0f} MB resident before "
                   f"the first fit (Python, NumPy, scikit-learn with the forest, the data)")
         if "agree" in r:
             print(f"{r['case']}: defrag and dense bound traces ({len(r['dense_bound'])} values) "
@@ -352,7 +366,7 @@ def main():
         if "ratio_all_cores" in r:
             print(f"{r['case']}: the dense run with BLAS on every core: "
                   f"{r['dense_all_cores_s']:.4f} s per update, {r['ratio_all_cores']:.0f}x defrag's "
-                  f"(one thread)")
+                  f"({r['algo_threads']} thread{'s' if r['algo_threads'] > 1 else ''})")
         if r["case"].startswith("large"):
             print(f"{r['case']}: 20 restarts in {r['fit_s']:.1f} s with n_jobs=2 "
                   f"({r['workers']} workers x {r['threads']} OpenMP threads), each fitted on "

@@ -98,7 +98,9 @@ INNER = (5, 2, 20)
 ANNEAL_ITER = 3
 
 
-def run_restart(index, seed, problem, target, options, n_threads):
+def run_restart(index, seed, problem, target, options, n_threads, score=True):
+    """One restart; its training error on the rows it was fitted on (NaN with score=False,
+    for a caller that scores it on other rows)."""
     rng = np.random.default_rng(seed)
     params, beta = initial_state(
         rng, problem.n_samples, options["n_splits"], options["n_components"], target, options["eps"]
@@ -109,7 +111,7 @@ def run_restart(index, seed, problem, target, options, n_threads):
         options["eps_schedule"], ANNEAL_ITER,
     )
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
-    error = training_error(problem, params, target, options["eps"], n_threads)
+    error = training_error(problem, params, target, options["eps"], n_threads) if score else np.nan
     logger.info(
         "restart %d: %d rules, %d iterations, lower bound %.6g, training error %.6g",
         index, K, trace.size, trace[-1] if trace.size else float("nan"), error,
@@ -151,12 +153,18 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
     keeper = _BestKeeper()
+    if score_problem is not None:  # scoring walks all rows: their own thread budget
+        score_threads = thread_budget(n_jobs, n_restarts, score_problem.n_samples)[1]
 
     def job(i):
-        r = run_restart(i, seeds[i], problem, target, options, threads)
+        r = run_restart(i, seeds[i], problem, target, options, threads,
+                        score=score_problem is None)
         if score_problem is not None:
-            error = training_error(score_problem, r.params, score_target, options["eps"], threads)
+            error = training_error(score_problem, r.params, score_target, options["eps"],
+                                   score_threads)
             r = dataclasses.replace(r, train_error=error)
+            logger.info("restart %d: training error on all %d rows %.6g", i,
+                        score_problem.n_samples, error)
         return keeper.offer(r)
 
     if workers == 1:
@@ -169,8 +177,12 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
 
 def _selection_key(r):
     # Smallest training error (sec. 5.2); ties go to fewer rules, the larger bound, then
-    # the earlier restart, so the choice never depends on completion order.
-    return (r.train_error, r.n_components, -r.final_bound, r.index)
+    # the earlier restart, so the choice never depends on completion order. A NaN (a
+    # diverged run) ranks last: NaN compares false either way, and the order of the
+    # comparisons would then decide.
+    error = r.train_error if r.train_error == r.train_error else np.inf
+    bound = r.final_bound if r.final_bound == r.final_bound else -np.inf
+    return (error, r.n_components, -bound, r.index)
 
 
 def run_screened_restarts(problem, sub_problem, target, sub_target, options, n_restarts,

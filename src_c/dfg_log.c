@@ -3,8 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* x86-64 only: on 32-bit x86 the scalar code runs on the x87 unit with excess
+   precision, and its bits would differ from the vector lanes'. */
+#if defined(__GNUC__) && defined(__x86_64__)
 #define DFG_LOG_AVX2 1
+#endif
+
+/* No a * b + c contracted into an FMA, so that every build makes the same
+   operations: setup.py passes -ffp-contract=off, and clang (whose default
+   contracts) also honours the pragma; GCC only knows the flag. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
 #endif
 
 /* fdlibm e_log.c: ln2 split in two parts and the coefficients of the polynomial */

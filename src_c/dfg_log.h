@@ -6,11 +6,12 @@
  * dfg_log_array evaluates fdlibm's log (as in musl: reduction to
  * [sqrt(2)/2, sqrt(2)) * 2^k, a degree-14 odd polynomial in s = f / (2 + f);
  * error below 1 ulp) without branches, so the compiler vectorises it: SSE2 in
- * the baseline build, AVX2 or AVX-512F picked at run time where the CPU has them
- * (about 1.5 and 1.2 ns a value here). The build does not contract a * b + c
- * into FMA (-std=c99), so every build makes the same operations and gives the
- * same bits. Values must be positive, finite and normal (>= DBL_MIN); the
- * caller checks. DEFRAG_NO_AVX512 / DEFRAG_NO_AVX2 force a narrower build.
+ * the baseline build, AVX2 or AVX-512F picked at run time on x86-64 CPUs that
+ * have them (about 1.5 and 1.2 ns a value here). Nothing is contracted into FMA
+ * (-ffp-contract=off, and the pragma in dfg_log.c), so every build makes the
+ * same operations and gives the same bits (tested). Values must be positive,
+ * finite and normal (>= DBL_MIN); the caller checks. DEFRAG_NO_AVX512 /
+ * DEFRAG_NO_AVX2 force a narrower build.
  */
 #ifndef DFG_LOG_H
 #define DFG_LOG_H

@@ -23,3 +23,12 @@ def test_best_keeper_keeps_the_minimum_whatever_the_finishing_order():
         assert best.params["eta"][0, 0] == 2.0
         assert min(results, key=_selection_key) is best
         assert all(r.params is None for r in results if r is not best)
+
+
+def test_a_restart_with_a_nan_error_or_bound_is_never_preferred():
+    specs = [(0, np.nan, 2, -5.0), (1, 7.0, 3, -10.0), (2, 7.0, 3, np.nan)]
+    for order in itertools.permutations(range(len(specs))):
+        keeper = _BestKeeper()
+        for i in order:
+            keeper.offer(restart(*specs[i]))
+        assert keeper.best.index == 1
