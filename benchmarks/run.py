@@ -370,7 +370,8 @@ def main():
         if r["case"].startswith("large"):
             print(f"{r['case']}: 20 restarts in {r['fit_s']:.1f} s with n_jobs=2 "
                   f"({r['workers']} workers x {r['threads']} OpenMP threads), each fitted on "
-                  f"{r['subsample']:,} of {r['N']:,} rows, peak {r['peak_mb']:.0f} MB, "
+                  f"{r['subsample']:,} of {r['N']:,} rows, peak {r['peak_mb']:.0f} MB "
+                  f"({r['loaded_mb']:.0f} MB resident before the fit: data, forest, scikit-learn), "
                   f"test error {r['error']:.4f}, coverage {r['coverage']:.3f}")
     by_threads = {}
     for r in scale:
