@@ -775,8 +775,12 @@ def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_dep
     The local fidelity weighs each sample by the neighbourhood density
     pi_x(z) ~ exp(-|u|^2 / 2).
     """
-    x = np.asarray(x, dtype=np.float64).reshape(-1)
-    fs = np.asarray(feature_scale, dtype=np.float64)
+    try:
+        x = np.asarray(x, dtype=np.float64).reshape(-1)
+        fs = np.asarray(feature_scale, dtype=np.float64)
+    except (TypeError, ValueError) as err:  # e.g. a row with a category name in it
+        raise TypeError(f"x and feature_scale must be numeric; defrag needs numeric features "
+                        f"for local proxy trees ({err})") from None
     if fs.ndim == 2:
         if fs.shape[1] != x.size:
             raise ValueError(f"the training matrix has {fs.shape[1]} features but x has {x.size}")

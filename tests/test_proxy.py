@@ -303,6 +303,9 @@ def test_local_explanation_and_lime_baseline():
     assert same.samples.shape == (200, 10)
     with pytest.raises(ValueError):
         explain_local(rf, X[0], X, n_samples=3)
+    # a row holding a category name: a TypeError that says so, not NumPy's conversion error
+    with pytest.raises(TypeError, match="numeric"):
+        explain_local(rf, np.array(["blue"] + [0.5] * 9, dtype=object), X)
 
 
 def stump(feature, threshold, n_features=2):
