@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._restarts import available_cores
+from ._splits import _is_xgboost, xgboost_model_json
 from .model import _as_2d_float, _unwrap
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
@@ -35,10 +36,30 @@ DISTANCES = ("auto", "rf", "gbt", "euclidean")
 # --------------------------------------------------------------------------- distances
 
 
+def _is_xgboost_boosting(est):
+    """An XGBoost scikit-learn model that boosts (XGBRF* are random forests)."""
+    return _is_xgboost(est) and hasattr(est, "apply") and hasattr(est, "get_booster") \
+        and not type(est).__name__.startswith("XGBRF")
+
+
 def _is_boosting(est):
     est = _unwrap(est)
-    return hasattr(est, "estimators_") and isinstance(getattr(est, "estimators_"), np.ndarray) \
+    sklearn_gb = hasattr(est, "estimators_") and isinstance(getattr(est, "estimators_"), np.ndarray) \
         and hasattr(est, "learning_rate") and hasattr(est, "apply")
+    return sklearn_gb or _is_xgboost_boosting(est)
+
+
+def _xgboost_node_values(est):
+    """Per tree, the value stored at each node id (a leaf's is its output, the learning
+    rate included), from the model's JSON: ``apply`` gives the node ids."""
+    booster = xgboost_model_json(est)["learner"]["gradient_booster"]
+    if booster.get("name") != "gbtree":
+        raise ValueError(f"distance='gbt' supports XGBoost's gbtree booster; this model has "
+                         f"{booster.get('name')!r}")
+    try:
+        return [np.asarray(t["split_conditions"], dtype=np.float64) for t in booster["model"]["trees"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"malformed XGBoost model JSON: {exc}") from exc
 
 
 def _is_forest(est):
@@ -51,7 +72,8 @@ def _is_forest(est):
 def leaf_matrix(estimator, X):
     """Leaf (node) id of each point in each tree, int32, shape (n_samples, n_trees).
 
-    Random forests / extra trees: ``apply`` as is. scikit-learn gradient boosting:
+    Random forests / extra trees, XGBoost (node ids, trees in the booster's order):
+    ``apply`` as is. scikit-learn gradient boosting:
     ``apply`` gives (n, n_stages, n_trees_per_stage); flattened stage-major, so a
     multiclass model contributes its per-class trees as separate trees."""
     est = _unwrap(estimator)
@@ -72,12 +94,16 @@ def tree_weights(estimator, leaves, kind):
     if kind == "rf":
         return np.ones(n_trees, dtype=np.float32)
     est = _unwrap(estimator)
-    trees = np.asarray(est.estimators_).reshape(-1)
-    if trees.shape[0] != n_trees:
+    if _is_xgboost(est):  # leaf outputs already include the learning rate
+        node_values = _xgboost_node_values(est)
+    else:
+        node_values = [est.learning_rate * tree.tree_.value[:, 0, 0]
+                       for tree in np.asarray(est.estimators_).reshape(-1)]
+    if len(node_values) != n_trees:
         raise ValueError("leaf matrix and boosting model disagree on the number of trees")
     w = np.empty(n_trees, dtype=np.float64)
-    for i, tree in enumerate(trees):
-        v = est.learning_rate * tree.tree_.value[:, 0, 0][leaves[:, i]]
+    for i, values in enumerate(node_values):
+        v = values[leaves[:, i]]
         w[i] = np.var(v) if np.ptp(v) > 0 else 0.0  # exactly 0 for a tree constant on S
     if not np.any(w > 0):
         raise ValueError("every tree of the boosting model is constant on the training points; "
@@ -278,13 +304,14 @@ class PrototypeExplainer(BaseEstimator):
     Parameters
     ----------
     estimator : fitted scikit-learn random forest / extra trees, or gradient
-        boosting model (anything with ``apply``); None only with
+        boosting model, or XGBoost model (anything with ``apply``); None only with
         ``distance="euclidean"`` and a given y.
     n_prototypes : int, default=10
         k, the number of prototypes (SG may stop with fewer).
     method : {"sm-a", "sm-wa", "sm-u", "sg"}, default="sm-a"
     distance : {"auto", "rf", "gbt", "euclidean"}, default="auto"
-        "auto": "gbt" for gradient boosting, "rf" otherwise. "euclidean" is
+        "auto": "gbt" for gradient boosting (scikit-learn's or XGBoost's), "rf"
+        otherwise. "euclidean" is
         divided by the largest candidate-to-training-point distance, so that it lies
         in [0, 1] on the training data, as the phantom exemplars require.
     max_candidates : int or None, default=None
@@ -355,7 +382,8 @@ class PrototypeExplainer(BaseEstimator):
         if self.distance == "auto":
             return "gbt" if _is_boosting(est) else "rf"
         if self.distance == "gbt" and not _is_boosting(est):
-            raise ValueError("distance='gbt' needs a scikit-learn gradient boosting model")
+            raise ValueError("distance='gbt' needs a gradient boosting model (scikit-learn's "
+                             "GradientBoosting* or XGBoost)")
         return self.distance
 
     def _check_X(self, X, fitting=False):

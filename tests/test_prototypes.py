@@ -402,3 +402,32 @@ def test_constant_boosting_model_is_rejected():
     leaves = np.array([[1, 2], [2, 1], [1, 1]], dtype=np.int32)
     with pytest.raises(ValueError, match="constant"):
         P.tree_weights(gb, leaves, "gbt")
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_gbt_distance_of_an_xgboost_model_matches_definition_3(classes):
+    xgb = pytest.importorskip("xgboost")
+    X, y = data(2, classes=classes)
+    model = xgb.XGBClassifier(n_estimators=8, max_depth=2, learning_rate=0.3).fit(X, y)
+    leaves = P.leaf_matrix(model, X)
+    K = 1 if classes == 2 else classes
+    assert leaves.shape == (X.shape[0], 8 * K)
+    # Definition 3 from predictions: tree i's output on S is the margin gained by adding
+    # it, its round's margin minus the previous round's, in its class column
+    margins = [np.zeros((X.shape[0], K))] + [
+        np.asarray(model.predict(X, output_margin=True, iteration_range=(0, r + 1))).reshape(-1, K)
+        for r in range(8)]
+    outputs = [margins[r + 1][:, c] - margins[r][:, c] for r in range(8) for c in range(K)]
+    w_ref = np.array([np.var(o) for o in outputs])
+    w_ref /= w_ref.sum()
+    w = P.tree_weights(model, leaves, "gbt")
+    np.testing.assert_allclose(w, w_ref, rtol=1e-3, atol=1e-6)
+    assert np.ptp(w) > 0
+    ex = PrototypeExplainer(model, n_prototypes=4).fit(X, y)
+    assert ex.distance_ == "gbt"
+    np.testing.assert_allclose(ex.tree_weights_, w, rtol=1e-6)
+    # an XGBoost random forest is no boosting model
+    rf = xgb.XGBRFClassifier(n_estimators=5, max_depth=2).fit(X, y)
+    assert PrototypeExplainer(rf, n_prototypes=4).fit(X, y).distance_ == "rf"
+    with pytest.raises(ValueError, match="gradient boosting"):
+        PrototypeExplainer(rf, n_prototypes=4, distance="gbt").fit(X, y)
