@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._restarts import available_cores
-from ._splits import _is_xgboost, xgboost_model_json
+from ._splits import _is_lightgbm, _is_xgboost, lightgbm_model_dump, xgboost_model_json
 from .model import _as_2d_float, _unwrap
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
@@ -42,11 +42,42 @@ def _is_xgboost_boosting(est):
         and not type(est).__name__.startswith("XGBRF")
 
 
+def _is_lightgbm_model(est):
+    """A fitted LightGBM scikit-learn model (leaves by predict(pred_leaf=True))."""
+    return _is_lightgbm(est) and hasattr(est, "booster_") and hasattr(est, "predict")
+
+
+def _has_leaves(est):
+    return hasattr(est, "apply") or _is_lightgbm_model(est)
+
+
 def _is_boosting(est):
     est = _unwrap(est)
     sklearn_gb = hasattr(est, "estimators_") and isinstance(getattr(est, "estimators_"), np.ndarray) \
         and hasattr(est, "learning_rate") and hasattr(est, "apply")
-    return sklearn_gb or _is_xgboost_boosting(est)
+    lightgbm_gb = _is_lightgbm_model(est) and getattr(est, "boosting_type", "gbdt") != "rf"
+    return sklearn_gb or _is_xgboost_boosting(est) or lightgbm_gb
+
+
+def _lightgbm_leaf_values(est):
+    """Per tree, the output of each leaf by its leaf index (shrinkage included), from
+    ``dump_model()``: ``predict(pred_leaf=True)`` gives the leaf indices."""
+    try:
+        values = []
+        for info in lightgbm_model_dump(est)["tree_info"]:
+            stack, leaves = [info["tree_structure"]], {}
+            while stack:
+                node = stack.pop()
+                if "split_index" in node:
+                    stack += [node["left_child"], node["right_child"]]
+                else:  # a tree of a single leaf has no leaf_index
+                    leaves[int(node.get("leaf_index", 0))] = float(node["leaf_value"])
+            table = np.zeros(max(leaves) + 1)
+            table[list(leaves)] = list(leaves.values())
+            values.append(table)
+        return values
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"malformed LightGBM model dump: {exc}") from exc
 
 
 def _xgboost_node_values(est):
@@ -73,11 +104,12 @@ def leaf_matrix(estimator, X):
     """Leaf (node) id of each point in each tree, int32, shape (n_samples, n_trees).
 
     Random forests / extra trees, XGBoost (node ids, trees in the booster's order):
-    ``apply`` as is. scikit-learn gradient boosting:
+    ``apply`` as is; LightGBM: ``predict(X, pred_leaf=True)`` (leaf indices). scikit-learn
+    gradient boosting:
     ``apply`` gives (n, n_stages, n_trees_per_stage); flattened stage-major, so a
     multiclass model contributes its per-class trees as separate trees."""
     est = _unwrap(estimator)
-    leaves = np.asarray(est.apply(X))
+    leaves = np.asarray(est.predict(X, pred_leaf=True) if _is_lightgbm_model(est) else est.apply(X))
     leaves = leaves.reshape(leaves.shape[0], -1)
     if leaves.size and (leaves.min() < 0 or leaves.max() > np.iinfo(np.int32).max):
         raise ValueError("leaf ids do not fit in int32")
@@ -96,6 +128,8 @@ def tree_weights(estimator, leaves, kind):
     est = _unwrap(estimator)
     if _is_xgboost(est):  # leaf outputs already include the learning rate
         node_values = _xgboost_node_values(est)
+    elif _is_lightgbm_model(est):  # and so do LightGBM's
+        node_values = _lightgbm_leaf_values(est)
     else:
         node_values = [est.learning_rate * tree.tree_.value[:, 0, 0]
                        for tree in np.asarray(est.estimators_).reshape(-1)]
@@ -304,14 +338,14 @@ class PrototypeExplainer(BaseEstimator):
     Parameters
     ----------
     estimator : fitted scikit-learn random forest / extra trees, or gradient
-        boosting model, or XGBoost model (anything with ``apply``); None only with
+        boosting model, or XGBoost or LightGBM model; None only with
         ``distance="euclidean"`` and a given y.
     n_prototypes : int, default=10
         k, the number of prototypes (SG may stop with fewer).
     method : {"sm-a", "sm-wa", "sm-u", "sg"}, default="sm-a"
     distance : {"auto", "rf", "gbt", "euclidean"}, default="auto"
-        "auto": "gbt" for gradient boosting (scikit-learn's or XGBoost's), "rf"
-        otherwise. "euclidean" is
+        "auto": "gbt" for gradient boosting (scikit-learn's, XGBoost's or
+        LightGBM's), "rf" otherwise. "euclidean" is
         divided by the largest candidate-to-training-point distance, so that it lies
         in [0, 1] on the training data, as the phantom exemplars require.
     max_candidates : int or None, default=None
@@ -376,14 +410,14 @@ class PrototypeExplainer(BaseEstimator):
         if self.distance == "euclidean":  # the estimator only labels the points
             check_is_fitted(est)
             return "euclidean"
-        if not hasattr(est, "apply"):
+        if not _has_leaves(est):
             raise TypeError(f"{type(est).__name__} has no apply(); a tree ensemble is needed")
         check_is_fitted(est)
         if self.distance == "auto":
             return "gbt" if _is_boosting(est) else "rf"
         if self.distance == "gbt" and not _is_boosting(est):
             raise ValueError("distance='gbt' needs a gradient boosting model (scikit-learn's "
-                             "GradientBoosting* or XGBoost)")
+                             "GradientBoosting*, XGBoost or LightGBM)")
         return self.distance
 
     def _check_X(self, X, fitting=False):

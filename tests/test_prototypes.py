@@ -431,3 +431,32 @@ def test_gbt_distance_of_an_xgboost_model_matches_definition_3(classes):
     assert PrototypeExplainer(rf, n_prototypes=4).fit(X, y).distance_ == "rf"
     with pytest.raises(ValueError, match="gradient boosting"):
         PrototypeExplainer(rf, n_prototypes=4, distance="gbt").fit(X, y)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_gbt_distance_of_a_lightgbm_model_matches_definition_3(classes):
+    lgb = pytest.importorskip("lightgbm")
+    X, y = data(3, classes=classes)
+    model = lgb.LGBMClassifier(n_estimators=8, num_leaves=4, learning_rate=0.3, min_child_samples=5,
+                               verbose=-1).fit(X, y)
+    leaves = P.leaf_matrix(model, X)
+    K = 1 if classes == 2 else classes
+    assert leaves.shape == (X.shape[0], 8 * K)
+    # tree i's output: the raw score gained by its round, in its class column
+    margins = [np.zeros((X.shape[0], K))] + [
+        np.asarray(model.predict(X, raw_score=True, num_iteration=r + 1)).reshape(-1, K)
+        for r in range(8)]
+    outputs = [margins[r + 1][:, c] - margins[r][:, c] for r in range(8) for c in range(K)]
+    # LightGBM folds the initial score into the first round's trees
+    outputs[:K] = [o - o.mean() for o in outputs[:K]]
+    w_ref = np.array([np.var(o) for o in outputs])
+    w_ref /= w_ref.sum()
+    w = P.tree_weights(model, leaves, "gbt")
+    np.testing.assert_allclose(w, w_ref, rtol=1e-6, atol=1e-9)
+    assert np.ptp(w) > 0
+    ex = PrototypeExplainer(model, n_prototypes=4).fit(X, y)
+    assert ex.distance_ == "gbt"
+    assert ex.predict(X).shape == (X.shape[0],)
+    forest = lgb.LGBMClassifier(boosting_type="rf", n_estimators=5, num_leaves=4, bagging_freq=1,
+                                bagging_fraction=0.8, min_child_samples=5, verbose=-1).fit(X, y)
+    assert PrototypeExplainer(forest, n_prototypes=4).fit(X, y).distance_ == "rf"
