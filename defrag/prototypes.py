@@ -432,8 +432,10 @@ class PrototypeExplainer(BaseEstimator):
         return Xf
 
     # -- distances between new points and stored points
-    def _leaves(self, X):
-        return leaf_matrix(self.estimator, X)
+    def _leaves(self, X, Xf):
+        # a DataFrame goes to the estimator as it is, so that it checks the column names
+        # (and does not warn that an array has none)
+        return leaf_matrix(self.estimator, X if hasattr(X, "columns") else Xf)
 
     def _dist(self, A_X, A_leaves, B_X, B_leaves):
         if self.distance_ == "euclidean":
@@ -486,7 +488,7 @@ class PrototypeExplainer(BaseEstimator):
             D = (D / self._scale).astype(np.float32)
             self.tree_weights_ = None
         else:
-            leaves = leaf_matrix(est, Xf)
+            leaves = self._leaves(X, Xf)
             self.tree_weights_ = tree_weights(est, leaves, kind)
             D = tree_distance(leaves[cand], leaves, self.tree_weights_, self._threads())
 
@@ -506,7 +508,7 @@ class PrototypeExplainer(BaseEstimator):
     def _distances_to_prototypes(self, X):
         check_is_fitted(self, "prototypes_")
         Xf = self._check_X(X)
-        leaves = None if self.distance_ == "euclidean" else self._leaves(Xf)
+        leaves = None if self.distance_ == "euclidean" else self._leaves(X, Xf)
         return self._dist(Xf, leaves, self._proto_X, self._proto_leaves)
 
     def transform(self, X):

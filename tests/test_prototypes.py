@@ -460,3 +460,21 @@ def test_gbt_distance_of_a_lightgbm_model_matches_definition_3(classes):
     forest = lgb.LGBMClassifier(boosting_type="rf", n_estimators=5, num_leaves=4, bagging_freq=1,
                                 bagging_fraction=0.8, min_child_samples=5, verbose=-1).fit(X, y)
     assert PrototypeExplainer(forest, n_prototypes=4).fit(X, y).distance_ == "rf"
+
+
+def test_dataframe_input_goes_to_the_estimator_with_its_names():
+    pd = pytest.importorskip("pandas")
+    import warnings
+
+    X, y = data(4)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    rf = RandomForestClassifier(n_estimators=10, random_state=0).fit(df, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "X does not have valid feature names"
+        ex = PrototypeExplainer(rf, n_prototypes=4).fit(df, y)
+        by_frame = ex.predict(df)
+        ex.transform(df.iloc[:3])
+    with pytest.warns(UserWarning, match="feature names"):  # an array: the estimator's own warning
+        np.testing.assert_array_equal(by_frame, ex.predict(X))
+    with pytest.raises(ValueError, match="feature names"):
+        ex.predict(df[df.columns[::-1]])  # columns in another order
