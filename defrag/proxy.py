@@ -86,6 +86,21 @@ def _bagged_members(est):
     return None
 
 
+def _reference_input(estimator, X_in, X):
+    """What to hand the reference: a DataFrame as it is (it keeps its feature names);
+    an array as a DataFrame with the estimator's own column names when it was fitted
+    on one (the neighbourhood samples of a local explanation are arrays), so that
+    scikit-learn does not warn that the array has none; else the array."""
+    if hasattr(X_in, "columns"):
+        return X_in
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None and len(names) == X.shape[1]:
+        import pandas as pd  # the estimator was fitted on a DataFrame: pandas is there
+
+        return pd.DataFrame(X, columns=names, copy=False)
+    return X
+
+
 def reference_predictions(estimator, X, variance=None):
     """Predictive mean and variance of a fitted regressor at the rows of X.
 
@@ -103,7 +118,7 @@ def reference_predictions(estimator, X, variance=None):
         raise TypeError(f"{type(estimator).__name__} is a classifier: its reference predictions are "
                         "class probabilities (reference_proba, ProxyTreeClassifier)")
     X_in, X = X, _as_2d_float(X)
-    X_in = X_in if hasattr(X_in, "columns") else X  # a DataFrame keeps its feature names
+    X_in = _reference_input(estimator, X_in, X)
     n = X.shape[0]
     bagged = _bagged_members(estimator) if variance is None else None
     if bagged is not None:
@@ -605,7 +620,7 @@ def reference_proba(estimator, X):
         raise TypeError(f"a classification reference must have a predict_proba method; got "
                         f"{type(estimator).__name__}")
     X_in, X = X, _as_2d_float(X)
-    P = np.asarray(estimator.predict_proba(X_in if hasattr(X_in, "columns") else X), dtype=np.float64)
+    P = np.asarray(estimator.predict_proba(_reference_input(estimator, X_in, X)), dtype=np.float64)
     if P.ndim != 2 or P.shape[0] != X.shape[0]:
         raise ValueError(f"predict_proba returned shape {P.shape} for {X.shape[0]} rows")
     if not np.all(np.isfinite(P)) or np.any(P < 0):
@@ -675,9 +690,6 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     def _leaf_rule_value(self, value):
         return self.classes_[int(np.argmax(value))], value
 
-    def explain_local(self, *args, **kwargs):
-        raise NotImplementedError("local explanations are implemented for regression references only")
-
 
 # --------------------------------------------------------------------------- local
 
@@ -685,18 +697,36 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 class LocalExplanation:
     """A depth-limited proxy tree fitted around one point, and its local fidelity.
 
-    Attributes: ``x``, ``tree`` (fitted ProxyTree), ``rules`` (its RuleSet),
-    ``fidelity`` (locally weighted squared loss of the tree against the
-    reference mean on the samples), ``samples`` Z, ``weights`` pi_x(Z),
-    ``reference_mean``/``reference_var`` at Z, ``prediction`` (the tree at x),
-    ``feature_scale`` (units of the neighbourhood).
+    Attributes: ``x``, ``tree`` (fitted ProxyTree or ProxyTreeClassifier),
+    ``rules`` (its RuleSet), ``fidelity`` (locally weighted squared loss of the
+    tree against ``reference_mean`` on the samples), ``samples`` Z, ``weights``
+    pi_x(Z), ``reference_mean``/``reference_var`` at Z, ``prediction`` (the tree
+    at x), ``feature_scale`` (units of the neighbourhood).
+
+    For a classifier, ``explained_class`` is the class the reference predicts at
+    x, ``reference_mean`` its probability at Z (``reference_var`` None,
+    ``reference_proba`` all classes), ``fidelity`` the weighted squared loss of
+    the tree's probability of that class (so that it compares with the LIME
+    baseline, which regresses the same probability), and ``prediction`` the
+    tree's class at x (``prediction_proba`` its probabilities).
     """
 
-    def __init__(self, x, tree, Z, weights, mean, var, feature_scale):
+    def __init__(self, x, tree, Z, weights, mean, var, feature_scale, explained=None):
         self.x, self.tree, self.samples, self.weights = x, tree, Z, weights
-        self.reference_mean, self.reference_var, self.feature_scale = mean, var, feature_scale
-        self.fidelity = local_fidelity(tree.predict(Z), mean, weights)
-        self.prediction = float(tree.predict(x[None, :])[0])
+        self.reference_var, self.feature_scale = var, feature_scale
+        if explained is None:
+            self.reference_mean = mean
+            self.fidelity = local_fidelity(tree.predict(Z), mean, weights)
+            self.prediction = float(tree.predict(x[None, :])[0])
+            return
+        # classification: mean is the reference's probabilities (n_samples x classes)
+        self.reference_proba = mean
+        self.explained_class = tree.classes_[explained]
+        self.reference_mean = mean[:, explained]
+        self.fidelity = local_fidelity(tree.predict_proba(Z)[:, explained], self.reference_mean,
+                                       weights)
+        self.prediction_proba = tree.predict_proba(x[None, :])[0]
+        self.prediction = tree.classes_[int(np.argmax(self.prediction_proba))]
 
     @property
     def rules(self):
@@ -765,6 +795,9 @@ def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_dep
                   variance=None, random_state=None, **tree_params):
     """Explain the reference around x with a depth-limited proxy tree (sec. 4.2).
 
+    A regressor is explained by a ProxyTree on its predictive mean and variance, a
+    classifier by a ProxyTreeClassifier on its class probabilities.
+
     Samples z_s ~ N(x, scale^2 I) in standardised units (z = x + scale * u *
     feature_scale, u ~ N(0, I)), queries the reference's mean and variance at
     them (``variance``: None, or a callable ``variance(Z)`` for non-bagged
@@ -796,14 +829,24 @@ def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_dep
         raise ValueError(f"scale must be a number > 0; got {scale!r}")
     if variance is not None and not callable(variance):
         raise TypeError("variance must be None or a callable variance(Z) for local explanations")
+    classifier = is_classifier(_unwrap(estimator))
+    if classifier and variance is not None:
+        raise ValueError("variance applies to regression references; a classifier's local "
+                         "proxy is fitted to its class probabilities")
     rng = check_random_state(random_state)
     U = scale * rng.standard_normal((int(n_samples), x.size))
     Z = x + U * fs
-    mean, var = reference_predictions(estimator, Z, variance)
+    weights = np.exp(-0.5 * np.sum((U / scale) ** 2, axis=1))
     tree_params.setdefault("min_samples_leaf", 5)
     tree_params.setdefault("random_state", rng.randint(2 ** 31 - 1))
+    if classifier:
+        # soft targets: the reference's probabilities at the samples (footnote 3)
+        tree = ProxyTreeClassifier(estimator, max_depth=max_depth, **tree_params).fit(Z)
+        P = tree.reference_proba_
+        explained = int(np.argmax(reference_proba(estimator, x[None, :])[0]))
+        return LocalExplanation(x, tree, Z, weights, P, None, fs, explained=explained)
+    mean, var = reference_predictions(estimator, Z, variance)
     tree = ProxyTree(max_depth=max_depth, **tree_params).fit(Z, mean, variance=var)
-    weights = np.exp(-0.5 * np.sum((U / scale) ** 2, axis=1))
     return LocalExplanation(x, tree, Z, weights, mean, var, fs)
 
 

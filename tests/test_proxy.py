@@ -3,12 +3,13 @@ pruning path, reference predictions, RuleSet view, local explanations, eq. 10.""
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.datasets import make_regression
 from sklearn.ensemble import (BaggingRegressor, GradientBoostingRegressor,
-                              RandomForestRegressor)
+                              RandomForestClassifier, RandomForestRegressor)
 from sklearn.tree import DecisionTreeRegressor
 
 from defrag import _core
-from defrag.proxy import (ProxyTree, bootstrap_instability, explain_local,
+from defrag.proxy import (ProxyTree, ProxyTreeClassifier, bootstrap_instability, explain_local,
                           local_fidelity, reference_predictions, tree_dissimilarity)
 
 FLOOR = 1e-300
@@ -217,13 +218,9 @@ def test_bad_input_gives_clear_errors():
     gb = GradientBoostingRegressor(n_estimators=5).fit(X, m)
     with pytest.raises(ValueError, match="variance must be >= 0"):
         reference_predictions(gb, X, lambda Z: -np.ones(Z.shape[0]))
-    from sklearn.ensemble import RandomForestClassifier
-
     rfc = RandomForestClassifier(n_estimators=2).fit(X, m > 0.5)
     with pytest.raises(TypeError, match="ProxyTreeClassifier"):
         ProxyTree(rfc).fit(X)
-    with pytest.raises(TypeError, match="classifier"):
-        explain_local(rfc, X[0], X)
     with pytest.raises(ValueError, match="not both"):
         ProxyTree(alpha=1.0, max_leaves=3).fit(X, m)
     with pytest.raises(ValueError, match="min_samples_leaf"):
@@ -458,3 +455,46 @@ def test_edge_cases_strided_targets_tiny_and_constant_inputs():
     assert ProxyTree(max_leaves=3).fit(X[:3], X[:3, 0]).n_leaves_ == 1
     with pytest.raises(ValueError, match="cv=5"):
         ProxyTree().fit(X[:3], X[:3, 0])
+
+
+def test_local_explanation_of_a_classifier():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=30, min_samples_leaf=3, random_state=0).fit(X, y)
+    glob = ProxyTreeClassifier(rf, max_leaves=4).fit(X)
+    for i in (0, 60, 120):  # one point of each class
+        e = glob.explain_local(X[i], random_state=i)
+        assert e.tree.tree_["children_left"].size <= 15  # depth <= 3
+        assert isinstance(e.tree, ProxyTreeClassifier)
+        # soft targets: the forest's probabilities at the samples
+        np.testing.assert_allclose(e.reference_proba, rf.predict_proba(e.samples))
+        c = int(np.argmax(rf.predict_proba(X[i:i + 1])[0]))
+        assert e.explained_class == rf.classes_[c]
+        np.testing.assert_array_equal(e.reference_mean, e.reference_proba[:, c])
+        u = (e.samples - X[i]) / glob.feature_scale_
+        w = np.exp(-0.5 * (u ** 2).sum(axis=1))
+        p = e.tree.predict_proba(e.samples)[:, c]
+        assert e.fidelity == pytest.approx(np.sum(w * (e.reference_mean - p) ** 2) / w.sum())
+        assert e.prediction == e.tree.predict(X[i:i + 1])[0]
+        np.testing.assert_allclose(e.prediction_proba.sum(), 1.0)
+        assert e.reference_var is None
+        lime = e.lime_baseline(n_features=2)  # regresses the explained class's probability
+        assert lime.features.size == 2 and np.isfinite(lime.fidelity)
+    assert e.prediction == rf.predict(X[120:121])[0]  # an unambiguous point of the last class
+    with pytest.raises(ValueError, match="variance"):
+        explain_local(rf, X[0], X, variance=lambda Z: np.zeros(len(Z)))
+
+
+def test_local_explanation_of_a_dataframe_model_raises_no_warning():
+    pd = pytest.importorskip("pandas")
+    import warnings
+
+    X, y = make_regression(n_samples=300, n_features=4, random_state=0)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(df, y)
+    rfc = RandomForestClassifier(n_estimators=10, random_state=0).fit(df, y > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the samples go to the forests with the column names
+        ProxyTree(rf, max_leaves=3).fit(df).explain_local(df.iloc[0], random_state=0)
+        ProxyTreeClassifier(rfc, max_leaves=3).fit(df).explain_local(df.iloc[0], random_state=0)
