@@ -47,8 +47,41 @@ def _is_lightgbm_model(est):
     return _is_lightgbm(est) and hasattr(est, "booster_") and hasattr(est, "predict")
 
 
+def _is_hist_gradient_boosting(est):
+    """A fitted scikit-learn HistGradientBoosting model (no apply: leaves by _hgb_leaves)."""
+    return type(est).__name__.startswith("HistGradientBoosting") and hasattr(est, "_predictors")
+
+
+def _hgb_leaves(est, X):
+    """Leaf (node) id of each row in each tree of a HistGradientBoosting model, trees
+    iteration-major (the classes of one iteration in turn), as its predictor walks
+    them: a missing value goes where missing_go_to_left says, else left when
+    x <= num_threshold. One vectorised step per tree level, over all rows."""
+    if getattr(est, "is_categorical_", None) is not None and np.any(est.is_categorical_):
+        raise TypeError("prototypes of a HistGradientBoosting model with categorical features "
+                        "are not supported")
+    X = _as_2d_float(X, allow_nan=True)  # the trees send NaN their own way
+    n = X.shape[0]
+    columns = []
+    for predictors in est._predictors:
+        for predictor in predictors:
+            nodes = predictor.nodes
+            is_leaf = nodes["is_leaf"].astype(bool)
+            node = np.zeros(n, dtype=np.intp)
+            rows = np.flatnonzero(~is_leaf[node])
+            while rows.size:
+                at = node[rows]
+                x = X[rows, nodes["feature_idx"][at]]
+                left = np.where(np.isnan(x), nodes["missing_go_to_left"][at].astype(bool),
+                                x <= nodes["num_threshold"][at])
+                node[rows] = np.where(left, nodes["left"][at], nodes["right"][at])
+                rows = rows[~is_leaf[node[rows]]]
+            columns.append(node)
+    return np.stack(columns, axis=1) if columns else np.zeros((n, 0), dtype=np.intp)
+
+
 def _has_leaves(est):
-    return hasattr(est, "apply") or _is_lightgbm_model(est)
+    return hasattr(est, "apply") or _is_lightgbm_model(est) or _is_hist_gradient_boosting(est)
 
 
 def _is_boosting(est):
@@ -56,7 +89,7 @@ def _is_boosting(est):
     sklearn_gb = hasattr(est, "estimators_") and isinstance(getattr(est, "estimators_"), np.ndarray) \
         and hasattr(est, "learning_rate") and hasattr(est, "apply")
     lightgbm_gb = _is_lightgbm_model(est) and getattr(est, "boosting_type", "gbdt") != "rf"
-    return sklearn_gb or _is_xgboost_boosting(est) or lightgbm_gb
+    return sklearn_gb or _is_xgboost_boosting(est) or lightgbm_gb or _is_hist_gradient_boosting(est)
 
 
 def _lightgbm_leaf_values(est):
@@ -104,12 +137,18 @@ def leaf_matrix(estimator, X):
     """Leaf (node) id of each point in each tree, int32, shape (n_samples, n_trees).
 
     Random forests / extra trees, XGBoost (node ids, trees in the booster's order):
-    ``apply`` as is; LightGBM: ``predict(X, pred_leaf=True)`` (leaf indices). scikit-learn
+    ``apply`` as is; LightGBM: ``predict(X, pred_leaf=True)`` (leaf indices);
+    HistGradientBoosting (no ``apply``): its trees walked level by level. scikit-learn
     gradient boosting:
     ``apply`` gives (n, n_stages, n_trees_per_stage); flattened stage-major, so a
     multiclass model contributes its per-class trees as separate trees."""
     est = _unwrap(estimator)
-    leaves = np.asarray(est.predict(X, pred_leaf=True) if _is_lightgbm_model(est) else est.apply(X))
+    if _is_lightgbm_model(est):
+        leaves = np.asarray(est.predict(X, pred_leaf=True))
+    elif _is_hist_gradient_boosting(est):
+        leaves = _hgb_leaves(est, X)
+    else:
+        leaves = np.asarray(est.apply(X))
     leaves = leaves.reshape(leaves.shape[0], -1)
     if leaves.size and (leaves.min() < 0 or leaves.max() > np.iinfo(np.int32).max):
         raise ValueError("leaf ids do not fit in int32")
@@ -130,6 +169,9 @@ def tree_weights(estimator, leaves, kind):
         node_values = _xgboost_node_values(est)
     elif _is_lightgbm_model(est):  # and so do LightGBM's
         node_values = _lightgbm_leaf_values(est)
+    elif _is_hist_gradient_boosting(est):  # and HistGradientBoosting's (shrunk when grown)
+        node_values = [np.asarray(p.nodes["value"], dtype=np.float64)
+                       for predictors in est._predictors for p in predictors]
     else:
         node_values = [est.learning_rate * tree.tree_.value[:, 0, 0]
                        for tree in np.asarray(est.estimators_).reshape(-1)]
@@ -338,7 +380,8 @@ class PrototypeExplainer(BaseEstimator):
     Parameters
     ----------
     estimator : fitted scikit-learn random forest / extra trees, or gradient
-        boosting model, or XGBoost or LightGBM model; None only with
+        boosting model (also HistGradientBoosting without categorical features), or
+        XGBoost or LightGBM model; None only with
         ``distance="euclidean"`` and a given y.
     n_prototypes : int, default=10
         k, the number of prototypes (SG may stop with fewer).
@@ -417,7 +460,7 @@ class PrototypeExplainer(BaseEstimator):
             return "gbt" if _is_boosting(est) else "rf"
         if self.distance == "gbt" and not _is_boosting(est):
             raise ValueError("distance='gbt' needs a gradient boosting model (scikit-learn's "
-                             "GradientBoosting*, XGBoost or LightGBM)")
+                             "GradientBoosting* or HistGradientBoosting*, XGBoost or LightGBM)")
         return self.distance
 
     def _check_X(self, X, fitting=False):

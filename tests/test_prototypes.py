@@ -478,3 +478,57 @@ def test_dataframe_input_goes_to_the_estimator_with_its_names():
         np.testing.assert_array_equal(by_frame, ex.predict(X))
     with pytest.raises(ValueError, match="feature names"):
         ex.predict(df[df.columns[::-1]])  # columns in another order
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_gbt_distance_of_a_hist_gradient_boosting_model_matches_definition_3(classes):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = data(5, classes=classes)
+    model = HistGradientBoostingClassifier(max_iter=8, max_leaf_nodes=4, learning_rate=0.3,
+                                           early_stopping=False, random_state=0).fit(X, y)
+    # the walk reaches the model's own leaves, NaN included (each node's missing
+    # direction): their values add up to the raw predictions
+    X_nan = X.copy()
+    X_nan[::7, 1] = np.nan
+    trained_nan = HistGradientBoostingClassifier(max_iter=8, max_leaf_nodes=4,
+                                                 early_stopping=False, random_state=0).fit(X_nan, y)
+    nodes = model._predictors[0][0].nodes  # points exactly at the first tree's thresholds
+    internal = np.flatnonzero(~nodes["is_leaf"].astype(bool))
+    X_at = np.repeat(X[:1], internal.size, axis=0)
+    X_at[np.arange(internal.size), nodes["feature_idx"][internal]] = nodes["num_threshold"][internal]
+    for m, Xm in ((model, X), (model, X_at), (trained_nan, X_nan)):
+        L = P.leaf_matrix(m, Xm)
+        values = [p.nodes["value"] for ps in m._predictors for p in ps]
+        K = 1 if classes == 2 else classes
+        raw = np.asarray(m.decision_function(Xm)).reshape(-1, K)
+        summed = np.stack([sum(values[r * K + c][L[:, r * K + c]] for r in range(8))
+                           for c in range(K)], axis=1)
+        offset = raw - summed  # the baseline prediction, the same for every row
+        np.testing.assert_allclose(offset, np.broadcast_to(offset[:1], raw.shape), atol=1e-9)
+    leaves = P.leaf_matrix(model, X)
+    assert leaves.shape == (X.shape[0], 8 * K)
+    # tree i's output: the raw score gained by its iteration, in its class column
+    stages = [np.zeros((X.shape[0], K))] + [np.asarray(s).reshape(-1, K)
+                                            for s in model.staged_decision_function(X)]
+    outputs = [stages[r + 1][:, c] - stages[r][:, c] for r in range(8) for c in range(K)]
+    w_ref = np.array([np.var(o) for o in outputs])
+    w = P.tree_weights(model, leaves, "gbt")
+    np.testing.assert_allclose(w, w_ref / w_ref.sum(), rtol=1e-6, atol=1e-12)
+    assert PrototypeExplainer(model, n_prototypes=4).fit(X, y).distance_ == "gbt"
+
+
+def test_hist_gradient_boosting_with_categorical_features_is_a_clear_error():
+    pd = pytest.importorskip("pandas")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = data(6)
+    df = pd.DataFrame(X[:, :2], columns=["a", "b"])
+    df["colour"] = pd.Categorical(np.where(X[:, 2] > 0, "red", "blue"))
+    model = HistGradientBoostingClassifier(max_iter=3, categorical_features="from_dtype").fit(df, y)
+    with pytest.raises(TypeError, match="non-numeric"):
+        PrototypeExplainer(model, n_prototypes=2).fit(df, y)
+    X[:, 2] = (X[:, 2] > 0).astype(float)  # the same feature coded 0 / 1
+    model = HistGradientBoostingClassifier(max_iter=3, categorical_features=[2]).fit(X, y)
+    with pytest.raises(TypeError, match="categorical"):
+        PrototypeExplainer(model, n_prototypes=2).fit(X, y)
