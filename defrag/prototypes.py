@@ -387,8 +387,8 @@ class PrototypeExplainer(BaseEstimator):
         k, the number of prototypes (SG may stop with fewer).
     method : {"sm-a", "sm-wa", "sm-u", "sg"}, default="sm-a"
     distance : {"auto", "rf", "gbt", "euclidean"}, default="auto"
-        "auto": "gbt" for gradient boosting (scikit-learn's, XGBoost's or
-        LightGBM's), "rf" otherwise. "euclidean" is
+        "auto": "gbt" for gradient boosting (scikit-learn's GradientBoosting* and
+        HistGradientBoosting*, XGBoost, LightGBM), "rf" otherwise. "euclidean" is
         divided by the largest candidate-to-training-point distance, so that it lies
         in [0, 1] on the training data, as the phantom exemplars require.
     max_candidates : int or None, default=None
@@ -453,9 +453,9 @@ class PrototypeExplainer(BaseEstimator):
         if self.distance == "euclidean":  # the estimator only labels the points
             check_is_fitted(est)
             return "euclidean"
+        check_is_fitted(est)  # first: an unfitted HistGradientBoosting has no trees to walk
         if not _has_leaves(est):
             raise TypeError(f"{type(est).__name__} has no apply(); a tree ensemble is needed")
-        check_is_fitted(est)
         if self.distance == "auto":
             return "gbt" if _is_boosting(est) else "rf"
         if self.distance == "gbt" and not _is_boosting(est):
