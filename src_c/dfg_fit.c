@@ -217,8 +217,9 @@ static int fit_missing_right(const dfg_data *data, const uint8_t **out, uint8_t 
     for (int64_t d = 0; d < D; d++) {
         const int64_t l0 = data->feat_ptr[d], m = data->feat_ptr[d + 1] - l0;
         const int32_t *r = data->ranks + d * N;
-        int any_missing = 0;
-        for (int64_t n = 0; n < N; n++) any_missing |= r[n] == m + 1;
+        int any_flag = 0, any_missing = 0;
+        for (int64_t j = 0; j < m; j++) any_flag |= data->missing_right[l0 + j] != 0;
+        for (int64_t n = 0; n < N && any_flag && !any_missing; n++) any_missing = r[n] == m + 1;
         for (int64_t j = 0; j < m; j++) {
             flags[l0 + j] = any_missing && data->missing_right[l0 + j];
             n_kept += flags[l0 + j];

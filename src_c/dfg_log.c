@@ -46,28 +46,35 @@ static inline double log_positive(double x) {
     return s * (hfsq + t1 + t2) + k * ln2_lo - hfsq + f + k * ln2_hi;
 }
 
-static void log_array_generic(const double *x, double *out, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
-}
+/* The loops over arrays, compiled once per build: the compiler vectorises
+   log_positive with each target's instructions. */
+#define DFG_LOG_LOOPS(build, attributes)                                                      \
+    attributes static void log_array_##build(const double *x, double *out, int64_t n) {       \
+        for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);                          \
+    }                                                                                         \
+    attributes static void log_odds_array_##build(const double *x, double *out, int64_t n) {  \
+        for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i] / (1.0 - x[i]));           \
+    }
 
-static void log_odds_array_generic(const double *x, double *out, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i] / (1.0 - x[i]));
-}
-
+DFG_LOG_LOOPS(generic, )
 #ifdef DFG_LOG_AVX2
-__attribute__((target("avx2,fma"))) static void log_array_avx2(const double *x, double *out, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
-}
-__attribute__((target("avx2,fma"))) static void log_odds_array_avx2(const double *x, double *out, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i] / (1.0 - x[i]));
-}
-__attribute__((target("avx512f,fma"))) static void log_array_avx512(const double *x, double *out, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i]);
-}
-__attribute__((target("avx512f,fma"))) static void log_odds_array_avx512(const double *x, double *out, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = log_positive(x[i] / (1.0 - x[i]));
-}
+DFG_LOG_LOOPS(avx2, __attribute__((target("avx2,fma"))))
+DFG_LOG_LOOPS(avx512, __attribute__((target("avx512f,fma"))))
 #endif
+
+typedef void (*log_loop)(const double *x, double *out, int64_t n);
+
+/* The build of kind among a loop's three builds. */
+static log_loop pick(int kind, log_loop generic, log_loop avx2, log_loop avx512) {
+    (void)avx2;
+    (void)avx512;
+#ifdef DFG_LOG_AVX2
+    if (kind == DFG_LOG_KIND_AVX512) return avx512;
+    if (kind == DFG_LOG_KIND_AVX2) return avx2;
+#endif
+    (void)kind;
+    return generic;
+}
 
 int dfg_log_kind(void) {
 #ifdef DFG_LOG_AVX2
@@ -82,34 +89,18 @@ int dfg_log_kind(void) {
     return DFG_LOG_KIND_BASELINE;
 }
 
-void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) {
 #ifdef DFG_LOG_AVX2
-    if (kind == DFG_LOG_KIND_AVX512) {
-        log_array_avx512(x, out, n);
-        return;
-    }
-    if (kind == DFG_LOG_KIND_AVX2) {
-        log_array_avx2(x, out, n);
-        return;
-    }
+#define DFG_LOG_PICK(kind, loop) pick(kind, loop##_generic, loop##_avx2, loop##_avx512)
+#else
+#define DFG_LOG_PICK(kind, loop) pick(kind, loop##_generic, NULL, NULL)
 #endif
-    (void)kind;
-    log_array_generic(x, out, n);
+
+void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) {
+    DFG_LOG_PICK(kind, log_array)(x, out, n);
 }
 
 void dfg_log_odds_array_kind(int kind, const double *x, double *out, int64_t n) {
-#ifdef DFG_LOG_AVX2
-    if (kind == DFG_LOG_KIND_AVX512) {
-        log_odds_array_avx512(x, out, n);
-        return;
-    }
-    if (kind == DFG_LOG_KIND_AVX2) {
-        log_odds_array_avx2(x, out, n);
-        return;
-    }
-#endif
-    (void)kind;
-    log_odds_array_generic(x, out, n);
+    DFG_LOG_PICK(kind, log_odds_array)(x, out, n);
 }
 
 void dfg_log_array(const double *x, double *out, int64_t n) {

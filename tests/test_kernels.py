@@ -222,6 +222,17 @@ def test_missing_values_in_ranks_bits_loglik_and_statistics(seed):
                                beta.T @ S, rtol=1e-9, atol=1e-12)
 
 
+def fit_nan_problem(splits, X, y, **problem_kw):
+    """(K, bound trace, eta) of a FAB run with a fixed random start on X."""
+    prob = _core.Problem(splits.feat_ptr, y_class=y, n_classes=2, **problem_kw)
+    init = np.random.default_rng(5)
+    params = make_params(init, 5, len(splits), 2, np.clip(init.random((5, len(splits))), 0.1, 0.9))
+    beta = init.dirichlet(np.ones(5), size=len(X))
+    K, trace, _ = _core.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
+                            (5, 2, 20), (0.1, 0.01), 3)
+    return K, trace, params["eta"][:K]
+
+
 @pytest.mark.parametrize("complete_columns", [(), (0, 2)])
 def test_missing_values_whole_run_same_on_both_paths(complete_columns):
     rng, X, splits, S, _ = nan_problem(3, n=800)
@@ -229,16 +240,8 @@ def test_missing_values_whole_run_same_on_both_paths(complete_columns):
     for d in complete_columns:
         X[:, d] = np.nan_to_num(X[:, d], nan=0.37)
     y = (np.nan_to_num(X[:, 0], nan=0.9) > 0.5).astype(np.int32)
-    runs = []
-    for kw in ({"ranks": splits.ranks(X)}, {"bits": splits.pack(X)}):
-        prob = _core.Problem(splits.feat_ptr, y_class=y, n_classes=2,
-                             missing_right=splits.missing_right, **kw)
-        init = np.random.default_rng(5)
-        params = make_params(init, 5, len(splits), 2, np.clip(init.random((5, len(splits))), 0.1, 0.9))
-        beta = init.dirichlet(np.ones(5), size=len(X))
-        K, trace, _ = _core.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
-                                (5, 2, 20), (0.1, 0.01), 3)
-        runs.append((K, trace, params["eta"][:K]))
+    runs = [fit_nan_problem(splits, X, y, missing_right=splits.missing_right, **kw)
+            for kw in ({"ranks": splits.ranks(X)}, {"bits": splits.pack(X)})]
     assert runs[0][0] == runs[1][0]
     # The paths round differently (prefix sums against sums over set bits), and 37
     # FAB iterations amplify that to 5e-8 on the second data set.
@@ -257,16 +260,8 @@ def test_dropping_the_missing_flags_of_complete_features_changes_no_result():
     cleared = splits.missing_right.copy()
     cleared[np.isin(splits.feature, [0, 2])] = 0
     assert cleared.any() and not np.array_equal(cleared, splits.missing_right)
-    runs = []
-    for flags in (splits.missing_right, cleared):
-        prob = _core.Problem(splits.feat_ptr, y_class=y, n_classes=2, missing_right=flags,
-                             ranks=splits.ranks(X))
-        init = np.random.default_rng(5)
-        params = make_params(init, 5, len(splits), 2, np.clip(init.random((5, len(splits))), 0.1, 0.9))
-        beta = init.dirichlet(np.ones(5), size=len(X))
-        K, trace, _ = _core.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
-                                (5, 2, 20), (0.1, 0.01), 3)
-        runs.append((K, trace, params["eta"][:K]))
+    runs = [fit_nan_problem(splits, X, y, missing_right=flags, ranks=splits.ranks(X))
+            for flags in (splits.missing_right, cleared)]
     assert runs[0][0] == runs[1][0]
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     np.testing.assert_array_equal(runs[0][2], runs[1][2])

@@ -404,6 +404,22 @@ def test_constant_boosting_model_is_rejected():
         P.tree_weights(gb, leaves, "gbt")
 
 
+def definition3_from_margins(stages, K, centre_first=False):
+    """Definition 3 from predictions: tree i's output on S is the raw score its round
+    adds in its class column (stages: the raw scores after each round, (n, K) each;
+    trees round-major, classes within a round). centre_first: the first round's trees
+    also carry the initial score (LightGBM), a constant that the variance ignores only
+    once taken out. Returns the normalised weights."""
+    n = stages[0].shape[0]
+    stages = [np.zeros((n, K))] + [np.asarray(s).reshape(n, K) for s in stages]
+    outputs = [stages[r + 1][:, c] - stages[r][:, c] for r in range(len(stages) - 1)
+               for c in range(K)]
+    if centre_first:
+        outputs[:K] = [o - o.mean() for o in outputs[:K]]
+    w = np.array([np.var(o) for o in outputs])
+    return w / w.sum()
+
+
 @pytest.mark.parametrize("classes", [2, 3])
 def test_gbt_distance_of_an_xgboost_model_matches_definition_3(classes):
     xgb = pytest.importorskip("xgboost")
@@ -412,14 +428,8 @@ def test_gbt_distance_of_an_xgboost_model_matches_definition_3(classes):
     leaves = P.leaf_matrix(model, X)
     K = 1 if classes == 2 else classes
     assert leaves.shape == (X.shape[0], 8 * K)
-    # Definition 3 from predictions: tree i's output on S is the margin gained by adding
-    # it, its round's margin minus the previous round's, in its class column
-    margins = [np.zeros((X.shape[0], K))] + [
-        np.asarray(model.predict(X, output_margin=True, iteration_range=(0, r + 1))).reshape(-1, K)
-        for r in range(8)]
-    outputs = [margins[r + 1][:, c] - margins[r][:, c] for r in range(8) for c in range(K)]
-    w_ref = np.array([np.var(o) for o in outputs])
-    w_ref /= w_ref.sum()
+    w_ref = definition3_from_margins(
+        [model.predict(X, output_margin=True, iteration_range=(0, r + 1)) for r in range(8)], K)
     w = P.tree_weights(model, leaves, "gbt")
     np.testing.assert_allclose(w, w_ref, rtol=1e-3, atol=1e-6)
     assert np.ptp(w) > 0
@@ -442,15 +452,10 @@ def test_gbt_distance_of_a_lightgbm_model_matches_definition_3(classes):
     leaves = P.leaf_matrix(model, X)
     K = 1 if classes == 2 else classes
     assert leaves.shape == (X.shape[0], 8 * K)
-    # tree i's output: the raw score gained by its round, in its class column
-    margins = [np.zeros((X.shape[0], K))] + [
-        np.asarray(model.predict(X, raw_score=True, num_iteration=r + 1)).reshape(-1, K)
-        for r in range(8)]
-    outputs = [margins[r + 1][:, c] - margins[r][:, c] for r in range(8) for c in range(K)]
     # LightGBM folds the initial score into the first round's trees
-    outputs[:K] = [o - o.mean() for o in outputs[:K]]
-    w_ref = np.array([np.var(o) for o in outputs])
-    w_ref /= w_ref.sum()
+    w_ref = definition3_from_margins(
+        [model.predict(X, raw_score=True, num_iteration=r + 1) for r in range(8)], K,
+        centre_first=True)
     w = P.tree_weights(model, leaves, "gbt")
     np.testing.assert_allclose(w, w_ref, rtol=1e-6, atol=1e-9)
     assert np.ptp(w) > 0
@@ -508,13 +513,9 @@ def test_gbt_distance_of_a_hist_gradient_boosting_model_matches_definition_3(cla
         np.testing.assert_allclose(offset, np.broadcast_to(offset[:1], raw.shape), atol=1e-9)
     leaves = P.leaf_matrix(model, X)
     assert leaves.shape == (X.shape[0], 8 * K)
-    # tree i's output: the raw score gained by its iteration, in its class column
-    stages = [np.zeros((X.shape[0], K))] + [np.asarray(s).reshape(-1, K)
-                                            for s in model.staged_decision_function(X)]
-    outputs = [stages[r + 1][:, c] - stages[r][:, c] for r in range(8) for c in range(K)]
-    w_ref = np.array([np.var(o) for o in outputs])
+    w_ref = definition3_from_margins(list(model.staged_decision_function(X)), K)
     w = P.tree_weights(model, leaves, "gbt")
-    np.testing.assert_allclose(w, w_ref / w_ref.sum(), rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-6, atol=1e-12)
     assert PrototypeExplainer(model, n_prototypes=4).fit(X, y).distance_ == "gbt"
 
 
