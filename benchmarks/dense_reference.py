@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from defrag._restarts import INNER, initial_state as _defrag_initial_state
-from defrag.model import _Target
+from defrag.defrag_model import _Target
 
 # defrag's E-step schedule (defrag/_restarts.py): in the first WARMUP_ITER outer
 # iterations the E-step makes at most WARMUP_INNER updates of eq. 13, later at most MAX_INNER.

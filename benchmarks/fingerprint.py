@@ -4,9 +4,9 @@ no result, bit for bit.
 
 Usage (from the repository root, with defrag installed or built in place):
 
-    python benchmarks/fingerprint.py > before.txt
+    PYTHONPATH=. python benchmarks/fingerprint.py > before.txt   # PYTHONPATH for an in-place build
     ... change the code, rebuild ...
-    python benchmarks/fingerprint.py > after.txt && diff before.txt after.txt
+    PYTHONPATH=. python benchmarks/fingerprint.py > after.txt && diff before.txt after.txt
 
 Cases: the benchmark cases of benchmarks/run.py (synthetic1, cls28, cls50; forests cached
 in --cache), scikit-learn's diabetes (regression) and breast_cancer with a random forest, a

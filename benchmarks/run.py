@@ -126,7 +126,7 @@ def load_data(case, cache):
 def child_fit(args):
     """Fit figures of one case: L, K, seconds per restart, test error, peak memory."""
     from defrag import DefragModel
-    from defrag._restarts import thread_budget
+    from defrag._threads import thread_budget
 
     Xtr, ytr, Xte, yte, forest = load_data(args.child, args.cache)
     # the process before any fit: Python, NumPy, scikit-learn (the forest), the data

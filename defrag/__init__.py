@@ -18,13 +18,15 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
 
 from ._config import show_config
 from ._rules import Condition, Rule, RuleSet
-from ._splits import SplitTable, split_table_from_array, split_table_from_estimator
+from ._splits import SplitTable
 
 # The estimators import scikit-learn (and with it scipy: about 120 MB and a second of
 # start-up), so they load on first use. A scoring service that only unpickles a
 # RuleSet and calls predict never pays for them.
 _LAZY = {
-    "DefragModel": "model",
+    "DefragModel": "defrag_model",
+    "split_table_from_array": "sources",
+    "split_table_from_estimator": "sources",
     "PrototypeExplainer": "prototypes",
     "tree_distance": "prototypes",
     "ProxyTree": "proxy",

@@ -12,39 +12,10 @@ import copy
 
 import numpy as np
 
+from ._validation import as_2d_float
+
 # LightGBM's kZeroThreshold (1e-35f): |x| <= this counts as zero.
 ZERO_THRESHOLD = float(np.float32(1e-35))
-
-
-def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
-    """X as a 2-D float64 array; TypeError for non-numeric input, ValueError for
-    NaN (unless allow_nan) and infinite values (unless allow_inf)."""
-    if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame
-        try:
-            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{what} has non-numeric columns; defrag needs numeric features") from exc
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # ragged lists and similar
-        raise TypeError(f"{what} must be a 2-D numeric array") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{what} must be numeric; got dtype {arr.dtype}")
-    if arr.ndim != 2:
-        raise ValueError(f"{what} must be 2-D (n_samples, n_features); got shape {arr.shape}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{what} must be real-valued")
-    arr = arr.astype(np.float64, copy=False)
-    # a pass over X (the scoring path allows both, and reads only what the rules name)
-    if not (allow_nan and allow_inf) and not np.all(np.isfinite(arr)):
-        n_nan = int(np.isnan(arr).sum())
-        n_inf = int(np.isinf(arr).sum())
-        if (n_inf and not allow_inf) or (n_nan and not allow_nan):
-            raise ValueError(
-                f"{what} contains {n_nan} NaN and {n_inf} infinite values; infinite values "
-                "are not supported, and NaN only with a model that handles missing values"
-            )
-    return arr
 
 
 def _is_frame(X):

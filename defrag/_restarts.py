@@ -9,7 +9,6 @@ model is identical for any n_jobs and any OpenMP thread count.
 """
 import dataclasses
 import logging
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core
+from ._threads import thread_budget
 
 logger = logging.getLogger("defrag")
 
@@ -33,37 +33,6 @@ class Restart:
     @property
     def final_bound(self):
         return float(self.lower_bound[-1]) if self.lower_bound.size else -np.inf
-
-
-def available_cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-# Samples per OpenMP thread below which a restart runs on one thread: each
-# E-step update is a parallel region, and on small inputs the synchronisation
-# costs more than it saves (measured: 5,000 x 28 with a busy second core, 0.19 s
-# per restart on one thread vs 0.4-2.8 s on two).
-MIN_SAMPLES_PER_THREAD = 8192
-
-
-def thread_budget(n_jobs, n_restarts, n_samples=None):
-    """(restart workers, OpenMP threads per worker) with workers x threads <= cores."""
-    cores = available_cores()
-    if n_jobs is None:
-        workers = 1
-    elif n_jobs < 0:
-        workers = max(1, cores + 1 + n_jobs)
-    else:
-        workers = n_jobs
-    workers = max(1, min(workers, n_restarts))
-    _, omp_default, _ = _core.build_info()
-    threads = max(1, min(omp_default, cores // workers))
-    if n_samples is not None:
-        threads = max(1, min(threads, n_samples // MIN_SAMPLES_PER_THREAD))
-    return workers, threads
 
 
 def initial_state(rng, n_samples, n_splits, n_components, target, eps):

@@ -25,9 +25,9 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._restarts import available_cores
-from ._splits import _is_lightgbm, _is_xgboost, lightgbm_model_dump, xgboost_model_json
-from .model import _as_2d_float, _unwrap
+from ._threads import threads_from_n_jobs
+from ._validation import as_2d_float, check_n_jobs, check_positive_int
+from .sources import adapt, unwrap
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
@@ -36,120 +36,17 @@ DISTANCES = ("auto", "rf", "gbt", "euclidean")
 # --------------------------------------------------------------------------- distances
 
 
-def _is_xgboost_boosting(est):
-    """An XGBoost scikit-learn model that boosts (XGBRF* are random forests)."""
-    return _is_xgboost(est) and hasattr(est, "apply") and hasattr(est, "get_booster") \
-        and not type(est).__name__.startswith("XGBRF")
-
-
-def _is_lightgbm_model(est):
-    """A fitted LightGBM scikit-learn model (leaves by predict(pred_leaf=True))."""
-    return _is_lightgbm(est) and hasattr(est, "booster_") and hasattr(est, "predict")
-
-
-def _is_hist_gradient_boosting(est):
-    """A fitted scikit-learn HistGradientBoosting model (no apply: leaves by _hgb_leaves)."""
-    return type(est).__name__.startswith("HistGradientBoosting") and hasattr(est, "_predictors")
-
-
-def _hgb_leaves(est, X):
-    """Leaf (node) id of each row in each tree of a HistGradientBoosting model, trees
-    iteration-major (the classes of one iteration in turn), as its predictor walks
-    them: a missing value goes where missing_go_to_left says, else left when
-    x <= num_threshold. One vectorised step per tree level, over all rows."""
-    if getattr(est, "is_categorical_", None) is not None and np.any(est.is_categorical_):
-        raise TypeError("prototypes of a HistGradientBoosting model with categorical features "
-                        "are not supported")
-    X = _as_2d_float(X, allow_nan=True)  # the trees send NaN their own way
-    n = X.shape[0]
-    columns = []
-    for predictors in est._predictors:
-        for predictor in predictors:
-            nodes = predictor.nodes
-            is_leaf = nodes["is_leaf"].astype(bool)
-            node = np.zeros(n, dtype=np.intp)
-            rows = np.flatnonzero(~is_leaf[node])
-            while rows.size:
-                at = node[rows]
-                x = X[rows, nodes["feature_idx"][at]]
-                left = np.where(np.isnan(x), nodes["missing_go_to_left"][at].astype(bool),
-                                x <= nodes["num_threshold"][at])
-                node[rows] = np.where(left, nodes["left"][at], nodes["right"][at])
-                rows = rows[~is_leaf[node[rows]]]
-            columns.append(node)
-    return np.stack(columns, axis=1) if columns else np.zeros((n, 0), dtype=np.intp)
-
-
-def _has_leaves(est):
-    return hasattr(est, "apply") or _is_lightgbm_model(est) or _is_hist_gradient_boosting(est)
-
-
-def _is_boosting(est):
-    est = _unwrap(est)
-    sklearn_gb = hasattr(est, "estimators_") and isinstance(getattr(est, "estimators_"), np.ndarray) \
-        and hasattr(est, "learning_rate") and hasattr(est, "apply")
-    lightgbm_gb = _is_lightgbm_model(est) and getattr(est, "boosting_type", "gbdt") != "rf"
-    return sklearn_gb or _is_xgboost_boosting(est) or lightgbm_gb or _is_hist_gradient_boosting(est)
-
-
-def _lightgbm_leaf_values(est):
-    """Per tree, the output of each leaf by its leaf index (shrinkage included), from
-    ``dump_model()``: ``predict(pred_leaf=True)`` gives the leaf indices."""
-    try:
-        values = []
-        for info in lightgbm_model_dump(est)["tree_info"]:
-            stack, leaves = [info["tree_structure"]], {}
-            while stack:
-                node = stack.pop()
-                if "split_index" in node:
-                    stack += [node["left_child"], node["right_child"]]
-                else:  # a tree of a single leaf has no leaf_index
-                    leaves[int(node.get("leaf_index", 0))] = float(node["leaf_value"])
-            table = np.zeros(max(leaves) + 1)
-            table[list(leaves)] = list(leaves.values())
-            values.append(table)
-        return values
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"malformed LightGBM model dump: {exc}") from exc
-
-
-def _xgboost_node_values(est):
-    """Per tree, the value stored at each node id (a leaf's is its output, the learning
-    rate included), from the model's JSON: ``apply`` gives the node ids."""
-    booster = xgboost_model_json(est)["learner"]["gradient_booster"]
-    if booster.get("name") != "gbtree":
-        raise ValueError(f"distance='gbt' supports XGBoost's gbtree booster; this model has "
-                         f"{booster.get('name')!r}")
-    try:
-        return [np.asarray(t["split_conditions"], dtype=np.float64) for t in booster["model"]["trees"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"malformed XGBoost model JSON: {exc}") from exc
-
-
-def _is_forest(est):
-    est = _unwrap(est)
-    trees = getattr(est, "estimators_", None)
-    return isinstance(trees, list) and len(trees) > 0 and hasattr(trees[0], "tree_") \
-        and hasattr(est, "apply")
-
-
 def leaf_matrix(estimator, X):
-    """Leaf (node) id of each point in each tree, int32, shape (n_samples, n_trees).
+    """Leaf (node) id of each point in each tree, int32, shape (n_samples, n_trees), as
+    the estimator's source model gives them (defrag/sources): ``apply`` for
+    scikit-learn forests and gradient boosting (stage-major, a multiclass model's
+    per-class trees as separate trees) and XGBoost's scikit-learn models,
+    ``predict(X, pred_leaf=True)`` for LightGBM's, HistGradientBoosting's trees walked
+    level by level."""
+    return _int32_leaves(adapt(estimator).leaves(X))
 
-    Random forests / extra trees, XGBoost (node ids, trees in the booster's order):
-    ``apply`` as is; LightGBM: ``predict(X, pred_leaf=True)`` (leaf indices);
-    HistGradientBoosting (no ``apply``): its trees walked level by level. scikit-learn
-    gradient boosting:
-    ``apply`` gives (n, n_stages, n_trees_per_stage); flattened stage-major, so a
-    multiclass model contributes its per-class trees as separate trees."""
-    est = _unwrap(estimator)
-    if _is_lightgbm_model(est):
-        leaves = np.asarray(est.predict(X, pred_leaf=True))
-    elif _is_hist_gradient_boosting(est):
-        leaves = _hgb_leaves(est, X)
-    else:
-        leaves = np.asarray(est.apply(X))
-    leaves = leaves.reshape(leaves.shape[0], -1)
+
+def _int32_leaves(leaves):
     if leaves.size and (leaves.min() < 0 or leaves.max() > np.iinfo(np.int32).max):
         raise ValueError("leaf ids do not fit in int32")
     return np.ascontiguousarray(leaves, dtype=np.int32)
@@ -157,24 +54,18 @@ def leaf_matrix(estimator, X):
 
 def tree_weights(estimator, leaves, kind):
     """Per-tree weights: all 1 for "rf"; for "gbt" (Definition 3)
-    ``w_i = Var{learning_rate * v_i(s) : s in S}``, v_i(s) the value stored in the
-    leaf of tree i that s reaches (scikit-learn stores line-search-adjusted leaf
-    values and multiplies them by the learning rate when predicting, so
-    ``gamma_i c_i(s) = learning_rate * v_i(s)``). S = the rows of ``leaves``."""
+    ``w_i = Var{gamma_i c_i(s) : s in S}``, ``gamma_i c_i(s)`` the output of the leaf of
+    tree i that s reaches, learning rate included (``Tree.value``: scikit-learn's
+    stored values times the learning rate; XGBoost's, LightGBM's and
+    HistGradientBoosting's leaf outputs are already shrunk). S = the rows of ``leaves``."""
+    return _tree_weights(adapt(estimator), leaves, kind)
+
+
+def _tree_weights(source, leaves, kind):
     n_trees = leaves.shape[1]
     if kind == "rf":
         return np.ones(n_trees, dtype=np.float32)
-    est = _unwrap(estimator)
-    if _is_xgboost(est):  # leaf outputs already include the learning rate
-        node_values = _xgboost_node_values(est)
-    elif _is_lightgbm_model(est):  # and so do LightGBM's
-        node_values = _lightgbm_leaf_values(est)
-    elif _is_hist_gradient_boosting(est):  # and HistGradientBoosting's (shrunk when grown)
-        node_values = [np.asarray(p.nodes["value"], dtype=np.float64)
-                       for predictors in est._predictors for p in predictors]
-    else:
-        node_values = [est.learning_rate * tree.tree_.value[:, 0, 0]
-                       for tree in np.asarray(est.estimators_).reshape(-1)]
+    node_values = source.leaf_values()
     if len(node_values) != n_trees:
         raise ValueError("leaf matrix and boosting model disagree on the number of trees")
     w = np.empty(n_trees, dtype=np.float64)
@@ -420,29 +311,16 @@ class PrototypeExplainer(BaseEstimator):
 
     # -- checks
     def _check_params(self):
-        def positive_int(name, value, none_ok=False):
-            if none_ok and value is None:
-                return
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
-
-        positive_int("n_prototypes", self.n_prototypes)
-        positive_int("max_candidates", self.max_candidates, none_ok=True)
+        check_positive_int("n_prototypes", self.n_prototypes)
+        check_positive_int("max_candidates", self.max_candidates, allow_none=True)
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got {self.method!r}")
         if self.distance not in DISTANCES:
             raise ValueError(f"distance must be one of {DISTANCES}; got {self.distance!r}")
-        if self.n_jobs is not None and (isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, numbers.Integral)
-                                        or self.n_jobs == 0):
-            raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}")
+        check_n_jobs(self.n_jobs)
 
     def _threads(self):
-        cores = available_cores()
-        if self.n_jobs is None:
-            return max(1, cores)
-        if self.n_jobs < 0:
-            return max(1, cores + 1 + self.n_jobs)
-        return int(self.n_jobs)
+        return threads_from_n_jobs(self.n_jobs)
 
     def _resolve_distance(self, est):
         if est is None:
@@ -454,19 +332,36 @@ class PrototypeExplainer(BaseEstimator):
             check_is_fitted(est)
             return "euclidean"
         check_is_fitted(est)  # first: an unfitted HistGradientBoosting has no trees to walk
-        if not _has_leaves(est):
+        try:
+            source = self._source()
+        except TypeError:  # not a tree ensemble defrag reads
+            source = None
+        if source is None or not source.has_leaves:
             raise TypeError(f"{type(est).__name__} has no apply(); a tree ensemble is needed")
         if self.distance == "auto":
-            return "gbt" if _is_boosting(est) else "rf"
-        if self.distance == "gbt" and not _is_boosting(est):
+            return "gbt" if source.is_boosting else "rf"
+        if self.distance == "gbt" and not source.is_boosting:
             raise ValueError("distance='gbt' needs a gradient boosting model (scikit-learn's "
                              "GradientBoosting* or HistGradientBoosting*, XGBoost or LightGBM)")
         return self.distance
 
+    def _source(self):
+        """The estimator's SourceModel, read once (not pickled: rebuilt on first use)."""
+        est = unwrap(self.estimator)
+        cached = self.__dict__.get("_cached_source")
+        if cached is None or cached.estimator is not est:
+            cached = self.__dict__["_cached_source"] = adapt(est)
+        return cached
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_cached_source", None)
+        return state
+
     def _check_X(self, X, fitting=False):
-        Xf = _as_2d_float(X)
+        Xf = as_2d_float(X)
         n_feat = getattr(self, "n_features_in_", None)
-        est = _unwrap(self.estimator) if self.estimator is not None else None
+        est = unwrap(self.estimator) if self.estimator is not None else None
         if fitting:
             n_feat = getattr(est, "n_features_in_", None) if est is not None else None
         if n_feat is not None and Xf.shape[1] != n_feat:
@@ -478,7 +373,7 @@ class PrototypeExplainer(BaseEstimator):
     def _leaves(self, X, Xf):
         # a DataFrame goes to the estimator as it is, so that it checks the column names
         # (and does not warn that an array has none)
-        return leaf_matrix(self.estimator, X if hasattr(X, "columns") else Xf)
+        return _int32_leaves(self._source().leaves(X if hasattr(X, "columns") else Xf))
 
     def _dist(self, A_X, A_leaves, B_X, B_leaves):
         if self.distance_ == "euclidean":
@@ -487,7 +382,7 @@ class PrototypeExplainer(BaseEstimator):
 
     def fit(self, X, y=None):
         self._check_params()
-        est = _unwrap(self.estimator) if self.estimator is not None else None
+        est = unwrap(self.estimator) if self.estimator is not None else None
         kind = self._resolve_distance(est)
         Xf = self._check_X(X, fitting=True)
         n = Xf.shape[0]
@@ -532,7 +427,7 @@ class PrototypeExplainer(BaseEstimator):
             self.tree_weights_ = None
         else:
             leaves = self._leaves(X, Xf)
-            self.tree_weights_ = tree_weights(est, leaves, kind)
+            self.tree_weights_ = _tree_weights(self._source(), leaves, kind)
             D = tree_distance(leaves[cand], leaves, self.tree_weights_, self._threads())
 
         if self.method == "sg":

@@ -19,12 +19,10 @@ from defrag._splits import float32_threshold
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
 
-from defrag._splits import (  # noqa: E402
-    lightgbm_model_dump,
-    split_table_from_lightgbm,
-    split_table_from_xgboost,
-    xgboost_model_json,
-)
+from defrag.sources.lightgbm import LightGBMSource  # noqa: E402
+from defrag.sources.lightgbm import model_dump as lightgbm_model_dump  # noqa: E402
+from defrag.sources.xgboost import XGBoostSource  # noqa: E402
+from defrag.sources.xgboost import model_json as xgboost_model_json  # noqa: E402
 
 
 def binary_features(table, X):
@@ -175,7 +173,7 @@ def test_xgboost_categorical_frame(Model, n_classes, onehot):
     X, y = categorical_frame(n_classes)
     model = Model(n_estimators=6, max_depth=4, enable_categorical=True, max_cat_to_onehot=onehot,
                   random_state=0).fit(X, y)
-    table = split_table_from_xgboost(model, keep_duplicates=True)
+    table = XGBoostSource(model).split_table(keep_duplicates=True)
     assert list(table.categorical) == [False, True, False, True]
     assert [list(c) for c in table.encoding.categories if c is not None] == [
         list(X["colour"].cat.categories), list(X["size"].cat.categories)]
@@ -205,7 +203,7 @@ def test_xgboost_categorical_codes_in_numpy():
     types = ["q", "c", "q", "c"]
     model = xgb.XGBClassifier(n_estimators=6, max_depth=4, max_cat_to_onehot=1, feature_types=types,
                               enable_categorical=True).fit(Xn, y)
-    table = split_table_from_xgboost(model, keep_duplicates=True)
+    table = XGBoostSource(model).split_table(keep_duplicates=True)
     Xn[::9, 1] = -1  # XGBoost accepts invalid codes at prediction time only
     Xn[1::9, 3] = 99
 
@@ -277,7 +275,7 @@ LGB_PARAMS = dict(n_estimators=6, num_leaves=12, min_child_samples=5, min_data_p
 def test_lightgbm_categorical_frame(Model, n_classes):
     X, y = categorical_frame(n_classes)
     model = Model(**LGB_PARAMS).fit(X, y)
-    table = split_table_from_lightgbm(model, keep_duplicates=True)
+    table = LightGBMSource(model).split_table(keep_duplicates=True)
     table.encoding = table.encoding.bind(X)
     assert table.categorical[1] and not table.categorical[[0, 2]].any()
     lightgbm_walk(model, table, X)
@@ -298,7 +296,7 @@ def test_lightgbm_categorical_codes_in_numpy():
     Xn[1::9, 3] = 1000
     Xn[2::9, 1] = np.nan
     model = lgb.LGBMClassifier(**LGB_PARAMS).fit(Xn, y, categorical_feature=[1, 3])
-    table = split_table_from_lightgbm(model, keep_duplicates=True)
+    table = LightGBMSource(model).split_table(keep_duplicates=True)
     lightgbm_walk(model, table, Xn)
 
 
@@ -311,7 +309,7 @@ def test_lightgbm_zero_as_missing():
     X[::5, 1] = -0.0
     y = X[:, 2] + np.nan_to_num(X[:, 0]) + 2.0 * (X[:, 0] == 0) - (X[:, 1] == 0)
     model = lgb.LGBMRegressor(n_estimators=8, num_leaves=8, zero_as_missing=True, verbose=-1).fit(X, y)
-    table = split_table_from_lightgbm(model, keep_duplicates=True)
+    table = LightGBMSource(model).split_table(keep_duplicates=True)
     assert table.encoding.zero_missing.all()
     # zero is |x| <= 1e-35 (as float32): values on both sides of that edge
     edge = float(np.float32(1e-35))
@@ -534,7 +532,7 @@ def test_malformed_categorical_json_is_a_value_error():
     ]
     for change in changes:
         with pytest.raises(ValueError, match="malformed XGBoost"):
-            split_table_from_xgboost(broken(change))
+            XGBoostSource(broken(change)).split_table()
 
 
 def test_malformed_categorical_dump_is_a_value_error():
@@ -572,13 +570,13 @@ def test_malformed_categorical_dump_is_a_value_error():
     ]
     for change in changes:
         with pytest.raises(ValueError, match="malformed LightGBM"):
-            split_table_from_lightgbm(broken(change))
+            LightGBMSource(broken(change)).split_table()
     # pandas categories are placed on the DataFrame's categorical columns at fit time
     twice = broken(lambda d: d["pandas_categorical"][0].__setitem__(1, d["pandas_categorical"][0][0]))
     with pytest.raises(ValueError, match="not unique"):
-        split_table_from_lightgbm(twice).encoding.bind(X)
+        LightGBMSource(twice).split_table().encoding.bind(X)
     with pytest.raises(ValueError, match="categorical columns"):
-        split_table_from_lightgbm(dump).encoding.bind(X.assign(size=X["size"].cat.codes))
+        LightGBMSource(dump).split_table().encoding.bind(X.assign(size=X["size"].cat.codes))
 
 
 def test_restarts_on_a_subsample_with_categorical_splits():

@@ -36,7 +36,7 @@ def test_estimators_load_on_first_use():
         "from defrag import DefragModel, ProxyTree, tree_distance\n"
         "print(before, 'sklearn' in sys.modules, DefragModel.__module__, ProxyTree.__module__)"
     )
-    assert out == "False True defrag.model defrag.proxy"
+    assert out == "False True defrag.defrag_model defrag.proxy.estimators"
 
 
 def test_every_public_name_resolves():

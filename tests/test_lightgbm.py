@@ -6,7 +6,8 @@ lgb = pytest.importorskip("lightgbm")
 
 from conftest import tabular_data, xor_data  # noqa: E402
 from defrag import DefragModel  # noqa: E402
-from defrag._splits import lightgbm_model_dump, split_table_from_lightgbm  # noqa: E402
+from defrag.sources.lightgbm import LightGBMSource  # noqa: E402
+from defrag.sources.lightgbm import model_dump as lightgbm_model_dump  # noqa: E402
 
 
 def data(n_classes, seed=0):
@@ -37,7 +38,7 @@ def leaf_of(tree, x, table):
 def test_binary_features_reach_lightgbm_leaves(Model, n_classes):
     X, y = data(n_classes)
     model = Model(n_estimators=6, num_leaves=12, min_child_samples=5, verbose=-1).fit(X, y)
-    table = split_table_from_lightgbm(model, keep_duplicates=True)
+    table = LightGBMSource(model).split_table(keep_duplicates=True)
     trees = lightgbm_model_dump(model)["tree_info"]
     leaves = model.booster_.predict(X, pred_leaf=True)
     for i, tree in enumerate(trees):
@@ -50,9 +51,9 @@ def test_malformed_dump_is_a_value_error():
     dump = lgb.LGBMClassifier(n_estimators=2, verbose=-1).fit(X, y).booster_.dump_model()
     del dump["tree_info"][0]["tree_structure"]["left_child"]
     with pytest.raises(ValueError, match="malformed LightGBM"):
-        split_table_from_lightgbm(dump)
+        LightGBMSource(dump).split_table()
     with pytest.raises(ValueError, match="malformed LightGBM"):
-        split_table_from_lightgbm({"tree_info": []})
+        LightGBMSource({"tree_info": []}).split_table()
 
 
 def test_lightgbm_synthetic1():

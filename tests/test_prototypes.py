@@ -397,11 +397,11 @@ def test_results_do_not_depend_on_threads(cancer):
 
 def test_constant_boosting_model_is_rejected():
     from types import SimpleNamespace
-    tree = SimpleNamespace(tree_=SimpleNamespace(value=np.full((3, 1, 1), 0.5)))
-    gb = SimpleNamespace(estimators_=np.array([[tree], [tree]], dtype=object), learning_rate=0.1)
+    # a source model whose two trees hold 0.05 (0.5 times the learning rate) at every node
+    source = SimpleNamespace(leaf_values=lambda: [np.full(3, 0.05), np.full(3, 0.05)])
     leaves = np.array([[1, 2], [2, 1], [1, 1]], dtype=np.int32)
     with pytest.raises(ValueError, match="constant"):
-        P.tree_weights(gb, leaves, "gbt")
+        P._tree_weights(source, leaves, "gbt")
 
 
 def definition3_from_margins(stages, K, centre_first=False):

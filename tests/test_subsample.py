@@ -5,7 +5,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from conftest import xor_data
 from defrag import DefragModel
-from defrag.model import AUTO_SUBSAMPLE, AUTO_SUBSAMPLE_ABOVE
+from defrag.defrag_model import AUTO_SUBSAMPLE, AUTO_SUBSAMPLE_ABOVE
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ xgb = pytest.importorskip("xgboost")
 
 from conftest import tabular_data, xor_data  # noqa: E402
 from defrag import DefragModel  # noqa: E402
-from defrag._splits import split_table_from_xgboost, xgboost_model_json  # noqa: E402
+from defrag.sources.xgboost import XGBoostSource  # noqa: E402
+from defrag.sources.xgboost import model_json as xgboost_model_json  # noqa: E402
 
 
 def data(n_classes, seed=0):
@@ -38,7 +39,7 @@ def walk(tree, X, threshold_of):
 def test_binary_features_reach_xgboost_leaves(Model, n_classes):
     X, y = data(n_classes)
     model = Model(n_estimators=8, max_depth=4, random_state=0).fit(X, y)
-    table = split_table_from_xgboost(model, keep_duplicates=True)
+    table = XGBoostSource(model).split_table(keep_duplicates=True)
     doc = xgboost_model_json(model)
     trees = doc["learner"]["gradient_booster"]["model"]["trees"]
     leaves = model.get_booster().predict(xgb.DMatrix(X), pred_leaf=True).reshape(len(X), -1)
@@ -63,13 +64,13 @@ def test_malformed_json_is_a_value_error():
     model = xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y)
     text = model.get_booster().save_raw(raw_format="json").decode()
     with pytest.raises(ValueError, match="malformed XGBoost"):
-        split_table_from_xgboost(text[: len(text) // 2])
+        XGBoostSource(text[: len(text) // 2]).split_table()
     doc = json.loads(text)
     del doc["learner"]["gradient_booster"]["model"]["trees"][0]["split_indices"]
     with pytest.raises(ValueError, match="malformed XGBoost"):
-        split_table_from_xgboost(doc)
+        XGBoostSource(doc).split_table()
     with pytest.raises(ValueError, match="malformed XGBoost"):
-        split_table_from_xgboost({"learner": 3})
+        XGBoostSource({"learner": 3}).split_table()
 
 
 def test_xgboost_synthetic1_and_missing_values():

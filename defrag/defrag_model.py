@@ -13,23 +13,18 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator, is_classifier
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._inputs import as_2d_float as _as_2d_float  # noqa: F401  (proxy.py, prototypes.py)
-from ._restarts import run_restarts, run_screened_restarts, thread_budget
+from ._restarts import run_restarts, run_screened_restarts
 from ._rules import Rule, RuleSet, extract_rule_conditions
-from ._splits import (
-    _is_lightgbm,
-    _is_xgboost,
-    split_table_from_array,
-    split_table_from_estimator,
-    split_table_from_lightgbm,
-    split_table_from_xgboost,
-)
+from ._threads import thread_budget
+from ._validation import check_n_jobs, check_positive_int, feature_names_of, n_columns
+from .sources import adapt, predicts, unwrap
+from .sources.split_array import SplitArraySource
 
 logger = logging.getLogger("defrag")
 
@@ -50,52 +45,6 @@ class _Target:
     std: float = 1.0
     var: float = 1.0
     var_floor: float = 1e-12
-
-
-def _unwrap(estimator):
-    """The fitted model inside a FrozenEstimator (keeps clone / cross-validation working)
-    or at the end of a Pipeline whose earlier steps are passthrough."""
-    if type(estimator).__name__ == "FrozenEstimator" and hasattr(estimator, "estimator"):
-        return _unwrap(estimator.estimator)
-    if type(estimator).__name__ == "Pipeline" and hasattr(estimator, "steps"):
-        transforms = [step for _, step in estimator.steps[:-1] if step not in (None, "passthrough")]
-        if transforms:
-            raise TypeError(
-                "the Pipeline transforms its inputs before the model "
-                f"({', '.join(type(t).__name__ for t in transforms)}); rules must speak of the "
-                "inputs, so pass the fitted model and the transformed X instead"
-            )
-        return _unwrap(estimator.steps[-1][1])
-    return estimator
-
-
-def _is_split_array(obj):
-    if isinstance(obj, (list, tuple)):
-        return True
-    return isinstance(obj, np.ndarray)
-
-
-def _feature_names_of(X):
-    cols = getattr(X, "columns", None)
-    if cols is None:
-        return None
-    return np.asarray([str(c) for c in cols], dtype=object)
-
-
-def _n_columns(X):
-    """Number of columns of a 2-D input (checked before the source model's encoding reads it)."""
-    shape = getattr(X, "shape", None)
-    if shape is None:  # lists and the like
-        try:
-            arr = np.asarray(X)
-        except Exception as exc:  # ragged lists and similar
-            raise TypeError("X must be a 2-D numeric array") from exc
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-            raise TypeError(f"X must be numeric; got dtype {arr.dtype}")
-        shape = arr.shape
-    if len(shape) != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(shape)}")
-    return int(shape[1])
 
 
 def _fit_problem(splits, s_matrix, target):
@@ -222,13 +171,9 @@ class DefragModel(BaseEstimator):
 
     # ------------------------------------------------------------------ checks
     def _check_params(self):
-        def positive_int(name, value):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
-
-        positive_int("max_rules", self.max_rules)
-        positive_int("n_restarts", self.n_restarts)
-        positive_int("max_iter", self.max_iter)
+        check_positive_int("max_rules", self.max_rules)
+        check_positive_int("n_restarts", self.n_restarts)
+        check_positive_int("max_iter", self.max_iter)
         if self.method not in ("fab", "em"):
             raise ValueError(f"method must be 'fab' or 'em'; got {self.method!r}")
         if self.task not in ("auto", "regression", "classification"):
@@ -255,8 +200,7 @@ class DefragModel(BaseEstimator):
             raise ValueError(
                 f"subsample must be 'auto', None, an integer >= 1 or a float in (0, 1]; got {sub!r}"
             )
-        if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0):
-            raise ValueError(f"n_jobs must be None or a non-zero integer; got {self.n_jobs!r}")
+        check_n_jobs(self.n_jobs)
 
     def _subsample_size(self, n_samples):
         """Rows of the screening subsample, or n_samples when restarts are not screened."""
@@ -276,47 +220,41 @@ class DefragModel(BaseEstimator):
             return np.zeros(0)
         return np.asarray(self.eps_schedule, dtype=np.float64).reshape(-1)
 
-    def _splits_and_task(self, n_features, y):
-        est = _unwrap(self.estimator)
-        if est is None:
+    def _source(self, n_features):
+        """The SourceModel of the estimator, its feature count checked against X's first
+        (a malformed model's count must not size anything)."""
+        if unwrap(self.estimator) is None:
             raise ValueError("DefragModel needs an estimator: a fitted forest or an array of splits")
-        if _is_split_array(est):
-            splits = split_table_from_array(est, n_features, self.keep_duplicate_splits)
-            if y is None:
-                raise ValueError("y is required when the splits are given as an array")
-            if self.task != "auto":
-                return splits, self.task
-            kind = type_of_target(y)
-            if kind in ("binary", "multiclass"):
-                return splits, "classification"
-            if kind == "continuous":
-                return splits, "regression"
-            raise ValueError(f"cannot infer the task from y of type {kind!r}; set task=")
-        if _is_xgboost(est):
-            splits = split_table_from_xgboost(est, self.keep_duplicate_splits)
-        elif _is_lightgbm(est):
-            splits = split_table_from_lightgbm(est, self.keep_duplicate_splits)
-        else:
-            splits = split_table_from_estimator(est, self.keep_duplicate_splits)
-        if n_features != splits.n_features:
+        source = adapt(self.estimator, n_features)
+        if source.n_features != n_features:
             raise ValueError(
-                f"X has {n_features} features but the estimator was fitted with {splits.n_features}"
+                f"X has {n_features} features but the estimator was fitted with {source.n_features}"
             )
-        if self.task != "auto":
-            return splits, self.task
-        if not hasattr(est, "predict") or not hasattr(est, "get_params"):  # a raw Booster
-            if y is None:
-                raise ValueError("y is required with a raw Booster; or pass the scikit-learn wrapper")
-            kind = type_of_target(y)
-            return splits, "classification" if kind in ("binary", "multiclass") else "regression"
-        return splits, "classification" if is_classifier(est) else "regression"
+        return source
 
-    def _encode_target(self, y, task, X_input):
-        est = _unwrap(self.estimator)
+    def _task(self, source, y):
+        """The task: as set, else the model's own, else from the type of y."""
+        split_array = isinstance(source, SplitArraySource)
+        if split_array and y is None:
+            raise ValueError("y is required when the splits are given as an array")
+        if self.task != "auto":
+            return self.task
+        if source.task is not None:
+            return source.task
+        if y is None:  # a raw Booster
+            raise ValueError("y is required with a raw Booster; or pass the scikit-learn wrapper")
+        kind = type_of_target(y)
+        if kind in ("binary", "multiclass"):
+            return "classification"
+        if kind == "continuous" or not split_array:
+            return "regression"
+        raise ValueError(f"cannot infer the task from y of type {kind!r}; set task=")
+
+    def _encode_target(self, source, y, task, X_input):
         if y is None:
-            if not hasattr(est, "get_params"):
+            if not source.has_predict:
                 raise ValueError("y is required when the model has no scikit-learn predict")
-            y = est.predict(X_input)
+            y = source.predict(X_input)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = y.ravel()
@@ -335,9 +273,8 @@ class DefragModel(BaseEstimator):
             return _Target(np.ascontiguousarray(yv), 0, float(np.mean(yv)), float(np.sqrt(scale)), scale, floor), None
         if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinite values")
-        classes = None
-        if not _is_split_array(est) and hasattr(est, "classes_") and np.ndim(est.classes_) == 1:
-            classes = np.asarray(est.classes_)
+        classes = source.classes
+        if classes is not None:
             if not np.all(np.isin(y, classes)):
                 classes = None  # y has labels the ensemble does not know: use y's own
         if classes is None:
@@ -349,9 +286,11 @@ class DefragModel(BaseEstimator):
     def fit(self, X, y=None):
         """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None."""
         self._check_params()
-        names_in = _feature_names_of(X)
+        names_in = feature_names_of(X)
         X_input = X
-        splits, task = self._splits_and_task(_n_columns(X), y)
+        source = self._source(n_columns(X))
+        task = self._task(source, y)
+        splits = source.split_table(self.keep_duplicate_splits)
         # the inputs as the source model reads them (category codes, zero as missing)
         splits.encoding = splits.encoding.bind(X)
         Xf = splits.encoding.transform(X, allow_nan=True)
@@ -362,7 +301,7 @@ class DefragModel(BaseEstimator):
             if n_y != Xf.shape[0]:
                 raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
         _check_missing(Xf, splits)
-        target, classes = self._encode_target(y, task, X_input)
+        target, classes = self._encode_target(source, y, task, X_input)
 
         X_prep = splits.prepare(Xf)
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
@@ -434,7 +373,7 @@ class DefragModel(BaseEstimator):
             return names
         if hasattr(self, "feature_names_in_"):
             return list(self.feature_names_in_)
-        est_names = getattr(_unwrap(self.estimator), "feature_names_in_", None)
+        est_names = getattr(unwrap(self.estimator), "feature_names_in_", None)
         if est_names is not None and len(est_names) == self.n_features_in_:
             return [str(n) for n in est_names]
         return [f"x{d}" for d in range(self.n_features_in_)]
@@ -459,10 +398,10 @@ class DefragModel(BaseEstimator):
     # ----------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
-        n_columns = _n_columns(X)
-        if n_columns != self.n_features_in_:
-            raise ValueError(f"X has {n_columns} features but DefragModel was fitted with {self.n_features_in_}")
-        names = _feature_names_of(X)
+        n_cols = n_columns(X)
+        if n_cols != self.n_features_in_:
+            raise ValueError(f"X has {n_cols} features but DefragModel was fitted with {self.n_features_in_}")
+        names = feature_names_of(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and list(names) != list(fitted_names):
             raise ValueError("X has different feature names (or order) than at fit time")
@@ -531,9 +470,8 @@ class DefragModel(BaseEstimator):
         else:
             error = float(np.mean((pred - y.astype(np.float64)) ** 2))
         fidelity = None
-        est = _unwrap(self.estimator)
-        if not _is_split_array(est) and hasattr(est, "get_params"):
-            ens = np.asarray(_unwrap(self.estimator).predict(X))
+        if predicts(self.estimator):
+            ens = np.asarray(unwrap(self.estimator).predict(X))
             if self.task_ == "classification":
                 fidelity = float(np.mean(pred == ens))
             else:

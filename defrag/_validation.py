@@ -1,0 +1,74 @@
+"""Checks shared by every estimator: inputs, parameters, feature names."""
+import numbers
+
+import numpy as np
+
+
+def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
+    """X as a 2-D float64 array; TypeError for non-numeric input, ValueError for
+    NaN (unless allow_nan) and infinite values (unless allow_inf)."""
+    if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame
+        try:
+            X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{what} has non-numeric columns; defrag needs numeric features") from exc
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and similar
+        raise TypeError(f"{what} must be a 2-D numeric array") from exc
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{what} must be numeric; got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{what} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{what} must be real-valued")
+    arr = arr.astype(np.float64, copy=False)
+    # a pass over X (the scoring path allows both, and reads only what the rules name)
+    if not (allow_nan and allow_inf) and not np.all(np.isfinite(arr)):
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(np.isinf(arr).sum())
+        if (n_inf and not allow_inf) or (n_nan and not allow_nan):
+            raise ValueError(
+                f"{what} contains {n_nan} NaN and {n_inf} infinite values; infinite values "
+                "are not supported, and NaN only with a model that handles missing values"
+            )
+    return arr
+
+
+def feature_names_of(X):
+    """The column names of a DataFrame as strings, or None for other inputs."""
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    return np.asarray([str(c) for c in cols], dtype=object)
+
+
+def n_columns(X):
+    """Number of columns of a 2-D input (checked before a source model's encoding reads it)."""
+    shape = getattr(X, "shape", None)
+    if shape is None:  # lists and the like
+        try:
+            arr = np.asarray(X)
+        except Exception as exc:  # ragged lists and similar
+            raise TypeError("X must be a 2-D numeric array") from exc
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise TypeError(f"X must be numeric; got dtype {arr.dtype}")
+        shape = arr.shape
+    if len(shape) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(shape)}")
+    return int(shape[1])
+
+
+def check_positive_int(name, value, allow_none=False, low=1):
+    """ValueError unless value is an integer >= low (or None when allow_none)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+
+
+def check_n_jobs(n_jobs):
+    """ValueError unless n_jobs is None or a non-zero integer (scikit-learn's convention)."""
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
+                               or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")

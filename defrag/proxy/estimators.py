@@ -1,0 +1,364 @@
+"""ProxyTree and ProxyTreeClassifier: the scikit-learn estimators."""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _core
+from .._rules import Condition, Rule, RuleSet
+from .._validation import as_2d_float, check_positive_int, feature_names_of
+from ..sources import unwrap
+from .grow import _grow, _node_stats, _node_stats_proba
+from .prune import _apply, _leaf_mask, _pruning_path, _select
+from .reference import _as_1d_float, _check_variance, reference_predictions, reference_proba
+
+# sigma^2 is floored at this fraction of the root's sigma^2 (and at 1e-300): with
+# zero reference variance a pure node would otherwise score log(0) = -inf.
+_REL_VAR_FLOOR = 1e-12
+
+
+class ProxyTree(RegressorMixin, BaseEstimator):
+    """A small regression tree fitted to a reference model's predictive mean and variance.
+
+    Parameters
+    ----------
+    estimator : fitted regressor or None, default=None
+        The reference model. Its predictive mean and variance at the training
+        inputs are the targets (see ``reference_predictions``). With None, ``fit``
+        takes the targets as ``y`` (and optionally ``variance``): this fits a
+        plain maximum-likelihood CART to data.
+    min_samples_leaf : int, default=5
+        Growing stops at this minimum leaf size (sec. 3.1.1).
+    max_depth : int or None, default=None
+    max_leaves : int or None, default=None
+        Take the largest subtree on the pruning path with at most this many leaves.
+    alpha : float or None, default=None
+        Take the subtree of this alpha (eq. 9). With neither ``alpha`` nor
+        ``max_leaves`` set, alpha is chosen by ``cv``-fold cross-validation of the
+        held-out expected squared loss ``mean_j [v_j + (m_j - prediction_j)^2]``.
+    cv : int, default=5
+    random_state : int, RandomState or None, default=None
+        Shuffling of the cross-validation folds.
+    n_threads : int, default=1
+        Threads of the C split search.
+
+    Attributes
+    ----------
+    tree_ : dict of arrays ``children_left``, ``children_right``, ``feature``,
+        ``threshold`` (left: ``x <= threshold``), ``value``, ``n_node_samples``,
+        ``node_sse`` of the selected subtree (node 0 the root, -1 for no child).
+    pruning_path_ : dict with ``n_leaves``, ``fit`` (S log sigma2) and ``alphas``
+        of the weakest-link sequence of the grown tree (nested subtrees). alpha
+        selects the subtree minimising ``fit + alpha * n_leaves``; ``alphas[k]`` is
+        the smallest alpha selecting subtree k, NaN if none does (eq. 9 is not
+        additive over leaves, so a weakest-link step can be skipped).
+    alpha_ : the selected alpha (NaN for a ``max_leaves`` subtree no alpha
+        selects); ``cv_alphas_``/``cv_loss_`` when chosen by CV.
+    n_leaves_, n_features_in_, feature_names_in_ (DataFrame input),
+    feature_scale_ (training standard deviations, for local explanations).
+    """
+
+    def __init__(self, estimator=None, min_samples_leaf=5, max_depth=None, max_leaves=None,
+                 alpha=None, cv=5, random_state=None, n_threads=1):
+        self.estimator = estimator
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.alpha = alpha
+        self.cv = cv
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    # -- validation
+    def _check_params(self):
+        check_positive_int("min_samples_leaf", self.min_samples_leaf)
+        check_positive_int("max_depth", self.max_depth, allow_none=True, low=0)
+        check_positive_int("max_leaves", self.max_leaves, allow_none=True)
+        check_positive_int("cv", self.cv, low=2)
+        check_positive_int("n_threads", self.n_threads)
+        if self.alpha is not None:
+            if not isinstance(self.alpha, numbers.Real) or not np.isfinite(self.alpha) or self.alpha < 0:
+                raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}")
+            if self.max_leaves is not None:
+                raise ValueError("give alpha or max_leaves, not both")
+        if self.estimator is not None:
+            est = unwrap(self.estimator)
+            if not callable(getattr(est, "predict", None)):
+                raise TypeError(f"estimator must have a predict method; got {type(est).__name__}")
+            if is_classifier(est) and not is_classifier(self):
+                raise TypeError(f"{type(est).__name__} is a classifier: use ProxyTreeClassifier")
+
+    def _targets(self, X, y, variance):
+        n = X.shape[0]
+        if self.estimator is not None:
+            return reference_predictions(self.estimator, X, variance)
+        if y is None:
+            raise ValueError("without an estimator, fit needs the targets y")
+        mean = _as_1d_float(y, n, "y")
+        if variance is None:
+            var = np.zeros(n)
+        elif callable(variance):
+            var = _check_variance(variance(X), n)
+        else:
+            var = _check_variance(variance, n)
+        return mean, var
+
+    def fit(self, X, y=None, variance=None):
+        """Fit to the reference's mean/variance at X (``y`` ignored when an
+        estimator is set), or to the targets ``y`` with per-point ``variance``
+        (array, callable ``variance(X)`` or None for zero) without one."""
+        self._check_params()
+        names = feature_names_of(X)
+        X_in, X = X, np.ascontiguousarray(as_2d_float(X))
+        if X.shape[0] < 1:
+            raise ValueError("X has no rows")
+        targets = self._targets(X_in if names is not None else X, y, variance)
+        self.n_features_in_ = X.shape[1]
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        scale = X.std(axis=0)
+        self.feature_scale_ = np.where(scale > 0, scale, 1.0)
+        self.feature_range_ = X.max(axis=0) - X.min(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+        self._store_targets(targets)
+        self._fit_targets(X, targets)
+        return self
+
+    def _store_targets(self, targets):
+        self.reference_mean_, self.reference_var_ = targets
+
+    def _grow_and_path(self, X, targets):
+        mean, var = targets
+        root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
+        floor = max(_REL_VAR_FLOOR * root, 1e-300)
+        leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
+        grown = _grow(X, lambda rows: _core.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
+                      lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
+        return grown, _pruning_path(grown, floor)
+
+    @staticmethod
+    def _heldout_loss(values, targets, held):
+        """Expected squared loss sum_j [v_j + (m_j - prediction_j)^2] of held-out rows."""
+        mean, var = targets
+        return float(np.sum(var[held] + (mean[held] - values) ** 2))
+
+    def _fit_targets(self, X, targets):
+        grown, (alphas, n_leaves, fits, order) = self._grow_and_path(X, targets)
+        self.pruning_path_ = {"alphas": alphas, "n_leaves": n_leaves, "fit": fits}
+        if self.alpha is not None:
+            k = _select(fits, n_leaves, float(self.alpha))
+            self.alpha_ = float(self.alpha)
+        elif self.max_leaves is not None:
+            k = int(np.flatnonzero(n_leaves <= self.max_leaves)[0])
+            self.alpha_ = float(alphas[k])  # NaN when no alpha selects this subtree
+        else:
+            self.alpha_ = self._cv_alpha(X, targets, alphas)
+            k = _select(fits, n_leaves, self.alpha_)
+        self.tree_ = self._compact(grown, _leaf_mask(grown, order, k))
+        self.n_leaves_ = int(n_leaves[k])
+
+    def _cv_alpha(self, X, targets, alphas):
+        n = X.shape[0]
+        # geometric midpoints of the path's alpha intervals (Breiman et al. 1984)
+        a = alphas[np.isfinite(alphas)]
+        betas = np.append(np.sqrt(a[:-1] * a[1:]), a[-1])
+        if n < self.cv:
+            raise ValueError(f"cross-validation with cv={self.cv} needs at least {self.cv} rows; got {n}")
+        rng = check_random_state(self.random_state)
+        folds = np.array_split(rng.permutation(n), self.cv)
+        loss = np.zeros(betas.size)
+        for held in folds:
+            train = np.ones(n, dtype=bool)
+            train[held] = False
+            Xt = np.ascontiguousarray(X[train])
+            grown, (_, nl, fit, order) = self._grow_and_path(Xt, tuple(t[train] for t in targets))
+            for i, b in enumerate(betas):
+                leaf = _apply(grown, _leaf_mask(grown, order, _select(fit, nl, b)), X[held])
+                loss[i] += self._heldout_loss(grown.value[leaf], targets, held)
+        loss /= n
+        self.cv_alphas_, self.cv_loss_ = betas, loss
+        best = np.flatnonzero(loss <= loss.min() * (1 + 1e-12) + 1e-300)
+        return float(betas[best[-1]])  # ties: the smaller tree
+
+    @staticmethod
+    def _compact(grown, leaf_mask):
+        keep, new_id, stack = [], {}, [0]
+        while stack:
+            v = stack.pop()
+            new_id[v] = len(keep)
+            keep.append(v)
+            if not leaf_mask[v]:
+                stack.append(int(grown.right[v]))
+                stack.append(int(grown.left[v]))
+        keep = np.asarray(keep)
+        internal = ~leaf_mask[keep]
+        left = np.where(internal, [new_id.get(int(grown.left[v]), -1) for v in keep], -1)
+        right = np.where(internal, [new_id.get(int(grown.right[v]), -1) for v in keep], -1)
+        return {
+            "children_left": left.astype(np.int64),
+            "children_right": right.astype(np.int64),
+            "feature": np.where(internal, grown.feature[keep], -1).astype(np.int64),
+            "threshold": np.where(internal, grown.threshold[keep], 0.0),
+            "value": grown.value[keep].copy(),
+            "n_node_samples": grown.n[keep].copy(),
+            "node_sse": grown.sse[keep].copy(),
+        }
+
+    # -- use
+    def _check_X(self, X):
+        check_is_fitted(self, "tree_")
+        X = as_2d_float(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features but the tree was fitted with {self.n_features_in_}")
+        return X
+
+    def apply(self, X):
+        """Index (in ``tree_``) of the leaf holding each row."""
+        X = self._check_X(X)
+        t = self.tree_
+        node = np.zeros(X.shape[0], dtype=np.int64)
+        while True:
+            idx = np.flatnonzero(t["children_left"][node] >= 0)
+            if idx.size == 0:
+                return node
+            nd = node[idx]
+            right = X[idx, t["feature"][nd]] > t["threshold"][nd]
+            node[idx] = np.where(right, t["children_right"][nd], t["children_left"][nd])
+
+    def predict(self, X):
+        return self.tree_["value"][self.apply(X)]
+
+    def _names(self):
+        if hasattr(self, "feature_names_in_"):
+            return [str(c) for c in self.feature_names_in_]
+        return [f"x{d}" for d in range(self.n_features_in_)]
+
+    def leaves(self):
+        """Node indices (in ``tree_``) of the leaves, left to right."""
+        t = self.tree_
+        out, stack = [], [0]
+        while stack:
+            v = stack.pop()
+            if t["children_left"][v] < 0:
+                out.append(v)
+            else:
+                stack += [int(t["children_right"][v]), int(t["children_left"][v])]
+        return out
+
+    @property
+    def rules_(self):
+        """The leaves as a RuleSet: one rule per leaf, ``lower < x_d <= upper``."""
+        check_is_fitted(self, "tree_")
+        t, names = self.tree_, self._names()
+        D = self.n_features_in_
+        rules = []
+        total = float(t["n_node_samples"][0])
+
+        def walk(v, lo, hi):
+            if t["children_left"][v] < 0:
+                conds = [Condition(d, names[d], None if lo[d] == -np.inf else lo[d],
+                                   None if hi[d] == np.inf else hi[d])
+                         for d in range(D) if lo[d] > -np.inf or hi[d] < np.inf]
+                n = int(t["n_node_samples"][v])
+                pred, proba = self._leaf_rule_value(t["value"][v])
+                rules.append(Rule(conds, pred, proba=proba, support=n, weight=n / total))
+                return
+            d, thr = t["feature"][v], t["threshold"][v]
+            hl = hi.copy()
+            hl[d] = min(hl[d], thr)
+            walk(int(t["children_left"][v]), lo, hl)
+            ll = lo.copy()
+            ll[d] = max(ll[d], thr)
+            walk(int(t["children_right"][v]), ll, hi)
+
+        walk(0, np.full(D, -np.inf), np.full(D, np.inf))
+        pred, proba = self._leaf_rule_value(t["value"][0])
+        return RuleSet(rules, pred, default_proba=proba, feature_names=names,
+                       classes=getattr(self, "classes_", None))
+
+    def _leaf_rule_value(self, value):
+        return float(value), None
+
+    def features_used(self):
+        check_is_fitted(self, "tree_")
+        f = self.tree_["feature"]
+        return sorted(set(int(d) for d in f[f >= 0]))
+
+    def explain_local(self, x, n_samples=200, scale=1.0, max_depth=3, variance=None,
+                      random_state=None, **tree_params):
+        """Local explanation of the reference around x (see ``explain_local``),
+        using this tree's reference and training feature scales."""
+        check_is_fitted(self, "tree_")
+        if self.estimator is None:
+            raise ValueError("explain_local needs a reference estimator (ProxyTree(estimator=...))")
+        from .local import explain_local  # local.py builds ProxyTrees: imported on use
+
+        return explain_local(self.estimator, x, self.feature_scale_, n_samples=n_samples,
+                             scale=scale, max_depth=max_depth, variance=variance,
+                             random_state=random_state, **tree_params)
+
+
+class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
+    """Proxy tree for a classifier: the reference's class probabilities are soft
+    targets of a categorical likelihood (footnote 3 of the paper).
+
+    A node's expected log-likelihood under the reference is n_i sum_c p_ic log p_ic
+    with p_i the mean reference probability vector of its rows (so the split search
+    minimises the weighted entropy of soft labels), and the pruning cost is
+    ``sum_leaves 2 n_i H(p_i) + alpha * b`` (-2 log-likelihood, the analogue of eq. 9).
+    Cross-validation scores held-out cross-entropy against the reference. Without
+    an estimator, ``fit(X, y)`` uses one-hot labels (a plain entropy CART).
+    Parameters and attributes as ProxyTree; ``tree_["value"]`` holds the class
+    probabilities of each node, ``classes_`` the labels.
+    """
+
+    def _check_params(self):
+        super()._check_params()
+        if self.estimator is not None and not callable(getattr(unwrap(self.estimator), "predict_proba", None)):
+            raise TypeError("estimator must have a predict_proba method for ProxyTreeClassifier")
+
+    def _targets(self, X, y, variance):
+        if variance is not None:
+            raise ValueError("ProxyTreeClassifier takes no variance: class probabilities carry the uncertainty")
+        if self.estimator is not None:
+            P = reference_proba(self.estimator, X)
+            self.classes_ = np.asarray(unwrap(self.estimator).classes_)
+            if self.classes_.size != P.shape[1]:
+                raise ValueError("the estimator's classes_ do not match its predict_proba columns")
+            return (np.ascontiguousarray(P),)
+        if y is None:
+            raise ValueError("without an estimator, fit needs the labels y")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        P = np.zeros((y.size, self.classes_.size))
+        P[np.arange(y.size), codes] = 1.0
+        return (P,)
+
+    def _store_targets(self, targets):
+        self.reference_proba_ = targets[0]
+
+    def _grow_and_path(self, X, targets):
+        P = np.ascontiguousarray(targets[0])
+        leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
+        grown = _grow(X, lambda rows: _core.proxy_best_split_proba(X, rows, P, leaf, threads),
+                      lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
+        return grown, _pruning_path(grown, None)
+
+    @staticmethod
+    def _heldout_loss(values, targets, held):
+        """Cross-entropy -sum_j sum_c P_jc log p_c of held-out rows (p clipped at 1e-12)."""
+        return float(-np.sum(targets[0][held] * np.log(np.maximum(values, 1e-12))))
+
+    def predict_proba(self, X):
+        return self.tree_["value"][self.apply(X)]
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def _leaf_rule_value(self, value):
+        return self.classes_[int(np.argmax(value))], value

@@ -1,0 +1,102 @@
+"""The reference model's predictions: predictive mean and variance (regression), class
+probabilities (classification), at the rows of X."""
+import numpy as np
+from sklearn.base import is_classifier
+
+from .._validation import as_2d_float
+from ..sources import unwrap
+from ..sources.sklearn_trees import bagged_members
+
+
+def _as_1d_float(a, n, what):
+    try:
+        arr = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be a numeric array") from exc
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D; got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{what} has {arr.shape[0]} entries but X has {n} rows")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} contains NaN or infinite values")
+    return np.ascontiguousarray(arr)
+
+
+def _check_variance(var, n):
+    var = _as_1d_float(var, n, "variance")
+    if np.any(var < 0):
+        raise ValueError(f"variance must be >= 0; got {int((var < 0).sum())} negative values "
+                         f"(min {var.min():.6g})")
+    return var
+
+
+def _reference_input(estimator, X_in, X):
+    """What to hand the reference: a DataFrame as it is (it keeps its feature names);
+    an array as a DataFrame with the estimator's own column names when it was fitted
+    on one (the neighbourhood samples of a local explanation are arrays), so that
+    scikit-learn does not warn that the array has none; else the array."""
+    if hasattr(X_in, "columns"):
+        return X_in
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None and len(names) == X.shape[1]:
+        import pandas as pd  # the estimator was fitted on a DataFrame: pandas is there
+
+        return pd.DataFrame(X, columns=names, copy=False)
+    return X
+
+
+def reference_predictions(estimator, X, variance=None):
+    """Predictive mean and variance of a fitted regressor at the rows of X.
+
+    For random forests, extra trees and bagging regressors the variance is the
+    spread (population variance) of the member predictions and the mean their
+    average. For any other estimator the mean is ``estimator.predict(X)`` and the
+    variance is ``variance``: an array (one value per row), a callable
+    ``variance(X) -> array``, or None for zero variance. A variance given for a
+    bagged ensemble replaces the member spread. Returns (mean, var), float64.
+    """
+    estimator = unwrap(estimator)
+    if not hasattr(estimator, "predict") or not callable(estimator.predict):
+        raise TypeError(f"the reference estimator must have a predict method; got {type(estimator).__name__}")
+    if is_classifier(estimator):
+        raise TypeError(f"{type(estimator).__name__} is a classifier: its reference predictions are "
+                        "class probabilities (reference_proba, ProxyTreeClassifier)")
+    X_in, X = X, as_2d_float(X)
+    X_in = _reference_input(estimator, X_in, X)
+    n = X.shape[0]
+    bagged = bagged_members(estimator) if variance is None else None
+    if bagged is not None:
+        members, feats = bagged
+        preds = np.empty((len(members), n))
+        for i, m in enumerate(members):
+            Xi = X if feats is None else X[:, feats[i]]
+            preds[i] = np.asarray(m.predict(Xi), dtype=np.float64).reshape(n)
+        mean = preds.mean(axis=0)
+        var = preds.var(axis=0)
+        return mean, var
+    mean = _as_1d_float(estimator.predict(X_in), n, "the reference's predictions")
+    if variance is None:
+        var = np.zeros(n)
+    elif callable(variance):
+        var = _check_variance(variance(X_in), n)
+    else:
+        var = _check_variance(variance, n)
+    return mean, var
+
+
+def reference_proba(estimator, X):
+    """Class probabilities of a fitted classifier at the rows of X (for random
+    forests the mean of the member trees' probabilities, which is predict_proba)."""
+    estimator = unwrap(estimator)
+    if not callable(getattr(estimator, "predict_proba", None)):
+        raise TypeError(f"a classification reference must have a predict_proba method; got "
+                        f"{type(estimator).__name__}")
+    X_in, X = X, as_2d_float(X)
+    P = np.asarray(estimator.predict_proba(_reference_input(estimator, X_in, X)), dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] != X.shape[0]:
+        raise ValueError(f"predict_proba returned shape {P.shape} for {X.shape[0]} rows")
+    if not np.all(np.isfinite(P)) or np.any(P < 0):
+        raise ValueError("the reference's class probabilities must be finite and >= 0")
+    return P

@@ -1,0 +1,72 @@
+"""Readers of fitted tree ensembles, one module per library, behind one interface.
+
+``adapt(estimator)`` unwraps a ``FrozenEstimator`` or a ``Pipeline`` whose earlier
+steps are passthrough and returns the ``SourceModel`` (see base.py) of the first
+registered reader that accepts the model. Adding a library is one module with a
+``SourceModel`` subclass and an ``accepts(estimator)`` test, one line in ``_REGISTRY``
+and one test file.
+"""
+from . import lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
+from .base import SourceModel, Tree, walk_tree
+from .base import predicts as _predicts
+
+__all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
+           "split_table_from_estimator", "predicts", "unwrap", "walk_tree"]
+
+SUPPORTED = ("scikit-learn " + ", ".join(sklearn_trees.FORESTS + sklearn_trees.BOOSTING
+                                         + sklearn_hist.NAMES)
+             + "; XGBoost and LightGBM models")
+
+# (accepts(estimator), SourceModel subclass), first match wins. ApplySource, last, gives
+# prototypes the leaves of any other model with scikit-learn's apply().
+_REGISTRY = [
+    (sklearn_trees.accepts, sklearn_trees.SklearnTreesSource),
+    (sklearn_hist.accepts, sklearn_hist.HistGradientBoostingSource),
+    (xgboost.accepts, xgboost.XGBoostSource),
+    (lightgbm.accepts, lightgbm.LightGBMSource),
+    (sklearn_trees.accepts_apply, sklearn_trees.ApplySource),
+]
+
+
+def unwrap(estimator):
+    """The fitted model inside a FrozenEstimator (keeps clone / cross-validation working)
+    or at the end of a Pipeline whose earlier steps are passthrough."""
+    if type(estimator).__name__ == "FrozenEstimator" and hasattr(estimator, "estimator"):
+        return unwrap(estimator.estimator)
+    if type(estimator).__name__ == "Pipeline" and hasattr(estimator, "steps"):
+        transforms = [step for _, step in estimator.steps[:-1] if step not in (None, "passthrough")]
+        if transforms:
+            raise TypeError(
+                "the Pipeline transforms its inputs before the model "
+                f"({', '.join(type(t).__name__ for t in transforms)}); rules must speak of the "
+                "inputs, so pass the fitted model and the transformed X instead"
+            )
+        return unwrap(estimator.steps[-1][1])
+    return estimator
+
+
+def adapt(estimator, n_features=None):
+    """The SourceModel of a fitted ensemble (or of a split array, given n_features)."""
+    est = unwrap(estimator)
+    if split_array.accepts(est):
+        if n_features is None:
+            raise ValueError("a split array needs the number of features")
+        return split_array.SplitArraySource(est, n_features)
+    for accepts, source in _REGISTRY:
+        if accepts(est):
+            return source(est)
+    raise TypeError(sklearn_trees.unsupported_message(est))
+
+
+def predicts(estimator):
+    """The (unwrapped) model has scikit-learn's predict: a raw Booster or a split array has not."""
+    est = unwrap(estimator)
+    return not split_array.accepts(est) and _predicts(est)
+
+
+def split_table_from_estimator(estimator, keep_duplicates=False):
+    """SplitTable of a fitted tree ensemble of any supported library."""
+    return adapt(estimator).split_table(keep_duplicates)
+
+
+split_table_from_array = split_array.split_table_from_array

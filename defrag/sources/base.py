@@ -1,0 +1,270 @@
+"""What defrag asks of a fitted tree ensemble, whatever library made it.
+
+A source module reads one library's models once and answers through a
+``SourceModel``: its trees as flat node arrays (``Tree``), the split table built
+from them, the leaf each row reaches in each tree and each leaf's value (for
+prototype distances), whether it boosts or bags, how it reads its inputs (an
+``InputEncoding``: category codes, zero as missing), whether missing values have a
+direction, its task and classes, and its own predictions.
+
+Every node test is stated in the terms of the float64 inputs as the encoding gives
+them: a present value goes right at a numeric node when ``x > threshold`` (a library
+that compares float32 copies has its thresholds converted, ``float32_threshold``);
+at a categorical node when its code is in the node's set (kind IN_SET) or not in it
+(NOT_IN_SET); a missing value goes right when ``missing_right``.
+"""
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._inputs import InputEncoding
+from .._splits import IN_SET, NOT_IN_SET, NUMERIC, SplitTable, slices
+
+__all__ = ["Tree", "SourceModel", "SplitCollector", "check_count", "predicts", "walk_tree"]
+
+# Feature or node counts above this in a model file are a malformed model, not a model
+# (they would make defrag allocate accordingly before any other check could fail).
+MAX_COUNT = 2**31 - 1
+
+
+def check_count(value, what, limit=MAX_COUNT):
+    """value as an int in [0, limit]; ValueError naming what otherwise."""
+    try:
+        count = int(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{what} must be an integer; got {value!r}") from exc
+    if count < 0 or count > limit:
+        raise ValueError(f"{what} must lie in [0, {limit}]; got {count}")
+    return count
+
+
+@dataclass
+class Tree:
+    """One tree as flat node arrays (node 0 the root).
+
+    children_left, children_right : int64 (n_nodes,), -1 at leaves
+    feature : int64 (n_nodes,), the input column a node tests (-1 at leaves)
+    threshold : float64 (n_nodes,), a present x goes right when x > threshold
+        (numeric nodes; 0 elsewhere)
+    kind : uint8 (n_nodes,), NUMERIC, IN_SET or NOT_IN_SET (0 at leaves)
+    cat_ptr, cat_codes : int64 (n_nodes + 1,) and int64 arrays: node j's category set
+        is ``cat_codes[cat_ptr[j]:cat_ptr[j + 1]]`` (empty for numeric nodes and leaves)
+    missing_right : uint8 (n_nodes,), a missing value goes right
+    value : float64 (n_nodes, n_values), what the library stores per node: for
+        boosting the tree's contribution to the raw score (learning rate included;
+        NaN at internal nodes where the library keeps none), for forests the node's
+        class fractions or mean
+    n_node_samples : int64 (n_nodes,) or None, training samples per node where the
+        library records them
+    output : int, the output (class) whose score the tree adds to (0 for a single output)
+    """
+
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    kind: np.ndarray
+    cat_ptr: np.ndarray
+    cat_codes: np.ndarray
+    missing_right: np.ndarray
+    value: np.ndarray
+    n_node_samples: np.ndarray = None
+    output: int = 0
+
+    @classmethod
+    def build(cls, children_left, children_right, feature, threshold, missing_right, value,
+              kind=None, set_sizes=None, set_codes=None, n_node_samples=None, output=0,
+              n_features=None):
+        """A checked Tree: children within the tree, every node reached once from the
+        root (no cycle, no shared child), features in [0, n_features)."""
+        left = np.asarray(children_left, dtype=np.int64)
+        n = left.size
+        right = np.asarray(children_right, dtype=np.int64)
+        if n == 0 or right.shape != (n,):
+            raise ValueError("a tree needs one left and one right child entry per node")
+        internal = left >= 0
+        if np.any(internal != (right >= 0)) or np.any(left >= n) or np.any(right >= n):
+            raise ValueError("tree children must be node indices within the tree (-1 at leaves)")
+        children = np.concatenate([left[internal], right[internal]])
+        if np.any(children == 0) or np.unique(children).size != children.size \
+                or children.size != n - 1:
+            raise ValueError("tree children must reach every node exactly once from the root")
+        feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
+        if n_features is not None and np.any(internal & ((feature < 0) | (feature >= n_features))):
+            bad = int(feature[internal & ((feature < 0) | (feature >= n_features))][0])
+            raise ValueError(f"split feature {bad} is outside [0, {n_features})")
+        kind = np.zeros(n, dtype=np.uint8) if kind is None else np.asarray(kind, dtype=np.uint8)
+        sizes = np.zeros(n, dtype=np.int64) if set_sizes is None else np.asarray(set_sizes, dtype=np.int64)
+        cat_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(sizes, out=cat_ptr[1:])
+        codes = np.zeros(0, dtype=np.int64) if set_codes is None else np.asarray(set_codes, dtype=np.int64)
+        if codes.size != cat_ptr[-1]:
+            raise ValueError("category set sizes do not match the category codes")
+        value = np.asarray(value, dtype=np.float64)
+        value = value.reshape(n, -1) if value.size else np.zeros((n, 1))
+        return cls(left, right, feature,
+                   np.where(internal & (kind == NUMERIC), np.asarray(threshold, dtype=np.float64), 0.0),
+                   kind, cat_ptr, codes, np.asarray(missing_right, dtype=np.uint8) & internal,
+                   value, None if n_node_samples is None else np.asarray(n_node_samples, dtype=np.int64),
+                   int(output))
+
+    @property
+    def n_nodes(self):
+        return int(self.children_left.size)
+
+    @property
+    def is_leaf(self):
+        return self.children_left < 0
+
+
+def walk_tree(tree, X):
+    """Node id of the leaf each row of X (float64 as the encoding gives it) reaches: one
+    vectorised step per tree level, over the rows still at internal nodes."""
+    X = np.asarray(X, dtype=np.float64)
+    node = np.zeros(X.shape[0], dtype=np.int64)
+    rows = np.flatnonzero(~tree.is_leaf[node])
+    while rows.size:
+        at = node[rows]
+        x = X[rows, tree.feature[at]]
+        right = x > tree.threshold[at]
+        for j in np.unique(at[tree.kind[at] != NUMERIC]):  # over categorical nodes, not rows
+            here = at == j
+            codes = tree.cat_codes[tree.cat_ptr[j]:tree.cat_ptr[j + 1]]
+            right[here] = np.isin(x[here], codes) ^ (tree.kind[j] == NOT_IN_SET)
+        right = np.where(np.isnan(x), tree.missing_right[at].astype(bool), right)
+        node[rows] = np.where(right, tree.children_right[at], tree.children_left[at])
+        rows = rows[~tree.is_leaf[node[rows]]]
+    return node
+
+
+class SplitCollector:
+    """Splits gathered tree by tree, then made into one SplitTable."""
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, feature, threshold, missing_right, kind=None, set_sizes=None, set_codes=None):
+        n = len(feature)
+        self.parts.append((
+            np.asarray(feature, dtype=np.int64), np.asarray(threshold, dtype=np.float64),
+            np.asarray(missing_right, dtype=np.uint8),
+            np.zeros(n, dtype=np.uint8) if kind is None else np.asarray(kind, dtype=np.uint8),
+            np.zeros(n, dtype=np.int64) if set_sizes is None else np.asarray(set_sizes, dtype=np.int64),
+            np.zeros(0, dtype=np.int64) if set_codes is None else np.asarray(set_codes, dtype=np.int64),
+        ))
+
+    def add_tree(self, tree):
+        """The internal nodes of a Tree, in node order."""
+        internal = np.flatnonzero(~tree.is_leaf)
+        sizes = np.diff(tree.cat_ptr)[internal]
+        _, codes = slices(tree.cat_codes, tree.cat_ptr[internal], sizes)
+        self.add(tree.feature[internal], tree.threshold[internal], tree.missing_right[internal],
+                 tree.kind[internal], sizes, codes)
+
+    def table(self, n_features, keep_duplicates=False, **kwargs):
+        empty = (np.int64, np.float64, np.uint8, np.uint8, np.int64, np.int64)
+        feature, threshold, missing_right, kind, sizes, codes = (
+            np.concatenate([p[i] for p in self.parts]) if self.parts else np.zeros(0, dtype=t)
+            for i, t in enumerate(empty))
+        cat_ptr = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=cat_ptr[1:])
+        return SplitTable(feature, threshold, n_features, keep_duplicates=keep_duplicates,
+                          missing_right=missing_right, kind=kind, cat_ptr=cat_ptr, cat_codes=codes,
+                          **kwargs)
+
+
+def predicts(estimator):
+    """The model has scikit-learn's predict (a raw Booster or a split array has not)."""
+    return hasattr(estimator, "predict") and hasattr(estimator, "get_params")
+
+
+class SourceModel:
+    """One fitted model of one library, as the rest of defrag sees it.
+
+    A source module subclasses this and provides ``n_features``, ``trees()``,
+    ``encoding``, ``supports_missing``, ``is_boosting`` and, where the model can say,
+    ``leaves(X)``; the rest follows. Methods a model cannot answer raise TypeError.
+    """
+
+    #: the library, for messages
+    library = "an ensemble"
+    #: the model routes missing values (NaN) at every split
+    supports_missing = False
+    #: the model boosts (trees weighted by their outputs' spread in prototype distances)
+    is_boosting = False
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    # -- what a source provides
+    @property
+    def n_features(self):
+        raise NotImplementedError
+
+    def _read_trees(self):
+        raise TypeError(f"{self.describe()} has no trees defrag can read")
+
+    @property
+    def encoding(self):
+        """How the model reads its inputs."""
+        return InputEncoding(self.n_features)
+
+    def leaves(self, X):
+        """Node id (in ``trees()``) of the leaf each row reaches in each tree, int32
+        (n_samples, n_trees)."""
+        raise TypeError(f"{self.describe()} has no apply(); a tree ensemble is needed")
+
+    @property
+    def has_leaves(self):
+        return type(self).leaves is not SourceModel.leaves
+
+    # -- derived
+    def describe(self):
+        return type(self.estimator).__name__
+
+    @functools.cached_property
+    def _trees(self):
+        return self._read_trees()
+
+    def trees(self):
+        """The model's trees (list of Tree), read once."""
+        return self._trees
+
+    def split_table(self, keep_duplicates=False):
+        """The SplitTable of every internal node of every tree."""
+        out = SplitCollector()
+        for tree in self.trees():
+            out.add_tree(tree)
+        return out.table(self.n_features, keep_duplicates, supports_missing=self.supports_missing,
+                         encoding=self.encoding)
+
+    def leaf_values(self):
+        """Per tree, the value of each node (``Tree.value[:, 0]``), indexed by the node ids
+        ``leaves`` gives."""
+        return [tree.value[:, 0] for tree in self.trees()]
+
+    @property
+    def has_predict(self):
+        """The model has scikit-learn's predict (a raw Booster has not)."""
+        return predicts(self.estimator)
+
+    @property
+    def task(self):
+        """"classification", "regression", or None when the model does not say."""
+        if not self.has_predict:
+            return None
+        from sklearn.base import is_classifier
+
+        return "classification" if is_classifier(self.estimator) else "regression"
+
+    @property
+    def classes(self):
+        classes = getattr(self.estimator, "classes_", None)
+        return np.asarray(classes) if classes is not None and np.ndim(classes) == 1 else None
+
+    def predict(self, X):
+        return self.estimator.predict(X)
+
+
+__all__ += ["IN_SET", "NOT_IN_SET", "NUMERIC"]

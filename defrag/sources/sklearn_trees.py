@@ -1,0 +1,121 @@
+"""scikit-learn's RandomForest, ExtraTrees and GradientBoosting models (tree_ arrays).
+
+These trees compare float32 copies of the inputs (left when float32(x) <= t); the
+thresholds are converted to the float64 thresholds with the same outcome on
+unrounded inputs (``float32_threshold``). Forests route missing values by each
+node's ``missing_go_to_left`` (scikit-learn >= 1.4); gradient boosting rejects NaN.
+"""
+import numpy as np
+
+from .._splits import float32_threshold
+from .base import SourceModel, Tree
+
+FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
+           "ExtraTreesRegressor")
+BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
+
+
+def _is_sklearn(est):
+    return (type(est).__module__ or "").startswith("sklearn.")
+
+
+def accepts(est):
+    return _is_sklearn(est) and type(est).__name__ in FORESTS + BOOSTING
+
+
+def accepts_apply(est):
+    """Any other model with scikit-learn's apply(): leaves for prototypes, nothing else."""
+    return hasattr(est, "apply") and not isinstance(est, (list, tuple, np.ndarray))
+
+
+def _sklearn_tree(tree, value, output):
+    t = tree.tree_
+    go_left = getattr(t, "missing_go_to_left", None)
+    internal = t.children_left >= 0
+    return Tree.build(
+        t.children_left, t.children_right, t.feature,
+        np.where(internal, float32_threshold(np.where(internal, t.threshold, 0.0)), 0.0),
+        np.zeros(t.node_count, bool) if go_left is None else np.asarray(go_left) == 0,
+        value, n_node_samples=t.n_node_samples, output=output)
+
+
+class SklearnTreesSource(SourceModel):
+    library = "scikit-learn"
+
+    def __init__(self, estimator):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(estimator)
+        super().__init__(estimator)
+        name = type(estimator).__name__
+        self.is_boosting = name in BOOSTING
+        # Forests predict on NaN with each node's missing_go_to_left (scikit-learn >= 1.4);
+        # gradient boosting rejects NaN inputs.
+        self.supports_missing = not self.is_boosting and all(
+            hasattr(t.tree_, "missing_go_to_left") for t in self._estimators())
+
+    def _estimators(self):
+        return np.ravel(self.estimator.estimators_)
+
+    @property
+    def n_features(self):
+        return int(self.estimator.n_features_in_)
+
+    def _read_trees(self):
+        est = self.estimator
+        if self.is_boosting:  # (n_stages, n_trees_per_stage): one tree per class and stage
+            per_stage = np.asarray(est.estimators_).shape[1]
+            # scikit-learn multiplies the stored (line-search adjusted) leaf values by the
+            # learning rate when predicting
+            return [_sklearn_tree(tree, est.learning_rate * tree.tree_.value[:, 0, 0], i % per_stage)
+                    for i, tree in enumerate(self._estimators())]
+        return [_sklearn_tree(tree, tree.tree_.value[:, 0, :], 0) for tree in self._estimators()]
+
+    def leaves(self, X):
+        # gradient boosting: (n, n_stages, n_trees_per_stage), flattened stage-major
+        leaves = np.asarray(self.estimator.apply(X))
+        return leaves.reshape(leaves.shape[0], -1)
+
+
+class ApplySource(SourceModel):
+    """A fitted model of another kind that has scikit-learn's apply() (a single decision
+    tree, say): it gives prototypes their leaves and random-forest proximity."""
+
+    library = "scikit-learn"
+
+    def __init__(self, estimator):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(estimator)
+        super().__init__(estimator)
+
+    @property
+    def n_features(self):
+        n = getattr(self.estimator, "n_features_in_", None)
+        return None if n is None else int(n)
+
+    def split_table(self, keep_duplicates=False):
+        raise TypeError(unsupported_message(self.estimator))
+
+    def leaves(self, X):
+        leaves = np.asarray(self.estimator.apply(X))
+        return leaves.reshape(leaves.shape[0], -1)
+
+
+def unsupported_message(est):
+    from . import SUPPORTED
+
+    return (f"unsupported estimator type {type(est).__module__}.{type(est).__name__}; "
+            f"supported: {SUPPORTED}, or an array of (feature, threshold) pairs")
+
+
+def bagged_members(est):
+    """(members, feature subsets or None) of a bagged scikit-learn regressor (random
+    forest, extra trees, bagging), else None: their spread is a predictive variance."""
+    from sklearn.ensemble import BaggingRegressor, ExtraTreesRegressor, RandomForestRegressor
+
+    if isinstance(est, (RandomForestRegressor, ExtraTreesRegressor)):
+        return list(est.estimators_), None
+    if isinstance(est, BaggingRegressor):
+        return list(est.estimators_), list(est.estimators_features_)
+    return None

@@ -1,0 +1,56 @@
+"""Splits given as an array of (feature, threshold) pairs, from any ensemble.
+
+Each row is a split ``x_feature > threshold``; there are no trees, so the targets y
+must be given to fit, and missing values have no direction (NaN is rejected).
+"""
+import numbers
+
+import numpy as np
+
+from .._splits import SplitTable
+from .base import SourceModel
+
+
+def accepts(est):
+    return isinstance(est, (list, tuple, np.ndarray))
+
+
+def split_table_from_array(splits, n_features, keep_duplicates=False):
+    """SplitTable from a user array of (feature, threshold) rows."""
+    try:
+        arr = np.asarray(splits, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("splits must be a numeric array of (feature, threshold) pairs") from exc
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"splits must have shape (n_splits, 2); got {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError("splits is empty: at least one (feature, threshold) pair is needed")
+    if not isinstance(n_features, numbers.Integral) or n_features < 1:
+        raise ValueError("n_features must be a positive integer")
+    return SplitTable(arr[:, 0], arr[:, 1], n_features, keep_duplicates=keep_duplicates)
+
+
+class SplitArraySource(SourceModel):
+    library = "a split array"
+
+    def __init__(self, estimator, n_features):
+        super().__init__(estimator)
+        self._n_features = n_features
+
+    @property
+    def n_features(self):
+        return self._n_features
+
+    def describe(self):
+        return "an array of (feature, threshold) pairs"
+
+    def split_table(self, keep_duplicates=False):
+        return split_table_from_array(self.estimator, self._n_features, keep_duplicates)
+
+    @property
+    def has_predict(self):
+        return False
+
+    @property
+    def classes(self):
+        return None

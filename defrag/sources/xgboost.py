@@ -1,0 +1,194 @@
+"""XGBoost models (Booster or the scikit-learn wrappers), read from the model's JSON.
+
+XGBoost stores inputs as float32 and goes left when x < t, missing values as
+default_left says; in terms of float64 inputs that is right when x > t2 with
+t2 = float32_threshold(the float32 just below t). A categorical node (split_type 1)
+sends the listed category codes right and every other code, negative ones included,
+left. Leaves hold their output (learning rate included) in split_conditions.
+"""
+import json
+
+import numpy as np
+
+from .._inputs import InputEncoding
+from .._splits import IN_SET, NUMERIC, float32_threshold, slices
+from .base import SourceModel, Tree, check_count
+
+_MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, UnicodeDecodeError,
+              OverflowError)
+
+
+def accepts(est):
+    return (type(est).__module__ or "").startswith("xgboost")
+
+
+def model_json(model):
+    """The parsed JSON of an XGBoost Booster, scikit-learn wrapper, or JSON text/dict."""
+    if isinstance(model, dict):
+        return model
+    if isinstance(model, (str, bytes, bytearray)):
+        try:
+            return json.loads(model)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"malformed XGBoost model JSON: {exc}") from exc
+    if hasattr(model, "get_booster"):
+        from sklearn.exceptions import NotFittedError
+
+        try:
+            booster = model.get_booster()
+        except NotFittedError:
+            raise
+        except Exception as exc:  # XGBoost's own "need to call fit" error
+            raise NotFittedError(f"this {type(model).__name__} is not fitted yet: {exc}") from exc
+    else:
+        booster = model
+    return model_json(bytes(booster.save_raw(raw_format="json")))
+
+
+def _sets(tree, internal):
+    """(kind, set sizes, codes) of a tree's internal nodes: split_type 1 nodes send
+    the categories listed for them (categories_nodes / _segments / _sizes) right."""
+    split_type = np.asarray(tree["split_type"], dtype=np.int64)[internal]
+    if np.any((split_type != 0) & (split_type != 1)):
+        raise ValueError("split_type must be 0 (numeric) or 1 (categorical)")
+    sizes = np.zeros(internal.size, dtype=np.int64)
+    cat = np.flatnonzero(split_type == 1)
+    if cat.size == 0:
+        return split_type, sizes, None
+    nodes = np.asarray(tree["categories_nodes"], dtype=np.int64)
+    segments = np.asarray(tree["categories_segments"], dtype=np.int64)
+    lengths = np.asarray(tree["categories_sizes"], dtype=np.int64)
+    categories = np.asarray(tree["categories"])
+    if not (nodes.ndim == segments.ndim == lengths.ndim == categories.ndim == 1
+            and nodes.size == segments.size == lengths.size):
+        raise ValueError("categories_nodes, categories_segments and categories_sizes must be "
+                         "lists of equal length")
+    if np.any(segments < 0) or np.any(lengths < 0) or np.any(segments + lengths > categories.size):
+        raise ValueError("categories_segments / categories_sizes point outside categories")
+    if categories.size and not (np.issubdtype(categories.dtype, np.integer) and categories.min() >= 0):
+        raise ValueError("categories must be non-negative integer category codes")
+    order = np.argsort(nodes, kind="stable")
+    pos = order[np.minimum(np.searchsorted(nodes[order], internal[cat]), max(nodes.size - 1, 0))] \
+        if nodes.size else None
+    if pos is None or np.any(nodes[pos] != internal[cat]):
+        raise ValueError("a categorical node has no entry in categories_nodes")
+    sizes[cat] = lengths[pos]
+    return split_type, sizes, slices(categories, segments[pos], lengths[pos])[1]
+
+
+def _categories(model, n_features):
+    """Per feature, the categories a DataFrame had at training time (XGBoost >= 3.1
+    stores them as "cats" and re-codes new DataFrames by them), or None."""
+    cats = model.get("cats")
+    categories = [None] * n_features
+    if not cats or not cats.get("enc"):
+        return categories
+    enc = cats["enc"]
+    if len(enc) != n_features:
+        raise ValueError(f"cats lists {len(enc)} features for {n_features}")
+    for d, entry in enumerate(enc):
+        offsets = np.asarray(entry.get("offsets", []), dtype=np.int64)
+        values = np.asarray(entry.get("values", []))
+        if offsets.size:  # strings: UTF-8 bytes (as int8) cut at the offsets
+            raw = values.astype(np.int64).astype(np.uint8).tobytes()
+            if offsets[0] != 0 or np.any(np.diff(offsets) < 0) or offsets[-1] != len(raw):
+                raise ValueError(f"cats offsets of feature {d} do not cut its values")
+            # XGBoost 3.1-3.2 cut non-ASCII names at character offsets (and re-code them
+            # wrongly): such names are not read, the DataFrame's categories are used
+            if raw.isascii():
+                categories[d] = np.array([raw[a:b].decode("ascii") for a, b in zip(offsets[:-1], offsets[1:])],
+                                         dtype=object)
+        elif values.size:
+            categories[d] = values
+    return categories
+
+
+def _tree(tree, n_features, output):
+    """A Tree from one tree of the JSON."""
+    left = np.asarray(tree["left_children"], dtype=np.int64)
+    n = left.size
+    columns = {name: np.asarray(tree[name]) for name in
+               ("right_children", "split_indices", "split_conditions", "default_left")}
+    for name, column in columns.items():
+        if column.shape != (n,):
+            raise ValueError(f"{name} has {column.size} entries for {n} nodes")
+    internal = np.flatnonzero(left >= 0)
+    t32 = columns["split_conditions"].astype(np.float32)
+    below = np.nextafter(t32, np.float32(-np.inf))  # float32(x) >= t  <=>  float32(x) > below
+    kind, sizes = np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.int64)
+    split_type, sizes[internal], codes = _sets(tree, internal)
+    kind[internal] = np.where(split_type == 1, IN_SET, NUMERIC)
+    is_leaf = left < 0
+    threshold = np.zeros(n)
+    threshold[internal] = float32_threshold(below[internal].astype(np.float64))
+    return Tree.build(left, columns["right_children"], columns["split_indices"], threshold,
+                      columns["default_left"].astype(np.int64) == 0,
+                      np.where(is_leaf, columns["split_conditions"].astype(np.float64), np.nan),
+                      kind=kind, set_sizes=sizes, set_codes=codes, output=output,
+                      n_features=n_features)
+
+
+class XGBoostSource(SourceModel):
+    library = "XGBoost"
+    supports_missing = True
+
+    def __init__(self, estimator):
+        super().__init__(estimator)
+        doc = model_json(estimator)
+        try:
+            learner = doc["learner"]
+            booster = learner["gradient_booster"]
+            self.booster_name = booster["name"]
+            self._gbtree = (booster["gbtree"] if self.booster_name == "dart" else booster)["model"] \
+                if self.booster_name in ("gbtree", "dart") else None
+            self._n_features = check_count(learner["learner_model_param"]["num_feature"],
+                                           "learner_model_param.num_feature")
+            self._feature_types = learner.get("feature_types") or []
+        except _MALFORMED as exc:
+            raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
+        if self._gbtree is None:
+            raise TypeError(f"XGBoost booster {self.booster_name!r} has no trees; gbtree or dart "
+                            "models are needed")
+        self.is_boosting = hasattr(estimator, "get_booster") \
+            and not type(estimator).__name__.startswith("XGBRF")
+
+    @property
+    def n_features(self):
+        return self._n_features
+
+    def _read_trees(self):
+        try:
+            trees = self._gbtree["trees"]
+            info = self._gbtree.get("tree_info") or [0] * len(trees)
+            if len(info) != len(trees):
+                raise ValueError(f"tree_info has {len(info)} entries for {len(trees)} trees")
+            return [_tree(tree, self._n_features, int(output)) for tree, output in zip(trees, info)]
+        except _MALFORMED as exc:
+            raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
+
+    @property
+    def encoding(self):
+        n = self._n_features
+        try:
+            types = self._feature_types
+            categorical = np.array([t == "c" for t in types], dtype=bool) if len(types) == n else None
+            return InputEncoding(n, categorical=categorical, categories=_categories(self._gbtree, n),
+                                 unknown="error")
+        except _MALFORMED as exc:
+            raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
+
+    @property
+    def has_leaves(self):
+        return hasattr(self.estimator, "apply")
+
+    def leaves(self, X):
+        if not self.has_leaves:
+            return super().leaves(X)
+        leaves = np.asarray(self.estimator.apply(X))  # node ids, trees in the booster's order
+        return leaves.reshape(leaves.shape[0], -1)
+
+    def leaf_values(self):
+        if self.booster_name != "gbtree":
+            raise ValueError(f"distance='gbt' supports XGBoost's gbtree booster; this model has "
+                             f"{self.booster_name!r}")
+        return super().leaf_values()
