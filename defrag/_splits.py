@@ -117,7 +117,7 @@ class SplitTable:
 
     def __init__(self, feature, threshold, n_features, keep_duplicates=False,
                  float32_inputs=False, missing_right=None, supports_missing=False,
-                 kind=None, cat_ptr=None, cat_codes=None, encoding=None):
+                 kind=None, cat_ptr=None, cat_codes=None, encoding=None, no_missing=None):
         feature = np.asarray(feature)
         threshold = np.asarray(threshold, dtype=np.float64)
         if feature.ndim != 1 or threshold.shape != feature.shape:
@@ -154,11 +154,21 @@ class SplitTable:
         keys = (missing_right, set_key, kind, threshold, feature)
         order = np.lexsort(keys)
         if not keep_duplicates and feature.size:
+            # a duplicate is a split with the same feature, test (threshold, or kind and
+            # set) and missing direction; on a feature in no_missing the direction
+            # changes no bit, so splits that differ only there are duplicates too (the
+            # one sending missing values left is kept: it sorts first)
+            direction_matters = np.ones(feature.size, dtype=bool)
+            if no_missing is not None:
+                direction_matters = ~np.asarray(no_missing, dtype=bool)[feature]
             new = np.zeros(feature.size, dtype=bool)
             new[0] = True
             for key in keys:
                 k = key[order]
-                new[1:] |= k[1:] != k[:-1]
+                differs = k[1:] != k[:-1]
+                if key is missing_right:
+                    differs &= direction_matters[order[1:]]
+                new[1:] |= differs
             order = order[new]
         feature, threshold, missing_right, kind = (a[order] for a in (feature, threshold, missing_right, kind))
         self.cat_ptr, codes = _csr_take(cat_ptr, cat_codes, order)
@@ -208,6 +218,19 @@ class SplitTable:
 
     def __len__(self):
         return int(self.feature.size)
+
+    def without_idle_directions(self, X):
+        """The table without the splits that repeat another but for a missing direction
+        no row of X can take: on a feature with no missing value in X the direction
+        changes no bit (prepared X, as the model reads it). Same table when nothing repeats."""
+        no_missing = ~np.isnan(np.asarray(X, dtype=np.float64)).any(axis=0)
+        if not no_missing.any():
+            return self
+        table = SplitTable(self.feature, self.threshold, self.n_features,
+                           missing_right=self.missing_right, supports_missing=self.supports_missing,
+                           kind=self.kind, cat_ptr=self.cat_ptr, cat_codes=self.cat_codes,
+                           encoding=self.encoding, no_missing=no_missing)
+        return self if len(table) == len(self) else table
 
     def set_of(self, l):
         """Sorted category codes of split l (empty for a numeric split)."""

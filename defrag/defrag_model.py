@@ -103,8 +103,11 @@ class DefragModel(BaseEstimator):
         targets move them (on Synthetic1 this turns 6/10 into 10/10 data seeds
         with the 4 true rules, see tests/test_synthetic.py). ``()`` runs Algorithm 1 exactly as published.
     keep_duplicate_splits : bool, default=False
-        Keep repeated (feature, threshold) splits. Dropping them is the default:
-        the FAB penalty grows with the number of splits L.
+        Keep repeated splits. By default a split is dropped when another has the same
+        feature, the same test (threshold, or category set) and the same missing
+        direction, or differs only in a missing direction that no training row takes
+        (the feature has no missing value in X at fit time): the FAB penalty grows
+        with the number of splits L, and such splits give identical binary features.
     task : {"auto", "regression", "classification"}, default="auto"
         "auto" follows the estimator (classifier or regressor); for a split
         array it follows the type of y.
@@ -301,6 +304,8 @@ class DefragModel(BaseEstimator):
             if n_y != Xf.shape[0]:
                 raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
         _check_missing(Xf, splits)
+        if not self.keep_duplicate_splits:
+            splits = splits.without_idle_directions(Xf)
         target, classes = self._encode_target(source, y, task, X_input)
 
         X_prep = splits.prepare(Xf)

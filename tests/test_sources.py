@@ -166,3 +166,29 @@ def test_pipelines_with_passthrough_steps_only():
     scaled = Pipeline([("scale", StandardScaler()), ("rf", RandomForestClassifier(n_estimators=5))]).fit(Xtr, ytr)
     with pytest.raises(TypeError, match="StandardScaler"):
         DefragModel(scaled, n_restarts=1).fit(Xtr, ytr)
+
+
+def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = data(2, n=600)
+    X[::7, 1] = np.nan  # feature 1 has missing training values; the others have none
+    rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    full = split_table_from_estimator(rf)  # duplicates by (feature, threshold, direction)
+    model = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0).fit(X, y)
+    kept = model.splits_
+    test = set(zip(full.feature.tolist(), full.threshold.tolist()))
+    with_direction = set(zip(full.feature.tolist(), full.threshold.tolist(), full.missing_right.tolist()))
+    # scikit-learn sends missing values of features it never saw missing to the larger
+    # child, so such splits come in both directions
+    assert len(with_direction) > len(test)
+    on_1 = {k for k in with_direction if k[0] == 1}
+    expected = len({k[:2] for k in with_direction if k[0] != 1}) + len(on_1)
+    assert len(kept) == expected  # one split per test, but both directions on feature 1
+    kept_keys = set(zip(kept.feature.tolist(), kept.threshold.tolist(), kept.missing_right.tolist()))
+    assert {k for k in kept_keys if k[0] == 1} == on_1
+    np.testing.assert_array_equal(  # the same binary features on the training rows
+        np.unique(full.binary_features(X), axis=1), np.unique(kept.binary_features(X), axis=1))
+    keep = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0,
+                       keep_duplicate_splits=True).fit(X, y)
+    assert len(keep.splits_) > len(full)
