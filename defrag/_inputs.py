@@ -7,6 +7,9 @@ one is missing), XGBoost and LightGBM take numeric inputs as codes and code a
 pandas categorical column by its training categories (XGBoost >= 3.1 re-codes by
 category; LightGBM keeps ``pandas_categorical``). LightGBM features with
 ``missing_type`` Zero also read zero as missing: such values become NaN here.
+LightGBM also reads |x| <= 1e-35 as 0 on every feature, a NumPy array of integers
+as float32, and a categorical value as its C int cast (truncated toward zero);
+its encoding does the same (``lightgbm_reads``).
 """
 import copy
 
@@ -79,10 +82,18 @@ class InputEncoding:
     pandas_categorical : list of lists or None
         LightGBM's categories of the training DataFrame's categorical columns, in
         column order; ``bind`` places them on the columns of the X given at fit time.
+    lightgbm_reads : bool
+        Read numbers as LightGBM's predictor does: |x| <= 1e-35 is 0 (its row readers
+        drop such values), an array of integers (not a DataFrame) is rounded to float32
+        (LightGBM converts any array that is not float32 / float64 so), and a categorical
+        value is truncated toward zero (its int cast: -0.5 and 2.7 are codes 0 and 2)
+        instead of refused.
     """
 
+    lightgbm_reads = False  # (encodings pickled before the attribute existed)
+
     def __init__(self, n_features, categorical=None, categories=None, lookup_numbers=False,
-                 unknown="missing", zero_missing=None, pandas_categorical=None):
+                 unknown="missing", zero_missing=None, pandas_categorical=None, lightgbm_reads=False):
         self.n_features = int(n_features)
 
         def mask(a):
@@ -104,11 +115,12 @@ class InputEncoding:
             raise ValueError(f"unknown must be 'missing' or 'error'; got {unknown!r}")
         self.unknown = unknown
         self.pandas_categorical = pandas_categorical
+        self.lightgbm_reads = bool(lightgbm_reads)
 
     @property
     def trivial(self):
         """Every column is read as the number it holds."""
-        return not (self.categorical.any() or self.zero_missing.any()
+        return not (self.categorical.any() or self.zero_missing.any() or self.lightgbm_reads
                     or any(c is not None for c in self.categories))
 
     def with_categorical(self, categorical):
@@ -144,7 +156,8 @@ class InputEncoding:
             for j, cats in zip(cat_cols, self.pandas_categorical):
                 new.categories[j] = np.asarray(cats, dtype=object)
             return InputEncoding(new.n_features, new.categorical, new.categories, new.lookup_numbers,
-                                 new.unknown, new.zero_missing)  # checks the categories
+                                 new.unknown, new.zero_missing,  # checks the categories
+                                 lightgbm_reads=new.lightgbm_reads)
         for j in cat_cols:
             if new.categories[j] is None and self.categorical[j]:
                 new.categories[j] = np.asarray(X.iloc[:, j].cat.categories)
@@ -191,6 +204,8 @@ class InputEncoding:
                             "column of a model with categorical features)") from exc
             arr = as_2d_float(arr, what, allow_nan, allow_inf)
         else:
+            if self.lightgbm_reads and np.asarray(X).dtype.kind in "iu":
+                X = np.asarray(X).astype(np.float32)  # as LightGBM reads an integer array
             arr = np.array(as_2d_float(X, what, allow_nan, allow_inf), dtype=np.float64, order="C")
             if arr.shape[1] != self.n_features:
                 raise ValueError(f"{what} has {arr.shape[1]} features but the model has {self.n_features}")
@@ -201,13 +216,17 @@ class InputEncoding:
                         looked_up[j] = True
         for j in np.flatnonzero(self.categorical & ~looked_up):
             v = arr[:, j]
-            if np.any(v[~np.isnan(v)] != np.trunc(v[~np.isnan(v)])):
+            if self.lightgbm_reads:
+                arr[:, j] = np.trunc(v)  # LightGBM's int cast (NaN stays NaN)
+            elif np.any(v[~np.isnan(v)] != np.trunc(v[~np.isnan(v)])):
                 raise ValueError(f"{what} column {j} is categorical: its values must be integer "
                                  "category codes (or NaN)")
         if self.zero_missing.any():
             sub = arr[:, self.zero_missing]
             sub[np.abs(sub) <= ZERO_THRESHOLD] = np.nan
             arr[:, self.zero_missing] = sub
+        if self.lightgbm_reads:
+            arr[np.abs(arr) <= ZERO_THRESHOLD] = 0.0  # LightGBM drops such values: they read as 0
         return np.ascontiguousarray(arr)
 
 

@@ -22,6 +22,20 @@ def _fmt(value):
     return f"{value:.6g}"
 
 
+def _bound_text(value, lower, zero_missing):
+    """(operator, number) of a printed bound ``x > value`` (lower) or ``x <= value``.
+
+    A bound at +-1e-35 is LightGBM's zero threshold: its encoding reads |x| <= 1e-35 as
+    0 (or as missing, zero_missing), so x > 1e-35 means x > 0, x > -1e-35 means
+    x >= 0, x <= 1e-35 means x <= 0 and x <= -1e-35 means x < 0; where zero is
+    missing, >= 0 and <= 0 are > 0 and < 0."""
+    if abs(value) != ZERO_THRESHOLD:
+        return (">" if lower else "<="), _fmt(value)
+    if lower:
+        return (">=" if value < 0 and not zero_missing else ">"), "0"
+    return ("<=" if value > 0 and not zero_missing else "<"), "0"
+
+
 class Condition:
     """``lower < x[feature] <= upper`` (a missing bound is None), or for a categorical
     feature ``x[feature] in categories`` (``not in`` when negated), categories being
@@ -91,11 +105,13 @@ class Condition:
         if (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
                 self.lower is not None and self.upper is not None and self.lower >= self.upper):
             return None
-        if self.lower is not None and self.upper is not None:
-            return f"{_fmt(self.lower)} < {self.name} <= {_fmt(self.upper)}"
-        if self.lower is not None:
-            return f"{self.name} > {_fmt(self.lower)}"
-        return f"{self.name} <= {_fmt(self.upper)}"
+        lo = None if self.lower is None else _bound_text(self.lower, True, self.zero_missing)
+        hi = None if self.upper is None else _bound_text(self.upper, False, self.zero_missing)
+        if lo is not None and hi is not None:
+            return f"{lo[1]} {lo[0].replace('>', '<')} {self.name} {hi[0]} {hi[1]}"
+        if lo is not None:
+            return f"{self.name} {lo[0]} {lo[1]}"
+        return f"{self.name} {hi[0]} {hi[1]}"
 
     def __str__(self):
         text = self._text()
@@ -104,8 +120,9 @@ class Condition:
             return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
         if self.missing:
             return f"{text} (or {missing})"
+        # does the printed interval hold 0? (a bound at +-1e-35 prints as one that excludes it)
         zero_inside = self.zero_missing and not self.is_set and (
-            (self.lower is None or self.lower < 0.0) and (self.upper is None or self.upper >= 0.0))
+            (self.lower is None or self.lower < -ZERO_THRESHOLD) and (self.upper is None or self.upper > ZERO_THRESHOLD))
         return f"{text} (except 0)" if zero_inside else text
 
     def to_dict(self):

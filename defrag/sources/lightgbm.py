@@ -172,7 +172,8 @@ class LightGBMSource(SourceModel):
     def encoding(self):
         self.trees()  # zero-as-missing features come from the trees
         return InputEncoding(self._n_features, zero_missing=self._zero_missing,
-                             pandas_categorical=self._pandas_categorical, unknown="missing")
+                             pandas_categorical=self._pandas_categorical, unknown="missing",
+                             lightgbm_reads=True)
 
     @property
     def has_leaves(self):
