@@ -120,9 +120,11 @@ class Condition:
             return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
         if self.missing:
             return f"{text} (or {missing})"
-        # does the printed interval hold 0? (a bound at +-1e-35 prints as one that excludes it)
+        # does the printed interval hold 0? (where zero is missing, a bound at +-1e-35
+        # prints as one that excludes it: x > 0, x < 0)
         zero_inside = self.zero_missing and not self.is_set and (
-            (self.lower is None or self.lower < -ZERO_THRESHOLD) and (self.upper is None or self.upper > ZERO_THRESHOLD))
+            (self.lower is None or (self.lower < 0.0 and self.lower != -ZERO_THRESHOLD))
+            and (self.upper is None or (self.upper >= 0.0 and self.upper != ZERO_THRESHOLD)))
         return f"{text} (except 0)" if zero_inside else text
 
     def to_dict(self):
