@@ -231,7 +231,8 @@ class DefragModel(BaseEstimator):
         source = adapt(self.estimator, n_features)
         if source.n_features != n_features:
             raise ValueError(
-                f"X has {n_features} features but the estimator was fitted with {source.n_features}"
+                f"X has {n_features} features but the {source.library} model has "
+                f"{source.n_features} ({source.n_features_field})"
             )
         return source
 

@@ -31,6 +31,7 @@ xgb = pytest.importorskip("xgboost")
 
 from test_categorical import lightgbm_walk  # noqa: E402
 from defrag import Condition, DefragModel  # noqa: E402
+from defrag.sources import adapt  # noqa: E402
 
 ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold
 PARAMS = dict(n_estimators=12, num_leaves=8, min_child_samples=5, min_data_per_group=5, cat_smooth=1.0,
@@ -66,6 +67,15 @@ def odd_values(X, n_cat):
     return X
 
 
+def read_splits(m):
+    """The split table read from m's model (each split with its own missing direction: the
+    fit drops directions no training row takes, and the data here put NaN where training
+    had none), with the input encoding m bound at fit."""
+    table = adapt(m.estimator).split_table()
+    table.encoding = m.splits_.encoding
+    return table
+
+
 def has_set_splits(splits, more_than=1):
     """The table has categorical splits whose sets hold more than one category (LightGBM's
     many-vs-many splits, for features with more than max_cat_to_onehot categories)."""
@@ -95,8 +105,8 @@ def test_numpy_codes_reach_lightgbm_leaves(Model, zero_as_missing, n_cat):
     m = DefragModel(model, n_restarts=1, random_state=0).fit(X)
     assert has_set_splits(m.splits_)
     assert m.splits_.encoding.zero_missing[1] == zero_as_missing
-    lightgbm_walk(model, m.splits_, X)
-    lightgbm_walk(model, m.splits_, odd_values(X, n_cat))
+    lightgbm_walk(model, read_splits(m), X)
+    lightgbm_walk(model, read_splits(m), odd_values(X, n_cat))
     np.testing.assert_array_equal(m.predict(odd_values(X, n_cat)).shape, (len(X),))  # no ValueError
 
 
@@ -108,7 +118,7 @@ def test_zero_thresholds_and_tiny_values():
     assert zero_thresholds(model.booster_) == {ZERO, -ZERO}
     m = DefragModel(model, n_restarts=1, random_state=0).fit(X)
     T = odd_values(X, 8)
-    lightgbm_walk(model, m.splits_, T)
+    lightgbm_walk(model, read_splits(m), T)
     leaves = model.booster_.predict(T, pred_leaf=True)
     rows = np.flatnonzero(T[:, 1] == -ZERO)
     zero = T[rows].copy()
@@ -141,7 +151,7 @@ def test_dataframe_categories_reach_lightgbm_leaves(zero_as_missing):
     m = DefragModel(model, n_restarts=1, random_state=0).fit(X)
     assert m.splits_.categorical[[0, 2]].all() and not m.splits_.categorical[[1, 3]].any()
     assert has_set_splits(m.splits_)
-    lightgbm_walk(model, m.splits_, X)
+    lightgbm_walk(model, read_splits(m), X)
     # categories in another order, unseen ones, NaN: LightGBM codes the frame by its
     # training categories (an unseen one is NaN, which goes right)
     X2 = X.copy()
@@ -154,7 +164,7 @@ def test_dataframe_categories_reach_lightgbm_leaves(zero_as_missing):
     X2["grade"] = X2["grade"].cat.set_categories(["high", "mid", "low", "top"], ordered=True)
     X2.loc[3::7, "grade"] = "top"
     X2.loc[4::9, "x"] = -ZERO
-    lightgbm_walk(model, m.splits_, X2)
+    lightgbm_walk(model, read_splits(m), X2)
     np.testing.assert_array_equal(m.predict(X2).shape, (n,))
 
 
@@ -169,8 +179,8 @@ def test_integer_arrays_are_read_as_float32():
     T = X.copy()
     T[:, 1] += rng.integers(-64, 64, n)  # values between float32 neighbours, as int64
     assert not np.array_equal(model.predict(T), model.predict(T.astype(float)))  # the case arises
-    lightgbm_walk(model, m.splits_, T)
-    lightgbm_walk(model, m.splits_, T.astype(float))
+    lightgbm_walk(model, read_splits(m), T)
+    lightgbm_walk(model, read_splits(m), T.astype(float))
 
 
 # ---------------------------------------------------------------------- printed rules
@@ -274,7 +284,7 @@ def test_lightgbm_categorical_rules_are_as_faithful_as_xgboost(n_cat, zero_as_mi
     for name, est, keep in (("xgboost", xgbm, False), ("lightgbm", lgbm, True), ("lightgbm-dedup", lgbm, False)):
         rules[name] = DefragModel(est, max_rules=10, n_restarts=5, random_state=0,
                                   keep_duplicate_splits=keep).fit(X)
-    lightgbm_walk(lgbm, rules["lightgbm-dedup"].splits_, X)
+    lightgbm_walk(lgbm, read_splits(rules["lightgbm-dedup"]), X)
     lightgbm_walk(lgbm, rules["lightgbm"].splits_, X)
     fidelity = {name: m.evaluate(X, y)["fidelity"] for name, m in rules.items()}
     assert fidelity["xgboost"] == 1.0, fidelity

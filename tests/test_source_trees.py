@@ -119,11 +119,14 @@ def test_malformed_trees_are_refused():
     base = dict(feature=[0, -1, -1], threshold=[0.5, 0, 0], missing_right=[0, 0, 0],
                 value=[0.0, 1.0, 2.0])
     Tree.build([1, -1, -1], [2, -1, -1], **base)  # well formed
-    with pytest.raises(ValueError, match="within the tree"):
+    with pytest.raises(ValueError, match=r"children_right holds node 5, outside \[-1, 3\)"):
         Tree.build([1, -1, -1], [5, -1, -1], **base)
     with pytest.raises(ValueError, match="exactly once"):
         Tree.build([1, -1, -1], [1, -1, -1], **base)  # a child twice, node 2 unreached
-    with pytest.raises(ValueError, match="exactly once"):
+    with pytest.raises(ValueError, match="cycle"):
         Tree.build([1, 0, -1], [2, 0, -1], **base)  # a cycle back to the root
-    with pytest.raises(ValueError, match="outside"):
-        Tree.build([1, -1, -1], [2, -1, -1], **base, n_features=0)
+    with pytest.raises(ValueError, match="disagree on which nodes are leaves"):
+        Tree.build([1, -1, -1], [2, 0, -1], **base)
+    with pytest.raises(ValueError, match=r"split_feature holds feature 0, outside \[0, 0\)"):
+        Tree.build([1, -1, -1], [2, -1, -1], **base, n_features=0,
+                   fields=("left_child", "right_child", "split_feature"))

@@ -21,11 +21,15 @@ import numpy as np
 from .._inputs import InputEncoding
 from .._splits import IN_SET, NOT_IN_SET, NUMERIC, SplitTable, slices
 
-__all__ = ["Tree", "SourceModel", "SplitCollector", "check_count", "predicts", "walk_tree"]
+__all__ = ["MAX_FEATURES", "Tree", "SourceModel", "SplitCollector", "check_count", "predicts", "walk_tree"]
 
 # Feature or node counts above this in a model file are a malformed model, not a model
 # (they would make defrag allocate accordingly before any other check could fail).
 MAX_COUNT = 2**31 - 1
+# A model's own feature count sizes per-feature arrays before X can be compared with it:
+# beyond this it is refused as malformed (16,777,216 features; a model that large is
+# read through a split array instead).
+MAX_FEATURES = 2**24
 
 
 def check_count(value, what, limit=MAX_COUNT):
@@ -75,25 +79,33 @@ class Tree:
     @classmethod
     def build(cls, children_left, children_right, feature, threshold, missing_right, value,
               kind=None, set_sizes=None, set_codes=None, n_node_samples=None, output=0,
-              n_features=None):
+              n_features=None, fields=("children_left", "children_right", "feature")):
         """A checked Tree: children within the tree, every node reached once from the
-        root (no cycle, no shared child), features in [0, n_features)."""
+        root (no cycle, no shared child), features in [0, n_features). fields: the
+        library's names of the children and feature arrays, for the messages."""
+        left_name, right_name, feature_name = fields
         left = np.asarray(children_left, dtype=np.int64)
         n = left.size
         right = np.asarray(children_right, dtype=np.int64)
         if n == 0 or right.shape != (n,):
-            raise ValueError("a tree needs one left and one right child entry per node")
+            raise ValueError(f"a tree needs one {left_name} and one {right_name} entry per node")
+        for name, child in ((left_name, left), (right_name, right)):
+            bad = (child < -1) | (child >= n)
+            if bad.any():
+                raise ValueError(f"{name} holds node {int(child[bad][0])}, outside [-1, {n}) "
+                                 f"({n} nodes)")
         internal = left >= 0
-        if np.any(internal != (right >= 0)) or np.any(left >= n) or np.any(right >= n):
-            raise ValueError("tree children must be node indices within the tree (-1 at leaves)")
+        if np.any(internal != (right >= 0)):
+            raise ValueError(f"{left_name} and {right_name} disagree on which nodes are leaves")
         children = np.concatenate([left[internal], right[internal]])
         if np.any(children == 0) or np.unique(children).size != children.size \
                 or children.size != n - 1:
-            raise ValueError("tree children must reach every node exactly once from the root")
+            raise ValueError(f"{left_name} / {right_name} do not form a tree: every node must be "
+                             "reached exactly once from the root (a cycle, or a shared node)")
         feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
         if n_features is not None and np.any(internal & ((feature < 0) | (feature >= n_features))):
             bad = int(feature[internal & ((feature < 0) | (feature >= n_features))][0])
-            raise ValueError(f"split feature {bad} is outside [0, {n_features})")
+            raise ValueError(f"{feature_name} holds feature {bad}, outside [0, {n_features})")
         kind = np.zeros(n, dtype=np.uint8) if kind is None else np.asarray(kind, dtype=np.uint8)
         sizes = np.zeros(n, dtype=np.int64) if set_sizes is None else np.asarray(set_sizes, dtype=np.int64)
         cat_ptr = np.zeros(n + 1, dtype=np.int64)
@@ -189,6 +201,8 @@ class SourceModel:
 
     #: the library, for messages
     library = "an ensemble"
+    #: where the model keeps its feature count, for messages
+    n_features_field = "n_features_in_"
     #: the model routes missing values (NaN) at every split
     supports_missing = False
     #: the model boosts (trees weighted by their outputs' spread in prototype distances)

@@ -12,8 +12,8 @@ leaf indices of ``predict(pred_leaf=True)`` to those node numbers.
 import numpy as np
 
 from .._inputs import InputEncoding
-from .._splits import NOT_IN_SET, NUMERIC
-from .base import SourceModel, Tree, check_count
+from .._splits import MAX_CATEGORY, NOT_IN_SET, NUMERIC
+from .base import MAX_FEATURES, SourceModel, Tree, check_count
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 
@@ -37,8 +37,8 @@ def model_dump(model):
 def _category_set(threshold):
     """Category codes of a '==' node's threshold "a||b||c"."""
     codes = [int(c) for c in str(threshold).split("||")]
-    if min(codes) < 0:
-        raise ValueError(f"negative category in threshold {threshold!r}")
+    if min(codes) < 0 or max(codes) > MAX_CATEGORY:
+        raise ValueError(f"category outside [0, {MAX_CATEGORY}] in threshold {threshold!r}")
     return codes
 
 
@@ -56,7 +56,8 @@ def _flatten(root):
         if not isinstance(node, dict):
             raise TypeError(f"a tree node must be a dict; got {type(node).__name__}")
         if id(node) in seen:
-            raise ValueError("tree_structure is not a tree: a node is reached twice")
+            raise ValueError("tree_structure is not a tree: a node is reached twice "
+                             "(left_child / right_child form a cycle or share nodes)")
         seen.add(id(node))
         node_id = n_nodes
         n_nodes += 1
@@ -75,13 +76,19 @@ def _flatten(root):
 
 class LightGBMSource(SourceModel):
     library = "LightGBM"
+    n_features_field = "max_feature_idx + 1"
     supports_missing = True
 
     def __init__(self, estimator):
         super().__init__(estimator)
         dump = model_dump(estimator)
         try:
-            self._n_features = check_count(int(dump["max_feature_idx"]) + 1, "max_feature_idx + 1")
+            self._n_features = check_count(int(dump["max_feature_idx"]) + 1, "max_feature_idx + 1",
+                                           MAX_FEATURES)
+            names = dump.get("feature_names")
+            if names is not None and len(names) != self._n_features:
+                raise ValueError(f"feature_names lists {len(names)} features but max_feature_idx + 1 "
+                                 f"= {self._n_features}")
             self._tree_info = dump["tree_info"]
             self._per_iteration = max(1, int(dump.get("num_tree_per_iteration", 1)))
             pandas_categorical = dump.get("pandas_categorical")
@@ -102,7 +109,7 @@ class LightGBMSource(SourceModel):
             trees, self._leaf_nodes, zero, other = [], [], [], []
             for i, info in enumerate(self._tree_info):
                 tree, leaf_nodes, zero_features, other_features = self._tree(
-                    info["tree_structure"], i % self._per_iteration)
+                    info, i % self._per_iteration)
                 trees.append(tree)
                 self._leaf_nodes.append(leaf_nodes)
                 zero.append(zero_features)
@@ -117,8 +124,16 @@ class LightGBMSource(SourceModel):
                              "with other missing types")
         return trees
 
-    def _tree(self, root, output):
-        internal, leaves, children, n = _flatten(root)
+    def _tree(self, info, output):
+        internal, leaves, children, n = _flatten(info["tree_structure"])
+        n_leaves = len(leaves)
+        if "num_leaves" in info and check_count(info["num_leaves"], "num_leaves") != n_leaves:
+            raise ValueError(f"the tree has {n_leaves} leaves but num_leaves = {info['num_leaves']}")
+        split_index = np.array([check_count(node["split_index"], "split_index") for _, node in internal],
+                               dtype=np.int64)
+        if np.any(split_index >= max(n_leaves - 1, 0)) or np.unique(split_index).size != split_index.size:
+            raise ValueError(f"split_index values must be 0 .. {n_leaves - 2}, once each "
+                             f"({n_leaves} leaves)")
         ids = np.array([i for i, _ in internal], dtype=np.int64)
         nodes = [node for _, node in internal]
         left = np.full(n, -1, dtype=np.int64)
@@ -163,7 +178,8 @@ class LightGBMSource(SourceModel):
         tree = Tree.build(left, right, feature, threshold, missing_right, value, kind=kind,
                           set_sizes=sizes,
                           set_codes=np.array([c for codes in sets for c in codes], dtype=np.int64),
-                          n_node_samples=count, output=output, n_features=self._n_features)
+                          n_node_samples=count, output=output, n_features=self._n_features,
+                          fields=("left_child", "right_child", "split_feature"))
         numeric = ids[~cat]
         zero = missing_type[~cat] == "Zero"
         return tree, leaf_nodes, feature[numeric[zero]], feature[numeric[~zero]]

@@ -31,7 +31,7 @@ def split_table_from_array(splits, n_features, keep_duplicates=False):
 
 
 class SplitArraySource(SourceModel):
-    library = "a split array"
+    library = "split array"
 
     def __init__(self, estimator, n_features):
         super().__init__(estimator)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._inputs import InputEncoding
 from .._splits import IN_SET, NUMERIC, float32_threshold, slices
-from .base import SourceModel, Tree, check_count
+from .base import MAX_FEATURES, SourceModel, Tree, check_count
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, UnicodeDecodeError,
               OverflowError)
@@ -104,14 +104,17 @@ def _categories(model, n_features):
 
 
 def _tree(tree, n_features, output):
-    """A Tree from one tree of the JSON."""
+    """A Tree from one tree of the JSON, every index checked."""
     left = np.asarray(tree["left_children"], dtype=np.int64)
     n = left.size
     columns = {name: np.asarray(tree[name]) for name in
                ("right_children", "split_indices", "split_conditions", "default_left")}
     for name, column in columns.items():
         if column.shape != (n,):
-            raise ValueError(f"{name} has {column.size} entries for {n} nodes")
+            raise ValueError(f"{name} has {column.size} entries for {n} nodes (left_children)")
+    num_nodes = tree.get("tree_param", {}).get("num_nodes")
+    if num_nodes is not None and check_count(num_nodes, "tree_param.num_nodes") != n:
+        raise ValueError(f"the tree has {n} nodes but tree_param.num_nodes = {num_nodes}")
     internal = np.flatnonzero(left >= 0)
     t32 = columns["split_conditions"].astype(np.float32)
     below = np.nextafter(t32, np.float32(-np.inf))  # float32(x) >= t  <=>  float32(x) > below
@@ -125,11 +128,13 @@ def _tree(tree, n_features, output):
                       columns["default_left"].astype(np.int64) == 0,
                       np.where(is_leaf, columns["split_conditions"].astype(np.float64), np.nan),
                       kind=kind, set_sizes=sizes, set_codes=codes, output=output,
-                      n_features=n_features)
+                      n_features=n_features,
+                      fields=("left_children", "right_children", "split_indices"))
 
 
 class XGBoostSource(SourceModel):
     library = "XGBoost"
+    n_features_field = "learner_model_param.num_feature"
     supports_missing = True
 
     def __init__(self, estimator):
@@ -142,7 +147,7 @@ class XGBoostSource(SourceModel):
             self._gbtree = (booster["gbtree"] if self.booster_name == "dart" else booster)["model"] \
                 if self.booster_name in ("gbtree", "dart") else None
             self._n_features = check_count(learner["learner_model_param"]["num_feature"],
-                                           "learner_model_param.num_feature")
+                                           "learner_model_param.num_feature", MAX_FEATURES)
             self._feature_types = learner.get("feature_types") or []
         except _MALFORMED as exc:
             raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
