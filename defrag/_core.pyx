@@ -20,7 +20,7 @@ cdef extern from "dfg_config.h":
     int dfg_has_openmp() nogil
     int dfg_max_threads() nogil
 
-cdef extern from "dfg_popcount.h":
+cdef extern from "dfg_cpu.h":
     int dfg_cpu_has_popcnt() nogil
 
 cdef extern from "dfg_ranks.h":

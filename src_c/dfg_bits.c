@@ -1,19 +1,9 @@
 #include "dfg_bits.h"
-#include "dfg_popcount.h"
+#include "dfg_cpu.h"
+#include "dfg_portable.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int dfg_cpu_has_popcnt(void) {
-#if DFG_POPCNT_DISPATCH
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("popcnt") ? 1 : 0;
-#elif defined(__aarch64__) || defined(__ARM_FEATURE_SVE)
-    return 1;
-#else
-    return 0;
-#endif
-}
 
 /* s_l(v) of split l for a present value v: the threshold test, or the set test. */
 static inline int split_bit(const dfg_sets *sets, const double *threshold, int64_t l, double v) {
@@ -106,7 +96,7 @@ DFG_ALWAYS_INLINE int64_t count_all_impl(const uint64_t *cols, int64_t m,
     return total;
 }
 
-#if DFG_POPCNT_DISPATCH
+#if DFG_X86_DISPATCH
 DFG_TARGET_POPCNT static int64_t count_all_hw(const uint64_t *cols, int64_t m,
                                               int64_t n_samples, int64_t skip) {
     return count_all_impl(cols, m, n_samples, skip);
@@ -120,7 +110,7 @@ static int64_t count_all_generic(const uint64_t *cols, int64_t m, int64_t n_samp
 
 int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip) {
     if (m < 0 || n_samples < 0) return -1;
-#if DFG_POPCNT_DISPATCH
+#if DFG_X86_DISPATCH
     if (dfg_cpu_has_popcnt()) return count_all_hw(cols, m, n_samples, skip);
 #endif
     return count_all_generic(cols, m, n_samples, skip);

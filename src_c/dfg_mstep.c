@@ -1,5 +1,5 @@
 #include "dfg_mstep.h"
-#include "dfg_popcount.h"
+#include "dfg_portable.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +82,7 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
                     double *h = hist + (int64_t)r[n] * K;
                     const double *b = beta + n * K;
                     for (uint64_t bits = nonzero[n]; bits; bits &= bits - 1) {
-                        int k = __builtin_ctzll(bits);
+                        int k = dfg_ctz64(bits);
                         h[k] += b[k];
                     }
                 }
@@ -154,7 +154,7 @@ int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
                 uint64_t bits = S[n * n_words + w];
                 const double *b = beta + n * K;
                 while (bits) {
-                    double *a = acc + (int64_t)__builtin_ctzll(bits) * K;
+                    double *a = acc + (int64_t)dfg_ctz64(bits) * K;
                     for (int64_t k = 0; k < K; k++) a[k] += b[k];
                     bits &= bits - 1;
                 }
