@@ -52,6 +52,8 @@ cdef extern from "dfg_bits.h":
     int dfg_set_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
                        const uint64_t *words, int64_t n_words, int negate, int missing,
                        uint64_t *col) nogil
+
+cdef extern from "dfg_prune.h":
     int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip) nogil
     int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
                                  uint8_t *keep) nogil
@@ -100,7 +102,7 @@ cdef extern from "dfg_mstep.h":
                              const double *beta, int64_t n_components, double *num,
                              int n_threads) nogil
 
-cdef extern from "dfg_fit.h":
+cdef extern from "dfg_model.h":
     int DFG_METHOD_FAB
     int DFG_METHOD_EM
     ctypedef struct dfg_data:
@@ -136,13 +138,21 @@ cdef extern from "dfg_fit.h":
         int anneal_iter
         int n_threads
     double dfg_omega(const dfg_data *data) nogil
+
+cdef extern from "dfg_joint.h":
     int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf,
                       int n_threads) nogil
+
+cdef extern from "dfg_mstep.h":
     int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
                   dfg_params *params) nogil
+
+cdef extern from "dfg_fit.h":
     int dfg_fit_max_iterations(const dfg_options *opt) nogil
     int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
                 double *beta, double *lower_bound, int32_t *phase, int *n_iter) nogil
+
+cdef extern from "dfg_assign.h":
     int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
                        int32_t *assign, int n_threads) nogil
 
