@@ -8,11 +8,11 @@ under the ensemble's own proximity (greedy submodular selection).
 """
 __version__ = "0.1.0"
 
-try:
-    from . import _core  # noqa: F401  (the compiled kernels)
+try:  # the compiled kernels, one module per concern
+    from . import _common, _encoding, _fit, _proximity, _proxy_split, _rules_eval  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError(
-        "defrag's compiled core (defrag._core) is not built here. Install the package with "
+        f"defrag's compiled core is not built here ({exc}). Install the package with "
         "`pip install .` (or build in place: `python setup.py build_ext --inplace`)."
     ) from exc
 

@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core
+from . import _proximity
 from ._restarts import available_cores
 from ._splits import _is_lightgbm, _is_xgboost, lightgbm_model_dump, xgboost_model_json
 from .model import _as_2d_float, _unwrap
@@ -197,7 +197,7 @@ def tree_distance(leaves_a, leaves_b, weights, n_threads=1):
     w = np.ascontiguousarray(weights, dtype=np.float32)
     if la.ndim != 2 or lbt.ndim != 2 or la.shape[1] != lbt.shape[0] or w.shape != (la.shape[1],):
         raise ValueError("leaves_a, leaves_b and weights disagree on the number of trees")
-    return _core.tree_distance(la, lbt, w, int(n_threads))
+    return _proximity.tree_distance(la, lbt, w, int(n_threads))
 
 
 def _euclidean(A, B):
