@@ -1,4 +1,4 @@
-"""Proxy trees (issue 6): eq. 8 node score, split search vs brute force, eq. 9
+"""Proxy trees: eq. 8 node score, split search vs brute force, eq. 9
 pruning path, reference predictions, RuleSet view, local explanations, eq. 10."""
 import numpy as np
 import pytest
