@@ -1,4 +1,7 @@
-"""Build the C kernels (src_c/) and their Cython layer (defrag/_core.pyx).
+"""Build the C kernels (src_c/) and their Cython modules (defrag/_*.pyx).
+
+Each Cython module is one extension, compiled with the C files of the kernels it
+calls (KERNELS below); their declarations are in defrag/_cdefs.pxd.
 
 OpenMP is used when the compiler accepts it (checked by compiling and linking a
 small program) and left out otherwise: the kernels give identical results
@@ -16,7 +19,6 @@ import sys
 import tempfile
 from glob import glob
 
-import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -71,6 +73,9 @@ class BuildExt(build_ext):
             elif self.compiler.compiler_type != "msvc":
                 ext.extra_compile_args += ["-Wno-unknown-pragmas"]
         print(f"defrag: building with OpenMP: {'yes' if flags else 'no'}")
+        # One after another: the extensions share C files, whose objects land at the same
+        # paths under build_temp; parallel builds (-j) would write them concurrently.
+        self.parallel = None
         super().build_extensions()
 
     def run(self):
@@ -89,13 +94,30 @@ class BuildExt(build_ext):
                 shutil.copyfile(built, target)
 
 
+# The C files each Cython module needs: its kernels and what they call.
+FIT_KERNELS = ["dfg_model.c", "dfg_fit.c", "dfg_joint.c", "dfg_loglik.c", "dfg_log.c",
+               "dfg_estep.c", "dfg_mstep.c", "dfg_assign.c", "dfg_cpu.c"]
+KERNELS = {
+    "_common": ["dfg_config.c", "dfg_cpu.c"],
+    "_encoding": ["dfg_ranks.c", "dfg_bits.c", "dfg_sets.c"],
+    "_fit": FIT_KERNELS,
+    "_rules_eval": ["dfg_bits.c", "dfg_prune.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c"],
+    "_proximity": ["dfg_proximity.c", "dfg_cpu.c"],
+    "_proxy_split": ["dfg_proxy_split.c"],
+    "_testing": FIT_KERNELS + ["dfg_proxy_split.c"],
+}
+
+unused = {os.path.basename(p) for p in glob("src_c/*.c")} - {c for cs in KERNELS.values() for c in cs}
+if unused:
+    raise RuntimeError(f"setup.py: no module is built with {sorted(unused)}: add them to KERNELS")
+
 extensions = [
     Extension(
-        "defrag._core",
-        sources=["defrag/_core.pyx"] + sorted(glob("src_c/*.c")),
-        include_dirs=["src_c", np.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        f"defrag.{module}",
+        sources=[f"defrag/{module}.pyx"] + [f"src_c/{c}" for c in sources],
+        include_dirs=["src_c"],
     )
+    for module, sources in KERNELS.items()
 ]
 
 setup(

@@ -18,9 +18,9 @@ coverage of the rules on the test half (``model.evaluate``), the forest's test
 error, seconds per restart (median of repeated fits with n_restarts=R, divided
 by R), the peak resident memory of a process that does the whole case, the
 OpenMP threads defrag used, then the like-for-like comparison with the dense
-NumPy reference (benchmarks/dense_reference.py): seconds per outer FAB
-iteration for both over the same first T iterations from the same random
-start, their ratio, and the dense run's peak memory.
+NumPy restart (benchmarks/dense_restart.py, the equations of tests/reference.py):
+seconds per outer FAB iteration for both over the same first T iterations from
+the same random start, their ratio, and the dense run's peak memory.
 
 Every measurement runs in a fresh child process (this script with --case), so
 that ru_maxrss is the peak of that case alone and no allocator or BLAS state
@@ -143,7 +143,7 @@ def child_dense(args):
     from defrag import split_table_from_estimator
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import dense_reference
+    import dense_restart
 
     Xtr, ytr, _, _ = load_case(args.case)
     rf = fit_forest(Xtr, ytr)
@@ -152,9 +152,9 @@ def child_dense(args):
     splits = split_table_from_estimator(rf)
     S = splits.binary_features(Xtr).astype(np.float64)
     y = np.searchsorted(rf.classes_, ytr).astype(np.intp)
-    run = dense_reference.fab_restart(
+    run = dense_restart.fab_restart(
         S, y, len(rf.classes_), n_components=10, max_iter=args.dense_iters + 1,
-        seed=dense_reference.restart_seed(0),
+        seed=dense_restart.restart_seed(0),
     )
     blas = [p.get("num_threads") for p in threadpool_info() if p.get("user_api") == "blas"]
     return {

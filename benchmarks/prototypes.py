@@ -1,4 +1,4 @@
-"""Tree-space prototypes (issue 5): accuracy vs k, the Table-1 layout, kernel speed.
+"""Tree-space prototypes: accuracy vs k, the Table-1 layout, kernel speed.
 
 Usage (from the repository root, with defrag built in place):
 

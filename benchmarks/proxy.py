@@ -1,4 +1,4 @@
-"""Proxy trees (issue 6): the experiments of sec. 2.2.1 / 4.1-4.2 of Afrabandpey et al.
+"""Proxy trees: the experiments of sec. 2.2.1 / 4.1-4.2 of Afrabandpey et al.
 with a random forest as the reference model.
 
 Usage (from the repository root, with defrag installed or built in place):

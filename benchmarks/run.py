@@ -24,8 +24,8 @@ Cases (each measured in a fresh child process, so that its peak memory is its ow
 
 Columns: N, D, trees, L (distinct splits), K (rules found), s/restart (median over the
 restarts of a fit), peak MB of the child process, threads, and, where the dense N x L
-formulation fits in memory, the same restart by benchmarks/dense_reference.py from the
-same random start (eps_schedule=(), so both run exactly Algorithm 1) with the ratio, its
+formulation fits in memory, the same restart by benchmarks/dense_restart.py (the
+equations of tests/reference.py in dense NumPy) from the same random start (eps_schedule=(), so both run exactly Algorithm 1) with the ratio, its
 BLAS on as many threads as defrag used (--full adds the ratio with BLAS on every core).
 In quick mode the dense run is cut to a few iterations and both sides report seconds
 per iteration instead. Timing ratios are taken within one run; absolute seconds move
@@ -174,9 +174,9 @@ def child_fit(args):
 
 
 def child_dense(args):
-    """The same restart in dense NumPy (benchmarks/dense_reference.py)."""
+    """The same restart in dense NumPy (benchmarks/dense_restart.py)."""
     sys.path.insert(0, HERE)
-    import dense_reference
+    import dense_restart
     from threadpoolctl import threadpool_limits
 
     from defrag import split_table_from_estimator
@@ -187,9 +187,9 @@ def child_dense(args):
     y = np.searchsorted(forest.classes_, ytr).astype(np.intp)
     # BLAS threads: as many as defrag's run (--blas-threads), or the library's default
     with threadpool_limits(limits=args.blas_threads, user_api="blas"):
-        run = dense_reference.fab_restart(S, y, len(forest.classes_), n_components=10,
-                                          max_iter=args.dense_iters,
-                                          seed=dense_reference.restart_seed(0))
+        run = dense_restart.fab_restart(S, y, len(forest.classes_), n_components=10,
+                                        max_iter=args.dense_iters,
+                                        seed=dense_restart.restart_seed(0))
     return {"dense_s": float(np.sum(run["iter_seconds"])), "dense_updates": len(run["iter_seconds"]),
             "dense_bound": run["lower_bound"].tolist(), "dense_peak_mb": peak_mb()}
 

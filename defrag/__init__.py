@@ -8,13 +8,18 @@ under the ensemble's own proximity (greedy submodular selection).
 """
 __version__ = "0.1.0"
 
-try:
-    from . import _core  # noqa: F401  (the compiled kernels)
-except ImportError as exc:  # pragma: no cover - depends on the installation
-    raise ImportError(
-        "defrag's compiled core (defrag._core) is not built here. Install the package with "
-        "`pip install .` (or build in place: `python setup.py build_ext --inplace`)."
-    ) from exc
+from importlib import import_module as _import_module
+
+# The compiled kernels, one module per concern: a clear error when one is not built.
+for _module in ("_common", "_encoding", "_fit", "_proximity", "_proxy_split", "_rules_eval"):
+    try:
+        _import_module(f".{_module}", __name__)
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(
+            f"defrag's compiled core (defrag.{_module}) is not built here. Install the package with "
+            "`pip install .` (or build in place: `python setup.py build_ext --inplace`)."
+        ) from exc
+del _module
 
 from ._config import show_config
 from ._rules import Condition, Rule, RuleSet

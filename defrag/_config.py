@@ -1,5 +1,5 @@
 """Build and run-time configuration of the compiled kernels."""
-from . import _core
+from . import _common
 
 
 class BuildConfig(dict):
@@ -20,7 +20,7 @@ def show_config():
     """
     from . import __version__
 
-    has_omp, threads, popcnt = _core.build_info()
+    has_omp, threads, popcnt = _common.build_info()
     return BuildConfig(
         version=__version__,
         openmp=has_omp,

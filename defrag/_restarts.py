@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _fit
 from ._threads import thread_budget
 
 logger = logging.getLogger("defrag")
@@ -54,7 +54,7 @@ def initial_state(rng, n_samples, n_splits, n_components, target, eps):
 
 def training_error(problem, params, target, eps, n_threads):
     """Error(D, Pi) of sec. 5.2 under the two-step MAP (eq. 10-11)."""
-    assign = _core.map_assign(problem, params, eps, n_threads)
+    assign = _fit.map_assign(problem, params, eps, n_threads)
     if target.n_classes == 0:
         return float(np.sum((target.y - params["mean"][assign]) ** 2))
     return float(np.count_nonzero(np.argmax(params["gamma"], axis=1)[assign] != target.y))
@@ -74,7 +74,7 @@ def run_restart(index, seed, problem, target, options, n_threads, score=True):
     params, beta = initial_state(
         rng, problem.n_samples, options["n_splits"], options["n_components"], target, options["eps"]
     )
-    K, trace, phases = _core.fit(
+    K, trace, phases = _fit.fit(
         problem, params, beta, options["method"], options["max_iter"], options["tol"],
         options["delta"], options["eps"], target.var_floor, n_threads, INNER,
         options["eps_schedule"], ANNEAL_ITER,

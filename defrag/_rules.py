@@ -9,11 +9,11 @@ intersection of the sets the region lies in minus the union of those it lies
 outside. Then the conditions are pruned as in sec. 3.2 of the AISTATS 2018
 paper: a bound (or the "in" / "not in" part of a set condition) is dropped when
 the number of covered training points does not change (counted by popcount
-over bit-packed condition columns, src_c/dfg_bits.c).
+over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import numpy as np
 
-from . import _core
+from . import _rules_eval
 from ._inputs import ZERO_THRESHOLD, as_2d_float
 from ._splits import IN_SET, NOT_IN_SET, NUMERIC, category_words
 
@@ -271,13 +271,13 @@ class RuleSet:
 
     def covers(self, X, n_threads=1):
         """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
-        return _core.rules_cover(self.encode(X), n_threads=n_threads, **self._compiled())
+        return _rules_eval.rules_cover(self.encode(X), n_threads=n_threads, **self._compiled())
 
     def predict(self, X, n_threads=1):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
         Only the features the rules name are read; a NaN in one of them is a ValueError."""
-        first = _core.rules_first(self.encode(X), n_threads=n_threads, **self._compiled())
+        first = _rules_eval.rules_first(self.encode(X), n_threads=n_threads, **self._compiled())
         preds = np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
         return preds[first]  # -1 (no rule) selects the default, the last entry
 
@@ -357,9 +357,9 @@ def _column(X, unit, missing):
     """Bits over the samples of one prunable part of a condition (see extract_rule_conditions)."""
     d, part, value = unit
     if part in ("lower", "upper"):
-        return _core.condition_column(X, d, value, part == "lower", missing)
+        return _rules_eval.condition_column(X, d, value, part == "lower", missing)
     _, words = category_words(np.array([0, value.size]), value)
-    return _core.set_condition_column(X, d, words, part == "out", missing)
+    return _rules_eval.set_condition_column(X, d, words, part == "out", missing)
 
 
 def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
@@ -382,7 +382,7 @@ def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
     else:
         cols = np.zeros((0, max((n + 63) // 64, 1)), dtype=np.uint64)
     keep = np.ones(len(units), dtype=np.uint8)
-    support = _core.prune_conditions(cols, n, keep)
+    support = _rules_eval.prune_conditions(cols, n, keep)
     merged, columns = {}, {}
     for j, ((d, part, value), kept) in enumerate(zip(units, keep)):
         if kept:
@@ -390,7 +390,7 @@ def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
             columns.setdefault(d, []).append(j)
     conditions = []
     for d, parts in sorted(merged.items()):
-        share = _core.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1)
+        share = _rules_eval.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1)
         common = dict(train_share=share, missing=bool(missing_ok[d]),
                       zero_missing=bool(splits.encoding.zero_missing[d]))
         if "in" in parts or "out" in parts:

@@ -14,7 +14,7 @@ import functools
 
 import numpy as np
 
-from . import _core
+from . import _encoding, _fit
 from ._inputs import InputEncoding
 
 NUMERIC, IN_SET, NOT_IN_SET = 0, 1, 2  # split kinds (DFG_KIND_* in src_c/dfg_sets.h)
@@ -261,8 +261,8 @@ class SplitTable:
         """Ranks (len(rank_ptr) - 1, n_samples) of prepared X: the thermometer rank of
         each numeric feature, and s_l (0 / 1, 2 when missing) of each categorical split."""
         if not self.has_categorical:
-            return _core.compute_ranks(X, self.feat_ptr, self.threshold, n_threads)
-        return _core.compute_group_ranks(X, self.rank_feature, self.rank_ptr, self.threshold, n_threads,
+            return _encoding.compute_ranks(X, self.feat_ptr, self.threshold, n_threads)
+        return _encoding.compute_group_ranks(X, self.rank_feature, self.rank_ptr, self.threshold, n_threads,
                                          kind=self.kind, set_ptr=self._set_ptr, set_words=self._set_words)
 
     def pack(self, X, n_threads=1):
@@ -270,7 +270,7 @@ class SplitTable:
         sets = {}
         if self.has_categorical:
             sets = dict(kind=self.kind, set_ptr=self._set_ptr, set_words=self._set_words)
-        return _core.pack_rows(X, self.feature, self.threshold, n_threads, self.missing_right, **sets)
+        return _encoding.pack_rows(X, self.feature, self.threshold, n_threads, self.missing_right, **sets)
 
     def kernel_input(self, X, n_threads=1, bits=None):
         """The s matrix of prepared X as the fit kernels take it: ranks (``{"ranks": ...}``),
@@ -289,10 +289,10 @@ class SplitTable:
         return {"ranks": self.ranks(X, n_threads)}
 
     def problem(self, s_matrix, **targets):
-        """The fit kernels' ``_core.Problem`` over s_matrix from kernel_input (or a
+        """The fit kernels' ``_fit.Problem`` over s_matrix from kernel_input (or a
         subset of its rows); targets are Problem's y_value / y_class / n_classes."""
         feat_ptr = self.rank_ptr if "ranks" in s_matrix else self.feat_ptr
-        return _core.Problem(feat_ptr, **s_matrix, missing_right=self.missing_right, **targets)
+        return _fit.Problem(feat_ptr, **s_matrix, missing_right=self.missing_right, **targets)
 
     def binary_features(self, X):
         """Dense boolean s matrix (n_samples, L) in NumPy: for tests and small inspection only."""

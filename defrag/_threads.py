@@ -1,7 +1,7 @@
 """How many threads defrag's kernels and restart workers take."""
 import os
 
-from . import _core
+from . import _common
 
 
 def available_cores():
@@ -40,7 +40,7 @@ def thread_budget(n_jobs, n_restarts, n_samples=None):
     else:
         workers = n_jobs
     workers = max(1, min(workers, n_restarts))
-    _, omp_default, _ = _core.build_info()
+    _, omp_default, _ = _common.build_info()
     threads = max(1, min(omp_default, cores // workers))
     if n_samples is not None:
         threads = max(1, min(threads, n_samples // MIN_SAMPLES_PER_THREAD))

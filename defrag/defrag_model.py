@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core
+from . import _fit
 from ._restarts import run_restarts, run_screened_restarts
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._threads import thread_budget
@@ -430,7 +430,7 @@ class DefragModel(BaseEstimator):
         X_prep = self.splits_.prepare(Xf)
         problem = self.splits_.problem(self.splits_.kernel_input(X_prep, threads),
                                        n_classes=0 if self.task_ == "regression" else len(self.classes_))
-        return _core.map_assign(problem, self._params(), float(self.eps), threads)
+        return _fit.map_assign(problem, self._params(), float(self.eps), threads)
 
     def predict(self, X):
         """Two-step MAP prediction (eq. 10-11)."""

@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core
+from . import _proximity
 from ._threads import threads_from_n_jobs
 from ._validation import as_2d_float, check_n_jobs, check_positive_int
 from .sources import adapt, unwrap
@@ -88,7 +88,7 @@ def tree_distance(leaves_a, leaves_b, weights, n_threads=1):
     w = np.ascontiguousarray(weights, dtype=np.float32)
     if la.ndim != 2 or lbt.ndim != 2 or la.shape[1] != lbt.shape[0] or w.shape != (la.shape[1],):
         raise ValueError("leaves_a, leaves_b and weights disagree on the number of trees")
-    return _core.tree_distance(la, lbt, w, int(n_threads))
+    return _proximity.tree_distance(la, lbt, w, int(n_threads))
 
 
 def _euclidean(A, B):

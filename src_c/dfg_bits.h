@@ -1,5 +1,5 @@
 /*
- * dfg_bits.h - bit-packed binary features and coverage counting.
+ * dfg_bits.h - bit-packed binary features (rows) and rule conditions (columns).
  *
  * Row layout (the general s matrix): S[n * n_words + l / 64] holds bit l % 64 =
  * s_l(x_n), n_words = ceil(L / 64), unused tail bits are 0. For a numeric split
@@ -33,21 +33,5 @@ int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
 int dfg_set_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
                    const uint64_t *words, int64_t n_words, int negate, int missing,
                    uint64_t *col);
-
-/*
- * Number of samples satisfying all conditions cols[0..m) except the one at index
- * skip (skip < 0: none skipped); cols is m x dfg_n_words(n_samples). With no
- * condition left every sample is counted. Returns -1 on bad sizes.
- */
-int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip);
-
-/*
- * Rule pruning (AISTATS 2018 ext., sec. 3.2): while some kept condition can be
- * dropped without changing the number of covered samples, drop the first such.
- * keep (in/out, m flags) marks the conditions still in the rule.
- * Returns the number of covered samples, or -1 on bad sizes.
- */
-int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
-                             uint8_t *keep);
 
 #endif

@@ -1,4 +1,4 @@
-/* dfg_config.h - how the kernels were built and what this CPU offers. */
+/* dfg_config.h - how the kernels were built: with OpenMP or not (the CPU: dfg_cpu.h). */
 #ifndef DFG_CONFIG_H
 #define DFG_CONFIG_H
 

@@ -1,165 +1,13 @@
 #include "dfg_fit.h"
 #include "dfg_estep.h"
-#include "dfg_loglik.h"
+#include "dfg_joint.h"
 #include "dfg_mstep.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DFG_TWO_PI 6.283185307179586476925286766559
-
-static int check_data(const dfg_data *data) {
-    if (data->n_samples < 1 || data->n_features < 0 || data->n_splits < 0) return DFG_EINVAL;
-    if (data->feat_ptr[0] != 0 || data->feat_ptr[data->n_features] != data->n_splits) return DFG_EINVAL;
-    if (!data->ranks && !data->bits) return DFG_EINVAL;
-    if (data->n_classes < 0) return DFG_EINVAL;
-    if (data->n_classes == 0 && !data->y_value) return DFG_EINVAL;
-    if (data->n_classes > 0 && !data->y_class) return DFG_EINVAL;
-    return DFG_OK;
-}
-
-double dfg_omega(const dfg_data *data) {
-    double dim_phi = data->n_classes == 0 ? 2.0 : (double)data->n_classes;
-    return 0.5 * (dim_phi + (double)data->n_splits + 1.0);
-}
-
 static double clamp(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
-
-/* log p(s | k) for all rows into out (N x K). */
-/* workspace: (L + 2 D) * K + K doubles for the rank tables, or NULL to allocate them */
-/* eta_clamped: eta comes from this run's clamp or M-step, so the tables skip checking it. */
-static int log_regions(const dfg_data *data, const dfg_params *p, double eps, double *out,
-                       double *workspace, int eta_clamped, int n_threads) {
-    const int64_t K = p->n_components, L = data->n_splits, D = data->n_features;
-    if (!data->ranks)
-        return dfg_loglik_bits(data->bits, data->n_samples, L, p->eta, K, eps, out, n_threads);
-    double *owned = NULL, *table = workspace;
-    if (!table) table = owned = (double *)malloc((size_t)((L + 2 * D) * K + K) * sizeof(double));
-    if (!table) return DFG_ENOMEM;
-    double *base = table + (L + 2 * D) * K;
-    int status = eta_clamped
-        ? dfg_rank_tables_unchecked(p->eta, K, L, data->feat_ptr, D, data->missing_right, table,
-                                    base, n_threads)
-        : dfg_rank_tables(p->eta, K, L, data->feat_ptr, D, data->missing_right, table, base,
-                          n_threads);
-    if (status == DFG_OK)
-        status = dfg_loglik_ranks(data->ranks, data->n_samples, D, data->feat_ptr, table, base,
-                                  K, out, n_threads);
-    free(owned);
-    return status;
-}
-
-static int log_joint(const dfg_data *data, const dfg_params *params, double *logf,
-                     double *workspace, int eta_clamped, int n_threads);
-
-int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf, int n_threads) {
-    return log_joint(data, params, logf, NULL, 0, n_threads);
-}
-
-static int log_joint(const dfg_data *data, const dfg_params *params, double *logf,
-                     double *workspace, int eta_clamped, int n_threads) {
-    int status = check_data(data);
-    if (status != DFG_OK) return status;
-    const int64_t N = data->n_samples, K = params->n_components, C = data->n_classes;
-    if (K < 1 || n_threads < 1) return DFG_EINVAL;
-    /* eps only selects the popcount path of the bit kernel; any clamp value works. */
-    status = log_regions(data, params, 1e-10, logf, workspace, eta_clamped, n_threads);
-    if (status != DFG_OK) return status;
-    double *extra = (double *)malloc((size_t)(K * (C > 0 ? C + 1 : 3)) * sizeof(double));
-    if (!extra) return DFG_ENOMEM;
-    for (int64_t k = 0; k < K; k++) {
-        if (!(params->alpha[k] > 0.0)) { free(extra); return DFG_EINVAL; }
-        extra[k] = log(params->alpha[k]);
-    }
-    if (C == 0) {
-        /* eq. 8, Gaussian: 0.5 log(lambda / 2 pi) - 0.5 lambda (y - mu)^2 */
-        for (int64_t k = 0; k < K; k++) {
-            if (!(params->precision[k] > 0.0)) { free(extra); return DFG_EINVAL; }
-            extra[K + k] = 0.5 * log(params->precision[k] / DFG_TWO_PI);
-        }
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t k = 0; k < K; k++) {
-                double r = data->y_value[n] - params->mean[k];
-                logf[n * K + k] += extra[k] + extra[K + k] - 0.5 * params->precision[k] * r * r;
-            }
-    } else {
-        /* eq. 8, categorical: log gamma_{k, y_n}; gamma must be > 0 where used. */
-        double *lg = extra + K;
-        for (int64_t j = 0; j < K * C; j++)
-            lg[j] = params->gamma[j] > 0.0 ? log(params->gamma[j]) : -INFINITY;
-        for (int64_t n = 0; n < N; n++)
-            if (data->y_class[n] < 0 || data->y_class[n] >= C) { free(extra); return DFG_EINVAL; }
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t k = 0; k < K; k++)
-                logf[n * K + k] += extra[k] + lg[k * C + data->y_class[n]];
-    }
-    free(extra);
-    return DFG_OK;
-}
-
-int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
-              dfg_params *params) {
-    int status = check_data(data);
-    if (status != DFG_OK) return status;
-    const int64_t N = data->n_samples, K = params->n_components, L = data->n_splits;
-    const int64_t C = data->n_classes;
-    const int nt = opt->n_threads;
-    if (K < 1 || nt < 1 || !(opt->eps > 0.0 && opt->eps < 0.5)) return DFG_EINVAL;
-    double *colsum = (double *)malloc((size_t)(2 * K) * sizeof(double));
-    if (!colsum) return DFG_ENOMEM;
-    double *aux = colsum + K;
-    if (C == 0) {
-        status = dfg_regression_stats(data->y_value, beta, N, K, colsum, params->mean, aux, nt);
-        for (int64_t k = 0; status == DFG_OK && k < K; k++) {
-            double var = colsum[k] > 0.0 ? aux[k] / colsum[k] : 0.0;
-            params->precision[k] = 1.0 / fmax(var, opt->var_floor);
-        }
-    } else {
-        status = dfg_class_stats(data->y_class, C, beta, N, K, params->gamma, nt);
-        for (int64_t k = 0; status == DFG_OK && k < K; k++) {
-            double s = 0.0;
-            for (int64_t c = 0; c < C; c++) s += params->gamma[k * C + c];
-            colsum[k] = s;
-            /* eq. 40; clamped at eps so that log gamma stays finite. */
-            for (int64_t c = 0; c < C; c++)
-                params->gamma[k * C + c] = s > 0.0 ? fmax(params->gamma[k * C + c] / s, opt->eps) : 1.0 / (double)C;
-        }
-    }
-    /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. The rank path
-       divides and clamps while it writes the sums; the bit path in a pass after. */
-    const double lo = opt->eps, hi = 1.0 - opt->eps;
-    if (status == DFG_OK) {
-        if (data->ranks)
-            status = dfg_split_eta_ranks(data->ranks, N, data->n_features, data->feat_ptr,
-                                         data->missing_right, beta, K, colsum, lo, hi,
-                                         params->eta, nt);
-        else
-            status = dfg_split_stats_bits(data->bits, N, L, beta, K, params->eta, nt);
-    }
-    if (status == DFG_OK) {
-        double total = 0.0;
-        for (int64_t k = 0; k < K; k++) total += colsum[k];
-        #pragma omp parallel for schedule(static, 1) num_threads(nt)
-        for (int64_t k = 0; k < K; k++) {
-            double s = colsum[k];
-            double *eta = params->eta + k * L;
-            if (!data->ranks) {
-                const double inv = s > 0.0 ? 1.0 / s : 0.0; /* as the rank path does */
-                for (int64_t l = 0; l < L; l++) {
-                    double e = s > 0.0 ? eta[l] * inv : 0.5;
-                    e = e < lo ? lo : e;
-                    eta[l] = e > hi ? hi : e;
-                }
-            }
-            params->alpha[k] = colsum[k] / total;
-        }
-    }
-    free(colsum);
-    return status;
-}
 
 /* Keeps the components with keep[k] != 0, moving them to the front in order. */
 static void compact(const dfg_data *data, dfg_params *p, double *beta, const uint8_t *keep) {
@@ -248,7 +96,7 @@ static int check_options(const dfg_options *opt, const dfg_params *params) {
 
 int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
             double *beta, double *lower_bound, int32_t *phase, int *n_iter) {
-    int status = check_data(data_in);
+    int status = dfg_check_data(data_in);
     if (status == DFG_OK) status = check_options(opt, params);
     if (status != DFG_OK) return status;
     dfg_data fit_data = *data_in;
@@ -280,7 +128,7 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
     int t = 0;
     for (; t < cap && status == DFG_OK; t++) {
         const int64_t K = params->n_components;
-        status = log_joint(data, params, logf, tables, 1, opt->n_threads);
+        status = dfg_log_joint_clamped(data, params, logf, tables, opt->n_threads);
         if (status != DFG_OK) break;
         /* Bound at (q_t, Pi_t): within a phase the E-step and the M-step each raise it. */
         status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], opt->n_threads);
@@ -328,65 +176,5 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
     free(colsum);
     free(keep);
     free(owned_flags);
-    return status;
-}
-
-int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
-                   int32_t *assign, int n_threads) {
-    const int64_t N = data->n_samples, K = params->n_components;
-    const int64_t L = data->n_splits, D = data->n_features;
-    if (N < 0 || K < 1 || n_threads < 1 || (!data->ranks && !data->bits)) return DFG_EINVAL;
-    if (data->feat_ptr[0] != 0 || data->feat_ptr[D] != L) return DFG_EINVAL;
-    for (int64_t k = 0; k < K; k++)
-        if (!(params->alpha[k] > 0.0)) return DFG_EINVAL;
-    int status = DFG_OK;
-    if (data->ranks) {
-        /* Block by block: no N x K buffer, so scoring large inputs stays small. */
-        double *table = (double *)malloc((size_t)((L + 2 * D) * K + 2 * K) * sizeof(double));
-        if (!table) return DFG_ENOMEM;
-        double *base = table + (L + 2 * D) * K;
-        status = dfg_rank_tables(params->eta, K, L, data->feat_ptr, D, data->missing_right, table,
-                                 base, n_threads);
-        for (int64_t k = 0; status == DFG_OK && k < K; k++) base[k] += log(params->alpha[k]);
-        /* tasks of up to 16,384 rows: long enough to keep a feature's table in cache
-           across them (see DFG_LOGLIK_ROWS), small enough for a per-thread buffer */
-        const int64_t rows = 16384;
-        int64_t n_blocks = (N + rows - 1) / rows;
-        if (status == DFG_OK) {
-            #pragma omp parallel num_threads(n_threads)
-            {
-                double *buf = (double *)malloc((size_t)(rows * K) * sizeof(double));
-                if (!buf) {
-                    #pragma omp atomic write
-                    status = DFG_ENOMEM;
-                }
-                #pragma omp for schedule(dynamic, 1)
-                for (int64_t b = 0; b < n_blocks; b++) {
-                    if (!buf) continue;
-                    int64_t n0 = b * rows, n1 = n0 + rows < N ? n0 + rows : N;
-                    dfg_loglik_ranks_rows(data->ranks, N, D, data->feat_ptr, table, base, K, n0, n1, buf);
-                    for (int64_t n = n0; n < n1; n++) {
-                        const double *row = buf + (n - n0) * K;
-                        int32_t best = 0;
-                        for (int64_t k = 1; k < K; k++) if (row[k] > row[best]) best = (int32_t)k;
-                        assign[n] = best;
-                    }
-                }
-                free(buf);
-            }
-        }
-        free(table);
-    } else {
-        double *buf = (double *)malloc((size_t)((N > 0 ? N : 1) * K) * sizeof(double));
-        if (!buf) return DFG_ENOMEM;
-        status = dfg_loglik_bits(data->bits, N, L, params->eta, K, eps, buf, n_threads);
-        for (int64_t n = 0; status == DFG_OK && n < N; n++) {
-            int32_t best = 0;
-            for (int64_t k = 0; k < K; k++) buf[n * K + k] += log(params->alpha[k]);
-            for (int64_t k = 1; k < K; k++) if (buf[n * K + k] > buf[n * K + best]) best = (int32_t)k;
-            assign[n] = best;
-        }
-        free(buf);
-    }
     return status;
 }

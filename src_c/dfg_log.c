@@ -1,11 +1,12 @@
 #include "dfg_log.h"
+#include "dfg_cpu.h"
+#include "dfg_portable.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* x86-64 only: on 32-bit x86 the scalar code runs on the x87 unit with excess
    precision, and its bits would differ from the vector lanes'. */
-#if defined(__GNUC__) && defined(__x86_64__)
+#if DFG_X86_DISPATCH && defined(__x86_64__)
 #define DFG_LOG_AVX2 1
 #endif
 
@@ -58,8 +59,8 @@ static inline double log_positive(double x) {
 
 DFG_LOG_LOOPS(generic, )
 #ifdef DFG_LOG_AVX2
-DFG_LOG_LOOPS(avx2, __attribute__((target("avx2,fma"))))
-DFG_LOG_LOOPS(avx512, __attribute__((target("avx512f,fma"))))
+DFG_LOG_LOOPS(avx2, DFG_TARGET("avx2,fma"))
+DFG_LOG_LOOPS(avx512, DFG_TARGET("avx512f,fma"))
 #endif
 
 typedef void (*log_loop)(const double *x, double *out, int64_t n);
@@ -78,13 +79,8 @@ static log_loop pick(int kind, log_loop generic, log_loop avx2, log_loop avx512)
 
 int dfg_log_kind(void) {
 #ifdef DFG_LOG_AVX2
-    __builtin_cpu_init();
-    /* DEFRAG_NO_AVX2 forces the baseline code (tests compare both) */
-    if (getenv("DEFRAG_NO_AVX2")) return DFG_LOG_KIND_BASELINE;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") && !getenv("DEFRAG_NO_AVX512"))
-        return DFG_LOG_KIND_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return DFG_LOG_KIND_AVX2;
+    if (dfg_cpu_use_avx512f_fma()) return DFG_LOG_KIND_AVX512;
+    if (dfg_cpu_use_avx2_fma()) return DFG_LOG_KIND_AVX2;
 #endif
     return DFG_LOG_KIND_BASELINE;
 }

@@ -11,7 +11,7 @@
  * (-ffp-contract=off, and the pragma in dfg_log.c), so every build makes the
  * same operations and gives the same bits (tested). Values must be positive,
  * finite and normal (>= DBL_MIN); the caller checks. DEFRAG_NO_AVX512 /
- * DEFRAG_NO_AVX2 force a narrower build.
+ * DEFRAG_NO_AVX2 force a narrower build (dfg_cpu.h).
  */
 #ifndef DFG_LOG_H
 #define DFG_LOG_H

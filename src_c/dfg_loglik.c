@@ -1,7 +1,7 @@
 #include "dfg_loglik.h"
-#include "dfg_bits.h"
+#include "dfg_cpu.h"
 #include "dfg_log.h"
-#include "dfg_popcount.h"
+#include "dfg_portable.h"
 
 #include <float.h>
 #include <math.h>
@@ -312,7 +312,7 @@ DFG_ALWAYS_INLINE void loglik_bits_impl(const uint64_t *S, int64_t n_samples, in
                 high_mismatch += dfg_popcount64(~s[w] & c->high[w]);
                 uint64_t bits = s[w] & c->free_[w];
                 while (bits) {
-                    int64_t l = w * 64 + __builtin_ctzll(bits);
+                    int64_t l = w * 64 + dfg_ctz64(bits);
                     acc += c->w[l];
                     bits &= bits - 1;
                 }
@@ -323,7 +323,7 @@ DFG_ALWAYS_INLINE void loglik_bits_impl(const uint64_t *S, int64_t n_samples, in
     }
 }
 
-#if DFG_POPCNT_DISPATCH
+#if DFG_X86_DISPATCH
 DFG_TARGET_POPCNT static void loglik_bits_hw(const uint64_t *S, int64_t n_samples, int64_t n_words,
                                              int64_t K, const bit_component *comp, double *out, int n_threads) {
     loglik_bits_impl(S, n_samples, n_words, K, comp, out, n_threads);
@@ -370,7 +370,7 @@ int dfg_loglik_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
         c->constant = free_base + (double)n_low * log1p(-lo) + (double)n_high * log(hi);
     }
     if (status == DFG_OK) {
-#if DFG_POPCNT_DISPATCH
+#if DFG_X86_DISPATCH
         if (dfg_cpu_has_popcnt())
             loglik_bits_hw(S, n_samples, n_words, K, comp, out, n_threads);
         else

@@ -1,6 +1,7 @@
 #include "dfg_mstep.h"
-#include "dfg_popcount.h"
+#include "dfg_portable.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +83,7 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
                     double *h = hist + (int64_t)r[n] * K;
                     const double *b = beta + n * K;
                     for (uint64_t bits = nonzero[n]; bits; bits &= bits - 1) {
-                        int k = __builtin_ctzll(bits);
+                        int k = dfg_ctz64(bits);
                         h[k] += b[k];
                     }
                 }
@@ -154,7 +155,7 @@ int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
                 uint64_t bits = S[n * n_words + w];
                 const double *b = beta + n * K;
                 while (bits) {
-                    double *a = acc + (int64_t)__builtin_ctzll(bits) * K;
+                    double *a = acc + (int64_t)dfg_ctz64(bits) * K;
                     for (int64_t k = 0; k < K; k++) a[k] += b[k];
                     bits &= bits - 1;
                 }
@@ -229,4 +230,65 @@ int dfg_class_stats(const int32_t *y, int64_t n_classes, const double *beta,
         for (int64_t j = 0; j < K * C; j++) counts[j] += partials[b * K * C + j];
     free(partials);
     return DFG_OK;
+}
+
+int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
+              dfg_params *params) {
+    int status = dfg_check_data(data);
+    if (status != DFG_OK) return status;
+    const int64_t N = data->n_samples, K = params->n_components, L = data->n_splits;
+    const int64_t C = data->n_classes;
+    const int nt = opt->n_threads;
+    if (K < 1 || nt < 1 || !(opt->eps > 0.0 && opt->eps < 0.5)) return DFG_EINVAL;
+    double *colsum = (double *)malloc((size_t)(2 * K) * sizeof(double));
+    if (!colsum) return DFG_ENOMEM;
+    double *aux = colsum + K;
+    if (C == 0) {
+        status = dfg_regression_stats(data->y_value, beta, N, K, colsum, params->mean, aux, nt);
+        for (int64_t k = 0; status == DFG_OK && k < K; k++) {
+            double var = colsum[k] > 0.0 ? aux[k] / colsum[k] : 0.0;
+            params->precision[k] = 1.0 / fmax(var, opt->var_floor);
+        }
+    } else {
+        status = dfg_class_stats(data->y_class, C, beta, N, K, params->gamma, nt);
+        for (int64_t k = 0; status == DFG_OK && k < K; k++) {
+            double s = 0.0;
+            for (int64_t c = 0; c < C; c++) s += params->gamma[k * C + c];
+            colsum[k] = s;
+            /* eq. 40; clamped at eps so that log gamma stays finite. */
+            for (int64_t c = 0; c < C; c++)
+                params->gamma[k * C + c] = s > 0.0 ? fmax(params->gamma[k * C + c] / s, opt->eps) : 1.0 / (double)C;
+        }
+    }
+    /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. The rank path
+       divides and clamps while it writes the sums; the bit path in a pass after. */
+    const double lo = opt->eps, hi = 1.0 - opt->eps;
+    if (status == DFG_OK) {
+        if (data->ranks)
+            status = dfg_split_eta_ranks(data->ranks, N, data->n_features, data->feat_ptr,
+                                         data->missing_right, beta, K, colsum, lo, hi,
+                                         params->eta, nt);
+        else
+            status = dfg_split_stats_bits(data->bits, N, L, beta, K, params->eta, nt);
+    }
+    if (status == DFG_OK) {
+        double total = 0.0;
+        for (int64_t k = 0; k < K; k++) total += colsum[k];
+        #pragma omp parallel for schedule(static, 1) num_threads(nt)
+        for (int64_t k = 0; k < K; k++) {
+            double s = colsum[k];
+            double *eta = params->eta + k * L;
+            if (!data->ranks) {
+                const double inv = s > 0.0 ? 1.0 / s : 0.0; /* as the rank path does */
+                for (int64_t l = 0; l < L; l++) {
+                    double e = s > 0.0 ? eta[l] * inv : 0.5;
+                    e = e < lo ? lo : e;
+                    eta[l] = e > hi ? hi : e;
+                }
+            }
+            params->alpha[k] = colsum[k] / total;
+        }
+    }
+    free(colsum);
+    return status;
 }

@@ -1,5 +1,5 @@
 /*
- * dfg_mstep.h - sufficient statistics of the M-step (eq. 14 / App. C eq. 39-41).
+ * dfg_mstep.h - the M-step (eq. 14 / App. C eq. 39-41) and its sufficient statistics.
  *
  * Every sum over samples is deterministic: either reduced in fixed blocks
  * (dfg_common.h) or, for the split statistics, computed per feature or per word
@@ -8,7 +8,12 @@
 #ifndef DFG_MSTEP_H
 #define DFG_MSTEP_H
 
-#include "dfg_common.h"
+#include "dfg_model.h"
+
+/* M-step (eq. 14 / 39-41): params from beta (N x K, K = params->n_components), eta
+   and gamma clamped at opt->eps, variances floored at opt->var_floor. */
+int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
+              dfg_params *params);
 
 /*
  * num (out, K x L) = sum_n beta_nk s_nl from thermometer ranks: per feature a

@@ -1,4 +1,6 @@
 #include "dfg_proximity.h"
+#include "dfg_cpu.h"
+#include "dfg_portable.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,10 +46,10 @@ static void pack(const int32_t *src, int64_t n, int64_t n_trees, int point_major
     }
 }
 
-#if defined(DFG_PROX_SSE2) && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if defined(DFG_PROX_SSE2) && DFG_X86_DISPATCH
 #include <immintrin.h>
 #define DFG_PROX_AVX2 1
-__attribute__((target("avx2"))) static void micro_kernel_avx2(
+DFG_TARGET("avx2") static void micro_kernel_avx2(
     const int32_t *a, const int32_t *b, const float *w, int64_t n_keep, float acc[PA][PB]) {
     __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
            c3 = _mm256_setzero_ps(), c4 = _mm256_setzero_ps(), c5 = _mm256_setzero_ps(),
@@ -69,7 +71,7 @@ __attribute__((target("avx2"))) static void micro_kernel_avx2(
 }
 
 /* Equal weights: integer counts of shared leaves (compare, then subtract the -1 mask). */
-__attribute__((target("avx2"))) static void count_kernel_avx2(
+DFG_TARGET("avx2") static void count_kernel_avx2(
     const int32_t *a, const int32_t *b, int64_t n_keep, int32_t cnt[PA][PB]) {
     __m256i c0 = _mm256_setzero_si256(), c1 = _mm256_setzero_si256(), c2 = _mm256_setzero_si256(),
             c3 = _mm256_setzero_si256(), c4 = _mm256_setzero_si256(), c5 = _mm256_setzero_si256(),
@@ -160,16 +162,6 @@ static void micro_kernel(int use_avx2, const int32_t *a, const int32_t *b, const
     micro_kernel_half(a, 4, b, w, n_keep, acc);
 }
 
-/* 1 when the AVX2 micro-kernel may run (same results as the SSE2 / scalar one). */
-static int cpu_has_avx2(void) {
-#ifdef DFG_PROX_AVX2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-    return 0;
-#endif
-}
-
 static int64_t keep_first(const float *weights, int64_t n_trees) {
     for (int64_t t = 0; t < n_trees; t++)
         if (weights[t] != 0.0f) return t;
@@ -219,7 +211,8 @@ int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leave
     /* counts need n_keep <= 2^24 to be exact in float */
     if (equal && n_keep > (1 << 24)) equal = 0;
     const float denom = equal ? (float)n_keep : total;
-    int use_avx2 = getenv("DEFRAG_NO_AVX2") ? 0 : cpu_has_avx2();
+    /* the AVX2 kernels give the same results as the SSE2 / scalar ones */
+    int use_avx2 = dfg_cpu_use_avx2();
     int64_t chunk = CHUNK_BYTES / (n_keep * PB * (int64_t)sizeof(int32_t));
     if (chunk < 1) chunk = 1;
     int64_t n_chunks = (panels_b + chunk - 1) / chunk;

@@ -1,4 +1,6 @@
 #include "dfg_rules.h"
+#include "dfg_cpu.h"
+#include "dfg_portable.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,17 +46,13 @@ static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t 
 
 /* Rules read a row's features out of order, so the hardware prefetcher sees
    scattered accesses: fetch the row 8 ahead (all its cache lines) explicitly. */
-#if defined(__GNUC__) || defined(__clang__)
 #define DFG_PREFETCH_ROW(X, n, n_samples, n_features) do {                          \
         if ((n) + 8 < (n_samples)) {                                              \
             const char *ahead_ = (const char *)((X) + ((n) + 8) * (n_features));   \
             for (int64_t o_ = 0; o_ < (n_features) * (int64_t)sizeof(double); o_ += 64) \
-                __builtin_prefetch(ahead_ + o_);                                   \
+                dfg_prefetch(ahead_ + o_);                                         \
         }                                                                          \
     } while (0)
-#else
-#define DFG_PREFETCH_ROW(X, n, n_samples, n_features) ((void)0)
-#endif
 
 /*
  * Dense boxes. When every condition is an interval and the rules name few
@@ -155,13 +153,13 @@ static inline int64_t strict_nan(const double *x, const int64_t *strict, int64_t
     return nan;
 }
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if DFG_X86_DISPATCH
 #define DFG_RULES_AVX2 1
 /* first (when non-NULL) or covers of rows n0 .. n1 - 1 from the dense boxes. */
-__attribute__((target("avx2"))) static int dense_rows(const double *X, int64_t n0, int64_t n1,
-                                                       int64_t n_samples, int64_t n_features,
-                                                       const dense_rules *d, int64_t R,
-                                                       uint8_t *covers, int32_t *first) {
+DFG_TARGET("avx2") static int dense_rows(const double *X, int64_t n0, int64_t n1,
+                                         int64_t n_samples, int64_t n_features,
+                                         const dense_rules *d, int64_t R,
+                                         uint8_t *covers, int32_t *first) {
     const int64_t U = d->n_used;
     double xs[256];
     int nan = 0;
@@ -199,8 +197,7 @@ static int try_dense(const double *X, int64_t n_samples, int64_t n_features,
                      const dfg_ruleset *rules, uint8_t *covers, int32_t *first, int n_threads,
                      int *status) {
 #ifdef DFG_RULES_AVX2
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || getenv("DEFRAG_NO_AVX2")) return 0;
+    if (!dfg_cpu_use_avx2()) return 0;
     dense_rules d;
     int built = dense_build(rules, n_features, &d);
     if (built == DFG_ENOMEM) { *status = DFG_ENOMEM; return 1; }

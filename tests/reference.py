@@ -44,11 +44,34 @@ def softmax(a):
     return e / e.sum(axis=1, keepdims=True)
 
 
-def estep_fab(logf, beta, om, n_updates):
-    """eq. 13 / App. C eq. 35 applied n_updates times."""
+def estep_fab(logf, beta, om, n_updates, tol=None):
+    """eq. 13 / App. C eq. 35 applied n_updates times; with tol, stopped as soon as no
+    column sum of beta moves by more than tol * N (the update reads beta only through
+    its column sums, as in src_c/dfg_estep.c)."""
+    colsum = beta.sum(axis=0)
     for _ in range(n_updates):
-        beta = softmax(logf - om / (beta.sum(axis=0) + 1.0))
+        beta = softmax(logf - om / (colsum + 1.0))
+        previous, colsum = colsum, beta.sum(axis=0)
+        if tol is not None and np.max(np.abs(colsum - previous)) <= tol * beta.shape[0]:
+            break
     return beta
+
+
+def truncate(params, beta, delta):
+    """Algorithm 1: drop component k when (1/N) sum_n beta_nk < delta (keeping the largest
+    when none is left, as src_c/dfg_fit.c does), and renormalise beta's rows over the
+    components kept (uniform for a row with nothing left)."""
+    colsum = beta.sum(axis=0)
+    keep = colsum / beta.shape[0] >= delta
+    if keep.all():
+        return params, beta
+    if not keep.any():
+        keep[np.argmax(colsum)] = True
+    params = {name: a[keep] for name, a in params.items()}
+    beta = beta[:, keep]
+    rows = beta.sum(axis=1, keepdims=True)
+    beta = np.where(rows > 0, beta / np.where(rows > 0, rows, 1.0), 1.0 / beta.shape[1])
+    return params, beta
 
 
 def mstep(S, beta, y, n_classes, eps, var_floor):

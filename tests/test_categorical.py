@@ -626,7 +626,7 @@ def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
 
 
 def test_group_ranks_kernel():
-    from defrag import _core
+    from defrag import _encoding
     from defrag._splits import category_words
 
     rng = np.random.default_rng(0)
@@ -636,16 +636,16 @@ def test_group_ranks_kernel():
     set_ptr, words = category_words([0, 0, 0, 3, 4], [1, 3, 65, 3])
     args = (np.array([0, 1, 1], dtype=np.int32), np.array([0, 2, 3, 4]), np.array([0.2, 0.7, 0, 0]))
     sets = dict(kind=kind, set_ptr=set_ptr, set_words=words)
-    ranks = _core.compute_group_ranks(X, *args, 1, **sets)
+    ranks = _encoding.compute_group_ranks(X, *args, 1, **sets)
     x = X[:, 1]
-    np.testing.assert_array_equal(ranks[0], _core.compute_ranks(X[:, :1].copy(), np.array([0, 2]), args[2][:2])[0])
+    np.testing.assert_array_equal(ranks[0], _encoding.compute_ranks(X[:, :1].copy(), np.array([0, 2]), args[2][:2])[0])
     np.testing.assert_array_equal(ranks[1], np.where(np.isnan(x), 2, np.isin(x, [1, 3, 65])))
     np.testing.assert_array_equal(ranks[2], np.where(np.isnan(x), 2, x != 3))
-    np.testing.assert_array_equal(_core.compute_group_ranks(X, *args, 2, **sets), ranks)  # threads
+    np.testing.assert_array_equal(_encoding.compute_group_ranks(X, *args, 2, **sets), ranks)  # threads
     with pytest.raises(ValueError, match="invalid argument"):  # a set group of two splits
-        _core.compute_group_ranks(X, np.array([0, 1], dtype=np.int32), np.array([0, 2, 4]), args[2], 1, **sets)
+        _encoding.compute_group_ranks(X, np.array([0, 1], dtype=np.int32), np.array([0, 2, 4]), args[2], 1, **sets)
     with pytest.raises(ValueError, match="invalid argument"):  # no such column
-        _core.compute_group_ranks(X, np.array([0, 1, 2], dtype=np.int32), *args[1:], 1, **sets)
+        _encoding.compute_group_ranks(X, np.array([0, 1, 2], dtype=np.int32), *args[1:], 1, **sets)
 
 
 def test_large_categorical_inputs_take_the_packed_bits(monkeypatch):

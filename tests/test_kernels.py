@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import reference as ref
-from defrag import _core
+from defrag import _encoding, _fit, _rules_eval, _testing
 from defrag._splits import SplitTable
 
 EPS = 1e-10
@@ -45,8 +45,8 @@ def test_ranks_and_bits_encode_the_binary_features(seed):
 def test_log_bernoulli_rank_and_bit_paths_match_formula(seed):
     _, X, splits, S, eta = problem_data(seed)
     expected = ref.log_bernoulli(S, eta)
-    by_ranks = _core.loglik_ranks(splits.ranks(X), splits.feat_ptr, eta)
-    by_bits = _core.loglik_bits(splits.pack(X), len(splits), eta, EPS)
+    by_ranks = _testing.loglik_ranks(splits.ranks(X), splits.feat_ptr, eta)
+    by_bits = _testing.loglik_bits(splits.pack(X), len(splits), eta, EPS)
     assert rel(by_ranks, expected) <= 1e-9
     assert rel(by_bits, expected) <= 1e-9
 
@@ -68,7 +68,7 @@ def test_log_bernoulli_rank_path_on_many_features_of_every_size():
     eta = np.clip(rng.random((k, len(splits))), EPS, 1 - EPS)
     eta[1, ::4] = EPS
     expected = ref.log_bernoulli(S, eta)
-    assert rel(_core.loglik_ranks(splits.ranks(X), splits.feat_ptr, eta), expected) <= 1e-9
+    assert rel(_testing.loglik_ranks(splits.ranks(X), splits.feat_ptr, eta), expected) <= 1e-9
 
 
 def make_params(rng, k, n_splits, n_classes, eta):
@@ -87,23 +87,23 @@ def test_log_joint_bound_estep_mstep_match_numpy(n_classes, path):
     n, k = X.shape[0], eta.shape[0]
     y = rng.standard_normal(n) if n_classes == 0 else rng.integers(0, n_classes, n).astype(np.int32)
     kw = {"ranks": splits.ranks(X)} if path == "ranks" else {"bits": splits.pack(X)}
-    prob = _core.Problem(splits.feat_ptr, y_value=y if n_classes == 0 else None,
+    prob = _fit.Problem(splits.feat_ptr, y_value=y if n_classes == 0 else None,
                          y_class=y if n_classes else None, n_classes=n_classes, **kw)
     params = make_params(rng, k, len(splits), n_classes, eta)
 
-    logf = _core.log_joint(prob, params)
+    logf = _testing.log_joint(prob, params)
     logf_ref = ref.log_joint(S, params, y, n_classes)
     assert rel(logf, logf_ref) <= 1e-9
 
     omega = ref.omega(len(splits), n_classes)
     assert prob.omega == pytest.approx(omega, rel=1e-15)
     beta = rng.dirichlet(np.ones(k), size=n)
-    bound, colsum = _core.lower_bound(logf, beta, omega)
+    bound, colsum = _testing.lower_bound(logf, beta, omega)
     assert abs(bound - ref.lower_bound(logf_ref, beta, omega)) <= 1e-9 * abs(bound)
     np.testing.assert_allclose(colsum, beta.sum(axis=0), rtol=1e-12)
 
     new_beta = beta.copy()
-    colsum, value, n_updates = _core.estep(logf, new_beta, omega, 4, 0.0)
+    colsum, value, n_updates = _testing.estep(logf, new_beta, omega, 4, 0.0)
     assert n_updates == 4
     expected_beta = ref.estep_fab(logf_ref, beta, omega, 4)
     np.testing.assert_allclose(new_beta, expected_beta, rtol=1e-9, atol=1e-14)
@@ -112,11 +112,11 @@ def test_log_joint_bound_estep_mstep_match_numpy(n_classes, path):
     assert value >= bound - 1e-9 * abs(bound)
 
     em_beta = beta.copy()
-    _core.estep(logf, em_beta, 0.0, 1, 0.0)
+    _testing.estep(logf, em_beta, 0.0, 1, 0.0)
     np.testing.assert_allclose(em_beta, ref.softmax(logf_ref), rtol=1e-9, atol=1e-14)
 
     new_params = {name: np.array(a) for name, a in params.items()}
-    _core.mstep(prob, new_beta, new_params, EPS, 1e-12)
+    _testing.mstep(prob, new_beta, new_params, EPS, 1e-12)
     expected = ref.mstep(S, new_beta, y, n_classes, EPS, 1e-12)
     for name, value in expected.items():
         assert rel(new_params[name], value) <= 1e-9, name
@@ -126,8 +126,8 @@ def test_split_statistics_rank_and_bit_paths_agree():
     rng, X, splits, S, _ = problem_data(3)
     beta = rng.dirichlet(np.ones(6), size=X.shape[0])
     expected = beta.T @ S
-    by_ranks = _core.split_stats_ranks(splits.ranks(X), splits.feat_ptr, beta)
-    by_bits = _core.split_stats_bits(splits.pack(X), len(splits), beta)
+    by_ranks = _testing.split_stats_ranks(splits.ranks(X), splits.feat_ptr, beta)
+    by_bits = _testing.split_stats_bits(splits.pack(X), len(splits), beta)
     np.testing.assert_allclose(by_ranks, expected, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(by_bits, expected, rtol=1e-9, atol=1e-12)
 
@@ -139,12 +139,12 @@ def test_whole_run_is_the_same_on_rank_and_bit_paths(n_classes):
     y = (X[:, 1] > 0.5) + 0.1 * rng.standard_normal(n) if n_classes == 0 else (X[:, 1] > 0.5).astype(np.int32)
     runs = []
     for kw in ({"ranks": splits.ranks(X)}, {"bits": splits.pack(X)}):
-        prob = _core.Problem(splits.feat_ptr, y_value=np.asarray(y, float) if n_classes == 0 else None,
+        prob = _fit.Problem(splits.feat_ptr, y_value=np.asarray(y, float) if n_classes == 0 else None,
                              y_class=y if n_classes else None, n_classes=n_classes, **kw)
         init = np.random.default_rng(5)
         params = make_params(init, 6, len(splits), n_classes, np.clip(init.random((6, len(splits))), 0.1, 0.9))
         beta = init.dirichlet(np.ones(6), size=n)
-        K, trace, phases = _core.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
+        K, trace, phases = _fit.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
                                      (5, 2, 20), (0.1, 0.01), 10)
         runs.append((K, trace, params["eta"][:K], params["alpha"][:K]))
     assert runs[0][0] == runs[1][0]
@@ -156,17 +156,17 @@ def test_rule_pruning_kernel_drops_only_redundant_conditions():
     rng = np.random.default_rng(0)
     X = np.ascontiguousarray(rng.random((500, 2)))
     cols = np.stack([
-        _core.condition_column(X, 0, 0.5, True),    # x0 > 0.5
-        _core.condition_column(X, 0, -1.0, True),   # x0 > -1: always true, redundant
-        _core.condition_column(X, 1, 0.3, False),   # x1 <= 0.3
-        _core.condition_column(X, 1, 2.0, False),   # x1 <= 2: redundant
+        _rules_eval.condition_column(X, 0, 0.5, True),    # x0 > 0.5
+        _rules_eval.condition_column(X, 0, -1.0, True),   # x0 > -1: always true, redundant
+        _rules_eval.condition_column(X, 1, 0.3, False),   # x1 <= 0.3
+        _rules_eval.condition_column(X, 1, 2.0, False),   # x1 <= 2: redundant
     ])
     keep = np.ones(4, dtype=np.uint8)
-    covered = _core.prune_conditions(cols, 500, keep)
+    covered = _rules_eval.prune_conditions(cols, 500, keep)
     assert covered == int(np.sum((X[:, 0] > 0.5) & (X[:, 1] <= 0.3)))
     np.testing.assert_array_equal(keep, [1, 0, 1, 0])
-    assert _core.count_all(cols, 500) == covered
-    assert _core.count_all(cols[:0], 500) == 500
+    assert _rules_eval.count_all(cols, 500) == covered
+    assert _rules_eval.count_all(cols[:0], 500) == 500
 
 
 def test_estep_with_extreme_penalties_matches_numpy():
@@ -182,7 +182,7 @@ def test_estep_with_extreme_penalties_matches_numpy():
     beta /= beta.sum(axis=1, keepdims=True)
     omega = 14000.0
     new_beta = beta.copy()
-    _, value, n_updates = _core.estep(logf, new_beta, omega, 5, 0.0)
+    _, value, n_updates = _testing.estep(logf, new_beta, omega, 5, 0.0)
     expected = ref.estep_fab(logf, beta, omega, n_updates)
     np.testing.assert_allclose(new_beta, expected, rtol=1e-9, atol=1e-14)
     assert abs(value - ref.lower_bound(logf, expected, omega)) <= 1e-9 * abs(value)
@@ -213,22 +213,22 @@ def test_missing_values_in_ranks_bits_loglik_and_statistics(seed):
     np.testing.assert_array_equal(unpacked.astype(bool), S.astype(bool))
     ranks = splits.ranks(X)
     expected = ref.log_bernoulli(S, eta)
-    assert rel(_core.loglik_ranks(ranks, splits.feat_ptr, eta, 1, mr), expected) <= 1e-9
-    assert rel(_core.loglik_bits(splits.pack(X), len(splits), eta, EPS), expected) <= 1e-9
+    assert rel(_testing.loglik_ranks(ranks, splits.feat_ptr, eta, 1, mr), expected) <= 1e-9
+    assert rel(_testing.loglik_bits(splits.pack(X), len(splits), eta, EPS), expected) <= 1e-9
     beta = rng.dirichlet(np.ones(5), size=X.shape[0])
-    np.testing.assert_allclose(_core.split_stats_ranks(ranks, splits.feat_ptr, beta, 1, mr),
+    np.testing.assert_allclose(_testing.split_stats_ranks(ranks, splits.feat_ptr, beta, 1, mr),
                                beta.T @ S, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(_core.split_stats_bits(splits.pack(X), len(splits), beta),
+    np.testing.assert_allclose(_testing.split_stats_bits(splits.pack(X), len(splits), beta),
                                beta.T @ S, rtol=1e-9, atol=1e-12)
 
 
 def fit_nan_problem(splits, X, y, **problem_kw):
     """(K, bound trace, eta) of a FAB run with a fixed random start on X."""
-    prob = _core.Problem(splits.feat_ptr, y_class=y, n_classes=2, **problem_kw)
+    prob = _fit.Problem(splits.feat_ptr, y_class=y, n_classes=2, **problem_kw)
     init = np.random.default_rng(5)
     params = make_params(init, 5, len(splits), 2, np.clip(init.random((5, len(splits))), 0.1, 0.9))
     beta = init.dirichlet(np.ones(5), size=len(X))
-    K, trace, _ = _core.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
+    K, trace, _ = _fit.fit(prob, params, beta, "fab", 30, 1e-9, 1e-8, EPS, 1e-9, 1,
                             (5, 2, 20), (0.1, 0.01), 3)
     return K, trace, params["eta"][:K]
 
@@ -308,13 +308,13 @@ def test_pack_rows_with_category_sets_matches_numpy(seed):
     X, feature, threshold, kind, sets, missing_right, S = categorical_problem(seed)
     ptr, words = sets_arrays(sets)
     for threads in (1, 2):
-        packed = _core.pack_rows(X, feature, threshold, threads, missing_right, kind=kind,
+        packed = _encoding.pack_rows(X, feature, threshold, threads, missing_right, kind=kind,
                                  set_ptr=ptr, set_words=words)
         unpacked = np.unpackbits(packed.view(np.uint8), axis=1, bitorder="little")[:, :feature.size]
         np.testing.assert_array_equal(unpacked.astype(bool), S)
     # without sets, the numeric splits are unchanged
     numeric = np.flatnonzero(kind == 0)
-    plain = _core.pack_rows(X, feature[numeric], threshold[numeric], 1, missing_right[numeric])
+    plain = _encoding.pack_rows(X, feature[numeric], threshold[numeric], 1, missing_right[numeric])
     np.testing.assert_array_equal(np.unpackbits(plain.view(np.uint8), axis=1, bitorder="little")[:, :2],
                                   S[:, numeric])
 
@@ -324,7 +324,7 @@ def test_set_condition_column_and_rule_kernels_match_numpy():
     n = len(X)
     for l in np.flatnonzero(kind):
         for missing in (0, 1):
-            col = _core.set_condition_column(X, int(feature[l]), sets_arrays([sets[l]])[1],
+            col = _rules_eval.set_condition_column(X, int(feature[l]), sets_arrays([sets[l]])[1],
                                              kind[l] == 2, bool(missing))
             bits = np.unpackbits(col.view(np.uint8), bitorder="little")[:n].astype(bool)
             expected = np.where(np.isnan(X[:, feature[l]]), bool(missing), S[:, l])
@@ -345,9 +345,9 @@ def test_set_condition_column_and_rule_kernels_match_numpy():
         np.isnan(x2) | ref.set_test(np.nan_to_num(x2, nan=63), [63, 64, 130], True),
         np.zeros(n, dtype=bool),
     ], axis=1)
-    cover = _core.rules_cover(X, rule_ptr, cfeat, lower, upper, missing, 2, **args)
+    cover = _rules_eval.rules_cover(X, rule_ptr, cfeat, lower, upper, missing, 2, **args)
     np.testing.assert_array_equal(cover, expected)
-    first = _core.rules_first(X, rule_ptr, cfeat, lower, upper, missing, 1, **args)
+    first = _rules_eval.rules_first(X, rule_ptr, cfeat, lower, upper, missing, 1, **args)
     np.testing.assert_array_equal(first, np.where(expected.any(axis=1), np.argmax(expected, axis=1), -1))
 
 
@@ -361,15 +361,15 @@ def test_category_set_arrays_are_checked():
     for k, p, w in ((bad_kind, ptr, words), (kind, bad_ptr, words), (kind, ptr, words[:-1]),
                     (kind[:-1], ptr, words), (kind, ptr[:-1], words)):
         with pytest.raises(ValueError):
-            _core.pack_rows(X, feature, threshold, 1, missing_right, kind=k, set_ptr=p, set_words=w)
+            _encoding.pack_rows(X, feature, threshold, 1, missing_right, kind=k, set_ptr=p, set_words=w)
     rule_ptr = np.array([0, 1], dtype=np.int64)
     one = dict(rule_ptr=rule_ptr, feature=np.array([1], np.int32), lower=np.array([-np.inf]),
                upper=np.array([np.inf]), missing=np.array([0], np.uint8))
     with pytest.raises(ValueError):
-        _core.rules_cover(X, **one, kind=np.array([4], np.uint8), set_ptr=np.array([0, 0]),
+        _rules_eval.rules_cover(X, **one, kind=np.array([4], np.uint8), set_ptr=np.array([0, 0]),
                           set_words=np.zeros(0, np.uint64))
     with pytest.raises(ValueError):
-        _core.rules_cover(X, **one, kind=np.array([1], np.uint8), set_ptr=np.array([0, 2]),
+        _rules_eval.rules_cover(X, **one, kind=np.array([1], np.uint8), set_ptr=np.array([0, 2]),
                           set_words=np.zeros(1, np.uint64))
 
 
@@ -384,7 +384,7 @@ def test_vectorised_log_gives_the_same_bits_on_every_build(monkeypatch):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        runs[_core.log_kind()] = (_core.log_array(x), _core.log_array(p, odds=True))
+        runs[_testing.log_kind()] = (_testing.log_array(x), _testing.log_array(p, odds=True))
     if len(runs) < 2:
         pytest.skip("this CPU has only the baseline build")
     assert 0 in runs
@@ -397,12 +397,12 @@ def test_fit_rejects_nan_in_the_initial_eta():
     # the fit's tables skip the (0, 1) check on eta, so the start must be checked
     rng = np.random.default_rng(0)
     ranks = np.ascontiguousarray(rng.integers(0, 3, size=(2, 50)).astype(np.int32))
-    problem = _core.Problem(np.array([0, 2, 4], dtype=np.int64), ranks=ranks,
+    problem = _fit.Problem(np.array([0, 2, 4], dtype=np.int64), ranks=ranks,
                             y_class=np.zeros(50, np.int32), n_classes=1)
     params = {"eta": np.full((2, 4), 0.5), "alpha": np.array([0.5, 0.5]), "gamma": np.ones((2, 1))}
     params["eta"][1, 2] = np.nan
     with pytest.raises(ValueError, match="invalid argument"):
-        _core.fit(problem, params, np.full((50, 2), 0.5), "fab", 5, 1e-6, 1e-8, 1e-10, 1e-12)
+        _fit.fit(problem, params, np.full((50, 2), 0.5), "fab", 5, 1e-6, 1e-8, 1e-10, 1e-12)
 
 
 # each build of the vectorised log: the environment that selects it, and its log_kind()
@@ -427,15 +427,15 @@ def test_vectorised_log_is_within_one_ulp_of_numpy(kind, monkeypatch):
     env, expected = LOG_KINDS[kind]
     for name, value in env.items():  # a narrower build of the kernel
         monkeypatch.setenv(name, value)
-    if _core.log_kind() != expected:
+    if _testing.log_kind() != expected:
         pytest.skip(f"this CPU has no {kind} build")
     x = log_test_values()
-    got, want = _core.log_array(x), np.log(x)
+    got, want = _testing.log_array(x), np.log(x)
     ulp = np.spacing(np.abs(want))
     assert np.all(np.abs(got - want) <= np.maximum(ulp, 0.0)), np.max(np.abs(got - want) / ulp)
-    assert _core.log_array(np.array([1.0]))[0] == 0.0
+    assert _testing.log_array(np.array([1.0]))[0] == 0.0
     # log-odds: the division then the same log
     p = np.concatenate([np.random.default_rng(1).random(5000), [1e-10, 0.5, 1 - 1e-10]])
-    np.testing.assert_array_equal(_core.log_array(p, odds=True), _core.log_array(p / (1 - p)))
+    np.testing.assert_array_equal(_testing.log_array(p, odds=True), _testing.log_array(p / (1 - p)))
     with pytest.raises(ValueError):
-        _core.log_array(np.array([0.0]))
+        _testing.log_array(np.array([0.0]))

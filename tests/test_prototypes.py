@@ -10,7 +10,6 @@ from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier,
                               GradientBoostingRegressor, RandomForestClassifier,
                               RandomForestRegressor)
 
-from defrag import _core
 from defrag import prototypes as P
 from defrag.prototypes import PrototypeExplainer
 

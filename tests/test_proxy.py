@@ -1,4 +1,4 @@
-"""Proxy trees (issue 6): eq. 8 node score, split search vs brute force, eq. 9
+"""Proxy trees: eq. 8 node score, split search vs brute force, eq. 9
 pruning path, reference predictions, RuleSet view, local explanations, eq. 10."""
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ from sklearn.ensemble import (BaggingRegressor, GradientBoostingRegressor,
                               RandomForestClassifier, RandomForestRegressor)
 from sklearn.tree import DecisionTreeRegressor
 
-from defrag import _core
+from defrag import _proxy_split, _testing
 from defrag.proxy import (ProxyTree, ProxyTreeClassifier, bootstrap_instability, explain_local,
                           local_fidelity, reference_predictions, tree_dissimilarity)
 
@@ -60,7 +60,7 @@ def problem(seed, n=60, d=3, zero_var=False, ties=False):
 def test_node_score_matches_numpy(seed):
     X, m, v = problem(seed)
     rows = np.flatnonzero(X[:, 2] > 0.3).astype(np.int64)
-    got = _core.proxy_node_score(rows, m, v, FLOOR)
+    got = _testing.proxy_node_score(rows, m, v, FLOOR)
     assert got == pytest.approx(np_score(m[rows], v[rows]), rel=1e-12)
 
 
@@ -69,15 +69,15 @@ def test_node_score_matches_numpy(seed):
 def test_split_search_matches_brute_force(seed, zero_var, ties, min_leaf):
     X, m, v = problem(seed, zero_var=zero_var, ties=ties)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    f, t, gain, n_left = _core.proxy_best_split(X, rows, m, v, min_leaf, FLOOR, 1)
+    f, t, gain, n_left = _proxy_split.proxy_best_split(X, rows, m, v, min_leaf, FLOOR, 1)
     g_ref, f_ref, t_ref = brute_split(X, m, v, min_leaf)
     assert (f, t) == (f_ref, pytest.approx(t_ref))
     assert gain == pytest.approx(g_ref, rel=1e-9)
     assert n_left == int((X[:, f] <= t).sum())
     # a subset of rows, and the thread count does not change the answer
     sub = np.flatnonzero(X[:, 1] < 0.7).astype(np.int64)
-    one = _core.proxy_best_split(X, sub, m, v, min_leaf, FLOOR, 1)
-    assert one == _core.proxy_best_split(X, sub, m, v, min_leaf, FLOOR, 2)
+    one = _proxy_split.proxy_best_split(X, sub, m, v, min_leaf, FLOOR, 1)
+    assert one == _proxy_split.proxy_best_split(X, sub, m, v, min_leaf, FLOOR, 2)
     g_ref, f_ref, t_ref = brute_split(X[sub], m[sub], v[sub], min_leaf)
     assert one[:2] == (f_ref, pytest.approx(t_ref))
 
@@ -86,13 +86,13 @@ def test_split_search_respects_min_leaf_and_constant_features():
     X = np.ones((10, 2))
     m = np.arange(10.0)
     rows = np.arange(10, dtype=np.int64)
-    assert _core.proxy_best_split(X, rows, m, np.zeros(10), 1, FLOOR, 1)[0] == -1
+    assert _proxy_split.proxy_best_split(X, rows, m, np.zeros(10), 1, FLOOR, 1)[0] == -1
     X[:, 1] = np.arange(10)
-    f, t, _, n_left = _core.proxy_best_split(X, rows, m, np.zeros(10), 4, FLOOR, 1)
+    f, t, _, n_left = _proxy_split.proxy_best_split(X, rows, m, np.zeros(10), 4, FLOOR, 1)
     assert f == 1 and 4 <= n_left <= 6
-    assert _core.proxy_best_split(X, rows, m, np.zeros(10), 6, FLOOR, 1)[0] == -1
+    assert _proxy_split.proxy_best_split(X, rows, m, np.zeros(10), 6, FLOOR, 1)[0] == -1
     with pytest.raises(ValueError):
-        _core.proxy_best_split(X, rows, m, -np.ones(10), 1, FLOOR, 1)
+        _proxy_split.proxy_best_split(X, rows, m, -np.ones(10), 1, FLOOR, 1)
 
 
 def grown_splits_by_brute_force(X, m, v, rows, min_leaf, out, path=""):
@@ -369,13 +369,13 @@ def soft_problem(seed, n=80, C=3):
 def test_soft_target_split_search_matches_brute_force(seed, min_leaf):
     X, P = soft_problem(seed)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    f, t, gain, _ = _core.proxy_best_split_proba(X, rows, P, min_leaf, 1)
+    f, t, gain, _ = _proxy_split.proxy_best_split_proba(X, rows, P, min_leaf, 1)
     g_ref, f_ref, t_ref = brute_split_proba(X, P, min_leaf)
     assert (f, t) == (f_ref, pytest.approx(t_ref))
     assert gain == pytest.approx(g_ref, rel=1e-9)
-    assert _core.proxy_best_split_proba(X, rows, P, min_leaf, 2) == (f, t, gain, _)
+    assert _proxy_split.proxy_best_split_proba(X, rows, P, min_leaf, 2) == (f, t, gain, _)
     with pytest.raises(ValueError):
-        _core.proxy_best_split_proba(X, rows, -P, min_leaf, 1)
+        _proxy_split.proxy_best_split_proba(X, rows, -P, min_leaf, 1)
 
 
 def test_classifier_tree_path_and_rules():

@@ -1,4 +1,4 @@
-"""Synthetic1 of sec. 7 (Hara & Hayashi 2017): the acceptance figures of the core issue."""
+"""Synthetic1 of sec. 7 (Hara & Hayashi 2017): the figures the core fit must reach."""
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 

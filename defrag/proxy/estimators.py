@@ -6,7 +6,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _core
+from .. import _proxy_split
 from .._rules import Condition, Rule, RuleSet
 from .._validation import as_2d_float, check_positive_int, feature_names_of
 from ..sources import unwrap
@@ -135,7 +135,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
         floor = max(_REL_VAR_FLOOR * root, 1e-300)
         leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
-        grown = _grow(X, lambda rows: _core.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
+        grown = _grow(X, lambda rows: _proxy_split.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
                       lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, floor)
 
@@ -345,7 +345,7 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
         leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
-        grown = _grow(X, lambda rows: _core.proxy_best_split_proba(X, rows, P, leaf, threads),
+        grown = _grow(X, lambda rows: _proxy_split.proxy_best_split_proba(X, rows, P, leaf, threads),
                       lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, None)
 

@@ -1,0 +1,172 @@
+# The C kernels' interface (src_c/*.h) as the Cython modules see it: every
+# declaration they call, in one place, header by header. Each declaration must match
+# its header; the C compiler checks the calls against the headers themselves.
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+
+cdef extern from "dfg_common.h":
+    int DFG_OK
+    int DFG_EINVAL
+    int DFG_ENOMEM
+
+cdef extern from "dfg_config.h":
+    int dfg_has_openmp() nogil
+    int dfg_max_threads() nogil
+
+cdef extern from "dfg_cpu.h":
+    int dfg_cpu_has_popcnt() nogil
+
+cdef extern from "dfg_sets.h":
+    ctypedef struct dfg_sets:
+        int64_t n
+        const uint8_t *kind
+        const int64_t *ptr
+        const uint64_t *words
+
+cdef extern from "dfg_ranks.h":
+    int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                          const int64_t *feat_ptr, const double *thresholds,
+                          int32_t *ranks, int n_threads) nogil
+    int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_features,
+                                int64_t n_groups, const int32_t *group_feature,
+                                const int64_t *group_ptr, const double *thresholds,
+                                const dfg_sets *sets, int32_t *ranks, int n_threads) nogil
+
+cdef extern from "dfg_bits.h":
+    int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
+                      const int32_t *split_feature, const double *split_threshold,
+                      const uint8_t *missing_right, const dfg_sets *sets, int64_t n_splits,
+                      uint64_t *S, int n_threads) nogil
+    int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
+                             int32_t feature, double threshold, int greater, int missing,
+                             uint64_t *col) nogil
+    int dfg_set_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
+                       const uint64_t *words, int64_t n_words, int negate, int missing,
+                       uint64_t *col) nogil
+
+cdef extern from "dfg_prune.h":
+    int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip) nogil
+    int64_t dfg_prune_conditions(const uint64_t *cols, int64_t m, int64_t n_samples,
+                                 uint8_t *keep) nogil
+
+cdef extern from "dfg_rules.h":
+    int DFG_ENAN
+    ctypedef struct dfg_ruleset:
+        int64_t n_rules
+        const int64_t *rule_ptr
+        const int32_t *feature
+        const double *lower
+        const double *upper
+        const uint8_t *missing
+        const dfg_sets *sets
+    int dfg_rules_cover(const double *X, int64_t n_samples, int64_t n_features,
+                        const dfg_ruleset *rules, uint8_t *covers, int n_threads) nogil
+    int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
+                        const dfg_ruleset *rules, int32_t *first, int n_threads) nogil
+
+cdef extern from "dfg_log.h":
+    int dfg_log_kind() nogil
+    void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) nogil
+    void dfg_log_odds_array_kind(int kind, const double *x, double *out, int64_t n) nogil
+
+cdef extern from "dfg_loglik.h":
+    int dfg_rank_tables(const double *eta, int64_t n_components, int64_t n_splits,
+                        const int64_t *feat_ptr, int64_t n_features,
+                        const uint8_t *missing_right, double *table, double *base,
+                        int n_threads) nogil
+    int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                         const int64_t *feat_ptr, const double *table, const double *base,
+                         int64_t n_components, double *out, int n_threads) nogil
+    int dfg_loglik_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
+                        const double *eta, int64_t n_components, double eps,
+                        double *out, int n_threads) nogil
+
+cdef extern from "dfg_estep.h":
+    int dfg_lower_bound(const double *logf, const double *beta, int64_t n_samples,
+                        int64_t n_components, double omega, double *colsum,
+                        double *value, int n_threads) nogil
+    int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
+                  int max_inner, double tol, double *beta, double *colsum, double *value,
+                  int *n_inner, double *scratch, int n_threads) nogil
+
+cdef extern from "dfg_model.h":
+    int DFG_METHOD_FAB
+    int DFG_METHOD_EM
+    ctypedef struct dfg_data:
+        int64_t n_samples
+        int64_t n_features
+        int64_t n_splits
+        const int64_t *feat_ptr
+        const uint8_t *missing_right
+        const int32_t *ranks
+        const uint64_t *bits
+        int64_t n_classes
+        const double *y_value
+        const int32_t *y_class
+    ctypedef struct dfg_params:
+        int64_t n_components
+        double *eta
+        double *alpha
+        double *mean
+        double *precision
+        double *gamma
+    ctypedef struct dfg_options:
+        int method
+        int max_iter
+        double tol
+        double delta
+        double eps
+        double var_floor
+        int warmup_iter
+        int warmup_inner
+        int max_inner
+        int n_anneal
+        const double *anneal_eps
+        int anneal_iter
+        int n_threads
+    double dfg_omega(const dfg_data *data) nogil
+
+cdef extern from "dfg_joint.h":
+    int dfg_log_joint(const dfg_data *data, const dfg_params *params, double *logf,
+                      int n_threads) nogil
+
+cdef extern from "dfg_mstep.h":
+    int dfg_split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                              const int64_t *feat_ptr, const uint8_t *missing_right,
+                              const double *beta, int64_t n_components, double *num,
+                              int n_threads) nogil
+    int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
+                             const double *beta, int64_t n_components, double *num,
+                             int n_threads) nogil
+    int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
+                  dfg_params *params) nogil
+
+cdef extern from "dfg_fit.h":
+    int dfg_fit_max_iterations(const dfg_options *opt) nogil
+    int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
+                double *beta, double *lower_bound, int32_t *phase, int *n_iter) nogil
+
+cdef extern from "dfg_assign.h":
+    int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
+                       int32_t *assign, int n_threads) nogil
+
+cdef extern from "dfg_proximity.h":
+    int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leaves_bt,
+                          int64_t n_b, int64_t n_trees, const float *weights, float *out,
+                          int n_threads) nogil
+
+cdef extern from "dfg_proxy_split.h":
+    int dfg_proxy_node_score(const int64_t *rows, int64_t n_rows, int64_t n_samples,
+                             const double *mean, const double *var, double var_floor,
+                             double *score) nogil
+    int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
+                             const int64_t *rows, int64_t n_rows,
+                             const double *mean, const double *var,
+                             int64_t min_leaf, double var_floor,
+                             int32_t *feature, double *threshold, double *gain,
+                             int64_t *n_left, int n_threads) nogil
+    int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
+                                   const int64_t *rows, int64_t n_rows,
+                                   const double *P, int64_t n_classes, int64_t min_leaf,
+                                   int32_t *feature, double *threshold, double *gain,
+                                   int64_t *n_left, int n_threads) nogil

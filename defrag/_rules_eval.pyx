@@ -1,0 +1,136 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Rules on data: one condition as a bit column over the samples, coverage counts and the
+greedy pruning of a rule's conditions, and whole rule sets evaluated on raw inputs
+(src_c/dfg_bits.h, src_c/dfg_prune.h, src_c/dfg_rules.h)."""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_condition_column, dfg_count_all,
+                            dfg_prune_conditions, dfg_rules_cover, dfg_rules_first, dfg_ruleset,
+                            dfg_set_column)
+from defrag._common cimport CategorySets, category_sets, check_status, optional_sets
+
+
+def condition_column(const double[:, ::1] X, int feature, double threshold, bint greater,
+                     bint missing=False):
+    """One condition (x_f > t if greater else x_f <= t; a missing x_f gives missing)
+    as bits over the samples."""
+    cdef int64_t N = X.shape[0], D = X.shape[1]
+    col = np.zeros(max((N + 63) // 64, 1), dtype=np.uint64)
+    cdef uint64_t[::1] c = col
+    cdef int status = DFG_OK
+    if N:
+        with nogil:
+            status = dfg_condition_column(&X[0, 0], N, D, feature, threshold, greater, missing, &c[0])
+    check_status(status, "condition_column")
+    return col
+
+
+def set_condition_column(const double[:, ::1] X, int feature, const uint64_t[::1] words,
+                         bint negate=False, bint missing=False):
+    """One set condition (x_f in the set of words, or not in it when negate; a missing
+    x_f gives missing) as bits over the samples."""
+    cdef int64_t N = X.shape[0], D = X.shape[1], W = words.shape[0]
+    col = np.zeros(max((N + 63) // 64, 1), dtype=np.uint64)
+    cdef uint64_t[::1] c = col
+    cdef int status = DFG_OK
+    if N:
+        with nogil:
+            status = dfg_set_column(&X[0, 0], N, D, feature, &words[0] if W else NULL, W,
+                                    negate, missing, &c[0])
+    check_status(status, "set_condition_column")
+    return col
+
+
+cdef check_columns(const uint64_t[:, ::1] cols, int64_t n_samples, str what):
+    """The kernels read the columns as rows of ceil(n_samples / 64) words."""
+    cdef int64_t n_words = (n_samples + 63) // 64
+    if n_samples < 0 or (cols.shape[0] and n_words and cols.shape[1] != n_words):
+        raise ValueError(f"{what}: each condition column must hold ceil(n_samples / 64) words")
+
+
+def count_all(const uint64_t[:, ::1] cols, int64_t n_samples, int64_t skip=-1):
+    """Samples satisfying every condition column except index skip."""
+    check_columns(cols, n_samples, "count_all")
+    cdef int64_t m = cols.shape[0]
+    cdef int64_t out
+    with nogil:
+        out = dfg_count_all(&cols[0, 0] if m else NULL, m, n_samples, skip)
+    if out < 0:
+        raise ValueError("defrag kernel count_all: invalid argument")
+    return int(out)
+
+
+def prune_conditions(const uint64_t[:, ::1] cols, int64_t n_samples, uint8_t[::1] keep):
+    """Greedy pruning (sec. 3.2) in place on keep; returns the covered count."""
+    cdef int64_t m = cols.shape[0]
+    if keep.shape[0] != m:
+        raise ValueError("prune_conditions: keep must have one flag per condition column")
+    check_columns(cols, n_samples, "prune_conditions")
+    cdef int64_t out
+    with nogil:
+        out = dfg_prune_conditions(&cols[0, 0] if m else NULL, m, n_samples,
+                                   &keep[0] if m else NULL)
+    if out < 0:
+        raise MemoryError("defrag kernel prune_conditions failed")
+    return int(out)
+
+
+cdef dfg_ruleset ruleset_view(const int64_t[::1] rule_ptr, const int32_t[::1] feature,
+                              const double[::1] lower, const double[::1] upper,
+                              const uint8_t[::1] missing, CategorySets sets) except *:
+    cdef dfg_ruleset rs
+    cdef int64_t m = feature.shape[0]
+    if rule_ptr.shape[0] < 1 or rule_ptr[rule_ptr.shape[0] - 1] != m or lower.shape[0] != m \
+            or upper.shape[0] != m or missing.shape[0] != m or (sets is not None and sets.view.n != m):
+        raise ValueError("rule arrays do not match")
+    rs.n_rules = rule_ptr.shape[0] - 1
+    rs.rule_ptr = &rule_ptr[0]
+    rs.feature = &feature[0] if m else NULL
+    rs.lower = &lower[0] if m else NULL
+    rs.upper = &upper[0] if m else NULL
+    rs.missing = &missing[0] if m else NULL
+    rs.sets = optional_sets(sets)
+    return rs
+
+
+cdef void check_rules_status(int status, str what) except *:
+    if status == DFG_ENAN:
+        raise ValueError("X contains NaN in a feature the rules use, and the model they come "
+                         "from has no rule for missing values")
+    check_status(status, what)
+
+
+def rules_cover(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
+                const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
+                int n_threads=1, kind=None, set_ptr=None, set_words=None):
+    """Boolean (n_samples, n_rules): rule r covers sample n."""
+    cdef CategorySets sets = category_sets(feature.shape[0], kind, set_ptr, set_words)
+    cdef dfg_ruleset rs = ruleset_view(rule_ptr, feature, lower, upper, missing, sets)
+    cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
+    out = np.zeros((N, R), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    cdef int status = DFG_OK
+    if N and R:
+        with nogil:
+            status = dfg_rules_cover(&X[0, 0], N, D, &rs, &o[0, 0], n_threads)
+    check_rules_status(status, "rules_cover")
+    return out.view(bool)
+
+
+def rules_first(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32_t[::1] feature,
+                const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
+                int n_threads=1, kind=None, set_ptr=None, set_words=None):
+    """Index of the first rule covering each sample, -1 for none (int32)."""
+    cdef CategorySets sets = category_sets(feature.shape[0], kind, set_ptr, set_words)
+    cdef dfg_ruleset rs = ruleset_view(rule_ptr, feature, lower, upper, missing, sets)
+    cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
+    out = np.full(N, -1, dtype=np.int32) if R == 0 else np.empty(N, dtype=np.int32)
+    cdef int32_t[::1] o = out
+    cdef int status = DFG_OK
+    if N and R:
+        with nogil:
+            status = dfg_rules_first(&X[0, 0], N, D, &rs, &o[0], n_threads)
+    check_rules_status(status, "rules_first")
+    return out

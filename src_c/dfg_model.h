@@ -1,0 +1,69 @@
+/*
+ * dfg_model.h - the defrag mixture model (Hara & Hayashi 2017, sec. 4-5) as the C
+ * kernels share it: training data, parameters and run options, their check, and
+ * FAB's omega.
+ *
+ * Model per component k: Bernoulli regions eta_k (eq. 6), weight alpha_k, and an
+ * output model (eq. 8): Gaussian (mean_k, precision_k) for regression or
+ * categorical gamma_k for classification.
+ */
+#ifndef DFG_MODEL_H
+#define DFG_MODEL_H
+
+#include "dfg_common.h"
+
+#define DFG_METHOD_FAB 0
+#define DFG_METHOD_EM 1
+
+/* Training data. Exactly one of ranks / bits is used (ranks when non-NULL). */
+typedef struct {
+    int64_t n_samples;
+    int64_t n_features;
+    int64_t n_splits;
+    const int64_t *feat_ptr;   /* n_features + 1, splits sorted by (feature, threshold) */
+    const uint8_t *missing_right; /* n_splits flags: a missing value goes right (NULL: none) */
+    const int32_t *ranks;      /* n_features x n_samples thermometer ranks, or NULL */
+    const uint64_t *bits;      /* n_samples x ceil(n_splits / 64) packed s, or NULL */
+    int64_t n_classes;         /* 0: regression (y_value); >= 1: classification (y_class) */
+    const double *y_value;
+    const int32_t *y_class;
+} dfg_data;
+
+/* Parameters of K components, arrays sized for K_max, first K rows in use. */
+typedef struct {
+    int64_t n_components;
+    double *eta;        /* K_max x n_splits, in [eps, 1 - eps] */
+    double *alpha;      /* K_max */
+    double *mean;       /* K_max (regression) */
+    double *precision;  /* K_max (regression) */
+    double *gamma;      /* K_max x n_classes (classification) */
+} dfg_params;
+
+typedef struct {
+    int method;        /* DFG_METHOD_FAB or DFG_METHOD_EM */
+    int max_iter;      /* outer iterations */
+    double tol;        /* relative tolerance on the lower bound */
+    double delta;      /* FAB truncation: drop k when mean_n beta_nk < delta */
+    double eps;        /* eta, gamma clamp */
+    double var_floor;  /* smallest variance of a regression component */
+    int warmup_iter;   /* FAB: outer iterations whose E-step makes at most warmup_inner updates */
+    int warmup_inner;
+    int max_inner;     /* FAB: E-step updates per outer iteration after the warm-up */
+    /* Annealed clamp: before the final phase (clamp eps, at most max_iter
+       iterations) the run goes through n_anneal phases clamping eta and gamma at
+       anneal_eps[0], anneal_eps[1], ... (decreasing, each >= eps), each for at most
+       anneal_iter iterations or until the bound converges. */
+    int n_anneal;
+    const double *anneal_eps;
+    int anneal_iter;
+    int n_threads;
+} dfg_options;
+
+/* DFG_OK when data is usable by the fit kernels: sizes, feat_ptr's ends, one of
+   ranks / bits, and the targets the task needs. */
+int dfg_check_data(const dfg_data *data);
+
+/* omega = (dim(phi) / K + L + 1) / 2 of eq. 12 for this data. */
+double dfg_omega(const dfg_data *data);
+
+#endif
