@@ -98,8 +98,8 @@ class Tree:
         if np.any(internal != (right >= 0)):
             raise ValueError(f"{left_name} and {right_name} disagree on which nodes are leaves")
         children = np.concatenate([left[internal], right[internal]])
-        if np.any(children == 0) or np.unique(children).size != children.size \
-                or children.size != n - 1:
+        # a tree: every node but the root is a child exactly once
+        if children.size != n - 1 or np.any(np.bincount(children, minlength=n) != (np.arange(n) > 0)):
             raise ValueError(f"{left_name} / {right_name} do not form a tree: every node must be "
                              "reached exactly once from the root (a cycle, or a shared node)")
         feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
@@ -170,7 +170,8 @@ class SplitCollector:
         """The internal nodes of a Tree, in node order."""
         internal = np.flatnonzero(~tree.is_leaf)
         sizes = np.diff(tree.cat_ptr)[internal]
-        _, codes = slices(tree.cat_codes, tree.cat_ptr[internal], sizes)
+        codes = tree.cat_codes if tree.cat_codes.size == 0 else \
+            slices(tree.cat_codes, tree.cat_ptr[internal], sizes)[1]
         self.add(tree.feature[internal], tree.threshold[internal], tree.missing_right[internal],
                  tree.kind[internal], sizes, codes)
 

@@ -28,15 +28,21 @@ def accepts_apply(est):
     return hasattr(est, "apply") and not isinstance(est, (list, tuple, np.ndarray))
 
 
-def _sklearn_tree(tree, value, output):
-    t = tree.tree_
-    go_left = getattr(t, "missing_go_to_left", None)
-    internal = t.children_left >= 0
-    return Tree.build(
-        t.children_left, t.children_right, t.feature,
-        np.where(internal, float32_threshold(np.where(internal, t.threshold, 0.0)), 0.0),
-        np.zeros(t.node_count, bool) if go_left is None else np.asarray(go_left) == 0,
-        value, n_node_samples=t.n_node_samples, output=output)
+def _sklearn_trees(trees, values, outputs):
+    """Trees from scikit-learn tree estimators, their thresholds converted in one pass."""
+    thresholds = np.concatenate([np.where(t.tree_.children_left >= 0, t.tree_.threshold, 0.0)
+                                 for t in trees]) if len(trees) else np.zeros(0)
+    ends = np.cumsum([t.tree_.node_count for t in trees])[:-1]
+    out = []
+    for tree, threshold, value, output in zip(trees, np.split(float32_threshold(thresholds), ends),
+                                              values, outputs):
+        t = tree.tree_
+        go_left = getattr(t, "missing_go_to_left", None)
+        out.append(Tree.build(
+            t.children_left, t.children_right, t.feature, threshold,
+            np.zeros(t.node_count, bool) if go_left is None else np.asarray(go_left) == 0,
+            value, n_node_samples=t.n_node_samples, output=output))
+    return out
 
 
 class SklearnTreesSource(SourceModel):
@@ -63,13 +69,14 @@ class SklearnTreesSource(SourceModel):
 
     def _read_trees(self):
         est = self.estimator
+        trees = self._estimators()
         if self.is_boosting:  # (n_stages, n_trees_per_stage): one tree per class and stage
             per_stage = np.asarray(est.estimators_).shape[1]
             # scikit-learn multiplies the stored (line-search adjusted) leaf values by the
             # learning rate when predicting
-            return [_sklearn_tree(tree, est.learning_rate * tree.tree_.value[:, 0, 0], i % per_stage)
-                    for i, tree in enumerate(self._estimators())]
-        return [_sklearn_tree(tree, tree.tree_.value[:, 0, :], 0) for tree in self._estimators()]
+            return _sklearn_trees(trees, [est.learning_rate * t.tree_.value[:, 0, 0] for t in trees],
+                                  [i % per_stage for i in range(len(trees))])
+        return _sklearn_trees(trees, [t.tree_.value[:, 0, :] for t in trees], [0] * len(trees))
 
     def leaves(self, X):
         # gradient boosting: (n, n_stages, n_trees_per_stage), flattened stage-major
