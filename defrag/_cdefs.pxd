@@ -124,6 +124,7 @@ cdef extern from "dfg_model.h":
         const double *anneal_eps
         int anneal_iter
         int n_threads
+        int64_t penalty_splits
     double dfg_omega(const dfg_data *data) nogil
 
 cdef extern from "dfg_joint.h":

@@ -126,16 +126,18 @@ cdef dfg_options fit_options(str method, int max_iter, double tol, double delta,
     o.anneal_eps = NULL
     o.anneal_iter = 1
     o.n_threads = n_threads
+    o.penalty_splits = 0
     return o
 
 
 def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_iter,
         double tol, double delta, double eps, double var_floor, int n_threads=1,
-        tuple inner=(5, 2, 20), anneal_eps=(), int anneal_iter=10):
+        tuple inner=(5, 2, 20), anneal_eps=(), int anneal_iter=10, int64_t penalty_splits=0):
     """One FAB/EM run in place on params and beta.
 
     inner = (warm-up iterations, E-step updates in the warm-up, E-step updates after);
-    anneal_eps: clamps of the phases before the final one (see dfg_fit.h).
+    anneal_eps: clamps of the phases before the final one (see dfg_fit.h);
+    penalty_splits: L in FAB's penalty (0: the problem's number of splits).
     Returns (K, lower-bound trace, phase of each iteration)."""
     cdef int64_t K = beta.shape[1]
     if beta.shape[0] != problem.data.n_samples:
@@ -148,6 +150,9 @@ def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_i
     o.n_anneal = levels.shape[0]
     o.anneal_eps = &levels[0] if levels.shape[0] else NULL
     o.anneal_iter = anneal_iter
+    if penalty_splits < 0:
+        raise ValueError("fit: penalty_splits must be >= 0")
+    o.penalty_splits = penalty_splits
     cdef int cap = dfg_fit_max_iterations(&o)
     if cap < 1:
         raise ValueError("max_iter and the eps schedule give too many iterations")

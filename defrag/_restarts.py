@@ -29,6 +29,7 @@ class Restart:
     lower_bound: np.ndarray  # trace, one value per outer iteration
     phases: np.ndarray  # annealing phase of each iteration (last = final phase)
     train_error: float
+    rule_list: object = None  # the restart's rule list (_rule_list.RuleList), when fitted
 
     @property
     def final_bound(self):
@@ -77,7 +78,7 @@ def run_restart(index, seed, problem, target, options, n_threads, score=True):
     K, trace, phases = _fit.fit(
         problem, params, beta, options["method"], options["max_iter"], options["tol"],
         options["delta"], options["eps"], target.var_floor, n_threads, INNER,
-        options["eps_schedule"], ANNEAL_ITER,
+        options["eps_schedule"], ANNEAL_ITER, options.get("penalty_splits", 0),
     )
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
     error = training_error(problem, params, target, options["eps"], n_threads) if score else np.nan
@@ -114,10 +115,12 @@ class _BestKeeper:
 
 
 def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
-                 score_problem=None, score_target=None):
+                 score_problem=None, score_target=None, rule_list=None):
     """All restarts, in index order, and the selected one (the only one that keeps its
     params). With score_problem, each restart's training error is taken on it (all rows)
-    instead of on the rows it was fitted on."""
+    instead of on the rows it was fitted on. With rule_list, a function
+    ``rule_list(params) -> (RuleList, training error)``, each restart is scored by the
+    error of its rule list instead of the mixture's MAP prediction."""
     seeds = np.random.SeedSequence(random_state).spawn(n_restarts)
     workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
@@ -127,8 +130,13 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
 
     def job(i):
         r = run_restart(i, seeds[i], problem, target, options, threads,
-                        score=score_problem is None)
-        if score_problem is not None:
+                        score=score_problem is None and rule_list is None)
+        if rule_list is not None:
+            fitted, error = rule_list(r.params)
+            r = dataclasses.replace(r, train_error=error, rule_list=fitted)
+            logger.info("restart %d: %d rules in the list, training error %.6g", i,
+                        len(fitted.rules), error)
+        elif score_problem is not None:
             error = training_error(score_problem, r.params, score_target, options["eps"],
                                    score_threads)
             r = dataclasses.replace(r, train_error=error)
@@ -151,11 +159,12 @@ def _selection_key(r):
     # comparisons would then decide.
     error = r.train_error if r.train_error == r.train_error else np.inf
     bound = r.final_bound if r.final_bound == r.final_bound else -np.inf
-    return (error, r.n_components, -bound, r.index)
+    n_rules = r.n_components if r.rule_list is None else len(r.rule_list.rules)
+    return (error, n_rules, -bound, r.index)
 
 
 def run_screened_restarts(problem, sub_problem, target, sub_target, options, n_restarts,
-                          random_state, n_jobs):
+                          random_state, n_jobs, rule_list=None):
     """Restarts fitted on a subsample (sub_problem), selected by training error on all rows.
 
     Rule models fitted on a few tens of thousands of rows generalise to the rest:
@@ -163,4 +172,4 @@ def run_screened_restarts(problem, sub_problem, target, sub_target, options, n_r
     0.003 of its error on a 30,000-row subsample, at a fraction of the time.
     Returns (all restarts, with their errors on all rows; the selected one)."""
     return run_restarts(sub_problem, sub_target, options, n_restarts, random_state, n_jobs,
-                        score_problem=problem, score_target=target)
+                        score_problem=problem, score_target=target, rule_list=rule_list)

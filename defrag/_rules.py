@@ -22,7 +22,24 @@ def _fmt(value):
     return f"{value:.6g}"
 
 
-def _bound_text(value, lower, zero_missing):
+def printed_bound(value, column):
+    """The shortest decimal p with the same training split as the bound value: every
+    training value of column (NaN ignored) is <= p exactly when it is <= value. Printed
+    instead of the bound, so that no training point lies between the printed and the
+    real threshold; the real one is kept for prediction and exports."""
+    column = column[~np.isnan(column)]
+    below = column[column <= value]
+    above = column[column > value]
+    lo = below.max() if below.size else -np.inf
+    hi = above.min() if above.size else np.inf
+    for digits in range(1, 18):
+        p = float(f"{value:.{digits}g}")
+        if lo <= p < hi:
+            return p
+    return float(value)
+
+
+def _bound_text(value, lower, zero_missing, printed=None):
     """(operator, number) of a printed bound ``x > value`` (lower) or ``x <= value``.
 
     A bound at +-1e-35 is LightGBM's zero threshold: its encoding reads |x| <= 1e-35 as
@@ -30,7 +47,7 @@ def _bound_text(value, lower, zero_missing):
     x >= 0, x <= 1e-35 means x <= 0 and x <= -1e-35 means x < 0; where zero is
     missing, >= 0 and <= 0 are > 0 and < 0."""
     if abs(value) != ZERO_THRESHOLD:
-        return (">" if lower else "<="), _fmt(value)
+        return (">" if lower else "<="), _fmt(value) if printed is None else repr(printed)
     if lower:
         return (">=" if value < 0 and not zero_missing else ">"), "0"
     return ("<=" if value > 0 and not zero_missing else "<"), "0"
@@ -50,10 +67,12 @@ class Condition:
     """
 
     __slots__ = ("feature", "name", "lower", "upper", "train_share", "missing", "categories",
-                 "negated", "category_names", "zero_missing")
+                 "negated", "category_names", "zero_missing", "printed_lower", "printed_upper",
+                 "missing_seen")
 
     def __init__(self, feature, name, lower=None, upper=None, train_share=None, missing=False,
-                 categories=None, negated=False, category_names=None, zero_missing=False):
+                 categories=None, negated=False, category_names=None, zero_missing=False,
+                 printed_lower=None, printed_upper=None, missing_seen=True):
         self.feature = int(feature)
         self.name = str(name)
         self.lower = None if lower is None else float(lower)
@@ -66,6 +85,17 @@ class Condition:
         self.negated = bool(negated)
         self.category_names = None if category_names is None else tuple(str(n) for n in category_names)
         self.zero_missing = bool(zero_missing)
+        # how the bounds print (printed_bound; None: 6 significant digits), and whether the
+        # training data had missing values here (if not, "(or missing)" is not printed:
+        # the condition still lets a missing value through, as the exports say)
+        self.printed_lower = None if printed_lower is None else float(printed_lower)
+        self.printed_upper = None if printed_upper is None else float(printed_upper)
+        self.missing_seen = bool(missing_seen)
+
+    def __setstate__(self, state):  # conditions pickled before the printing fields existed
+        state = state[1] if isinstance(state, tuple) else state
+        for name in self.__slots__:
+            setattr(self, name, state.get(name, True if name == "missing_seen" else None))
 
     @property
     def is_set(self):
@@ -105,8 +135,10 @@ class Condition:
         if (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
                 self.lower is not None and self.upper is not None and self.lower >= self.upper):
             return None
-        lo = None if self.lower is None else _bound_text(self.lower, True, self.zero_missing)
-        hi = None if self.upper is None else _bound_text(self.upper, False, self.zero_missing)
+        lo = None if self.lower is None else _bound_text(self.lower, True, self.zero_missing,
+                                                         self.printed_lower)
+        hi = None if self.upper is None else _bound_text(self.upper, False, self.zero_missing,
+                                                         self.printed_upper)
         if lo is not None and hi is not None:
             return f"{lo[1]} {lo[0].replace('>', '<')} {self.name} {hi[0]} {hi[1]}"
         if lo is not None:
@@ -118,7 +150,7 @@ class Condition:
         missing = "missing or 0" if self.zero_missing else "missing"
         if text is None:
             return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
-        if self.missing:
+        if self.missing and self.missing_seen:
             return f"{text} (or {missing})"
         # does the printed interval hold 0? (where zero is missing, a bound at +-1e-35
         # prints as one that excludes it: x > 0, x < 0)
@@ -273,13 +305,26 @@ class RuleSet:
         """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
         return _rules_eval.rules_cover(self.encode(X), n_threads=n_threads, **self._compiled())
 
+    def first_match(self, X_coded, n_threads=1):
+        """Index of the first rule covering each row of X as the rules read it (``encode``),
+        -1 where none does."""
+        return _rules_eval.rules_first(np.ascontiguousarray(X_coded, dtype=np.float64),
+                                       n_threads=n_threads, **self._compiled())
+
+    def predictions(self):
+        """The rules' predictions followed by the default's (index -1 of first_match)."""
+        return np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
+
+    def probabilities(self):
+        """Class probabilities of the rules followed by the default's (classification)."""
+        return np.vstack([r.proba for r in self.rules] + [self.default_proba])
+
     def predict(self, X, n_threads=1):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
         Only the features the rules name are read; a NaN in one of them is a ValueError."""
-        first = _rules_eval.rules_first(self.encode(X), n_threads=n_threads, **self._compiled())
-        preds = np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
-        return preds[first]  # -1 (no rule) selects the default, the last entry
+        first = self.first_match(self.encode(X), n_threads)
+        return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -391,14 +436,19 @@ def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
     conditions = []
     for d, parts in sorted(merged.items()):
         share = _rules_eval.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1)
+        column = X_train[:, d]
         common = dict(train_share=share, missing=bool(missing_ok[d]),
-                      zero_missing=bool(splits.encoding.zero_missing[d]))
+                      zero_missing=bool(splits.encoding.zero_missing[d]),
+                      missing_seen=bool(np.isnan(column).any()))
         if "in" in parts or "out" in parts:
             inc, exc = parts.get("in"), parts.get("out")
             codes = exc if inc is None else (inc if exc is None else np.setdiff1d(inc, exc))
             conditions.append(Condition(d, feature_names[d], categories=codes, negated=inc is None,
                                         category_names=splits.encoding.category_names(d), **common))
         else:
-            conditions.append(Condition(d, feature_names[d], parts.get("lower"), parts.get("upper"),
-                                        **common))
+            lower, upper = parts.get("lower"), parts.get("upper")
+            conditions.append(Condition(
+                d, feature_names[d], lower, upper,
+                printed_lower=None if lower is None else printed_bound(lower, column),
+                printed_upper=None if upper is None else printed_bound(upper, column), **common))
     return conditions, support

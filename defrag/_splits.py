@@ -110,6 +110,9 @@ class SplitTable:
     supports_missing : bool
         The source model defines where missing values go; otherwise NaN inputs
         are rejected.
+    gain : float64 array (L,) or None
+        Per split, the largest training-objective gain of its nodes in the source's
+        trees (``Tree.gain``); ``top`` keeps the splits that gain most.
     encoding : InputEncoding
         How the source model reads the inputs (category codes, zero as missing):
         ``encoding.transform(X)`` gives the X that the other methods take.
@@ -117,7 +120,8 @@ class SplitTable:
 
     def __init__(self, feature, threshold, n_features, keep_duplicates=False,
                  float32_inputs=False, missing_right=None, supports_missing=False,
-                 kind=None, cat_ptr=None, cat_codes=None, encoding=None, no_missing=None):
+                 kind=None, cat_ptr=None, cat_codes=None, encoding=None, no_missing=None,
+                 gain=None):
         feature = np.asarray(feature)
         threshold = np.asarray(threshold, dtype=np.float64)
         if feature.ndim != 1 or threshold.shape != feature.shape:
@@ -153,6 +157,11 @@ class SplitTable:
         # code; categorical splits follow (kind, set); the missing direction breaks ties
         keys = (missing_right, set_key, kind, threshold, feature)
         order = np.lexsort(keys)
+        if gain is not None:
+            gain = np.nan_to_num(np.asarray(gain, dtype=np.float64), nan=0.0)
+            if gain.shape != feature.shape:
+                raise ValueError("gain must hold one value per split")
+            gain = gain[order]
         if not keep_duplicates and feature.size:
             # a duplicate is a split with the same feature, test (threshold, or kind and
             # set) and missing direction; on a feature in no_missing the direction
@@ -169,6 +178,11 @@ class SplitTable:
                 if key is missing_right:
                     differs &= direction_matters[order[1:]]
                 new[1:] |= differs
+            if gain is not None:  # a repeated split keeps the largest gain of its copies
+                group = np.cumsum(new) - 1
+                kept = np.full(int(group[-1]) + 1, -np.inf)
+                np.maximum.at(kept, group, gain)
+                gain = kept
             order = order[new]
         feature, threshold, missing_right, kind = (a[order] for a in (feature, threshold, missing_right, kind))
         self.cat_ptr, codes = _csr_take(cat_ptr, cat_codes, order)
@@ -178,6 +192,7 @@ class SplitTable:
         self.supports_missing = bool(supports_missing)
         self.feature = np.ascontiguousarray(feature, dtype=np.int32)
         self.threshold = np.ascontiguousarray(threshold)
+        self.gain = gain
         self.n_features = int(n_features)
         counts = np.bincount(self.feature, minlength=self.n_features)
         self.feat_ptr = np.zeros(self.n_features + 1, dtype=np.int64)
@@ -229,8 +244,20 @@ class SplitTable:
         table = SplitTable(self.feature, self.threshold, self.n_features,
                            missing_right=self.missing_right, supports_missing=self.supports_missing,
                            kind=self.kind, cat_ptr=self.cat_ptr, cat_codes=self.cat_codes,
-                           encoding=self.encoding, no_missing=no_missing)
+                           encoding=self.encoding, no_missing=no_missing, gain=self.gain)
         return self if len(table) == len(self) else table
+
+    def top(self, n_splits):
+        """The table of the n_splits splits with the largest gain (ties: table order), in
+        table order; the same table when it has no more, or no gains."""
+        if self.gain is None or len(self) <= n_splits:
+            return self
+        keep = np.sort(np.argsort(-self.gain, kind="stable")[:n_splits])
+        ptr, codes = _csr_take(self.cat_ptr, self.cat_codes, keep)
+        return SplitTable(self.feature[keep], self.threshold[keep], self.n_features,
+                          keep_duplicates=True, missing_right=self.missing_right[keep],
+                          supports_missing=self.supports_missing, kind=self.kind[keep], cat_ptr=ptr,
+                          cat_codes=codes, encoding=self.encoding, gain=self.gain[keep])
 
     def set_of(self, l):
         """Sorted category codes of split l (empty for a numeric split)."""

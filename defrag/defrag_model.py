@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _fit
 from ._restarts import run_restarts, run_screened_restarts
+from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._threads import thread_budget
 from ._validation import check_n_jobs, check_positive_int, feature_names_of, n_columns
@@ -33,6 +34,13 @@ logger = logging.getLogger("defrag")
 # 2-4 s on 30,000 rows, and the kept model was as accurate (README, Performance).
 AUTO_SUBSAMPLE = 30_000
 AUTO_SUBSAMPLE_ABOVE = 100_000
+
+# max_splits="auto": the ceil(10 sqrt(N)) splits with the largest training gain. With every
+# split of a forest the binary features outweigh the output by 900-2400 nats per point
+# (the regions follow the density of X, not the prediction); on nine real data sets the
+# rule lists fitted to 10 sqrt(N) splits beat a CART of the same size fitted to the
+# forest in 7 (README, "Rules that predict").
+AUTO_SPLITS_PER_ROOT = 10.0
 
 
 @dataclass
@@ -122,6 +130,30 @@ class DefragModel(BaseEstimator):
         restart on all rows. A single restart is always fitted on all rows.
         On 1,000,000 rows this is about 20x faster and as accurate (README,
         Performance).
+    max_splits : "auto", int or None, default="auto"
+        Fit the mixture on this many of the ensemble's splits, those with the largest
+        training gain (scikit-learn's sample-weighted impurity decrease, XGBoost's
+        loss_changes, LightGBM's split_gain, HistGradientBoosting's gain; a repeated
+        split counts with its largest gain). "auto": ceil(10 sqrt(n_samples)). None:
+        every split (the paper). With thousands of splits the binary features
+        outweigh the output, and the regions follow where X lies rather than what the
+        ensemble predicts. Split arrays carry no gain: all their splits are kept.
+    penalty_splits : {"all", "selected"}, default="all"
+        The number of splits L in FAB's penalty (eq. 12): the ensemble's distinct
+        splits ("all", the complexity of the model being simplified) or the selected
+        ones. "all" keeps FAB's choice of K where the paper's experiments have it
+        (Synthetic1: 4 rules); "selected" penalises less and keeps more rules.
+    rule_list : bool, default=True
+        The printed rules are the predictor: each restart's components become an
+        ordered rule list (first match), its outputs refitted on the training points
+        each rule is the first match for, its conditions pruned, and the restart with
+        the smallest training error of its list is kept (see defrag/_rule_list.py).
+        ``predict`` and ``evaluate`` use the list; the mixture's MAP prediction stays
+        ``predict_map``. False: the paper's rules and MAP prediction
+        (``DefragModel.paper`` sets it with ``max_splits=None``).
+    prune_tol : float in [0, 1], default=0.0
+        A rule list's condition is dropped when the list's training loss grows by at
+        most this share of the loss of one constant prediction (0: not at all).
     random_state : int, RandomState or None
     n_jobs : int or None, default=None
         Restarts run in parallel threads (None: 1, -1: all cores). OpenMP threads
@@ -132,18 +164,23 @@ class DefragModel(BaseEstimator):
 
     Attributes
     ----------
-    rules_ : RuleSet
-    n_rules_ : int
+    rules_ : RuleSet, the rules as printed and, with rule_list, as predicted
+    n_rules_ : int, the rules of the list, its default ("otherwise") included: the
+        number of its regions, comparable with a tree's leaves (the components'
+        number with rule_list=False)
+    n_components_ : int, the mixture's components that FAB kept
+    n_all_splits_ : int, the ensemble's distinct splits (before max_splits)
     classes_ : ndarray (classification)
     task_ : str
     splits_ : SplitTable; ``splits_.encoding`` codes inputs as the source model does
         (category codes, categories of the DataFrame given to fit, zero as missing)
-    eta_, alpha_ : fitted Bernoulli parameters (n_rules_, n_splits) and weights
+    eta_, alpha_ : fitted Bernoulli parameters (n_components_, n_splits) and weights
     mean_, precision_ : Gaussian outputs (regression); gamma_ : class probabilities
     lower_bound_ : ndarray, the bound (eq. 12) per outer iteration of the kept restart
     lower_bound_phase_ : ndarray, the eps_schedule phase of each iteration (the
         bound is non-decreasing within a phase)
-    restart_errors_ : ndarray, training error of every restart (on all rows)
+    restart_errors_ : ndarray, training error of every restart (on all rows): of its
+        rule list, or with rule_list=False of its MAP prediction
     subsample_size_ : int, rows each restart was fitted on (n_samples without subsample)
     restart_n_rules_ : ndarray, number of rules of every restart
     n_features_in_, feature_names_in_ (when X is a DataFrame)
@@ -152,7 +189,8 @@ class DefragModel(BaseEstimator):
     def __init__(self, estimator=None, *, max_rules=10, method="fab", n_restarts=20,
                  max_iter=100, tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10,
                  eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001), keep_duplicate_splits=False,
-                 task="auto", feature_names=None, subsample="auto",
+                 task="auto", feature_names=None, subsample="auto", max_splits="auto",
+                 penalty_splits="all", rule_list=True, prune_tol=0.0,
                  random_state=None, n_jobs=None, verbose=0):
         self.estimator = estimator
         self.max_rules = max_rules
@@ -168,6 +206,10 @@ class DefragModel(BaseEstimator):
         self.task = task
         self.feature_names = feature_names
         self.subsample = subsample
+        self.max_splits = max_splits
+        self.penalty_splits = penalty_splits
+        self.rule_list = rule_list
+        self.prune_tol = prune_tol
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -204,6 +246,16 @@ class DefragModel(BaseEstimator):
                 f"subsample must be 'auto', None, an integer >= 1 or a float in (0, 1]; got {sub!r}"
             )
         check_n_jobs(self.n_jobs)
+        ms = self.max_splits
+        if not (ms is None or (isinstance(ms, str) and ms == "auto")
+                or (isinstance(ms, numbers.Integral) and not isinstance(ms, bool) and ms >= 1)):
+            raise ValueError(f"max_splits must be 'auto', None or an integer >= 1; got {ms!r}")
+        if self.penalty_splits not in ("all", "selected"):
+            raise ValueError(f"penalty_splits must be 'all' or 'selected'; got {self.penalty_splits!r}")
+        if not isinstance(self.rule_list, (bool, np.bool_)):
+            raise ValueError(f"rule_list must be True or False; got {self.rule_list!r}")
+        if not (isinstance(self.prune_tol, numbers.Real) and 0.0 <= self.prune_tol <= 1.0):
+            raise ValueError(f"prune_tol must be a number in [0, 1]; got {self.prune_tol!r}")
 
     def _subsample_size(self, n_samples):
         """Rows of the screening subsample, or n_samples when restarts are not screened."""
@@ -217,6 +269,22 @@ class DefragModel(BaseEstimator):
         else:
             size = int(np.ceil(sub * n_samples))
         return max(1, min(size, n_samples))
+
+    def _max_splits(self, n_samples):
+        """Splits kept for the fit: 'auto' keeps ceil(10 sqrt(N)), None all."""
+        if self.max_splits is None:
+            return None
+        if isinstance(self.max_splits, str):  # "auto"
+            return int(np.ceil(AUTO_SPLITS_PER_ROOT * np.sqrt(n_samples)))
+        return int(self.max_splits)
+
+    @classmethod
+    def paper(cls, estimator=None, **params):
+        """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it: every
+        split of the ensemble, the rules read off the mixture's components in weight
+        order, prediction by the two-step MAP (eq. 10-11), restarts chosen by its
+        training error. ``params`` are DefragModel's other parameters."""
+        return cls(estimator, **{"max_splits": None, "rule_list": False, **params})
 
     def _schedule(self):
         if self.eps_schedule is None:
@@ -307,7 +375,12 @@ class DefragModel(BaseEstimator):
         _check_missing(Xf, splits)
         if not self.keep_duplicate_splits:
             splits = splits.without_idle_directions(Xf)
+        n_all_splits = len(splits)
+        max_splits = self._max_splits(Xf.shape[0])
+        if max_splits is not None:
+            splits = splits.top(max_splits)
         target, classes = self._encode_target(source, y, task, X_input)
+        names = self._feature_names(Xf.shape[1], names_in)
 
         X_prep = splits.prepare(Xf)
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
@@ -321,23 +394,30 @@ class DefragModel(BaseEstimator):
             n_splits=len(splits), n_components=n_components, method=self.method,
             max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
             eps_schedule=tuple(float(e) for e in self._schedule()),
+            penalty_splits=n_all_splits if self.penalty_splits == "all" else 0,
         )
         random_state = check_random_state(self.random_state)
         entropy = random_state.randint(np.iinfo(np.int32).max)
         n_sub = self._subsample_size(Xf.shape[0])
+        rows = None
+        if n_sub < Xf.shape[0]:
+            rows = np.sort(random_state.choice(Xf.shape[0], n_sub, replace=False))
+        rule_list = None
+        if self.rule_list:
+            rule_list = self._rule_list_scorer(splits, X_prep, target, classes, names, rows, threads)
         with _verbose_logging(self.verbose):
-            if n_sub < Xf.shape[0]:
-                rows = np.sort(random_state.choice(Xf.shape[0], n_sub, replace=False))
+            if rows is not None:
                 sub_target = dataclasses.replace(target, y=np.ascontiguousarray(target.y[rows]))
                 sub_problem = _fit_problem(splits, {  # ranks are feature-major, bits row-major
                     k: np.ascontiguousarray(v[:, rows] if k == "ranks" else v[rows])
                     for k, v in s_matrix.items()}, sub_target)
                 logger.info("restarts fitted on %d of %d rows", n_sub, Xf.shape[0])
                 results, best = run_screened_restarts(problem, sub_problem, target, sub_target,
-                                                      options, self.n_restarts, entropy, self.n_jobs)
+                                                      options, self.n_restarts, entropy, self.n_jobs,
+                                                      rule_list=rule_list)
             else:
                 results, best = run_restarts(problem, target, options, self.n_restarts, entropy,
-                                             self.n_jobs)
+                                             self.n_jobs, rule_list=rule_list)
 
         # Only now, with the run complete, replace the fitted state: a failed refit
         # must not leave parameters and split table out of step.
@@ -351,7 +431,9 @@ class DefragModel(BaseEstimator):
             self.feature_names_in_ = names_in
         self.splits_ = splits
         self.restart_errors_ = np.array([r.train_error for r in results])
-        self.restart_n_rules_ = np.array([r.n_components for r in results])
+        self.restart_n_rules_ = np.array([r.n_components if r.rule_list is None else len(r.rule_list.rules) + 1
+                                          for r in results])
+        self.n_all_splits_ = int(n_all_splits)
         self.subsample_size_ = int(n_sub)
         self.lower_bound_ = best.lower_bound
         self.lower_bound_phase_ = best.phases
@@ -365,29 +447,64 @@ class DefragModel(BaseEstimator):
             self.mean_, self.precision_ = p["mean"], p["precision"]
         else:
             self.gamma_ = p["gamma"]
-        self.n_rules_ = int(order.size)
-        self.rules_ = self._build_rules(X_prep, target)
+        self.n_components_ = int(order.size)
+        if best.rule_list is None:
+            self.rules_ = self._build_rules(X_prep, target, names)
+        else:
+            fitted = best.rule_list
+            if rows is not None:  # fitted on the subsample: outputs refitted on all rows
+                fitted = refit_rule_list(fitted.rules, X_prep, target.y, target.n_classes, classes)
+            self.rules_ = RuleSet(fitted.rules, fitted.default_prediction, fitted.default_proba, names,
+                                  classes, supports_missing=splits.supports_missing,
+                                  encoding=splits.encoding)
+        # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
+        # regions, comparable with a tree's leaves; the paper's rules are its components
+        self.n_rules_ = len(self.rules_) + 1 if self.rule_list else self.n_components_
         return self
 
-    def _feature_names(self):
+    def _component_rules(self, params, splits, X_prep, names):
+        """The rules (conditions, no outputs) of a mixture's components in weight order."""
+        order = np.argsort(-params["alpha"], kind="stable")
+        return [Rule(extract_rule_conditions(params["eta"][k], splits, self.kappa, X_prep, names)[0], None)
+                for k in order]
+
+    def _rule_list_scorer(self, splits, X_prep, target, classes, names, rows, threads):
+        """rule_list(params) -> (RuleList of the components' rules fitted on the rows the
+        restarts are fitted on, its training error on all rows) for run_restarts."""
+        X_fit = X_prep if rows is None else np.ascontiguousarray(X_prep[rows])
+        y_fit = target.y if rows is None else target.y[rows]
+        labels = classes if target.n_classes else None
+
+        def rule_list(params):
+            rules = self._component_rules(params, splits, X_fit, names)
+            fitted = fit_rule_list(rules, X_fit, y_fit, target.n_classes, labels, float(self.prune_tol))
+            if rows is None:
+                return fitted, fitted.loss
+            # screened restarts: the list's error on all rows (its outputs refitted on them)
+            refitted = refit_rule_list(fitted.rules, X_prep, target.y, target.n_classes, labels)
+            return fitted, refitted.loss
+
+        return rule_list
+
+    def _feature_names(self, n_features, names_in):
         if self.feature_names is not None:
             names = [str(n) for n in self.feature_names]
-            if len(names) != self.n_features_in_:
+            if len(names) != n_features:
                 raise ValueError(
-                    f"feature_names has {len(names)} names but X has {self.n_features_in_} features"
+                    f"feature_names has {len(names)} names but X has {n_features} features"
                 )
             return names
-        if hasattr(self, "feature_names_in_"):
-            return list(self.feature_names_in_)
+        if names_in is not None:
+            return list(names_in)
         est_names = getattr(unwrap(self.estimator), "feature_names_in_", None)
-        if est_names is not None and len(est_names) == self.n_features_in_:
+        if est_names is not None and len(est_names) == n_features:
             return [str(n) for n in est_names]
-        return [f"x{d}" for d in range(self.n_features_in_)]
+        return [f"x{d}" for d in range(n_features)]
 
-    def _build_rules(self, X_prep, target):
-        names = self._feature_names()
+    def _build_rules(self, X_prep, target, names):
+        """The paper's rules: one per component in weight order, the mixture's outputs."""
         rules = []
-        for k in range(self.n_rules_):
+        for k in range(self.n_components_):
             conditions, support = extract_rule_conditions(self.eta_[k], self.splits_, self.kappa, X_prep, names)
             if self.task_ == "regression":
                 rules.append(Rule(conditions, float(self.mean_[k]), None, support, self.alpha_[k]))
@@ -423,28 +540,54 @@ class DefragModel(BaseEstimator):
             p["gamma"] = self.gamma_
         return p
 
-    def apply(self, X):
-        """Index of the MAP rule of each point (eq. 10)."""
-        Xf = self._check_X(X)
+    def _map_components(self, Xf):
         _, threads = thread_budget(None, 1, Xf.shape[0])
         X_prep = self.splits_.prepare(Xf)
         problem = self.splits_.problem(self.splits_.kernel_input(X_prep, threads),
                                        n_classes=0 if self.task_ == "regression" else len(self.classes_))
         return _fit.map_assign(problem, self._params(), float(self.eps), threads)
 
+    def apply(self, X):
+        """Index of the rule that predicts each point: the first rule of ``rules_`` that
+        covers it, -1 for the default (with ``rule_list=False``, the paper's MAP
+        component, eq. 10)."""
+        Xf = self._check_X(X)
+        if not self.rule_list:
+            return self._map_components(Xf)
+        return self.rules_.first_match(Xf)
+
+    def apply_map(self, X):
+        """Index of each point's MAP component of the mixture (eq. 10; components are
+        ordered by weight, ``alpha_``)."""
+        return self._map_components(self._check_X(X))
+
     def predict(self, X):
-        """Two-step MAP prediction (eq. 10-11)."""
-        k = self.apply(X)
+        """The rules as printed: the prediction of the first rule of ``rules_`` that covers
+        the point, else the default (with ``rule_list=False``, the paper's two-step MAP
+        prediction, ``predict_map``)."""
+        if not self.rule_list:
+            return self.predict_map(X)
+        first = self.apply(X)
+        return self.rules_.predictions()[first]
+
+    def predict_map(self, X):
+        """The mixture's two-step MAP prediction (eq. 10-11), as the paper evaluates it."""
+        k = self.apply_map(X)
         if self.task_ == "regression":
             return self.mean_[k]
         return self.classes_[np.argmax(self.gamma_, axis=1)[k]]
 
     def predict_proba(self, X):
-        """Class probabilities gamma of each point's MAP rule (classification only)."""
+        """Class probabilities of the rule that predicts each point: the class frequencies
+        of the training points it is the first match for (with ``rule_list=False``, the
+        MAP component's gamma). Classification only."""
         check_is_fitted(self, "rules_")
         if self.task_ != "classification":
             raise AttributeError("predict_proba is only available for classification")
-        return self.gamma_[self.apply(X)]
+        if not self.rule_list:
+            return self.gamma_[self.apply_map(X)]
+        first = self.apply(X)
+        return self.rules_.probabilities()[first]
 
     def score(self, X, y):
         """Accuracy (classification) or R^2 (regression) of predict."""
@@ -460,7 +603,8 @@ class DefragModel(BaseEstimator):
         """Test error, coverage, overlap and fidelity of the rules on (X, y).
 
         Returns a dict: ``error`` (misclassification rate or mean squared error of
-        predict), ``coverage`` (share of points covered by at least one rule),
+        predict: the rules as printed), ``error_map`` (the same of the mixture's MAP
+        prediction, predict_map), ``coverage`` (share of points covered by at least one rule),
         ``overlap`` (mean number of rules covering a point), ``fidelity``
         (agreement with the ensemble's predictions for classification, R^2
         against them for regression; None for a split array), ``n_rules``.
@@ -471,10 +615,14 @@ class DefragModel(BaseEstimator):
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         pred = self.predict(X)
         cover = self.rules_.covers(X)
-        if self.task_ == "classification":
-            error = float(np.mean(pred != y))
-        else:
-            error = float(np.mean((pred - y.astype(np.float64)) ** 2))
+
+        def error_of(p):
+            if self.task_ == "classification":
+                return float(np.mean(p != y))
+            return float(np.mean((p - y.astype(np.float64)) ** 2))
+
+        error = error_of(pred)
+        error_map = error if not self.rule_list else error_of(self.predict_map(X))
         fidelity = None
         if predicts(self.estimator):
             ens = np.asarray(unwrap(self.estimator).predict(X))
@@ -486,6 +634,7 @@ class DefragModel(BaseEstimator):
                 fidelity = float(r2_score(ens, pred))
         return {
             "error": error,
+            "error_map": error_map,
             "coverage": float(np.mean(cover.any(axis=1))),
             "overlap": float(np.mean(cover.sum(axis=1))),
             "fidelity": fidelity,

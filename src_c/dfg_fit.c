@@ -85,7 +85,7 @@ static int check_options(const dfg_options *opt, const dfg_params *params) {
     if (opt->max_iter < 1 || opt->n_threads < 1 || params->n_components < 1) return DFG_EINVAL;
     if (opt->method != DFG_METHOD_FAB && opt->method != DFG_METHOD_EM) return DFG_EINVAL;
     if (!(opt->tol >= 0.0) || !(opt->delta >= 0.0) || !(opt->var_floor > 0.0)) return DFG_EINVAL;
-    if (!(opt->eps > 0.0 && opt->eps < 0.5)) return DFG_EINVAL;
+    if (!(opt->eps > 0.0 && opt->eps < 0.5) || opt->penalty_splits < 0) return DFG_EINVAL;
     if (opt->warmup_iter < 0 || opt->warmup_inner < 1 || opt->max_inner < 1) return DFG_EINVAL;
     if (opt->n_anneal < 0 || (opt->n_anneal > 0 && (opt->anneal_iter < 1 || !opt->anneal_eps)))
         return DFG_EINVAL;
@@ -105,7 +105,8 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
     status = fit_missing_right(data_in, &fit_data.missing_right, &owned_flags);
     if (status != DFG_OK) return status;
     const int64_t N = data->n_samples, K_max = params->n_components, L = data->n_splits;
-    const double omega = opt->method == DFG_METHOD_FAB ? dfg_omega(data) : 0.0;
+    const int64_t penalty_splits = opt->penalty_splits > 0 ? opt->penalty_splits : L;
+    const double omega = opt->method == DFG_METHOD_FAB ? dfg_omega_splits(data, penalty_splits) : 0.0;
     const int cap = dfg_fit_max_iterations(opt);
     /* logf and the E-step's workspace, allocated once: fresh N x K buffers every
        iteration cost page faults (10% of a 1e6-row run). */

@@ -10,7 +10,9 @@ int dfg_check_data(const dfg_data *data) {
     return DFG_OK;
 }
 
-double dfg_omega(const dfg_data *data) {
+double dfg_omega_splits(const dfg_data *data, int64_t n_splits) {
     double dim_phi = data->n_classes == 0 ? 2.0 : (double)data->n_classes;
-    return 0.5 * (dim_phi + (double)data->n_splits + 1.0);
+    return 0.5 * (dim_phi + (double)n_splits + 1.0);
 }
+
+double dfg_omega(const dfg_data *data) { return dfg_omega_splits(data, data->n_splits); }

@@ -57,6 +57,10 @@ typedef struct {
     const double *anneal_eps;
     int anneal_iter;
     int n_threads;
+    /* FAB: the number of splits L in the penalty omega (eq. 12); 0 takes the data's
+       n_splits. A fit on a selection of an ensemble's splits can keep the penalty of
+       the whole ensemble, whose split count measures the model's complexity. */
+    int64_t penalty_splits;
 } dfg_options;
 
 /* DFG_OK when data is usable by the fit kernels: sizes, feat_ptr's ends, one of
@@ -65,5 +69,7 @@ int dfg_check_data(const dfg_data *data);
 
 /* omega = (dim(phi) / K + L + 1) / 2 of eq. 12 for this data. */
 double dfg_omega(const dfg_data *data);
+/* The same with n_splits in place of L. */
+double dfg_omega_splits(const dfg_data *data, int64_t n_splits);
 
 #endif

@@ -27,8 +27,11 @@ def test_lower_bound_never_decreases_within_a_phase(xor_forest):
 def test_fab_truncates_and_em_keeps_max_rules(xor_forest):
     rf, Xtr, ytr, _, _ = xor_forest
     fab = DefragModel(rf, max_rules=10, n_restarts=4, random_state=0).fit(Xtr, ytr)
-    assert fab.n_rules_ < 10
+    assert fab.n_components_ < 10
     em = DefragModel(rf, method="em", max_rules=6, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    assert em.n_components_ == 6 and em.eta_.shape[0] == 6
+    # the paper's rules: one per component
+    em = DefragModel.paper(rf, method="em", max_rules=6, n_restarts=2, random_state=0).fit(Xtr, ytr)
     assert em.n_rules_ == 6 and len(em.rules_) == 6
     assert np.all(em.restart_n_rules_ == 6)
     np.testing.assert_allclose(em.alpha_.sum(), 1.0)
@@ -103,11 +106,14 @@ def test_fit_to_the_ensemble_without_y(xor_forest):
 
 def test_predict_proba_and_two_step_map_agree(xor_forest):
     rf, Xtr, ytr, Xte, _ = xor_forest
-    m = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
-    proba = m.predict_proba(Xte)
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
-    np.testing.assert_array_equal(m.classes_[np.argmax(proba, axis=1)], m.predict(Xte))
-    # eq. 10 by hand: argmax_k log p(s|k) + log alpha_k over the dense s matrix
-    S = m.splits_.binary_features(Xte)
-    logpost = S @ np.log(m.eta_).T + (~S) @ np.log1p(-m.eta_).T + np.log(m.alpha_)
-    np.testing.assert_array_equal(m.apply(Xte), np.argmax(logpost, axis=1))
+    for m in (DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr),
+              DefragModel.paper(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)):
+        proba = m.predict_proba(Xte)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+        np.testing.assert_array_equal(m.classes_[np.argmax(proba, axis=1)], m.predict(Xte))
+        # eq. 10 by hand: argmax_k log p(s|k) + log alpha_k over the dense s matrix
+        S = m.splits_.binary_features(Xte)
+        logpost = S @ np.log(m.eta_).T + (~S) @ np.log1p(-m.eta_).T + np.log(m.alpha_)
+        np.testing.assert_array_equal(m.apply_map(Xte), np.argmax(logpost, axis=1))
+        np.testing.assert_array_equal(m.predict_map(Xte),
+                                      m.classes_[np.argmax(m.gamma_, axis=1)][np.argmax(logpost, axis=1)])

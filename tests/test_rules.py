@@ -77,8 +77,15 @@ def fitted(xor_forest):
     return m, Xtr, ytr, Xte, yte, cols
 
 
-def test_rules_support_and_coverage_are_consistent(fitted):
+def test_rules_support_and_coverage_are_consistent(fitted, xor_forest):
     m, Xtr, *_ = fitted
+    cover = m.rules_.covers(Xtr)
+    first = m.rules_.first_match(Xtr)
+    # a rule list's support: the training points it is the first match for
+    assert [r.support for r in m.rules_] == [int(np.sum(first == j)) for j in range(len(m.rules_))]
+    # the paper's rules: the points each covers, pruned as in sec. 3.2
+    rf, _, ytr, _, _ = xor_forest
+    m = DefragModel.paper(rf, n_restarts=10, random_state=0).fit(Xtr, ytr)
     cover = m.rules_.covers(Xtr)
     for j, rule in enumerate(m.rules_):
         assert rule.support == cover[:, j].sum()
@@ -96,7 +103,7 @@ def test_printing_uses_feature_names_and_default(fitted):
     text = str(m)
     assert "age (years)" in text and "größe [cm]" in text
     assert "otherwise y =" in text
-    assert text.count(" then y = ") == m.n_rules_
+    assert text.count(" then y = ") == m.n_rules_ - 1  # and the default
     assert list(m.feature_names_in_) == cols
 
 
@@ -104,7 +111,7 @@ def test_to_dict_is_json_ready(fitted):
     m, *_ = fitted
     d = m.rules_.to_dict()
     back = json.loads(json.dumps(d))
-    assert len(back["rules"]) == m.n_rules_
+    assert len(back["rules"]) == len(m.rules_) == m.n_rules_ - 1
     assert back["feature_names"] == ["age (years)", "größe [cm]"]
     assert all(set(r) == {"conditions", "prediction", "proba", "support", "weight"} for r in back["rules"])
 
@@ -162,6 +169,12 @@ def test_feature_names_parameter_and_regression_rules():
     et = ExtraTreesRegressor(n_estimators=20, min_samples_leaf=5, random_state=0).fit(X, y)
     m = DefragModel(et, feature_names=["speed", "noise"], n_restarts=10, random_state=0).fit(X, y)
     assert "speed" in str(m)
+    # the rule list: the first rule splits speed, every rule and the default predict a level
+    assert 2 <= m.n_rules_ <= 3 and [c.name for c in m.rules_[0].conditions] == ["speed"], str(m)
+    for prediction in m.rules_.predictions():
+        assert min(abs(prediction + 1.0), abs(prediction - 3.0)) < 0.1, str(m)
+    assert m.score(X, y) > 0.95
+    m = DefragModel.paper(et, feature_names=["speed", "noise"], n_restarts=10, random_state=0).fit(X, y)
     # The regions also model where the inputs lie (eq. 6), so the uniform 'noise'
     # feature may cut a level set into several rules; each predicts its level.
     assert 2 <= m.n_rules_ <= 10

@@ -85,7 +85,7 @@ def test_boosted_models_simplify_synthetic1():
         m = DefragModel(model, n_restarts=10, random_state=0).fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
         assert m.task_ == "classification"
-        assert ev["coverage"] >= 0.9 and ev["error"] <= 0.2, (str(m), ev)
+        assert ev["error"] <= 0.2 and m.n_rules_ <= 6, (str(m), ev)
 
 
 def nan_data(seed=0, n=600):
@@ -143,14 +143,16 @@ def test_defrag_with_missing_values():
     hgb = HistGradientBoostingClassifier(max_iter=50, random_state=0).fit(Xtr, ytr)
     m = DefragModel(hgb, n_restarts=10, random_state=0).fit(Xtr, ytr)
     ev = m.evaluate(Xte, yte)
-    assert ev["error"] <= 0.35 and ev["coverage"] >= 0.5, (str(m), ev)
+    assert ev["error"] <= 0.35, (str(m), ev)
     # the printed rules and the C rule kernels agree on points with missing values
     expected = np.stack([r.covers(Xte) for r in m.rules_], axis=1)
     np.testing.assert_array_equal(m.rules_.covers(Xte), expected)
     # eq. 10 by hand on the dense binary features, missing values included
     S = m.splits_.binary_features(Xte)
     logpost = S @ np.log(m.eta_).T + (~S) @ np.log1p(-m.eta_).T + np.log(m.alpha_)
-    np.testing.assert_array_equal(m.apply(Xte), np.argmax(logpost, axis=1))
+    np.testing.assert_array_equal(m.apply_map(Xte), np.argmax(logpost, axis=1))
+    # the list predicts what it prints, missing values included
+    np.testing.assert_array_equal(m.predict(Xte), m.rules_.predict(Xte))
 
 
 def test_pipelines_with_passthrough_steps_only():
@@ -175,7 +177,7 @@ def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
     X[::7, 1] = np.nan  # feature 1 has missing training values; the others have none
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
     full = split_table_from_estimator(rf)  # duplicates by (feature, threshold, direction)
-    model = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0).fit(X, y)
+    model = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0, max_splits=None).fit(X, y)
     kept = model.splits_
     test = set(zip(full.feature.tolist(), full.threshold.tolist()))
     with_direction = set(zip(full.feature.tolist(), full.threshold.tolist(), full.missing_right.tolist()))
@@ -189,6 +191,6 @@ def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
     assert {k for k in kept_keys if k[0] == 1} == on_1
     np.testing.assert_array_equal(  # the same binary features on the training rows
         np.unique(full.binary_features(X), axis=1), np.unique(kept.binary_features(X), axis=1))
-    keep = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0,
+    keep = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0, max_splits=None,
                        keep_duplicate_splits=True).fit(X, y)
     assert len(keep.splits_) > len(full)

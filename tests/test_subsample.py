@@ -73,7 +73,7 @@ def test_subsample_regression():
     Xtr, ytr, Xte, yte = xor_data(1, n=3000, regression=True)
     rf = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, max_features=1,
                                random_state=0).fit(Xtr, ytr)
-    m = DefragModel(rf, n_restarts=6, subsample=1000, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, subsample=1000, random_state=0).fit(Xtr, ytr)
     sse = np.sum((m.predict(Xtr) - ytr) ** 2)
     np.testing.assert_allclose(m.restart_errors_.min(), sse, rtol=1e-9)
     assert m.evaluate(Xte, yte)["error"] <= 0.05

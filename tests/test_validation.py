@@ -105,8 +105,11 @@ def test_single_class_gives_one_rule(xor_forest):
     m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, y)
     assert m.n_rules_ == 1 and list(m.classes_) == ["only"]
     assert np.all(m.predict(Xte) == "only")
-    assert m.rules_[0].conditions == []  # the single rule covers everything
-    assert m.evaluate(Xte, np.full(Xte.shape[0], "only"))["coverage"] == 1.0
+    # the one rule covers everything: the rule list is its default
+    assert len(m.rules_) == 0 and m.rules_.default_prediction == "only"
+    paper = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, y)
+    assert paper.n_rules_ == 1 and paper.rules_[0].conditions == []
+    assert paper.evaluate(Xte, np.full(Xte.shape[0], "only"))["coverage"] == 1.0
 
 
 def test_single_class_known_to_the_forest_gives_one_rule(xor_forest):
@@ -186,7 +189,7 @@ def test_clone_with_frozen_estimator(xor_forest):
     from sklearn.model_selection import cross_val_score
 
     rf, Xtr, ytr, _, _ = xor_forest
-    model = DefragModel(frozen.FrozenEstimator(rf), n_restarts=2, random_state=0)
+    model = DefragModel(frozen.FrozenEstimator(rf), n_restarts=5, random_state=0)
     clone(model).fit(Xtr, ytr)
     scores = cross_val_score(model, Xtr, ytr, cv=2)
     assert np.all(scores > 0.7)

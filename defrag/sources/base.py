@@ -61,6 +61,9 @@ class Tree:
         class fractions or mean
     n_node_samples : int64 (n_nodes,) or None, training samples per node where the
         library records them
+    gain : float64 (n_nodes,), how much a node's split improved the training objective
+        (sample-weighted impurity decrease, or the library's split gain; 0 at leaves,
+        NaN where the library records none)
     output : int, the output (class) whose score the tree adds to (0 for a single output)
     """
 
@@ -75,11 +78,12 @@ class Tree:
     value: np.ndarray
     n_node_samples: np.ndarray = None
     output: int = 0
+    gain: np.ndarray = None
 
     @classmethod
     def build(cls, children_left, children_right, feature, threshold, missing_right, value,
               kind=None, set_sizes=None, set_codes=None, n_node_samples=None, output=0,
-              n_features=None, fields=("children_left", "children_right", "feature")):
+              n_features=None, fields=("children_left", "children_right", "feature"), gain=None):
         """A checked Tree: children within the tree, every node reached once from the
         root (no cycle, no shared child), features in [0, n_features). fields: the
         library's names of the children and feature arrays, for the messages."""
@@ -119,7 +123,8 @@ class Tree:
                    np.where(internal & (kind == NUMERIC), np.asarray(threshold, dtype=np.float64), 0.0),
                    kind, cat_ptr, codes, np.asarray(missing_right, dtype=np.uint8) & internal,
                    value, None if n_node_samples is None else np.asarray(n_node_samples, dtype=np.int64),
-                   int(output))
+                   int(output),
+                   np.full(n, np.nan) if gain is None else np.where(internal, np.asarray(gain, dtype=np.float64), 0.0))
 
     @property
     def n_nodes(self):
@@ -155,9 +160,12 @@ class SplitCollector:
 
     def __init__(self):
         self.parts = []
+        self.gains = []
 
-    def add(self, feature, threshold, missing_right, kind=None, set_sizes=None, set_codes=None):
+    def add(self, feature, threshold, missing_right, kind=None, set_sizes=None, set_codes=None,
+            gain=None):
         n = len(feature)
+        self.gains.append(np.full(n, np.nan) if gain is None else np.asarray(gain, dtype=np.float64))
         self.parts.append((
             np.asarray(feature, dtype=np.int64), np.asarray(threshold, dtype=np.float64),
             np.asarray(missing_right, dtype=np.uint8),
@@ -173,7 +181,7 @@ class SplitCollector:
         codes = tree.cat_codes if tree.cat_codes.size == 0 else \
             slices(tree.cat_codes, tree.cat_ptr[internal], sizes)[1]
         self.add(tree.feature[internal], tree.threshold[internal], tree.missing_right[internal],
-                 tree.kind[internal], sizes, codes)
+                 tree.kind[internal], sizes, codes, tree.gain[internal])
 
     def table(self, n_features, keep_duplicates=False, **kwargs):
         empty = (np.int64, np.float64, np.uint8, np.uint8, np.int64, np.int64)
@@ -182,9 +190,10 @@ class SplitCollector:
             for i, t in enumerate(empty))
         cat_ptr = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=cat_ptr[1:])
+        gain = np.concatenate(self.gains) if self.gains else np.zeros(0)
         return SplitTable(feature, threshold, n_features, keep_duplicates=keep_duplicates,
                           missing_right=missing_right, kind=kind, cat_ptr=cat_ptr, cat_codes=codes,
-                          **kwargs)
+                          gain=None if np.all(np.isnan(gain)) else gain, **kwargs)
 
 
 def predicts(estimator):

@@ -164,6 +164,8 @@ class LightGBMSource(SourceModel):
         value = np.full(n, np.nan)
         count = np.zeros(n, dtype=np.int64)
         value[ids] = [float(node.get("internal_value", np.nan)) for node in nodes]
+        gain = np.zeros(n)
+        gain[ids] = [float(node.get("split_gain", np.nan)) for node in nodes]
         count[ids] = [int(node.get("internal_count", 0)) for node in nodes]
         leaf_ids = np.array([i for i, _ in leaves], dtype=np.int64)
         value[leaf_ids] = [float(node["leaf_value"]) for _, node in leaves]
@@ -179,7 +181,7 @@ class LightGBMSource(SourceModel):
                           set_sizes=sizes,
                           set_codes=np.array([c for codes in sets for c in codes], dtype=np.int64),
                           n_node_samples=count, output=output, n_features=self._n_features,
-                          fields=("left_child", "right_child", "split_feature"))
+                          fields=("left_child", "right_child", "split_feature"), gain=gain)
         numeric = ids[~cat]
         zero = missing_type[~cat] == "Zero"
         return tree, leaf_nodes, feature[numeric[zero]], feature[numeric[~zero]]

@@ -108,7 +108,7 @@ class HistGradientBoostingSource(SourceModel):
                     self.column[nodes["feature_idx"]], nodes["num_threshold"],
                     nodes["missing_go_to_left"] == 0, nodes["value"],
                     kind=np.where(cat, IN_SET, NUMERIC), set_sizes=sizes, set_codes=codes,
-                    n_node_samples=nodes["count"], output=output))
+                    n_node_samples=nodes["count"], output=output, gain=nodes["gain"]))
         return trees
 
     def leaves(self, X):

@@ -38,10 +38,14 @@ def _sklearn_trees(trees, values, outputs):
                                               values, outputs):
         t = tree.tree_
         go_left = getattr(t, "missing_go_to_left", None)
+        internal = t.children_left >= 0
+        left, right = np.maximum(t.children_left, 0), np.maximum(t.children_right, 0)
+        weighted = t.weighted_n_node_samples * t.impurity  # sample-weighted impurity decrease
         out.append(Tree.build(
             t.children_left, t.children_right, t.feature, threshold,
             np.zeros(t.node_count, bool) if go_left is None else np.asarray(go_left) == 0,
-            value, n_node_samples=t.n_node_samples, output=output))
+            value, n_node_samples=t.n_node_samples, output=output,
+            gain=np.where(internal, weighted - weighted[left] - weighted[right], 0.0)))
     return out
 
 

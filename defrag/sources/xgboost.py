@@ -103,6 +103,16 @@ def _categories(model, n_features):
     return categories
 
 
+def _loss_changes(tree, n):
+    """The loss reduction of each node's split (loss_changes), or None when absent."""
+    if "loss_changes" not in tree:
+        return None
+    gain = np.asarray(tree["loss_changes"], dtype=np.float64)
+    if gain.shape != (n,):
+        raise ValueError(f"loss_changes has {gain.size} entries for {n} nodes (left_children)")
+    return gain
+
+
 def _tree(tree, n_features, output):
     """A Tree from one tree of the JSON, every index checked."""
     left = np.asarray(tree["left_children"], dtype=np.int64)
@@ -129,7 +139,8 @@ def _tree(tree, n_features, output):
                       np.where(is_leaf, columns["split_conditions"].astype(np.float64), np.nan),
                       kind=kind, set_sizes=sizes, set_codes=codes, output=output,
                       n_features=n_features,
-                      fields=("left_children", "right_children", "split_indices"))
+                      fields=("left_children", "right_children", "split_indices"),
+                      gain=_loss_changes(tree, n))
 
 
 class XGBoostSource(SourceModel):
