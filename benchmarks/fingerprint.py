@@ -76,6 +76,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", default=os.path.join(HERE, ".cache"))
     ap.add_argument("--restarts", type=int, default=3)
+    ap.add_argument("--presets", default="paper,default",
+                    help="paper (DefragModel.paper: Algorithm 1 on every split, MAP prediction) "
+                         "and/or default")
     args = ap.parse_args()
     from run import load_data
 
@@ -86,12 +89,14 @@ def main():
         Xtr, _, _, _, forest = load_data(case, args.cache)
         cases.append((case, forest, Xtr))
     cases += list(sklearn_cases()) + list(categorical_cases())
-    for name, model, X in cases:
-        m = DefragModel(model, max_rules=10, n_restarts=args.restarts, random_state=0).fit(X)
-        params = [m.eta_, m.alpha_] + ([m.mean_, m.precision_] if m.task_ == "regression" else [m.gamma_])
-        print(f"{name:16s} L={len(m.splits_):6d} K={m.n_rules_:2d} params={digest(*params)} "
-              f"rules={hashlib.sha256(str(m.rules_).encode()).hexdigest()[:16]} "
-              f"predict={digest(m.predict(X))}")
+    for preset in args.presets.split(","):
+        make = DefragModel.paper if preset == "paper" else DefragModel
+        for name, model, X in cases:
+            m = make(model, max_rules=10, n_restarts=args.restarts, random_state=0).fit(X)
+            params = [m.eta_, m.alpha_] + ([m.mean_, m.precision_] if m.task_ == "regression" else [m.gamma_])
+            print(f"{preset:7s} {name:16s} L={len(m.splits_):6d} K={m.n_rules_:2d} params={digest(*params)} "
+                  f"rules={hashlib.sha256(str(m.rules_).encode()).hexdigest()[:16]} "
+                  f"predict={digest(m.predict(X))}")
 
 
 if __name__ == "__main__":

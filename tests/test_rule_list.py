@@ -1,0 +1,169 @@
+"""Rules that predict: the printed rule list is the predictor, split selection keeps
+the splits of largest gain, FAB's penalty counts all the ensemble's splits, and the
+paper preset runs Algorithm 1 unchanged."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+from conftest import xor_data
+from defrag import Condition, DefragModel, Rule
+from defrag._rule_list import fit_rule_list, list_loss
+from defrag._rules import printed_bound
+from defrag.sources import adapt
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:400], y[:400])
+    return rf, X[:400], y[:400], X[400:], y[400:]
+
+
+def first_match_by_hand(rules, X):
+    """Index of the first rule whose conditions all hold, -1 for none (plain NumPy)."""
+    first = np.full(X.shape[0], -1)
+    for j in reversed(range(len(rules))):
+        first = np.where(rules[j].covers(X), j, first)
+    return first
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
+    if task == "classification":
+        rf, Xtr, ytr, Xte, yte = cancer
+    else:
+        X, y = load_diabetes(return_X_y=True)
+        rf = RandomForestRegressor(n_estimators=30, min_samples_leaf=5, random_state=0).fit(X[:300], y[:300])
+        Xtr, ytr, Xte, yte = X[:300], y[:300], X[300:], y[300:]
+    m = DefragModel(rf, n_restarts=5, random_state=0).fit(Xtr, ytr)
+    for X in (Xtr, Xte):
+        first = first_match_by_hand(m.rules_.rules, X)
+        np.testing.assert_array_equal(m.apply(X), first)
+        expected = np.array([r.prediction for r in m.rules_] + [m.rules_.default_prediction])[first]
+        np.testing.assert_array_equal(m.predict(X), expected)
+        np.testing.assert_array_equal(m.predict(X), m.rules_.predict(X))
+    # each output is refitted on the training points the rule is the first match for
+    first = m.apply(Xtr)
+    target = ytr  # fitted to y
+    for j, rule in enumerate(m.rules_):
+        assert rule.support == np.sum(first == j) > 0
+        if task == "classification":
+            counts = np.bincount(target[first == j], minlength=2)
+            assert rule.prediction == np.argmax(counts)
+            np.testing.assert_allclose(rule.proba, counts / counts.sum())
+        else:
+            assert rule.prediction == pytest.approx(target[first == j].mean(), rel=1e-12)
+    rest = target[first == -1]
+    if task == "regression":
+        assert m.rules_.default_prediction == pytest.approx(rest.mean(), rel=1e-12)
+    ev = m.evaluate(Xte, yte)
+    error = np.mean(m.predict(Xte) != yte) if task == "classification" else np.mean((m.predict(Xte) - yte) ** 2)
+    assert ev["error"] == pytest.approx(error)
+    assert ev["error_map"] == pytest.approx(
+        np.mean(m.predict_map(Xte) != yte) if task == "classification" else np.mean((m.predict_map(Xte) - yte) ** 2))
+    assert m.n_rules_ == len(m.rules_) + 1
+
+
+def test_restart_kept_is_the_one_with_the_smallest_list_error(cancer):
+    rf, Xtr, ytr, _, _ = cancer
+    m = DefragModel(rf, n_restarts=6, random_state=0).fit(Xtr, ytr)
+    assert m.restart_errors_.min() == np.count_nonzero(m.predict(Xtr) != ytr)
+    best = m.restart_errors_ == m.restart_errors_.min()
+    assert m.n_rules_ == m.restart_n_rules_[best].min()
+
+
+def test_rule_list_orders_greedily_and_prunes_within_the_tolerance():
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    y = (X[:, 0] > 0.5).astype(np.int32)  # x2 is noise
+    noisy = Condition(2, "x2", lower=0.02)  # holds for ~98% of the points
+    wide = Rule([Condition(1, "x1", upper=2.0)], None)  # always: it would take everything
+    right = Rule([Condition(0, "x0", lower=0.5), noisy], None)
+    fitted = fit_rule_list([wide, right], X, y, 2, np.array([0, 1]))
+    # the rule on x0 goes first; the always-rule left last becomes the default
+    assert len(fitted.rules) == 1 and fitted.rules[0].conditions[0].feature == 0
+    # the near-vacuous condition on x2 costs nothing to drop at tolerance 0 only if the
+    # loss does not grow: the points with x2 <= 0.02 and x0 > 0.5 are then correct too
+    assert [c.feature for c in fitted.rules[0].conditions] == [0]
+    assert fitted.loss == 0.0 and fitted.default_prediction == 0
+    # a condition that saves errors stays at tolerance 0 and goes at a large one
+    both = ((X[:, 0] > 0.5) & (X[:, 2] > 0.5)).astype(np.int32)
+    exact = Rule([Condition(0, "x0", lower=0.5), Condition(2, "x2", lower=0.5)], None)
+    kept = fit_rule_list([exact], X, both, 2, np.array([0, 1]), prune_tol=0.0)
+    assert [c.feature for c in kept.rules[0].conditions] == [0, 2] and kept.loss == 0.0
+    # budget: the loss of one constant, all that dropping both conditions costs
+    dropped = fit_rule_list([exact], X, both, 2, np.array([0, 1]), prune_tol=1.0)
+    assert dropped.rules == [] and dropped.loss == min(both.sum(), len(both) - both.sum())
+    # list_loss: misclassified points of refitted outputs, by hand
+    cover = np.column_stack([X[:, 0] > 0.5, np.ones(400, bool)])
+    assert list_loss(cover, y, 2) == 0.0
+    assert list_loss(cover[:, ::-1], y, 2) == min(y.sum(), 400 - y.sum())
+
+
+def test_split_selection_keeps_the_splits_of_largest_gain(cancer):
+    rf, Xtr, ytr, _, _ = cancer
+    m = DefragModel(rf, max_splits=50, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    full = adapt(rf).split_table().without_idle_directions(Xtr)
+    assert len(m.splits_) == 50 and m.n_all_splits_ == len(full)
+    # the gain of a split: the largest sample-weighted impurity decrease of its nodes
+    gain = {}
+    for tree in adapt(rf).trees():
+        for j in np.flatnonzero(~tree.is_leaf):
+            key = (int(tree.feature[j]), float(tree.threshold[j]))
+            gain[key] = max(gain.get(key, -np.inf), tree.gain[j])
+    kept = set(zip(m.splits_.feature.tolist(), m.splits_.threshold.tolist()))
+    threshold = min(gain[k] for k in kept)
+    assert all(g <= threshold for k, g in gain.items() if k not in kept)
+    np.testing.assert_allclose(sorted(gain[k] for k in kept), sorted(m.splits_.gain))
+    auto = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    assert len(auto.splits_) == int(np.ceil(10 * np.sqrt(len(Xtr))))
+
+
+def test_penalty_counts_all_splits_and_the_paper_preset_is_algorithm_1():
+    Xtr, ytr, _, _ = xor_data(0)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xtr, ytr)
+    # with every split kept, the two penalties are one: the same bits
+    a = DefragModel(rf, max_splits=None, rule_list=False, n_restarts=3, random_state=0).fit(Xtr, ytr)
+    b = DefragModel(rf, max_splits=None, rule_list=False, penalty_splits="selected", n_restarts=3,
+                    random_state=0).fit(Xtr, ytr)
+    paper = DefragModel.paper(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
+    for m in (b, paper):
+        np.testing.assert_array_equal(m.eta_, a.eta_)
+        np.testing.assert_array_equal(m.lower_bound_, a.lower_bound_)
+    assert paper.get_params()["max_splits"] is None and paper.get_params()["rule_list"] is False
+    np.testing.assert_array_equal(paper.predict(Xtr), paper.predict_map(Xtr))
+    # on a selection the penalty over all splits is larger: its bound is lower
+    sel = DefragModel(rf, max_splits=100, rule_list=False, n_restarts=1, eps_schedule=(), max_iter=1,
+                      random_state=0).fit(Xtr, ytr)
+    sel_small = DefragModel(rf, max_splits=100, rule_list=False, penalty_splits="selected", n_restarts=1,
+                            eps_schedule=(), max_iter=1, random_state=0).fit(Xtr, ytr)
+    # the same start, a larger omega: a lower bound at the first iteration
+    assert sel.lower_bound_[0] < sel_small.lower_bound_[0]
+
+
+def test_printed_thresholds_split_the_training_points_as_the_real_ones(cancer):
+    rf, Xtr, ytr, _, _ = cancer
+    m = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
+    for rule in m.rules_:
+        for c in rule.conditions:
+            column = Xtr[:, c.feature]
+            for real, printed in ((c.lower, c.printed_lower), (c.upper, c.printed_upper)):
+                if real is None:
+                    continue
+                assert np.array_equal(column <= real, column <= printed)
+                assert repr(printed) in str(c) and len(repr(printed)) <= len(repr(real))
+    column = np.array([0.1, 0.2, 0.3049, 0.31, np.nan])
+    assert printed_bound(0.30495, column) == 0.305  # no point between 0.3049 and 0.31
+    assert printed_bound(0.3, np.array([0.29, 0.3001])) == 0.3
+
+
+def test_or_missing_is_printed_only_where_training_had_missing_values(cancer):
+    rf, Xtr, ytr, _, _ = cancer
+    m = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
+    assert "missing" not in str(m)
+    Xn = Xtr.copy()
+    Xn[::5] = np.nan
+    rfn = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xn, ytr)
+    mn = DefragModel(rfn, n_restarts=3, random_state=0).fit(Xn, ytr)
+    assert all(("(or missing)" in str(c)) == c.missing for r in mn.rules_ for c in r.conditions)
