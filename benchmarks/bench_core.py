@@ -88,7 +88,7 @@ def child_defrag(args):
     rf = fit_forest(Xtr, ytr)
 
     R = args.restarts
-    model = DefragModel(rf, n_restarts=R, random_state=0, n_jobs=1)
+    model = DefragModel.paper(rf, n_restarts=R, random_state=0, n_jobs=1)
     restart_times = [wall(lambda: model.fit(Xtr, ytr)) / R for _ in range(args.reps)]
     ev = model.evaluate(Xte, yte)
 
@@ -100,7 +100,7 @@ def child_defrag(args):
     T = args.dense_iters
 
     def iter_model(max_iter):
-        return DefragModel(rf, n_restarts=1, max_iter=max_iter, eps_schedule=(),
+        return DefragModel.paper(rf, n_restarts=1, max_iter=max_iter, eps_schedule=(),
                            random_state=0, n_jobs=1)
 
     long_run, short_run = iter_model(T + 1), iter_model(1)
@@ -150,6 +150,8 @@ def child_dense(args):
     # defrag's split order and float32 rounding, so that eta's columns and the
     # random start line up with defrag's; the N x L float64 S is the dense cost.
     splits = split_table_from_estimator(rf)
+    # the table DefragModel.paper fits: splits repeated but for an idle missing direction dropped
+    splits = splits.without_idle_directions(Xtr)
     S = splits.binary_features(Xtr).astype(np.float64)
     y = np.searchsorted(rf.classes_, ytr).astype(np.intp)
     run = dense_restart.fab_restart(

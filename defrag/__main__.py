@@ -47,8 +47,9 @@ def demo(args, out):
     n_leaves = sum(int(t.tree_.n_leaves) for t in forest.estimators_)
 
     print(f"defrag demo: {args.dataset} ({task}), {len(Xtr)} training and {len(Xte)} test points", file=out)
-    print(f"random forest of 100 trees ({n_leaves} leaves, {len(model.splits_)} distinct splits), "
-          "simplified to fit its own predictions on the training points\n", file=out)
+    print(f"random forest of 100 trees ({n_leaves} leaves, {model.n_all_splits_} distinct splits, the "
+          f"{len(model.splits_)} of largest gain used), simplified to fit its own predictions on the "
+          "training points; the rules below are the predictor, read in order\n", file=out)
     print(model, file=out)
     print(file=out)
     rows = [
