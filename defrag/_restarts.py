@@ -82,10 +82,9 @@ def run_restart(index, seed, problem, target, options, n_threads, score=True):
     )
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
     error = training_error(problem, params, target, options["eps"], n_threads) if score else np.nan
-    logger.info(
-        "restart %d: %d rules, %d iterations, lower bound %.6g, training error %.6g",
-        index, K, trace.size, trace[-1] if trace.size else float("nan"), error,
-    )
+    scored = f", training error {error:.6g}" if score else ""  # else scored by the caller
+    logger.info("restart %d: %d components, %d iterations, lower bound %.6g%s",
+                index, K, trace.size, trace[-1] if trace.size else float("nan"), scored)
     return Restart(index, params, K, trace, phases, error)
 
 
