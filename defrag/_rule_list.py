@@ -17,7 +17,9 @@ of the same size fitted to the ensemble (README, "Rules that predict"):
    conditions first, never leaving a rule without first-match points (this extends
    the pruning of sec. 3.2 of the AISTATS 2018 paper, which drops a bound only when
    the covered count is unchanged);
-5. drop rules that are no point's first match again, and refit every output.
+5. drop rules that are no point's first match again;
+6. drop whole rules, the last first, while the loss stays within the same budget (a
+   rule the others predict as well says nothing), and refit every output.
 
 The loss is the squared error (regression) or the number of misclassified points
 (classification) of the targets the mixture was fitted to. Loops run over rules and
@@ -172,14 +174,35 @@ def fit_rule_list(rules, X, y, n_classes, classes=None, prune_tol=0.0):
     order = _local_search(order, cover, y, n_classes)
     conditions, holds, cover = [conditions[r] for r in order], [holds[r] for r in order], cover[:, order]
     conditions, holds, cover = _drop_unmatched(conditions, holds, cover)
+    budget = list_loss(cover, y, n_classes) + prune_tol * _constant_loss(y, n_classes)
     conditions, holds, cover = _prune(conditions, holds, cover, y, n_classes, prune_tol)
     conditions, holds, cover = _drop_unmatched(conditions, holds, cover)
+    conditions, holds, cover = _drop_idle_rules(conditions, holds, cover, y, n_classes, budget)
     return _refitted(conditions, cover, y, n_classes, classes)
+
+
+def _drop_idle_rules(conditions, holds, cover, y, n_classes, budget):
+    """Step 6: drop a whole rule, the last ones first, while the list's loss stays within
+    the budget of step 4 (with prune_tol 0: a rule whose points the rules after it, or
+    the default, predict as well). Every rule left keeps first-match points."""
+    keep = list(range(len(conditions)))
+    changed = True
+    while changed and keep:
+        changed = False
+        for r in reversed(keep):
+            trial = [k for k in keep if k != r]
+            if list_loss(cover[:, trial], y, n_classes) <= budget + 1e-9 * max(budget, 1.0) \
+                    and np.all(first_match_counts(cover[:, trial]) > 0):
+                keep, changed = trial, True
+                break
+    return [conditions[k] for k in keep], [holds[k] for k in keep], cover[:, keep]
 
 
 def refit_rule_list(rules, X, y, n_classes, classes=None):
     """The same rules in the same order with outputs, supports and the default refitted on
-    the rows X (a list fitted on a subsample, refitted on all rows)."""
+    the rows X (a list fitted on a subsample, refitted on all rows), and their conditions
+    printed for those rows."""
+    rules = [Rule([c.on_training_rows(X) for c in rule.conditions], None) for rule in rules]
     conditions, _, cover = _columns(rules, X)
     return _refitted(conditions, cover, np.asarray(y), n_classes, classes)
 

@@ -11,6 +11,8 @@ paper: a bound (or the "in" / "not in" part of a set condition) is dropped when
 the number of covered training points does not change (counted by popcount
 over bit-packed condition columns, src_c/dfg_prune.c).
 """
+import copy
+
 import numpy as np
 
 from . import _rules_eval
@@ -34,7 +36,7 @@ def printed_bound(value, column):
     hi = above.min() if above.size else np.inf
     for digits in range(1, 18):
         p = float(f"{value:.{digits}g}")
-        if lo <= p < hi:
+        if lo <= p < hi and np.isfinite(p):
             return p
     return float(value)
 
@@ -91,6 +93,18 @@ class Condition:
         self.printed_lower = None if printed_lower is None else float(printed_lower)
         self.printed_upper = None if printed_upper is None else float(printed_upper)
         self.missing_seen = bool(missing_seen)
+
+    def on_training_rows(self, X):
+        """A copy whose printing follows the training rows X (prepared, as the model reads
+        them): printed bounds, whether X has missing values here, the share that holds."""
+        column = np.asarray(X[:, self.feature], dtype=np.float64)
+        new = copy.copy(self)
+        if not self.is_set:
+            new.printed_lower = None if self.lower is None else printed_bound(self.lower, column)
+            new.printed_upper = None if self.upper is None else printed_bound(self.upper, column)
+        new.missing_seen = bool(np.isnan(column).any())
+        new.train_share = float(np.mean(self.holds(X))) if X.shape[0] else None
+        return new
 
     def __setstate__(self, state):  # conditions pickled before the printing fields existed
         state = state[1] if isinstance(state, tuple) else state
@@ -150,7 +164,9 @@ class Condition:
         missing = "missing or 0" if self.zero_missing else "missing"
         if text is None:
             return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
-        if self.missing and self.missing_seen:
+        # "(or missing)" where training had missing values; a zero read as missing
+        # (LightGBM's zero-as-missing) is common at predict time: always said
+        if self.missing and (self.missing_seen or self.zero_missing):
             return f"{text} (or {missing})"
         # does the printed interval hold 0? (where zero is missing, a bound at +-1e-35
         # prints as one that excludes it: x > 0, x < 0)

@@ -386,9 +386,9 @@ class DefragModel(BaseEstimator):
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
         s_matrix = splits.kernel_input(X_prep, threads)  # ranks (a categorical split: its own)
         problem = _fit_problem(splits, s_matrix, target)
-        # A single class in y needs a single rule: more components could only
-        # describe where the inputs lie, not the target.
-        single_class = target.n_classes > 0 and np.unique(target.y).size == 1
+        # A single class (or a constant target) needs a single rule: more components
+        # could only describe where the inputs lie, not the target.
+        single_class = np.unique(target.y).size == 1
         n_components = 1 if single_class else self.max_rules
         options = dict(
             n_splits=len(splits), n_components=n_components, method=self.method,
@@ -519,6 +519,16 @@ class DefragModel(BaseEstimator):
                        self.classes_, **common)
 
     # ----------------------------------------------------------------- predict
+    def __setstate__(self, state):
+        # a DefragModel pickled before rule lists existed: it predicts as it did, by MAP
+        for name, value in (("max_splits", None), ("penalty_splits", "all"), ("rule_list", False),
+                            ("prune_tol", 0.0)):
+            state.setdefault(name, value)
+        if "rules_" in state:
+            state.setdefault("n_components_", len(state["alpha_"]))
+            state.setdefault("n_all_splits_", len(state["splits_"]))
+        super().__setstate__(state)
+
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
         n_cols = n_columns(X)

@@ -167,3 +167,47 @@ def test_or_missing_is_printed_only_where_training_had_missing_values(cancer):
     rfn = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xn, ytr)
     mn = DefragModel(rfn, n_restarts=3, random_state=0).fit(Xn, ytr)
     assert all(("(or missing)" in str(c)) == c.missing for r in mn.rules_ for c in r.conditions)
+
+
+def test_rules_the_others_predict_as_well_are_dropped():
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 2))
+    y = (X[:, 0] > 0.5).astype(np.int32)
+    useful = Rule([Condition(0, "x0", lower=0.5)], None)
+    idle = Rule([Condition(1, "x1", upper=0.3)], None)  # its points: the default's class anyway
+    fitted = fit_rule_list([useful, idle], X, y, 2, np.array([0, 1]))
+    assert len(fitted.rules) == 1 and fitted.loss == 0.0
+    # a constant regression target is one rule, the default
+    rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, np.ones(300))
+    m = DefragModel(rf, n_restarts=2, random_state=0).fit(X, np.ones(300))
+    assert m.n_rules_ == 1 and len(m.rules_) == 0 and m.rules_.default_prediction == 1.0
+
+
+def test_subsampled_fits_print_thresholds_for_all_training_rows():
+    Xtr, ytr, _, _ = xor_data(2, n=3000)
+    Xtr = Xtr.copy()
+    Xtr[::50, 1] = np.nan  # missing values, few enough that a subsample may hold none
+    rf = RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, subsample=200, n_restarts=4, random_state=0).fit(Xtr, ytr)
+    for rule in m.rules_:
+        for c in rule.conditions:
+            column = Xtr[:, c.feature]
+            assert c.missing_seen == bool(np.isnan(column).any())
+            for real, printed in ((c.lower, c.printed_lower), (c.upper, c.printed_upper)):
+                if real is not None:
+                    assert np.array_equal(column <= real, column <= printed)
+
+
+def test_a_model_pickled_before_rule_lists_predicts_as_it_did(cancer):
+    import pickle
+
+    rf, Xtr, ytr, Xte, _ = cancer
+    m = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    state = m.__getstate__()
+    for name in ("max_splits", "penalty_splits", "rule_list", "prune_tol", "n_components_", "n_all_splits_"):
+        del state[name]  # what a model of the earlier layout holds
+    old = DefragModel.__new__(DefragModel)
+    old.__setstate__(state)
+    back = pickle.loads(pickle.dumps(old))
+    np.testing.assert_array_equal(back.predict(Xte), m.predict(Xte))
+    assert back.rule_list is False and back.n_components_ == m.n_components_

@@ -79,7 +79,9 @@ def test_xgboost_synthetic1_and_missing_values():
         model = xgb.XGBClassifier(random_state=0).fit(Xtr, ytr)  # 100 trees of depth 6
         m = DefragModel(model, random_state=0, n_jobs=2).fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
-        assert 4 <= m.n_rules_ <= 5, str(m)  # the four quadrants, and a default for what is left
+        # XOR as a list: 3 lines (two quadrants of one class, the default the other two)
+        # or 4 (a quadrant, a half-plane, a half-plane, the default)
+        assert 3 <= m.n_rules_ <= 4, str(m)
         assert ev["error"] <= 0.16, ev
     # raw Booster, missing values
     Xn = Xtr.copy()
