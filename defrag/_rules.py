@@ -12,6 +12,7 @@ the number of covered training points does not change (counted by popcount
 over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import copy
+import warnings
 
 import numpy as np
 
@@ -245,8 +246,11 @@ class RuleSet:
     """
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
-                 classes=None, supports_missing=False, encoding=None):
+                 classes=None, supports_missing=False, encoding=None, feature_names_in=None):
         self.supports_missing = bool(supports_missing)
+        # the DataFrame columns the rules were fitted on (None: fitted on an array); a
+        # DataFrame given to predict is matched by these names
+        self.feature_names_in = None if feature_names_in is None else [str(n) for n in feature_names_in]
         self.rules = list(rules)
         self.default_prediction = default_prediction
         self.default_proba = None if default_proba is None else np.asarray(default_proba)
@@ -302,7 +306,10 @@ class RuleSet:
 
     def encode(self, X):
         """X as the rules read it: float64, categorical columns as category codes (by the
-        source model's encoding, when the rule set has one; otherwise X must hold codes)."""
+        source model's encoding, when the rule set has one; otherwise X must hold codes).
+        A DataFrame is matched by column name when the rules were fitted on one: its
+        columns are taken in the fitted order, and a missing one is a ValueError."""
+        X = self._by_column_name(X)
         if self.encoding is not None:
             X = self.encoding.transform(X, allow_nan=True, allow_inf=True)
         else:
@@ -316,6 +323,30 @@ class RuleSet:
             sub[np.abs(sub) <= ZERO_THRESHOLD] = np.nan
             X[:, zero] = sub
         return np.ascontiguousarray(X, dtype=np.float64)
+
+    def _by_column_name(self, X):
+        names = getattr(self, "feature_names_in", None)  # None in rule sets pickled before it
+        is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
+        if names is None:
+            if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
+                warnings.warn("X has feature names, but the rules were fitted without feature "
+                              "names: its columns are read in order", UserWarning, stacklevel=3)
+            return X
+        if not is_frame:
+            warnings.warn("X does not have valid feature names, but the rules were fitted with "
+                          "feature names: its columns are read in the fitted order", UserWarning,
+                          stacklevel=3)
+            return X
+        columns = [str(c) for c in X.columns]
+        if columns == names:
+            return X
+        missing = [n for n in names if n not in columns]
+        if missing:
+            raise ValueError(f"X lacks the columns the rules were fitted with: {', '.join(map(repr, missing[:10]))}")
+        if len(set(columns)) != len(columns):
+            raise ValueError("X has repeated column names")
+        position = {c: i for i, c in enumerate(columns)}
+        return X.iloc[:, [position[n] for n in names]]
 
     def covers(self, X, n_threads=1):
         """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""

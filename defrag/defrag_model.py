@@ -456,7 +456,7 @@ class DefragModel(BaseEstimator):
                 fitted = refit_rule_list(fitted.rules, X_prep, target.y, target.n_classes, classes)
             self.rules_ = RuleSet(fitted.rules, fitted.default_prediction, fitted.default_proba, names,
                                   classes, supports_missing=splits.supports_missing,
-                                  encoding=splits.encoding)
+                                  encoding=splits.encoding, feature_names_in=names_in)
         # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
         # regions, comparable with a tree's leaves; the paper's rules are its components
         self.n_rules_ = len(self.rules_) + 1 if self.rule_list else self.n_components_
@@ -511,7 +511,8 @@ class DefragModel(BaseEstimator):
             else:
                 c = int(np.argmax(self.gamma_[k]))
                 rules.append(Rule(conditions, self.classes_[c], self.gamma_[k], support, self.alpha_[k]))
-        common = dict(supports_missing=self.splits_.supports_missing, encoding=self.splits_.encoding)
+        common = dict(supports_missing=self.splits_.supports_missing, encoding=self.splits_.encoding,
+                      feature_names_in=getattr(self, "feature_names_in_", None))
         if self.task_ == "regression":
             return RuleSet(rules, target.mean, None, names, **common)
         counts = np.bincount(target.y, minlength=target.n_classes)

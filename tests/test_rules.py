@@ -1,5 +1,6 @@
 """Rules: extraction from eta, pruning, printing, export, split-table semantics."""
 import json
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -77,6 +78,7 @@ def fitted(xor_forest):
     return m, Xtr, ytr, Xte, yte, cols
 
 
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")  # arrays on purpose
 def test_rules_support_and_coverage_are_consistent(fitted, xor_forest):
     m, Xtr, *_ = fitted
     cover = m.rules_.covers(Xtr)
@@ -116,6 +118,7 @@ def test_to_dict_is_json_ready(fitted):
     assert all(set(r) == {"conditions", "prediction", "proba", "support", "weight"} for r in back["rules"])
 
 
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")  # arrays on purpose
 def test_ruleset_predict_uses_first_covering_rule(fitted):
     m, _, _, Xte, yte, _ = fitted
     pred = m.rules_.predict(Xte)
@@ -127,6 +130,7 @@ def test_ruleset_predict_uses_first_covering_rule(fitted):
     assert np.mean(pred == yte) > 0.8
 
 
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")  # arrays on purpose
 def test_ruleset_kernels_match_conditions(fitted):
     m, Xtr, _, Xte, _, _ = fitted
     expected = np.stack([rule.covers(Xte) for rule in m.rules_], axis=1)
@@ -250,3 +254,19 @@ def test_ruleset_without_missing_rule_rejects_nan(baseline, monkeypatch):
     X[50, rules[0].conditions[0].feature] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         rules.predict(X)
+
+
+def test_ruleset_matches_dataframe_columns_by_name(fitted):
+    m, Xtr, _, Xte, _, cols = fitted
+    frame = pd.DataFrame(Xte, columns=cols)
+    expected = m.rules_.predict(frame)
+    np.testing.assert_array_equal(m.rules_.predict(frame[cols[::-1]]), expected)  # reordered
+    np.testing.assert_array_equal(m.rules_.covers(frame[cols[::-1]]), m.rules_.covers(frame))
+    extra = frame.assign(other=1.0)[["other"] + cols]  # a further column is ignored
+    np.testing.assert_array_equal(m.rules_.predict(extra), expected)
+    with pytest.raises(ValueError, match="lacks the columns.*größe"):
+        m.rules_.predict(frame[[cols[0]]].assign(z=0.0))
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        np.testing.assert_array_equal(m.rules_.predict(Xte), expected)
+    back = pickle.loads(pickle.dumps(m.rules_))
+    np.testing.assert_array_equal(back.predict(frame[cols[::-1]]), expected)
