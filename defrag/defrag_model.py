@@ -652,6 +652,44 @@ class DefragModel(BaseEstimator):
             "n_rules": self.n_rules_,
         }
 
+    def _estimator_kind(self):
+        """"classifier", "regressor" or None: the task as set, else the wrapped model's."""
+        if self.task == "classification":
+            return "classifier"
+        if self.task == "regression":
+            return "regressor"
+        from sklearn.base import is_classifier, is_regressor
+
+        try:
+            est = unwrap(self.estimator)
+        except TypeError:  # a Pipeline that transforms its inputs: fit says so
+            return None
+        if est is None or isinstance(est, (list, tuple, np.ndarray)):
+            return None
+        return "classifier" if is_classifier(est) else ("regressor" if is_regressor(est) else None)
+
+    @property
+    def _estimator_type(self):  # scikit-learn < 1.6 reads this
+        return self._estimator_kind()
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, RegressorTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = self._estimator_kind()
+        if tags.estimator_type == "classifier":
+            tags.classifier_tags = ClassifierTags()
+        elif tags.estimator_type == "regressor":
+            tags.regressor_tags = RegressorTags()
+        tags.input_tags.allow_nan = True  # where the source model routes missing values
+        return tags
+
+    def set_params(self, **params):
+        try:
+            return super().set_params(**params)
+        except ValueError as exc:  # scikit-learn's message prints the estimator: its repr, not the rules
+            raise ValueError(str(exc).replace(str(self), repr(self))) from None
+
     def __str__(self):
         if not hasattr(self, "rules_"):
             return self.__repr__()
@@ -667,7 +705,9 @@ class _verbose_logging:
         self.handler = None
 
     def __enter__(self):
-        if self.verbose and not logger.handlers:
+        # a handler of our own only where no logger on the way up has one: with the root
+        # logger configured (logging.basicConfig) every line would print twice
+        if self.verbose and not logger.hasHandlers():
             self.handler = logging.StreamHandler()
             self.handler.setFormatter(logging.Formatter("[defrag] %(message)s"))
             logger.addHandler(self.handler)

@@ -193,3 +193,29 @@ def test_clone_with_frozen_estimator(xor_forest):
     clone(model).fit(Xtr, ytr)
     scores = cross_val_score(model, Xtr, ytr, cv=2)
     assert np.all(scores > 0.7)
+
+
+def test_scikit_learn_manners(xor_forest, capsys):
+    import logging
+    import sys
+
+    from sklearn.base import is_classifier, is_regressor
+
+    rf, Xtr, ytr, _, _ = xor_forest
+    assert is_classifier(DefragModel(rf)) and not is_regressor(DefragModel(rf))
+    assert is_regressor(DefragModel(rf, task="regression"))
+    assert not is_classifier(DefragModel(np.array([[0, 0.5]])))
+    m = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    with pytest.raises(ValueError) as info:
+        m.set_params(no_such_parameter=1)
+    assert "no_such_parameter" in str(info.value) and "otherwise" not in str(info.value)
+    # with the root logger configured, verbose lines are printed once, by its handler
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    root.addHandler(handler)
+    try:
+        DefragModel(rf, n_restarts=1, random_state=0, verbose=1).fit(Xtr, ytr)
+    finally:
+        root.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert err.count("lower bound") == 1, err
