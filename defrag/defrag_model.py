@@ -666,7 +666,10 @@ class DefragModel(BaseEstimator):
             return None
         if est is None or isinstance(est, (list, tuple, np.ndarray)):
             return None
-        return "classifier" if is_classifier(est) else ("regressor" if is_regressor(est) else None)
+        try:
+            return "classifier" if is_classifier(est) else ("regressor" if is_regressor(est) else None)
+        except (AttributeError, TypeError):  # no scikit-learn estimator (a raw Booster): unknown
+            return None
 
     @property
     def _estimator_type(self):  # scikit-learn < 1.6 reads this

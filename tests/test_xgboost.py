@@ -91,3 +91,14 @@ def test_xgboost_synthetic1_and_missing_values():
     assert mb.task_ == "classification" and mb.evaluate(Xn, ytr)["fidelity"] is None
     with pytest.raises(ValueError, match="y is required"):
         DefragModel(booster).fit(Xn)
+
+
+def test_a_raw_booster_has_no_estimator_type():
+    from sklearn.base import is_classifier, is_regressor
+
+    Xtr, ytr, _, _ = xor_data(0)
+    booster = xgb.train({"max_depth": 2, "objective": "binary:logistic"}, xgb.DMatrix(Xtr, ytr), 3)
+    m = DefragModel(booster, n_restarts=1, random_state=0)
+    assert not is_classifier(m) and not is_regressor(m)
+    assert is_classifier(DefragModel(booster, task="classification"))
+    assert m.fit(Xtr, ytr).task_ == "classification"
