@@ -120,13 +120,11 @@ def _drop_unmatched(conditions, holds, cover):
     return [conditions[r] for r in keep], [holds[r] for r in keep], cover[:, keep]
 
 
-def _prune(conditions, holds, cover, y, n_classes, tol):
+def _prune(conditions, holds, cover, y, n_classes, budget):
     """Step 4: drop conditions while the loss stays within budget and every rule keeps
     first-match points. conditions[r], holds[r]: rule r's conditions and their truth
     columns; cover[:, r] their conjunction (updated in place)."""
     n = cover.shape[0]
-    current = list_loss(cover, y, n_classes)
-    budget = current + tol * _constant_loss(y, n_classes)
     for _ in range(PRUNE_PASSES):
         changed = False
         for r in range(len(conditions)):
@@ -143,7 +141,7 @@ def _prune(conditions, holds, cover, y, n_classes, tol):
                 loss = list_loss(cover, y, n_classes)
                 if loss <= budget and np.all(first_match_counts(cover) > 0):
                     conditions[r][c] = None  # dropped
-                    current, changed = loss, True
+                    changed = True
                 else:
                     cover[:, r] = old
         if not changed:
@@ -175,7 +173,7 @@ def fit_rule_list(rules, X, y, n_classes, classes=None, prune_tol=0.0):
     conditions, holds, cover = [conditions[r] for r in order], [holds[r] for r in order], cover[:, order]
     conditions, holds, cover = _drop_unmatched(conditions, holds, cover)
     budget = list_loss(cover, y, n_classes) + prune_tol * _constant_loss(y, n_classes)
-    conditions, holds, cover = _prune(conditions, holds, cover, y, n_classes, prune_tol)
+    conditions, holds, cover = _prune(conditions, holds, cover, y, n_classes, budget)
     conditions, holds, cover = _drop_unmatched(conditions, holds, cover)
     conditions, holds, cover = _drop_idle_rules(conditions, holds, cover, y, n_classes, budget)
     return _refitted(conditions, cover, y, n_classes, classes)
@@ -200,9 +198,7 @@ def _drop_idle_rules(conditions, holds, cover, y, n_classes, budget):
 
 def refit_rule_list(rules, X, y, n_classes, classes=None):
     """The same rules in the same order with outputs, supports and the default refitted on
-    the rows X (a list fitted on a subsample, refitted on all rows), and their conditions
-    printed for those rows."""
-    rules = [Rule([c.on_training_rows(X) for c in rule.conditions], None) for rule in rules]
+    the rows X (a list fitted on a subsample, refitted on all rows)."""
     conditions, _, cover = _columns(rules, X)
     return _refitted(conditions, cover, np.asarray(y), n_classes, classes)
 

@@ -350,7 +350,12 @@ class RuleSet:
 
     def covers(self, X, n_threads=1):
         """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
-        return _rules_eval.rules_cover(self.encode(X), n_threads=n_threads, **self._compiled())
+        return self.covering(self.encode(X), n_threads)
+
+    def covering(self, X_coded, n_threads=1):
+        """covers of X as the rules read it (``encode``)."""
+        return _rules_eval.rules_cover(np.ascontiguousarray(X_coded, dtype=np.float64),
+                                       n_threads=n_threads, **self._compiled())
 
     def first_match(self, X_coded, n_threads=1):
         """Index of the first rule covering each row of X as the rules read it (``encode``),
@@ -372,6 +377,16 @@ class RuleSet:
         Only the features the rules name are read; a NaN in one of them is a ValueError."""
         first = self.first_match(self.encode(X), n_threads)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
+
+    def on_training_rows(self, X):
+        """The rule set with its conditions printed for the training rows X (prepared, as
+        the model reads them; see Condition.on_training_rows)."""
+        new = copy.copy(self)
+        new.__dict__.pop("_arrays", None)
+        new.rules = [copy.copy(r) for r in self.rules]
+        for rule in new.rules:
+            rule.conditions = [c.on_training_rows(X) for c in rule.conditions]
+        return new
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -483,19 +498,14 @@ def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
     conditions = []
     for d, parts in sorted(merged.items()):
         share = _rules_eval.count_all(np.ascontiguousarray(cols[columns[d]]), n) / max(n, 1)
-        column = X_train[:, d]
         common = dict(train_share=share, missing=bool(missing_ok[d]),
-                      zero_missing=bool(splits.encoding.zero_missing[d]),
-                      missing_seen=bool(np.isnan(column).any()))
+                      zero_missing=bool(splits.encoding.zero_missing[d]))
         if "in" in parts or "out" in parts:
             inc, exc = parts.get("in"), parts.get("out")
             codes = exc if inc is None else (inc if exc is None else np.setdiff1d(inc, exc))
             conditions.append(Condition(d, feature_names[d], categories=codes, negated=inc is None,
                                         category_names=splits.encoding.category_names(d), **common))
         else:
-            lower, upper = parts.get("lower"), parts.get("upper")
-            conditions.append(Condition(
-                d, feature_names[d], lower, upper,
-                printed_lower=None if lower is None else printed_bound(lower, column),
-                printed_upper=None if upper is None else printed_bound(upper, column), **common))
+            conditions.append(Condition(d, feature_names[d], parts.get("lower"), parts.get("upper"),
+                                        **common))
     return conditions, support

@@ -241,10 +241,7 @@ class SplitTable:
         no_missing = ~np.isnan(np.asarray(X, dtype=np.float64)).any(axis=0)
         if not no_missing.any():
             return self
-        table = SplitTable(self.feature, self.threshold, self.n_features,
-                           missing_right=self.missing_right, supports_missing=self.supports_missing,
-                           kind=self.kind, cat_ptr=self.cat_ptr, cat_codes=self.cat_codes,
-                           encoding=self.encoding, no_missing=no_missing, gain=self.gain)
+        table = self._rebuilt(np.arange(len(self)), keep_duplicates=False, no_missing=no_missing)
         return self if len(table) == len(self) else table
 
     def top(self, n_splits):
@@ -252,12 +249,15 @@ class SplitTable:
         table order; the same table when it has no more, or no gains."""
         if self.gain is None or len(self) <= n_splits:
             return self
-        keep = np.sort(np.argsort(-self.gain, kind="stable")[:n_splits])
-        ptr, codes = _csr_take(self.cat_ptr, self.cat_codes, keep)
-        return SplitTable(self.feature[keep], self.threshold[keep], self.n_features,
-                          keep_duplicates=True, missing_right=self.missing_right[keep],
-                          supports_missing=self.supports_missing, kind=self.kind[keep], cat_ptr=ptr,
-                          cat_codes=codes, encoding=self.encoding, gain=self.gain[keep])
+        return self._rebuilt(np.sort(np.argsort(-self.gain, kind="stable")[:n_splits]), keep_duplicates=True)
+
+    def _rebuilt(self, rows, **options):
+        """A table of the splits ``rows`` of this one (thresholds already converted)."""
+        ptr, codes = _csr_take(self.cat_ptr, self.cat_codes, rows)
+        return SplitTable(self.feature[rows], self.threshold[rows], self.n_features,
+                          missing_right=self.missing_right[rows], supports_missing=self.supports_missing,
+                          kind=self.kind[rows], cat_ptr=ptr, cat_codes=codes, encoding=self.encoding,
+                          gain=None if self.gain is None else self.gain[rows], **options)
 
     def set_of(self, l):
         """Sorted category codes of split l (empty for a numeric split)."""

@@ -33,12 +33,7 @@ MIN_SAMPLES_PER_THREAD = 8192
 def thread_budget(n_jobs, n_restarts, n_samples=None):
     """(restart workers, OpenMP threads per worker) with workers x threads <= cores."""
     cores = available_cores()
-    if n_jobs is None:
-        workers = 1
-    elif n_jobs < 0:
-        workers = max(1, cores + 1 + n_jobs)
-    else:
-        workers = n_jobs
+    workers = 1 if n_jobs is None else threads_from_n_jobs(n_jobs)  # None: restarts in turn
     workers = max(1, min(workers, n_restarts))
     _, omp_default, _ = _common.build_info()
     threads = max(1, min(omp_default, cores // workers))

@@ -457,6 +457,8 @@ class DefragModel(BaseEstimator):
             self.rules_ = RuleSet(fitted.rules, fitted.default_prediction, fitted.default_proba, names,
                                   classes, supports_missing=splits.supports_missing,
                                   encoding=splits.encoding, feature_names_in=names_in)
+        # printed for all training rows, once: thresholds, '(or missing)', shares
+        self.rules_ = self.rules_.on_training_rows(X_prep)
         # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
         # regions, comparable with a tree's leaves; the paper's rules are its components
         self.n_rules_ = len(self.rules_) + 1 if self.rule_list else self.n_components_
@@ -576,14 +578,19 @@ class DefragModel(BaseEstimator):
         """The rules as printed: the prediction of the first rule of ``rules_`` that covers
         the point, else the default (with ``rule_list=False``, the paper's two-step MAP
         prediction, ``predict_map``)."""
-        if not self.rule_list:
-            return self.predict_map(X)
-        first = self.apply(X)
-        return self.rules_.predictions()[first]
+        return self._predict_coded(self._check_X(X))
 
     def predict_map(self, X):
         """The mixture's two-step MAP prediction (eq. 10-11), as the paper evaluates it."""
-        k = self.apply_map(X)
+        return self._predict_map_coded(self._check_X(X))
+
+    def _predict_coded(self, Xf):
+        if not self.rule_list:
+            return self._predict_map_coded(Xf)
+        return self.rules_.predictions()[self.rules_.first_match(Xf)]
+
+    def _predict_map_coded(self, Xf):
+        k = self._map_components(Xf)
         if self.task_ == "regression":
             return self.mean_[k]
         return self.classes_[np.argmax(self.gamma_, axis=1)[k]]
@@ -624,8 +631,8 @@ class DefragModel(BaseEstimator):
         y = np.asarray(y)
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
-        pred = self.predict(X)
-        cover = self.rules_.covers(X)
+        pred = self._predict_coded(Xf)  # X checked and coded once
+        cover = self.rules_.covering(Xf)
 
         def error_of(p):
             if self.task_ == "classification":
@@ -633,7 +640,7 @@ class DefragModel(BaseEstimator):
             return float(np.mean((p - y.astype(np.float64)) ** 2))
 
         error = error_of(pred)
-        error_map = error if not self.rule_list else error_of(self.predict_map(X))
+        error_map = error if not self.rule_list else error_of(self._predict_map_coded(Xf))
         fidelity = None
         if predicts(self.estimator):
             ens = np.asarray(unwrap(self.estimator).predict(X))
