@@ -21,6 +21,10 @@ Cases (each measured in a fresh child process, so that its peak memory is its ow
                  cls28 forest (N = 1e3 .. 1e5);
 * ruleset        RuleSet.predict on 1,000,000 rows over 28 features: a 10-rule set (EM, long
                  rules) and the set FAB chooses on the same data.
+* contended      a 58,000-row, 7-class fit (make_classification(58,000, 9, n_informative=6),
+                 100 trees, min_samples_leaf=5, DefragModel's defaults) timed on a quiet
+                 machine and again while one busy-loop process per core but one runs
+                 (started and stopped by the benchmark, each bounded in time): the ratio.
 
 Columns: N, D, trees, L (distinct splits), K (rules found), s/restart (median over the
 restarts of a fit), peak MB of the child process, threads, and, where the dense N x L
@@ -250,6 +254,67 @@ def child_ruleset(args):
     return {"N": len(X), "D": 28, "sets": out, "threads": 1, "peak_mb": peak_mb()}
 
 
+def child_phases(args):
+    """The large case's default fit (20 restarts, subsample="auto") on n_jobs threads:
+    seconds per phase (DefragModel.fit_seconds_)."""
+    from defrag import DefragModel
+
+    Xtr, ytr, _, _, forest = load_data("large", args.cache)
+    model = DefragModel(forest, n_restarts=20, random_state=0, n_jobs=args.n_jobs)
+    start = time.perf_counter()
+    model.fit(Xtr, ytr)
+    total = time.perf_counter() - start
+    return {"N": len(Xtr), "n_jobs": args.n_jobs, "fit_s": total, "phases": getattr(model, "fit_seconds_", {"fit": total}),
+            "K": model.n_rules_, "rules": str(model.rules_), "peak_mb": peak_mb()}
+
+
+def _busy_loops(n, seconds):
+    """n processes that each spin on a core for at most `seconds`."""
+    code = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+
+
+def child_contended(args):
+    """The same fit quiet and with every core but one taken by a busy loop."""
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import DefragModel
+    from defrag._threads import available_cores
+
+    X, y = make_classification(n_samples=58_000, n_features=9, n_classes=7, n_informative=6,
+                               random_state=0)
+    path = os.path.join(args.cache, "forest-contended.pkl")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            forest = pickle.load(f)
+    else:
+        forest = RandomForestClassifier(n_estimators=100, min_samples_leaf=5, random_state=0,
+                                        n_jobs=-1).fit(X, y)
+        os.makedirs(args.cache, exist_ok=True)
+        with open(path, "wb") as f:
+            pickle.dump(forest, f)
+    cores = available_cores()
+
+    def fit():
+        return DefragModel(forest, random_state=0).fit(X)
+
+    fit()  # warm: imports, first-touch allocations
+    quiet = [_timed(fit) for _ in range(args.reps)]
+    busy = _busy_loops(cores - 1, seconds=60 + 30 * args.reps * max(quiet))
+    try:
+        time.sleep(0.2)  # the loops are running
+        contended = [_timed(fit) for _ in range(args.reps)]
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    return {"N": len(X), "D": X.shape[1], "cores": cores, "busy": cores - 1,
+            "quiet_s": quiet, "contended_s": contended,
+            "ratio": statistics.median(contended) / statistics.median(quiet),
+            "peak_mb": peak_mb()}
+
+
 def _timed(fn):
     start = time.perf_counter()
     fn()
@@ -290,6 +355,11 @@ def main():
     ap.add_argument("--compare-all-rows", action="store_true",
                     help="with --full, also fit the 1e6-row case with every restart on all rows "
                          "(subsample=None; about 10 minutes on 2 cores)")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated sections to run: fit,scale,ruleset,contended,phases "
+                         "(default all but phases; phases: the 1e6-row fit's phases per --threads)")
+    ap.add_argument("--threads", default="1,2",
+                    help="thread counts of the scaling rows and of the phase breakdown")
     ap.add_argument("--subsample", default="auto", help=argparse.SUPPRESS)
     ap.add_argument("--blas-threads", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -300,13 +370,16 @@ def main():
 
     if args.child:
         role = {"fit": child_fit, "dense": child_dense, "scale": child_scale,
-                "ruleset": child_ruleset, "prepare": child_prepare}[args.role]
+                "ruleset": child_ruleset, "prepare": child_prepare,
+                "contended": child_contended, "phases": child_phases}[args.role]
         print(json.dumps(role(args)))
         return 0
 
     load = os.getloadavg()[0]
+    sections = set((args.only or "fit,scale,ruleset,contended").split(","))
+    thread_counts = [int(t) for t in args.threads.split(",")]
     rows = []
-    for case in ["synthetic1", "cls28", "cls50"]:
+    for case in ["synthetic1", "cls28", "cls50"] if "fit" in sections else []:
         run_child(case, "prepare", args)
         fit = run_child(case, "fit", args)
         if fit is None:
@@ -331,7 +404,7 @@ def main():
                 row["ratio_all_cores"] = row["dense_all_cores_s"] / (
                     fit["algo_s"] / fit["algo_updates"])
         rows.append(row)
-    if args.full:
+    if args.full and "fit" in sections:
         run_child("large", "prepare", args)
         big = argparse.Namespace(**{**vars(args), "restarts": 20, "n_jobs": 2, "reps": 1,
                                     "dense_iters": 0})
@@ -343,16 +416,26 @@ def main():
             if fit:
                 rows.append(dict(case="large-20-restarts-all-rows", **fit))
     sizes = [1000, 10_000, 100_000] + ([1_000_000] if args.full else [])
+    sizes = sizes if "scale" in sections else []
     scale = []
     for n in sizes:
-        for threads in (1, 2):
+        for threads in thread_counts:
             source = "large" if args.full else "cls28"
             res = run_child(f"scale-{n}-{source}", "scale", args, threads=threads)
             if res:
                 res["threads"] = threads
                 scale.append(res)
                 rows.append(dict(case=f"scale-{n}-t{threads}", **res))
-    rs = run_child("ruleset", "ruleset", args)
+    rs = run_child("ruleset", "ruleset", args) if "ruleset" in sections else None
+    contended = run_child("contended", "contended", args) if "contended" in sections else None
+    phases = []
+    if "phases" in sections:
+        run_child("large", "prepare", args)
+        for t in thread_counts:
+            res = run_child("large", "phases", argparse.Namespace(**{**vars(args), "n_jobs": t}),
+                            threads=t)
+            if res:
+                phases.append(res)
 
     head = ("case", "N", "D", "trees", "L", "K", "s/restart", "peak MB", "threads",
             "dense s/upd", "defrag s/upd", "ratio", "dense MB")
@@ -409,6 +492,31 @@ def main():
         for name, r in rs["sets"].items():
             print(f"RuleSet.predict ({name.upper()} set): {r['rows_per_s'] / 1e6:.1f} M rows/s on one "
                   f"thread ({r['K']} rules, {r['conditions']} conditions, D=28, 1,000,000 rows)")
+    for p in phases:
+        print(f"phases, 1e6 rows, 20 restarts, n_jobs={p['n_jobs']} (OMP_NUM_THREADS={p['n_jobs']}): "
+              f"{p['fit_s']:.2f} s = " + ", ".join(f"{k} {v:.2f}" for k, v in p["phases"].items())
+              + f"; {p['K']} rules, peak {p['peak_mb']:.0f} MB")
+    by_t = {p["n_jobs"]: p for p in phases}
+    if 1 in by_t:
+        one = by_t[1]
+        for t, p in sorted(by_t.items()):
+            if t == 1:
+                continue
+            speedup = one["fit_s"] / p["fit_s"]
+            # Amdahl: speedup = 1 / (f + (1 - f) / t)  =>  f = (t / speedup - 1) / (t - 1)
+            serial = (t / speedup - 1) / (t - 1)
+            print(f"phases: {t} threads {speedup:.2f}x faster than 1 for the whole fit; "
+                  f"serial fraction (Amdahl) {serial:.3f}; per phase " + ", ".join(
+                      f"{k} {one['phases'][k] / max(v, 1e-9):.2f}x" for k, v in p["phases"].items()
+                      if k in one["phases"]))
+        same = len({p["rules"] for p in phases}) == 1
+        print(f"phases: identical rules for every thread count: {same}")
+    if contended:
+        c = contended
+        print(f"contended: {c['N']:,} x {c['D']}, 7 classes, defaults; quiet "
+              f"{', '.join(f'{t:.2f}' for t in c['quiet_s'])} s; with {c['busy']} busy loop(s) on "
+              f"{c['cores']} cores {', '.join(f'{t:.2f}' for t in c['contended_s'])} s: "
+              f"ratio {c['ratio']:.2f} (medians)")
     print(f"1-min load average before/after: {load:.2f}/{os.getloadavg()[0]:.2f} on "
           f"{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} cores")
     return 0

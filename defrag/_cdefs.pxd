@@ -124,6 +124,7 @@ cdef extern from "dfg_model.h":
         const double *anneal_eps
         int anneal_iter
         int n_threads
+        const int *live_threads  # const volatile int * in C
         int64_t penalty_splits
     double dfg_omega(const dfg_data *data) nogil
 

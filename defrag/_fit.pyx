@@ -126,18 +126,22 @@ cdef dfg_options fit_options(str method, int max_iter, double tol, double delta,
     o.anneal_eps = NULL
     o.anneal_iter = 1
     o.n_threads = n_threads
+    o.live_threads = NULL
     o.penalty_splits = 0
     return o
 
 
 def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_iter,
         double tol, double delta, double eps, double var_floor, int n_threads=1,
-        tuple inner=(5, 2, 20), anneal_eps=(), int anneal_iter=10, int64_t penalty_splits=0):
+        tuple inner=(5, 2, 20), anneal_eps=(), int anneal_iter=10, int64_t penalty_splits=0,
+        int[::1] live_threads=None):
     """One FAB/EM run in place on params and beta.
 
     inner = (warm-up iterations, E-step updates in the warm-up, E-step updates after);
     anneal_eps: clamps of the phases before the final one (see dfg_fit.h);
-    penalty_splits: L in FAB's penalty (0: the problem's number of splits).
+    penalty_splits: L in FAB's penalty (0: the problem's number of splits);
+    live_threads: a one-element int32 array read at every outer iteration, the threads
+    the run may use from then on (see dfg_options.live_threads); None: n_threads.
     Returns (K, lower-bound trace, phase of each iteration)."""
     cdef int64_t K = beta.shape[1]
     if beta.shape[0] != problem.data.n_samples:
@@ -153,6 +157,10 @@ def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_i
     if penalty_splits < 0:
         raise ValueError("fit: penalty_splits must be >= 0")
     o.penalty_splits = penalty_splits
+    if live_threads is not None:
+        if live_threads.shape[0] != 1:
+            raise ValueError("fit: live_threads must hold one value")
+        o.live_threads = &live_threads[0]
     cdef int cap = dfg_fit_max_iterations(&o)
     if cap < 1:
         raise ValueError("max_iter and the eps schedule give too many iterations")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _fit
-from ._threads import thread_budget
+from ._threads import thread_budget, useful_threads
 
 logger = logging.getLogger("defrag")
 
@@ -68,9 +68,9 @@ INNER = (5, 2, 20)
 ANNEAL_ITER = 3
 
 
-def run_restart(index, seed, problem, target, options, n_threads, score=True):
+def run_restart(index, seed, problem, target, options, n_threads, score=True, live_threads=None):
     """One restart; its training error on the rows it was fitted on (NaN with score=False,
-    for a caller that scores it on other rows)."""
+    for a caller that scores it on other rows). live_threads: see _ThreadShares."""
     rng = np.random.default_rng(seed)
     params, beta = initial_state(
         rng, problem.n_samples, options["n_splits"], options["n_components"], target, options["eps"]
@@ -78,14 +78,61 @@ def run_restart(index, seed, problem, target, options, n_threads, score=True):
     K, trace, phases = _fit.fit(
         problem, params, beta, options["method"], options["max_iter"], options["tol"],
         options["delta"], options["eps"], target.var_floor, n_threads, INNER,
-        options["eps_schedule"], ANNEAL_ITER, options.get("penalty_splits", 0),
+        options["eps_schedule"], ANNEAL_ITER, options.get("penalty_splits", 0), live_threads,
     )
+    if live_threads is not None:
+        n_threads = int(live_threads[0])
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
     error = training_error(problem, params, target, options["eps"], n_threads) if score else np.nan
     scored = f", training error {error:.6g}" if score else ""  # else scored by the caller
     logger.info("restart %d: %d components, %d iterations, lower bound %.6g%s",
                 index, K, trace.size, trace[-1] if trace.size else float("nan"), scored)
     return Restart(index, params, K, trace, phases, error)
+
+
+class _ThreadShares:
+    """OpenMP threads of the running restarts. While restarts wait for a worker, each
+    runs on the budget of one worker; once none waits, the threads of the workers that
+    have finished go to the restarts still running (the C loop reads its share at every
+    outer iteration through live_threads), so that the last restarts do not run on one
+    thread while the other cores idle. Results do not depend on the shares: every
+    kernel reduces in blocks fixed by the sizes alone."""
+
+    def __init__(self, n_restarts, workers, threads, n_samples):
+        self.total = workers * threads
+        self.base = threads
+        self.n_samples = n_samples
+        self.share = [threads] * n_restarts
+        self.live = [np.full(1, useful_threads(threads, n_samples), dtype=np.int32)
+                     for _ in range(n_restarts)]
+        self.waiting = n_restarts
+        self.running = []
+        self._lock = threading.Lock()
+
+    def start(self, i):
+        with self._lock:
+            self.waiting -= 1
+            self.running.append(i)
+            self._rebalance()
+        return self.live[i]
+
+    def finish(self, i):
+        with self._lock:
+            self.running.remove(i)
+            self._rebalance()
+
+    def threads_for(self, i, n_samples):
+        """The threads restart i may use now for work on n_samples rows."""
+        with self._lock:
+            return useful_threads(self.share[i], n_samples)
+
+    def _rebalance(self):
+        if self.waiting > 0 or not self.running:
+            return
+        each, extra = divmod(self.total, len(self.running))
+        for rank, i in enumerate(self.running):
+            self.share[i] = max(1, each + (rank < extra))
+            self.live[i][0] = useful_threads(self.share[i], self.n_samples)
 
 
 class _BestKeeper:
@@ -124,24 +171,30 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
     keeper = _BestKeeper()
-    if score_problem is not None:  # scoring walks all rows: their own thread budget
-        score_threads = thread_budget(n_jobs, n_restarts, score_problem.n_samples)[1]
+    shares = _ThreadShares(n_restarts, workers, threads, problem.n_samples)
 
     def job(i):
-        r = run_restart(i, seeds[i], problem, target, options, threads,
-                        score=score_problem is None and rule_list is None)
+        live = shares.start(i)
+        try:
+            return keeper.offer(scored_restart(i, live))
+        finally:
+            shares.finish(i)
+
+    def scored_restart(i, live):
+        r = run_restart(i, seeds[i], problem, target, options, int(live[0]),
+                        score=score_problem is None and rule_list is None, live_threads=live)
         if rule_list is not None:
             fitted, error = rule_list(r.params)
             r = dataclasses.replace(r, train_error=error, rule_list=fitted)
             logger.info("restart %d: %d rules in the list, training error %.6g", i,
                         len(fitted.rules), error)
-        elif score_problem is not None:
+        elif score_problem is not None:  # all rows: the threads they keep busy
             error = training_error(score_problem, r.params, score_target, options["eps"],
-                                   score_threads)
+                                   shares.threads_for(i, score_problem.n_samples))
             r = dataclasses.replace(r, train_error=error)
             logger.info("restart %d: training error on all %d rows %.6g", i,
                         score_problem.n_samples, error)
-        return keeper.offer(r)
+        return r
 
     if workers == 1:
         results = [job(i) for i in range(n_restarts)]

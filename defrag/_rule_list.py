@@ -23,7 +23,8 @@ of the same size fitted to the ensemble (README, "Rules that predict"):
 
 The loss is the squared error (regression) or the number of misclassified points
 (classification) of the targets the mixture was fitted to. Loops run over rules and
-conditions; every step over the samples is a vectorised NumPy operation.
+conditions; every step over the samples is a vectorised NumPy operation (a list's loss
+is one pass: each point's first match, then per-rule counts or sums).
 """
 from dataclasses import dataclass
 
@@ -55,27 +56,34 @@ def _constant_loss(y, n_classes):
     return float(y.size - np.bincount(y, minlength=n_classes).max())
 
 
+def first_match_index(cover):
+    """Each point's first covering rule (column of cover), cover.shape[1] where none covers."""
+    n, n_rules = cover.shape
+    if n_rules == 0:
+        return np.zeros(n, dtype=np.intp)
+    first = np.argmax(cover, axis=1)  # the first True of each row, 0 where none is
+    first[~cover[np.arange(n), first]] = n_rules
+    return first
+
+
 def list_loss(cover, y, n_classes):
     """Training loss of the list whose rules cover the points of the columns of cover (in
-    order), each output refitted on its first-match points and the default on the rest."""
-    left = np.ones(cover.shape[0], dtype=bool)
-    total = 0.0
-    for r in range(cover.shape[1]):
-        first = cover[:, r] & left
-        total += _constant_loss(y[first], n_classes)
-        left &= ~first
-    return total + _constant_loss(y[left], n_classes)
+    order), each output refitted on its first-match points and the default on the rest:
+    one pass over the points (the groups are the points' first matches)."""
+    groups = cover.shape[1] + 1
+    first = first_match_index(cover)
+    if n_classes:
+        counts = np.bincount(first * n_classes + y, minlength=groups * n_classes)
+        return float(y.size - counts.reshape(groups, n_classes).max(axis=1).sum())
+    size = np.bincount(first, minlength=groups)
+    mean = np.bincount(first, weights=y, minlength=groups) / np.maximum(size, 1)
+    residual = y - mean[first]
+    return float(np.sum(np.bincount(first, weights=residual * residual, minlength=groups)))
 
 
 def first_match_counts(cover):
     """Points each rule (column) is the first match for."""
-    left = np.ones(cover.shape[0], dtype=bool)
-    counts = np.zeros(cover.shape[1], dtype=np.int64)
-    for r in range(cover.shape[1]):
-        first = cover[:, r] & left
-        counts[r] = np.count_nonzero(first)
-        left &= ~first
-    return counts
+    return np.bincount(first_match_index(cover), minlength=cover.shape[1] + 1)[:-1]
 
 
 def _greedy_order(cover, y, n_classes):

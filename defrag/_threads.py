@@ -29,14 +29,36 @@ def threads_from_n_jobs(n_jobs):
 # per restart on one thread vs 0.4-2.8 s on two).
 MIN_SAMPLES_PER_THREAD = 8192
 
+# Rows above which n_jobs=None runs the restarts in turn, each on every thread, rather
+# than side by side on one thread each: a restart's buffers are about 24 bytes per row
+# and component, so side by side they would multiply by the core count.
+MAX_SAMPLES_SIDE_BY_SIDE = 100_000
+
 
 def thread_budget(n_jobs, n_restarts, n_samples=None):
-    """(restart workers, OpenMP threads per worker) with workers x threads <= cores."""
+    """(restart workers, OpenMP threads per worker) with workers x threads <= cores.
+
+    n_jobs=None uses every core the OpenMP runtime allows (OMP_NUM_THREADS): restarts
+    side by side, one thread each, up to n_restarts of them (no barrier between threads
+    at all, so a busy core slows one restart instead of stalling every update), unless
+    the rows are many (MAX_SAMPLES_SIDE_BY_SIDE), where restarts run in turn on all
+    threads. An integer n_jobs is the number of restart workers, the cores shared
+    among them."""
     cores = available_cores()
-    workers = 1 if n_jobs is None else threads_from_n_jobs(n_jobs)  # None: restarts in turn
-    workers = max(1, min(workers, n_restarts))
     _, omp_default, _ = _common.build_info()
-    threads = max(1, min(omp_default, cores // workers))
+    if n_jobs is None:
+        total = max(1, min(omp_default, cores))
+        side_by_side = n_samples is None or n_samples <= MAX_SAMPLES_SIDE_BY_SIDE
+        workers = max(1, min(total, n_restarts)) if side_by_side else 1
+        threads = max(1, total // workers)
+    else:
+        workers = max(1, min(threads_from_n_jobs(n_jobs), n_restarts))
+        threads = max(1, min(omp_default, cores // workers))
     if n_samples is not None:
-        threads = max(1, min(threads, n_samples // MIN_SAMPLES_PER_THREAD))
+        threads = useful_threads(threads, n_samples)
     return workers, threads
+
+
+def useful_threads(threads, n_samples):
+    """At most `threads`, and no more than the rows keep busy (MIN_SAMPLES_PER_THREAD)."""
+    return max(1, min(threads, n_samples // MIN_SAMPLES_PER_THREAD))

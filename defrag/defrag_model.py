@@ -10,6 +10,7 @@ components, or by EM with exactly K components (App. A).
 import dataclasses
 import logging
 import numbers
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ from . import _fit
 from ._restarts import run_restarts, run_screened_restarts
 from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
-from ._threads import thread_budget
+from ._threads import thread_budget, useful_threads
 from ._validation import check_n_jobs, check_positive_int, feature_names_of, n_columns
 from .sources import adapt, predicts, unwrap
 from .sources.split_array import SplitArraySource
@@ -156,9 +157,13 @@ class DefragModel(BaseEstimator):
         most this share of the loss of one constant prediction (0: not at all).
     random_state : int, RandomState or None
     n_jobs : int or None, default=None
-        Restarts run in parallel threads (None: 1, -1: all cores). OpenMP threads
-        per restart are capped so that the total does not exceed the cores.
-        Results do not depend on n_jobs.
+        Restart workers (threads; -1: all cores). None uses every core the OpenMP
+        runtime allows (OMP_NUM_THREADS): on up to 100,000 rows, restarts side by
+        side on one thread each, which keeps its speed when other processes take
+        cores; on more rows, restarts in turn on all threads. OpenMP threads per
+        restart are capped so that the total does not exceed the cores, and the
+        last restarts take over the threads of finished ones. Results do not depend
+        on n_jobs or the thread counts.
     verbose : int, default=0
         Log progress of each restart (logger "defrag") when > 0.
 
@@ -182,6 +187,9 @@ class DefragModel(BaseEstimator):
     restart_errors_ : ndarray, training error of every restart (on all rows): of its
         rule list, or with rule_list=False of its MAP prediction
     subsample_size_ : int, rows each restart was fitted on (n_samples without subsample)
+    fit_seconds_ : dict, wall-clock seconds of the fit's phases, in order: "splits" (reading
+        the model, the split table), "targets" (the ensemble's predictions when y is None),
+        "inputs" (encoding X, the rank tables), "restarts", "rules" (the printed rules)
     restart_n_rules_ : ndarray, number of rules of every restart
     n_features_in_, feature_names_in_ (when X is a DataFrame)
     """
@@ -358,6 +366,7 @@ class DefragModel(BaseEstimator):
     def fit(self, X, y=None):
         """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None."""
         self._check_params()
+        phases = _PhaseClock()
         names_in = feature_names_of(X)
         X_input = X
         source = self._source(n_columns(X))
@@ -379,11 +388,14 @@ class DefragModel(BaseEstimator):
         max_splits = self._max_splits(Xf.shape[0])
         if max_splits is not None:
             splits = splits.top(max_splits)
+        phases.lap("splits")
         target, classes = self._encode_target(source, y, task, X_input)
         names = self._feature_names(Xf.shape[1], names_in)
+        phases.lap("targets")
 
         X_prep = splits.prepare(Xf)
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
+        threads = useful_threads(workers * threads, Xf.shape[0])  # outside the restarts: all
         s_matrix = splits.kernel_input(X_prep, threads)  # ranks (a categorical split: its own)
         problem = _fit_problem(splits, s_matrix, target)
         # A single class (or a constant target) needs a single rule: more components
@@ -405,6 +417,7 @@ class DefragModel(BaseEstimator):
         rule_list = None
         if self.rule_list:
             rule_list = self._rule_list_scorer(splits, X_prep, target, classes, names, rows, threads)
+        phases.lap("inputs")
         with _verbose_logging(self.verbose):
             if rows is not None:
                 sub_target = dataclasses.replace(target, y=np.ascontiguousarray(target.y[rows]))
@@ -418,6 +431,7 @@ class DefragModel(BaseEstimator):
             else:
                 results, best = run_restarts(problem, target, options, self.n_restarts, entropy,
                                              self.n_jobs, rule_list=rule_list)
+        phases.lap("restarts")
 
         # Only now, with the run complete, replace the fitted state: a failed refit
         # must not leave parameters and split table out of step.
@@ -462,6 +476,11 @@ class DefragModel(BaseEstimator):
         # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
         # regions, comparable with a tree's leaves; the paper's rules are its components
         self.n_rules_ = len(self.rules_) + 1 if self.rule_list else self.n_components_
+        phases.lap("rules")
+        self.fit_seconds_ = phases.seconds
+        with _verbose_logging(self.verbose):
+            logger.info("fit in %.3f s: %s", sum(phases.seconds.values()),
+                        ", ".join(f"{k} {v:.3f} s" for k, v in phases.seconds.items()))
         return self
 
     def _component_rules(self, params, splits, X_prep, names):
@@ -705,6 +724,19 @@ class DefragModel(BaseEstimator):
             return self.__repr__()
         head = f"DefragModel: {self.n_rules_} rule{'s' if self.n_rules_ != 1 else ''} ({self.task_}, {self.method.upper()})"
         return head + "\n" + str(self.rules_)
+
+
+class _PhaseClock:
+    """Wall-clock seconds of the phases of a fit, in order (fit_seconds_)."""
+
+    def __init__(self):
+        self.seconds = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name):
+        now = time.perf_counter()
+        self.seconds[name] = now - self._last
+        self._last = now
 
 
 class _verbose_logging:

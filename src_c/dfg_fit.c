@@ -129,10 +129,12 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
     int t = 0;
     for (; t < cap && status == DFG_OK; t++) {
         const int64_t K = params->n_components;
-        status = dfg_log_joint_clamped(data, params, logf, tables, opt->n_threads);
+        if (opt->live_threads && *opt->live_threads >= 1) step.n_threads = *opt->live_threads;
+        const int n_threads = step.n_threads;
+        status = dfg_log_joint_clamped(data, params, logf, tables, n_threads);
         if (status != DFG_OK) break;
         /* Bound at (q_t, Pi_t): within a phase the E-step and the M-step each raise it. */
-        status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], opt->n_threads);
+        status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], n_threads);
         if (status != DFG_OK) break;
         phase[t] = ph;
         int converged = t > ph_start &&
@@ -152,7 +154,7 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
         int max_inner = t < opt->warmup_iter ? opt->warmup_inner : opt->max_inner;
         int n_inner = 0;
         status = dfg_estep(logf, N, K, omega, max_inner, opt->tol, beta, colsum, NULL, &n_inner,
-                           scratch, opt->n_threads);
+                           scratch, n_threads);
         if (status != DFG_OK) break;
         if (opt->method == DFG_METHOD_FAB) {
             /* Algorithm 1: remove k when (1/N) sum_n q(u_k) < delta. */

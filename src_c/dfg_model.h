@@ -57,6 +57,12 @@ typedef struct {
     const double *anneal_eps;
     int anneal_iter;
     int n_threads;
+    /* When not NULL, read at the start of every outer iteration of dfg_fit: the
+       threads the run may use from then on (values < 1 keep n_threads). A caller
+       running several fits at once hands the cores of finished ones to those still
+       running. Every kernel reduces in blocks fixed by the sizes alone, so the
+       result does not depend on it. */
+    const volatile int *live_threads;
     /* FAB: the number of splits L in the penalty omega (eq. 12); 0 takes the data's
        n_splits. A fit on a selection of an ensemble's splits can keep the penalty of
        the whole ensemble, whose split count measures the model's complexity. */

@@ -60,8 +60,8 @@ SCRIPT = textwrap.dedent("""
     from defrag._threads import thread_budget
     Xtr, ytr, _, _ = xor_data(1, n=20000, regression=True)
     rf = RandomForestRegressor(n_estimators=10, min_samples_leaf=50, random_state=0).fit(Xtr, ytr)
-    m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, ytr)
-    print(json.dumps({{"threads": thread_budget(None, 2, len(Xtr))[1],
+    m = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    print(json.dumps({{"threads": thread_budget(None, 1, len(Xtr))[1],
                       "rules": m.rules_.to_dict(), "eta": m.eta_.tolist()}}))
 """)
 

@@ -32,3 +32,67 @@ def test_a_restart_with_a_nan_error_or_bound_is_never_preferred():
         for i in order:
             keeper.offer(restart(*specs[i]))
         assert keeper.best.index == 1
+
+
+def test_thread_shares_go_to_the_restarts_still_running():
+    from defrag._restarts import _ThreadShares
+
+    n_rows = 10**6  # enough rows for any share
+    shares = _ThreadShares(n_restarts=5, workers=4, threads=2, n_samples=n_rows)
+    live = [shares.start(i) for i in range(4)]
+    assert [int(v[0]) for v in live] == [2, 2, 2, 2]  # one restart still waits
+    shares.finish(1)
+    assert [int(v[0]) for v in live] == [2, 2, 2, 2]
+    live.append(shares.start(4))  # none waits now: 8 threads over 4 running
+    assert sorted(int(v[0]) for v in (live[0], live[2], live[3], live[4])) == [2, 2, 2, 2]
+    shares.finish(0)
+    shares.finish(2)
+    assert int(live[3][0]) + int(live[4][0]) == 8 and min(int(live[3][0]), int(live[4][0])) == 4
+    shares.finish(3)
+    assert int(live[4][0]) == 8 and shares.threads_for(4, n_rows) == 8
+    # a share never exceeds what the rows keep busy
+    assert shares.threads_for(4, 9000) == 1
+
+
+def test_a_run_gives_the_same_result_when_its_threads_change_midway():
+    import threading
+
+    from conftest import xor_data
+    from sklearn.ensemble import RandomForestRegressor
+
+    from defrag import split_table_from_estimator
+    from defrag._fit import fit
+    from defrag._restarts import INNER, initial_state
+    from defrag.defrag_model import _fit_problem, _Target
+
+    X, y, _, _ = xor_data(2, n=40_000, regression=True)
+    rf = RandomForestRegressor(n_estimators=5, min_samples_leaf=200, random_state=0).fit(X, y)
+    splits = split_table_from_estimator(rf)
+    target = _Target(np.ascontiguousarray(y), 0, float(y.mean()), float(y.std()), float(y.var()),
+                     1e-9 * float(y.var()))
+    problem = _fit_problem(splits, splits.kernel_input(splits.prepare(X), 1), target)
+
+    def run(n_threads, live=None, flip=False):
+        params, beta = initial_state(np.random.default_rng(0), len(X), len(splits), 4, target, 1e-10)
+        stop = threading.Event()
+        if flip:  # another thread changes the share while the run goes on
+            def flipper():
+                while not stop.is_set():
+                    live[0] = 3 - live[0]
+            t = threading.Thread(target=flipper)
+            t.start()
+        try:
+            K, trace, _ = fit(problem, params, beta, "fab", 30, 1e-9, 1e-8, 1e-10, target.var_floor,
+                              n_threads, INNER, (0.1,), 3, 0, live)
+        finally:
+            stop.set()
+            if flip:
+                t.join()
+        return K, trace, params, beta
+
+    a = run(1)
+    b = run(1, live=np.array([2], dtype=np.int32), flip=True)
+    assert a[0] == b[0]
+    np.testing.assert_array_equal(a[1], b[1])
+    np.testing.assert_array_equal(a[2]["eta"][:a[0]], b[2]["eta"][:b[0]])
+    np.testing.assert_array_equal(a[3][:, :a[0]], b[3][:, :b[0]])

@@ -211,3 +211,26 @@ def test_a_model_pickled_before_rule_lists_predicts_as_it_did(cancer):
     back = pickle.loads(pickle.dumps(old))
     np.testing.assert_array_equal(back.predict(Xte), m.predict(Xte))
     assert back.rule_list is False and back.n_components_ == m.n_components_
+
+
+@pytest.mark.parametrize("n_classes", [0, 3])
+def test_list_loss_and_first_match_counts_match_the_rule_by_rule_definition(n_classes):
+    from defrag._rule_list import first_match_counts, list_loss
+
+    rng = np.random.default_rng(4)
+    for n_rules in (0, 1, 4):
+        cover = rng.random((500, n_rules)) < 0.3
+        y = rng.integers(0, 3, 500) if n_classes else rng.normal(size=500) * 100 + 5
+        left, loss, counts = np.ones(500, dtype=bool), 0.0, []
+        for r in range(n_rules):  # the definition: first matches, rule by rule
+            first = cover[:, r] & left
+            part = y[first]
+            counts.append(first.sum())
+            if part.size:
+                loss += (part.size - np.bincount(part).max()) if n_classes else np.sum((part - part.mean()) ** 2)
+            left &= ~first
+        rest = y[left]
+        if rest.size:
+            loss += (rest.size - np.bincount(rest).max()) if n_classes else np.sum((rest - rest.mean()) ** 2)
+        assert list_loss(cover, y, n_classes) == pytest.approx(loss, rel=1e-12, abs=1e-9)
+        np.testing.assert_array_equal(first_match_counts(cover), counts)
