@@ -72,3 +72,12 @@ def check_n_jobs(n_jobs):
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")
+
+
+def check_missing(X, supports_missing, what="X"):
+    """ValueError when X (coded, float64) holds NaN and the source model routes none."""
+    if not supports_missing and np.isnan(X).any():
+        raise ValueError(
+            f"{what} contains NaN, but the source model has no rule for missing values "
+            "(supported: scikit-learn forests and HistGradientBoosting)"
+        )

@@ -20,11 +20,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _fit
 from ._restarts import run_restarts, run_screened_restarts
+from ._evaluate import prediction_error, rule_scores
 from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._threads import thread_budget
-from ._validation import check_n_jobs, check_positive_int, feature_names_of, n_columns
-from .sources import adapt, predicts, unwrap
+from ._validation import check_missing, check_n_jobs, check_positive_int, feature_names_of, n_columns
+from .sources import checked_source, unwrap
 from .sources.split_array import SplitArraySource
 
 logger = logging.getLogger("defrag")
@@ -66,11 +67,7 @@ def _fit_problem(splits, s_matrix, target):
 
 
 def _check_missing(X, splits, what="X"):
-    if not splits.supports_missing and np.isnan(X).any():
-        raise ValueError(
-            f"{what} contains NaN, but the source model has no rule for missing values "
-            "(supported: scikit-learn forests and HistGradientBoosting)"
-        )
+    check_missing(X, splits.supports_missing, what)
 
 
 class DefragModel(BaseEstimator):
@@ -294,15 +291,7 @@ class DefragModel(BaseEstimator):
     def _source(self, n_features):
         """The SourceModel of the estimator, its feature count checked against X's first
         (a malformed model's count must not size anything)."""
-        if unwrap(self.estimator) is None:
-            raise ValueError("DefragModel needs an estimator: a fitted forest or an array of splits")
-        source = adapt(self.estimator, n_features)
-        if source.n_features != n_features:
-            raise ValueError(
-                f"X has {n_features} features but the {source.library} model has "
-                f"{source.n_features} ({source.n_features_field})"
-            )
-        return source
+        return checked_source(self.estimator, n_features)
 
     def _task(self, source, y):
         """The task: as set, else the model's own, else from the type of y."""
@@ -632,32 +621,11 @@ class DefragModel(BaseEstimator):
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         pred = self._predict_coded(Xf)  # X checked and coded once
-        cover = self.rules_.covering(Xf)
-
-        def error_of(p):
-            if self.task_ == "classification":
-                return float(np.mean(p != y))
-            return float(np.mean((p - y.astype(np.float64)) ** 2))
-
-        error = error_of(pred)
-        error_map = error if not self.rule_list else error_of(self._predict_map_coded(Xf))
-        fidelity = None
-        if predicts(self.estimator):
-            ens = np.asarray(unwrap(self.estimator).predict(X))
-            if self.task_ == "classification":
-                fidelity = float(np.mean(pred == ens))
-            else:
-                from sklearn.metrics import r2_score
-
-                fidelity = float(r2_score(ens, pred))
-        return {
-            "error": error,
-            "error_map": error_map,
-            "coverage": float(np.mean(cover.any(axis=1))),
-            "overlap": float(np.mean(cover.sum(axis=1))),
-            "fidelity": fidelity,
-            "n_rules": self.n_rules_,
-        }
+        scores = rule_scores(pred, y, self.task_, self.rules_.covering(Xf), self.estimator, X,
+                             self.n_rules_)
+        error_map = scores["error"] if not self.rule_list else \
+            prediction_error(self._predict_map_coded(Xf), y, self.task_)
+        return {"error": scores.pop("error"), "error_map": error_map, **scores}
 
     def _estimator_kind(self):
         """"classifier", "regressor" or None: the task as set, else the wrapped model's."""
