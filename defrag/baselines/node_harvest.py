@@ -42,7 +42,10 @@ from ._base import BaselineModel
 from ._paths import ConditionMaker, node_paths
 
 ROOT_WEIGHT = 0.01  # getw: w_root >= 1 - 0.99
-RIDGE = 1e-5  # getw's rho
+# getw's rho is 1e-5; with it the least distance problem below was solved wrongly on a
+# 25-node case (weights of -2.5), from 1e-4 up it was right on every case tried (and the
+# objective within 1e-8 of trust-constr's)
+RIDGE = 1e-4
 
 
 def null_space(A):
@@ -90,7 +93,24 @@ def harvest_weights(member, means, y, root, ridge=RIDGE, root_weight=ROOT_WEIGHT
     u = -r[:q] / r[q]
     z = np.linalg.solve(L.T, u - Linv_g)
     w = w0 + B @ z
+    if w.min() < -1e-9 or w[root] < root_weight - 1e-9 or np.abs(A @ w - 1.0).max() > 1e-9:
+        w = _interior_point(I, y, A, lb, w0)
     return w
+
+
+def _interior_point(I, y, A, lb, w0):
+    """The same problem by scipy's trust-constr (slower; a fallback should the least
+    distance solution miss the constraints)."""
+    from scipy.linalg import qr
+    from scipy.optimize import Bounds, LinearConstraint, minimize
+
+    rows = np.sort(qr(A.T, pivoting=True)[2][:np.linalg.matrix_rank(A)])
+    Q, c = I.T @ I, -(I.T @ y)
+    res = minimize(lambda v: 0.5 * v @ Q @ v + c @ v, w0, jac=lambda v: Q @ v + c,
+                   hess=lambda v: Q, method="trust-constr", bounds=Bounds(lb, np.inf),
+                   constraints=[LinearConstraint(A[rows], 1.0, 1.0)],
+                   options={"gtol": 1e-10, "xtol": 1e-12, "maxiter": 5000})
+    return res.x
 
 
 class NodeHarvest(BaselineModel):
