@@ -134,6 +134,33 @@ def test_intrees_learner_against_a_plain_reference():
     assert len(got[0]) >= 2
 
 
+def test_intrees_pruning_against_a_plain_reference(xor_small):
+    est, Xtr, ytr, _, _ = xor_small
+    model = InTrees(est)
+    fitting = model._prepare(Xtr, ytr)
+    maker = ConditionMaker(fitting.names, fitting.encoding, True)
+    rules = model._extract(fitting.source)[:80]
+    onehot = np.eye(2, dtype=np.float32)[ytr]
+    _, counts = model._counts(maker, rules, Xtr, onehot)
+    pred = np.argmax(counts, axis=1)
+    err = model._error(counts, pred)
+    got = model._prune(maker, rules, pred, err, Xtr, onehot)
+    dropped = 0
+    for j, rule in enumerate(rules):  # pruneSingleRule, one rule and one condition at a time
+        current = list(rule)
+        for i in reversed(range(len(rule))):
+            if len(current) <= 1:
+                break
+            candidate = [a for a in current if a is not rule[i]]
+            covered = maker.cover([tuple(candidate)], Xtr)[:, 0]
+            new_err = 1 - np.round(np.mean(ytr[covered] == pred[j]), 3)
+            if new_err - err[j] <= 0.05:
+                current = candidate
+        assert got[j] == tuple(current)
+        dropped += len(rule) - len(current)
+    assert dropped > 0
+
+
 def test_intrees_prunes_and_builds_a_list(xor_small):
     est, Xtr, ytr, Xte, yte = xor_small
     model = InTrees(est).fit(Xtr, ytr)

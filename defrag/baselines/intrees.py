@@ -12,7 +12,8 @@ The steps and defaults of the package, as the paper's scripts call it
    (1 - the rounded share of that class); rules covering nothing are dropped.
 3. ``pruneRule(maxDecay=0.05, typeDecay=2)``: the conditions are tried from the last
    to the first; one is dropped when the error (with the rule's prediction fixed)
-   grows by at most 0.05 (typeDecay 2: the absolute increase; 1: relative).
+   exceeds the original rule's by at most 0.05 (typeDecay 2: the absolute increase; 1:
+   relative).
 4. ``buildLearner(minFreq=0.01)`` (STEL): repeatedly the rule with the smallest error on
    the points no chosen rule covers yet (ties: larger frequency, then fewer
    conditions, then the earlier rule) among those covering at least 1% of all points,
@@ -138,19 +139,20 @@ class InTrees(BaselineModel):
 
     def _prune(self, maker, rules, pred, err, Xf, onehot):
         """pruneRule: conditions tried from the last to the first (all rules at once,
-        one condition position per step)."""
+        one condition position per step); a condition goes when the error without it
+        exceeds the original rule's error (err, not the error after earlier drops: the
+        package's errOrig) by at most max_decay."""
+        orig, len0 = rules, [len(r) for r in rules]
         rules = [list(r) for r in rules]
-        err = err.copy()
         longest = max(len(r) for r in rules)
         for back in range(longest):
             # rules still longer than 1 whose position len0 - 1 - back exists
-            todo = [j for j, r in enumerate(rules) if len(r) > 1 and self._len0[j] - 1 - back >= 0]
+            todo = [j for j, r in enumerate(rules) if len(r) > 1 and len0[j] - 1 - back >= 0]
             if not todo:
                 continue
             cands = []
             for j in todo:
-                pos = self._len0[j] - 1 - back
-                atom = self._orig[j][pos]
+                atom = orig[j][len0[j] - 1 - back]
                 cands.append(tuple(a for a in rules[j] if a is not atom))
             _, counts = self._counts(maker, cands, Xf, onehot)
             new_err = self._error(counts, pred[todo])
@@ -159,8 +161,7 @@ class InTrees(BaselineModel):
                 decay = decay / np.maximum(err[todo], 1e-6)
             for k in np.flatnonzero(decay <= self.max_decay):
                 j = todo[k]
-                rules[j] = list(cands[k])
-                err[j] = new_err[k]
+                rules[j] = list(cands[k])  # (the package compares with the original error)
         return [tuple(r) for r in rules]
 
     def _learner(self, cover, lengths, pred, y, n_classes):
@@ -212,9 +213,7 @@ class InTrees(BaselineModel):
             counts = counts[seen]
             pred = np.argmax(counts, axis=1)  # R's which.max: the first most frequent class
             err = self._error(counts, pred)
-            self._orig, self._len0 = rules, [len(r) for r in rules]
             rules = self._prune(maker, rules, pred, err, Xf, onehot)
-            del self._orig, self._len0
             cover, _ = self._counts(maker, rules, Xf, onehot)
             lengths = np.array([len(r) for r in rules])
             chosen, default = self._learner(cover, lengths, pred, target, n_classes)
