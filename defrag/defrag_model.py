@@ -24,7 +24,8 @@ from ._evaluate import prediction_error, rule_scores
 from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._threads import thread_budget
-from ._validation import check_missing, check_n_jobs, check_positive_int, feature_names_of, n_columns
+from ._validation import (check_missing, check_n_jobs, check_positive_int, check_predict_X, feature_names_of,
+                          n_columns, rule_feature_names)
 from .sources import checked_source, unwrap
 from .sources.split_array import SplitArraySource
 
@@ -478,19 +479,7 @@ class DefragModel(BaseEstimator):
         return rule_list
 
     def _feature_names(self, n_features, names_in):
-        if self.feature_names is not None:
-            names = [str(n) for n in self.feature_names]
-            if len(names) != n_features:
-                raise ValueError(
-                    f"feature_names has {len(names)} names but X has {n_features} features"
-                )
-            return names
-        if names_in is not None:
-            return list(names_in)
-        est_names = getattr(unwrap(self.estimator), "feature_names_in_", None)
-        if est_names is not None and len(est_names) == n_features:
-            return [str(n) for n in est_names]
-        return [f"x{d}" for d in range(n_features)]
+        return rule_feature_names(self.feature_names, n_features, names_in, unwrap(self.estimator))
 
     def _build_rules(self, X_prep, target, names):
         """The paper's rules: one per component in weight order, the mixture's outputs."""
@@ -523,13 +512,7 @@ class DefragModel(BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
-        n_cols = n_columns(X)
-        if n_cols != self.n_features_in_:
-            raise ValueError(f"X has {n_cols} features but DefragModel was fitted with {self.n_features_in_}")
-        names = feature_names_of(X)
-        fitted_names = getattr(self, "feature_names_in_", None)
-        if names is not None and fitted_names is not None and list(names) != list(fitted_names):
-            raise ValueError("X has different feature names (or order) than at fit time")
+        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
         Xf = self.splits_.encoding.transform(X, allow_nan=True)
         _check_missing(Xf, self.splits_)
         return Xf

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._evaluate import rule_scores
-from .._validation import check_missing, feature_names_of, n_columns
+from .._validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names
 from ..sources import checked_source, predicts, unwrap
 from ..sources.split_array import SplitArraySource
 
@@ -98,17 +98,8 @@ class BaselineModel(BaseEstimator):
         return fitting
 
     def _names(self, n_features, names_in, source):
-        if getattr(self, "feature_names", None) is not None:
-            names = [str(n) for n in self.feature_names]
-            if len(names) != n_features:
-                raise ValueError(f"feature_names has {len(names)} names but X has {n_features} features")
-            return names
-        if names_in is not None:
-            return [str(n) for n in names_in]
-        est_names = getattr(source.estimator, "feature_names_in_", None)
-        if est_names is not None and len(est_names) == n_features:
-            return [str(n) for n in est_names]
-        return [f"x{d}" for d in range(n_features)]
+        return rule_feature_names(getattr(self, "feature_names", None), n_features, names_in,
+                                  source.estimator)
 
     def fit(self, X, y):
         """Fit to (X, y); ``self.estimator`` is the fitted ensemble."""
@@ -139,14 +130,8 @@ class BaselineModel(BaseEstimator):
     # ---------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
-        n_cols = n_columns(X)
-        if n_cols != self.n_features_in_:
-            raise ValueError(f"X has {n_cols} features but {type(self).__name__} was fitted with "
-                             f"{self.n_features_in_}")
-        names = feature_names_of(X)
-        fitted_names = getattr(self, "feature_names_in_", None)
-        if names is not None and fitted_names is not None and list(names) != list(fitted_names):
-            raise ValueError("X has different feature names (or order) than at fit time")
+        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
+                        type(self).__name__)
         Xf = self.encoding_.transform(X, allow_nan=True)
         check_missing(Xf, self.supports_missing_)
         return Xf
