@@ -72,3 +72,40 @@ def check_n_jobs(n_jobs):
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral)
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")
+
+
+def check_missing(X, supports_missing, what="X"):
+    """ValueError when X (coded, float64) holds NaN and the source model routes none."""
+    if not supports_missing and np.isnan(X).any():
+        raise ValueError(
+            f"{what} contains NaN, but the source model has no rule for missing values "
+            "(supported: scikit-learn forests and HistGradientBoosting)"
+        )
+
+
+def rule_feature_names(feature_names, n_features, names_in, estimator):
+    """The names rules print: feature_names as given (checked against n_features), else
+    the DataFrame's columns (names_in), else the estimator's feature_names_in_, else x0,
+    x1, ..."""
+    if feature_names is not None:
+        names = [str(n) for n in feature_names]
+        if len(names) != n_features:
+            raise ValueError(f"feature_names has {len(names)} names but X has {n_features} features")
+        return names
+    if names_in is not None:
+        return list(names_in)
+    est_names = getattr(estimator, "feature_names_in_", None)
+    if est_names is not None and len(est_names) == n_features:
+        return [str(n) for n in est_names]
+    return [f"x{d}" for d in range(n_features)]
+
+
+def check_predict_X(X, n_features_in, fitted_names, who):
+    """ValueError when X, given to a fitted model, has another number of columns or other
+    column names (in order) than at fit time."""
+    n_cols = n_columns(X)
+    if n_cols != n_features_in:
+        raise ValueError(f"X has {n_cols} features but {who} was fitted with {n_features_in}")
+    names = feature_names_of(X)
+    if names is not None and fitted_names is not None and list(names) != list(fitted_names):
+        raise ValueError("X has different feature names (or order) than at fit time")

@@ -21,11 +21,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _fit
 from ._restarts import run_restarts, run_screened_restarts
+from ._evaluate import prediction_error, rule_scores
 from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._threads import thread_budget, useful_threads
-from ._validation import check_n_jobs, check_positive_int, feature_names_of, n_columns
-from .sources import adapt, predicts, unwrap
+from ._validation import (check_missing, check_n_jobs, check_positive_int, check_predict_X, feature_names_of,
+                          n_columns, rule_feature_names)
+from .sources import checked_source, unwrap
 from .sources.split_array import SplitArraySource
 
 logger = logging.getLogger("defrag")
@@ -67,11 +69,7 @@ def _fit_problem(splits, s_matrix, target):
 
 
 def _check_missing(X, splits, what="X"):
-    if not splits.supports_missing and np.isnan(X).any():
-        raise ValueError(
-            f"{what} contains NaN, but the source model has no rule for missing values "
-            "(supported: scikit-learn forests and HistGradientBoosting)"
-        )
+    check_missing(X, splits.supports_missing, what)
 
 
 class DefragModel(BaseEstimator):
@@ -302,15 +300,7 @@ class DefragModel(BaseEstimator):
     def _source(self, n_features):
         """The SourceModel of the estimator, its feature count checked against X's first
         (a malformed model's count must not size anything)."""
-        if unwrap(self.estimator) is None:
-            raise ValueError("DefragModel needs an estimator: a fitted forest or an array of splits")
-        source = adapt(self.estimator, n_features)
-        if source.n_features != n_features:
-            raise ValueError(
-                f"X has {n_features} features but the {source.library} model has "
-                f"{source.n_features} ({source.n_features_field})"
-            )
-        return source
+        return checked_source(self.estimator, n_features)
 
     def _task(self, source, y):
         """The task: as set, else the model's own, else from the type of y."""
@@ -508,19 +498,7 @@ class DefragModel(BaseEstimator):
         return rule_list
 
     def _feature_names(self, n_features, names_in):
-        if self.feature_names is not None:
-            names = [str(n) for n in self.feature_names]
-            if len(names) != n_features:
-                raise ValueError(
-                    f"feature_names has {len(names)} names but X has {n_features} features"
-                )
-            return names
-        if names_in is not None:
-            return list(names_in)
-        est_names = getattr(unwrap(self.estimator), "feature_names_in_", None)
-        if est_names is not None and len(est_names) == n_features:
-            return [str(n) for n in est_names]
-        return [f"x{d}" for d in range(n_features)]
+        return rule_feature_names(self.feature_names, n_features, names_in, unwrap(self.estimator))
 
     def _build_rules(self, X_prep, target, names):
         """The paper's rules: one per component in weight order, the mixture's outputs."""
@@ -553,13 +531,7 @@ class DefragModel(BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
-        n_cols = n_columns(X)
-        if n_cols != self.n_features_in_:
-            raise ValueError(f"X has {n_cols} features but DefragModel was fitted with {self.n_features_in_}")
-        names = feature_names_of(X)
-        fitted_names = getattr(self, "feature_names_in_", None)
-        if names is not None and fitted_names is not None and list(names) != list(fitted_names):
-            raise ValueError("X has different feature names (or order) than at fit time")
+        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
         Xf = self.splits_.encoding.transform(X, allow_nan=True)
         _check_missing(Xf, self.splits_)
         return Xf
@@ -651,32 +623,11 @@ class DefragModel(BaseEstimator):
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         pred = self._predict_coded(Xf)  # X checked and coded once
-        cover = self.rules_.covering(Xf)
-
-        def error_of(p):
-            if self.task_ == "classification":
-                return float(np.mean(p != y))
-            return float(np.mean((p - y.astype(np.float64)) ** 2))
-
-        error = error_of(pred)
-        error_map = error if not self.rule_list else error_of(self._predict_map_coded(Xf))
-        fidelity = None
-        if predicts(self.estimator):
-            ens = np.asarray(unwrap(self.estimator).predict(X))
-            if self.task_ == "classification":
-                fidelity = float(np.mean(pred == ens))
-            else:
-                from sklearn.metrics import r2_score
-
-                fidelity = float(r2_score(ens, pred))
-        return {
-            "error": error,
-            "error_map": error_map,
-            "coverage": float(np.mean(cover.any(axis=1))),
-            "overlap": float(np.mean(cover.sum(axis=1))),
-            "fidelity": fidelity,
-            "n_rules": self.n_rules_,
-        }
+        scores = rule_scores(pred, y, self.task_, self.rules_.covering(Xf), self.estimator, X,
+                             self.n_rules_)
+        error_map = scores["error"] if not self.rule_list else \
+            prediction_error(self._predict_map_coded(Xf), y, self.task_)
+        return {"error": scores.pop("error"), "error_map": error_map, **scores}
 
     def _estimator_kind(self):
         """"classifier", "regressor" or None: the task as set, else the wrapped model's."""

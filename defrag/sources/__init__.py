@@ -11,7 +11,7 @@ from .base import SourceModel, Tree, walk_tree
 from .base import predicts as _predicts
 
 __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
-           "split_table_from_estimator", "predicts", "unwrap", "walk_tree"]
+           "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source"]
 
 SUPPORTED = ("scikit-learn " + ", ".join(sklearn_trees.FORESTS + sklearn_trees.BOOSTING
                                          + sklearn_hist.NAMES)
@@ -56,6 +56,21 @@ def adapt(estimator, n_features=None):
         if accepts(est):
             return source(est)
     raise TypeError(sklearn_trees.unsupported_message(est))
+
+
+def checked_source(estimator, n_features, who="DefragModel"):
+    """The SourceModel of estimator, its feature count checked against X's n_features first
+    (a malformed model's count must not size anything); ValueError naming who when there
+    is no estimator."""
+    if unwrap(estimator) is None:
+        raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
+    source = adapt(estimator, n_features)
+    if source.n_features != n_features:
+        raise ValueError(
+            f"X has {n_features} features but the {source.library} model has "
+            f"{source.n_features} ({source.n_features_field})"
+        )
+    return source
 
 
 def predicts(estimator):

@@ -1,0 +1,37 @@
+"""The quality measures every rule model reports (``evaluate``): test error, coverage,
+overlap and fidelity of its rules, computed the same way for DefragModel and the
+baselines (defrag.baselines) so that their figures compare."""
+import numpy as np
+
+from .sources import predicts, unwrap
+
+
+def prediction_error(pred, y, task):
+    """Misclassification rate (classification) or mean squared error (regression)."""
+    if task == "classification":
+        return float(np.mean(pred != y))
+    return float(np.mean((np.asarray(pred, dtype=np.float64) - y.astype(np.float64)) ** 2))
+
+
+def rule_scores(pred, y, task, cover, estimator, X, n_rules):
+    """The dict of ``evaluate``: ``error`` of pred on y, ``coverage`` (share of points
+    covered by at least one rule) and ``overlap`` (mean number of rules covering a point)
+    from the boolean matrix cover (n_samples, n_rules), ``fidelity`` (agreement with the
+    ensemble's predictions on X for classification, R^2 against them for regression;
+    None when the model has no scikit-learn predict) and ``n_rules``."""
+    fidelity = None
+    if predicts(estimator):
+        ens = np.asarray(unwrap(estimator).predict(X))
+        if task == "classification":
+            fidelity = float(np.mean(pred == ens))
+        else:
+            from sklearn.metrics import r2_score
+
+            fidelity = float(r2_score(ens, pred))
+    return {
+        "error": prediction_error(pred, y, task),
+        "coverage": float(np.mean(cover.any(axis=1))),
+        "overlap": float(np.mean(cover.sum(axis=1))),
+        "fidelity": fidelity,
+        "n_rules": int(n_rules),
+    }

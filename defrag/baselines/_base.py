@@ -1,0 +1,199 @@
+"""What the baselines share: input checks as DefragModel makes them (the same source
+models, encodings and messages), the target, predict / predict_proba / score /
+evaluate, scikit-learn's manners."""
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+from .._evaluate import rule_scores
+from .._validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names
+from ..sources import checked_source, predicts, unwrap
+from ..sources.split_array import SplitArraySource
+
+
+class _Fitting:
+    """The checked inputs of one fit: the source model, X as it reads it (Xf), the raw
+    X (for the ensemble's own predict), the task, the target and the feature names."""
+
+    def __init__(self, source, X, Xf, task, names, names_in):
+        self.source, self.X, self.Xf, self.task = source, X, Xf, task
+        self.names, self.names_in = names, names_in
+        self.y = None  # float64 values (regression) or int class codes
+        self.classes = None
+
+    @property
+    def n_classes(self):
+        return 0 if self.classes is None else int(self.classes.size)
+
+    def ensemble_predictions(self):
+        """The ensemble's predictions on the training X, as a target (class codes or values)."""
+        if not self.source.has_predict:
+            raise TypeError(f"{self.source.describe()} has no scikit-learn predict(); pass the "
+                            "scikit-learn wrapper of the model")
+        return self.code(np.asarray(self.source.predict(self.X)))
+
+    def code(self, labels):
+        """Class labels as codes into classes (the ensemble's labels are among them)."""
+        if self.task == "regression":
+            return np.asarray(labels, dtype=np.float64).ravel()
+        return np.searchsorted(self.classes, np.asarray(labels).ravel())
+
+
+class BaselineModel(BaseEstimator):
+    """Common plumbing of the baselines; subclasses set ``rules_``, ``n_rules_`` and
+    implement ``_fit(fitting)`` and ``_predict_coded(Xf)`` (and ``_proba_coded``)."""
+
+    #: the method needs the ensemble's own predictions on X
+    _needs_predict = False
+
+    def _check_params(self):
+        """ValueError on a bad parameter (subclasses)."""
+
+    def _prepare(self, X, y):
+        """Check X and y as DefragModel does and read the source model."""
+        self._check_params()
+        names_in = feature_names_of(X)
+        source = checked_source(self.estimator, n_columns(X), type(self).__name__)
+        if isinstance(source, SplitArraySource):
+            raise TypeError(f"{type(self).__name__} reads the ensemble's trees; an array of "
+                            "splits has none: pass the fitted ensemble")
+        if self._needs_predict and not source.has_predict:
+            raise TypeError(f"{type(self).__name__} labels points with the ensemble's predict(); "
+                            f"{source.describe()} has none: pass the scikit-learn wrapper")
+        encoding = source.encoding.bind(X)
+        Xf = encoding.transform(X, allow_nan=True)
+        if Xf.shape[0] < 1:
+            raise ValueError("X has no samples")
+        if y is None:
+            raise ValueError(f"{type(self).__name__}.fit needs y")
+        n_y = len(y) if hasattr(y, "__len__") else None
+        if n_y != Xf.shape[0]:
+            raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
+        check_missing(Xf, source.supports_missing)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D; got shape {y.shape}")
+        task = source.task
+        if task is None:  # a raw Booster
+            task = "classification" if type_of_target(y) in ("binary", "multiclass") else "regression"
+        fitting = _Fitting(source, X, Xf, task, self._names(Xf.shape[1], names_in, source), names_in)
+        fitting.encoding = encoding
+        if task == "regression":
+            try:
+                fitting.y = y.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError("y must be numeric for regression") from exc
+            if not np.all(np.isfinite(fitting.y)):
+                raise ValueError("y contains NaN or infinite values")
+        else:
+            if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinite values")
+            known = source.classes
+            fitting.classes = np.unique(y) if known is None else np.union1d(known, np.unique(y))
+            fitting.y = np.searchsorted(fitting.classes, y)
+        return fitting
+
+    def _names(self, n_features, names_in, source):
+        return rule_feature_names(getattr(self, "feature_names", None), n_features, names_in,
+                                  source.estimator)
+
+    def fit(self, X, y):
+        """Fit to (X, y); ``self.estimator`` is the fitted ensemble."""
+        fitting = self._prepare(X, y)
+        for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
+            delattr(self, name)
+        self.task_ = fitting.task
+        if fitting.task == "classification":
+            self.classes_ = fitting.classes
+        self.n_features_in_ = fitting.Xf.shape[1]
+        if fitting.names_in is not None:
+            self.feature_names_in_ = fitting.names_in
+        self.encoding_ = fitting.encoding
+        self.supports_missing_ = bool(fitting.source.supports_missing)
+        # the baselines' linear algebra is small (matrices of at most a few thousand
+        # columns): one BLAS thread; on busy cores OpenBLAS's threads made a 700 x 400
+        # SVD 60 times slower (6.8 s against 0.11 s)
+        with threadpool_limits(1, user_api="blas"):
+            self._fit(fitting)
+        self.rules_ = self.rules_.on_training_rows(fitting.Xf)
+        return self
+
+    def _rule_set_options(self):
+        """Keyword arguments of the RuleSet of this model."""
+        return dict(classes=getattr(self, "classes_", None), supports_missing=self.supports_missing_,
+                    encoding=self.encoding_, feature_names_in=getattr(self, "feature_names_in_", None))
+
+    # ---------------------------------------------------------------- predict
+    def _check_X(self, X):
+        check_is_fitted(self, "rules_")
+        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
+                        type(self).__name__)
+        Xf = self.encoding_.transform(X, allow_nan=True)
+        check_missing(Xf, self.supports_missing_)
+        return Xf
+
+    def predict(self, X):
+        return self._predict_coded(self._check_X(X))
+
+    def predict_proba(self, X):
+        """Class probabilities (classification only)."""
+        check_is_fitted(self, "rules_")
+        if self.task_ != "classification":
+            raise AttributeError("predict_proba is only available for classification")
+        return self._proba_coded(self._check_X(X))
+
+    def score(self, X, y):
+        """Accuracy (classification) or R^2 (regression) of predict."""
+        from sklearn.metrics import accuracy_score, r2_score
+
+        pred = self.predict(X)
+        y = np.asarray(y)
+        if y.shape[0] != pred.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {pred.shape[0]} samples")
+        return accuracy_score(y, pred) if self.task_ == "classification" else r2_score(y, pred)
+
+    def evaluate(self, X, y):
+        """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``
+        computes them: ``error`` (misclassification rate or mean squared error of
+        predict), ``coverage`` and ``overlap`` (share of points covered by a rule of
+        ``rules_``, mean number of rules covering a point), ``fidelity`` (agreement with
+        the ensemble, R^2 against it for regression) and ``n_rules``."""
+        Xf = self._check_X(X)
+        y = np.asarray(y)
+        if y.shape[0] != Xf.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
+        return rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf),
+                           self.estimator, X, self.n_rules_)
+
+    # ------------------------------------------------------ scikit-learn manners
+    def _estimator_kind(self):
+        from sklearn.base import is_classifier, is_regressor
+
+        try:
+            est = unwrap(self.estimator)
+            if est is None or not predicts(est):
+                return None
+            return "classifier" if is_classifier(est) else ("regressor" if is_regressor(est) else None)
+        except (AttributeError, TypeError):
+            return None
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, RegressorTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = self._estimator_kind()
+        if tags.estimator_type == "classifier":
+            tags.classifier_tags = ClassifierTags()
+        elif tags.estimator_type == "regressor":
+            tags.regressor_tags = RegressorTags()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def __str__(self):
+        if not hasattr(self, "rules_"):
+            return self.__repr__()
+        return f"{type(self).__name__}: {self.n_rules_} rules ({self.task_})\n{self.rules_}"

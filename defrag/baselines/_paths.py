@@ -1,0 +1,133 @@
+"""Regions of tree nodes as rule conditions.
+
+A node's region is the conjunction of the tests on its root path. Each test is an
+*atom* ``(feature, kind, threshold, codes, right, missing_right)``: the row went right
+(``right``) or left at a node that sends a present value right when ``x > threshold``
+(kind NUMERIC) or when its code is in (IN_SET) or not in (NOT_IN_SET) ``codes``, and a
+missing value right when ``missing_right``. The atoms of one feature merge into one
+Condition: an interval ``max(right thresholds) < x <= min(left thresholds)``, or a
+category set (the intersection of the sets the region lies in minus the union of those
+it lies outside); a missing value satisfies it when every atom sends it that way.
+"""
+import numpy as np
+
+from .._rules import Condition, Rule, RuleSet
+from ..sources.base import IN_SET, NUMERIC
+
+
+def node_atom(tree, node, right):
+    """The atom of going right (or left) at an internal node of a Tree."""
+    kind = int(tree.kind[node])
+    codes = () if kind == NUMERIC else tuple(
+        int(c) for c in tree.cat_codes[tree.cat_ptr[node]:tree.cat_ptr[node + 1]])
+    return (int(tree.feature[node]), kind, float(tree.threshold[node]), codes, bool(right),
+            bool(tree.missing_right[node]))
+
+
+def node_paths(tree, max_depth=None):
+    """(node, depth, atoms) of every node of the Tree down to max_depth (None: all), root
+    first, each with the atoms of its root path in path order."""
+    out = [(0, 0, ())]
+    stack = [(0, 0, ())]
+    while stack:
+        node, depth, atoms = stack.pop()
+        if tree.children_left[node] < 0 or (max_depth is not None and depth >= max_depth):
+            continue
+        for child, right in ((tree.children_left[node], False), (tree.children_right[node], True)):
+            item = (int(child), depth + 1, atoms + (node_atom(tree, node, right),))
+            out.append(item)
+            stack.append(item)
+    return out
+
+
+def leaf_paths(tree):
+    """(leaf node, atoms) of every leaf of the Tree."""
+    return [(node, atoms) for node, _, atoms in node_paths(tree) if tree.children_left[node] < 0]
+
+
+class ConditionMaker:
+    """Makes the Conditions of atom lists for one model's features (names, encoding)."""
+
+    def __init__(self, names, encoding, supports_missing):
+        self.names, self.encoding = names, encoding
+        self.supports_missing = bool(supports_missing)
+
+    def conditions(self, atoms):
+        groups = {}
+        for atom in atoms:
+            groups.setdefault((atom[0], atom[1] != NUMERIC), []).append(atom)
+        out = []
+        for (d, categorical), group in sorted(groups.items()):
+            missing = self.supports_missing and all(a[5] == a[4] for a in group)
+            common = dict(missing=missing, zero_missing=bool(self.encoding.zero_missing[d]))
+            if not categorical:
+                lower = max((a[2] for a in group if a[4]), default=None)
+                upper = min((a[2] for a in group if not a[4]), default=None)
+                out.append(Condition(d, self.names[d], lower, upper, **common))
+                continue
+            inc = exc = None
+            for _, kind, _, codes, right, _ in group:
+                codes = np.asarray(codes, dtype=np.int64)
+                if right == (kind == IN_SET):  # the region lies in the set
+                    inc = codes if inc is None else np.intersect1d(inc, codes)
+                else:
+                    exc = codes if exc is None else np.union1d(exc, codes)
+            codes = exc if inc is None else (inc if exc is None else np.setdiff1d(inc, exc))
+            out.append(Condition(d, self.names[d], categories=codes, negated=inc is None,
+                                 category_names=self.encoding.category_names(d), **common))
+        return out
+
+    def cover(self, atom_lists, Xf, chunk=2048):
+        """Boolean matrix (n_samples, n_lists): row i lies in the region of atom list j
+        (evaluated by the compiled rule kernel, chunk lists at a time)."""
+        out = np.zeros((Xf.shape[0], len(atom_lists)), dtype=bool)
+        for start in range(0, len(atom_lists), chunk):
+            part = atom_lists[start:start + chunk]
+            rules = RuleSet([Rule(self.conditions(a), None) for a in part], None,
+                            feature_names=self.names, supports_missing=self.supports_missing)
+            out[:, start:start + len(part)] = rules.covering(Xf)
+        return out
+
+
+class TreeRulesMixin:
+    """A model that is one tree (``tree_``, a sources Tree whose ``value`` holds class
+    probabilities or the mean per node): its leaves are its rules, ``predict`` walks the
+    tree (the first covering rule of ``rules_`` is the leaf's rule: they agree)."""
+
+    def _set_tree(self, tree, fitting, supports):
+        """tree_, rules_ (one rule per leaf; the root's value as the unused default) and
+        n_rules_; supports: training rows per node."""
+        self.tree_ = tree
+        maker = ConditionMaker(fitting.names, fitting.encoding, fitting.source.supports_missing)
+        rules = [Rule(maker.conditions(atoms), *self._node_output(node), support=int(supports[node]),
+                      weight=supports[node] / max(supports[0], 1))
+                 for node, atoms in leaf_paths(tree)]
+        self.rules_ = RuleSet(rules, *self._node_output(0), fitting.names, **self._rule_set_options())
+        self.n_rules_ = len(rules)
+
+    def _node_output(self, node):
+        """(prediction, proba) of a node."""
+        value = self.tree_.value[node]
+        if self.task_ == "regression":
+            return float(value[0]), None
+        return self.classes_[int(np.argmax(value))], np.asarray(value, dtype=np.float64)
+
+    def apply(self, X):
+        """The leaf (node id of ``tree_``) of each row."""
+        from ..sources.base import walk_tree
+
+        return walk_tree(self.tree_, self._check_X(X))
+
+    def _leaf_values(self, Xf):
+        from ..sources.base import walk_tree
+
+        return self.tree_.value[walk_tree(self.tree_, Xf)]
+
+    def _predict_coded(self, Xf):
+        value = self._leaf_values(Xf)
+        if self.task_ == "regression":
+            return value[:, 0]
+        return self.classes_[np.argmax(value, axis=1)]
+
+    def _proba_coded(self, Xf):
+        return self._leaf_values(Xf)

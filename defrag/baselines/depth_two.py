@@ -1,0 +1,65 @@
+"""DTree2: a CART of depth 2, the paper's smallest baseline (Hara & Hayashi, sec. 7)."""
+import numpy as np
+
+from .._validation import check_positive_int
+from ._base import BaselineModel
+from ._paths import TreeRulesMixin
+
+
+def sklearn_tree(dt, n_classes):
+    """A fitted scikit-learn DecisionTree as a sources Tree (thresholds converted to the
+    float64 test ``x > t``, missing values routed as it routes them); ``value`` holds
+    class probabilities over all n_classes codes (classification) or the mean."""
+    from ..sources.sklearn_trees import _sklearn_trees
+
+    value = dt.tree_.value[:, 0, :]
+    if n_classes:
+        full = np.zeros((value.shape[0], n_classes))
+        full[:, dt.classes_.astype(np.int64)] = value / value.sum(axis=1, keepdims=True)
+        value = full
+    return _sklearn_trees([dt], [value], [0])[0]
+
+
+class DepthTwoTree(TreeRulesMixin, BaselineModel):
+    """A CART of depth ``max_depth`` (2: "DTree2" of Hara & Hayashi, sec. 7) fitted to y,
+    or to the ensemble's predictions; its leaves are the rules (at most 2**max_depth).
+
+    Parameters
+    ----------
+    estimator : fitted tree ensemble (any source DefragModel reads); it codes the inputs
+        (category codes, zero as missing) and, with ``target="ensemble"``, labels them
+    max_depth : int, default=2
+    target : {"y", "ensemble"}, default="y"
+        Fit the tree to y (the paper's DTree2) or to the ensemble's predictions on X.
+    feature_names : list of str, optional
+    random_state : int, RandomState or None (scikit-learn's tie breaking between splits)
+
+    Attributes
+    ----------
+    rules_ : RuleSet, one rule per leaf (``rules_.predict`` equals ``predict``)
+    n_rules_ : int, the leaves
+    tree_ : the fitted tree (defrag.sources.Tree)
+    classes_, task_, n_features_in_
+    """
+
+    def __init__(self, estimator=None, *, max_depth=2, target="y", feature_names=None,
+                 random_state=None):
+        self.estimator = estimator
+        self.max_depth = max_depth
+        self.target = target
+        self.feature_names = feature_names
+        self.random_state = random_state
+
+    def _check_params(self):
+        check_positive_int("max_depth", self.max_depth)
+        if self.target not in ("y", "ensemble"):
+            raise ValueError(f"target must be 'y' or 'ensemble'; got {self.target!r}")
+        self._needs_predict = self.target == "ensemble"
+
+    def _fit(self, fitting):
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+        target = fitting.ensemble_predictions() if self.target == "ensemble" else fitting.y
+        Tree = DecisionTreeRegressor if fitting.task == "regression" else DecisionTreeClassifier
+        dt = Tree(max_depth=self.max_depth, random_state=self.random_state).fit(fitting.Xf, target)
+        self._set_tree(sklearn_tree(dt, fitting.n_classes), fitting, dt.tree_.n_node_samples)
