@@ -121,13 +121,14 @@ def test_kernels_reject_bad_arguments():
 @pytest.mark.parametrize("schedule", [(), (0.3, 0.01)])
 def test_bound_never_decreases_within_a_phase(n_classes, schedule):
     rng, problem, _, y, params, _, beta = gate_problem(7, n=400, n_classes=n_classes)
-    options = dict(max_iter=60, tol=0.0, eps=EPS, eps_schedule=schedule, gate_l2=0.5)
+    # run to rounding noise (1e-15 relative): the bound must not drop by more than that
+    options = dict(max_iter=60, tol=1e-14, eps=EPS, eps_schedule=schedule, gate_l2=0.5)
     w = np.zeros_like(params["eta"])
     w, trace, phases = _emkl.fit_emkl(problem, params, beta, w, options, 1e-9, 1)
-    assert trace.size == len(schedule) * 3 + 61 and phases[-1] == len(schedule)
+    assert trace.size > 30 and phases[-1] == len(schedule)
     final = trace[phases == phases[-1]]
-    assert np.all(np.diff(final) >= -1e-9 * np.abs(final[1:]))
-    assert final[-1] > final[0]
+    assert np.all(np.diff(final) >= -1e-14 * np.abs(final[1:]))
+    assert final[-1] > final[0] + 1.0
 
 
 @pytest.fixture(scope="module")
