@@ -261,3 +261,31 @@ def test_bad_input():
         model.predict(X[:, :2])
     with pytest.raises(AttributeError, match="classification"):
         model.predict_proba(X)
+
+
+def test_restarts_on_a_subsample_are_scored_on_all_rows():
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = tabular_data(0, n=300)
+    rf = RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+    model = DefragModel(rf, method="em-kl", max_rules=3, n_restarts=3, subsample=120, max_iter=20,
+                        random_state=0).fit(X)
+    assert model.subsample_size_ == 120
+    # the kept restart's error is the mixture of experts' squared error on all 300 rows
+    sse = np.sum((model.predict(X) - rf.predict(X)) ** 2)
+    assert np.min(model.restart_errors_) == pytest.approx(sse, rel=1e-9)
+
+
+def test_categorical_splits_take_the_rank_path():
+    pytest.importorskip("pandas")
+    from conftest import categorical_frame
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = categorical_frame(0, n=300)
+    est = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype",
+                                        random_state=0).fit(X, y)
+    model = DefragModel(est, method="em-kl", max_rules=3, n_restarts=2, max_iter=20,
+                        random_state=0).fit(X)
+    assert model.splits_.has_categorical
+    assert model.evaluate(X, y)["error"] < np.var(y)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))
