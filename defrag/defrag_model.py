@@ -716,13 +716,13 @@ class DefragModel(BaseEstimator):
                 from sklearn.metrics import r2_score
 
                 fidelity = float(r2_score(ens, pred))
-        extra = {}
-        if emkl:
-            extra["error_rules"] = error_of(self.rules_.predictions()[self.rules_.first_match(Xf)])
+        # EM-KL: the rules as printed, which are not its prediction
+        rules = ({"error_rules": error_of(self.rules_.predictions()[self.rules_.first_match(Xf)])}
+                 if emkl else {})
         return {
-            **extra,
             "error": error,
             "error_map": error_map,
+            **rules,
             "coverage": float(np.mean(cover.any(axis=1))),
             "overlap": float(np.mean(cover.sum(axis=1))),
             "fidelity": fidelity,
