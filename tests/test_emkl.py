@@ -195,11 +195,11 @@ def test_restart_does_not_depend_on_the_thread_count():
 
 @pytest.mark.parametrize("n_classes", [0, 3])
 def test_sources_classification_and_rule_lists(n_classes):
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    X, y = tabular_data(n_classes, n=400)
-    est = (HistGradientBoostingRegressor(max_iter=20, random_state=0) if n_classes == 0
-           else HistGradientBoostingClassifier(max_iter=10, random_state=0)).fit(X, y)
+    X, y = tabular_data(n_classes, n=400)  # with missing values
+    forest = RandomForestRegressor if n_classes == 0 else RandomForestClassifier
+    est = forest(n_estimators=10, max_depth=5, random_state=0).fit(X, y)
     model = DefragModel(est, method="em-kl", max_rules=3, n_restarts=2, max_iter=30,
                         random_state=0).fit(X)
     assert model.n_components_ == 3
