@@ -104,6 +104,7 @@ KERNELS = {
     "_rules_eval": ["dfg_bits.c", "dfg_prune.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c"],
     "_proximity": ["dfg_proximity.c", "dfg_cpu.c"],
     "_proxy_split": ["dfg_proxy_split.c"],
+    "_gate": FIT_KERNELS + ["dfg_gate.c", "dfg_emkl.c"],
     "_testing": FIT_KERNELS + ["dfg_proxy_split.c"],
 }
 

@@ -172,3 +172,23 @@ cdef extern from "dfg_proxy_split.h":
                                    const double *P, int64_t n_classes, int64_t min_leaf,
                                    int32_t *feature, double *threshold, double *gain,
                                    int64_t *n_left, int n_threads) nogil
+
+cdef extern from "dfg_gate.h":
+    int dfg_gate_tables(const double *w, int64_t n_components, const int64_t *feat_ptr,
+                        int64_t n_features, const uint8_t *missing_right, double *table,
+                        int n_threads) nogil
+    int dfg_gate_log_prob(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                          const int64_t *feat_ptr, const uint8_t *missing_right, const double *w,
+                          int64_t n_components, double *out, int n_threads) nogil
+    int dfg_gate_objective(const int32_t *ranks, int64_t n_samples, int64_t n_features,
+                           const int64_t *feat_ptr, const uint8_t *missing_right,
+                           const double *beta, const double *w, int64_t n_components,
+                           double rho, double *value, double *grad, int n_threads) nogil
+
+cdef extern from "dfg_emkl.h":
+    int dfg_emkl_estep(const dfg_data *data, const dfg_params *params, const double *w,
+                       double *beta, double *logf, double *bound, int n_threads) nogil
+    int dfg_emkl_mstep(const dfg_data *data, const double *beta, double eps, double var_floor,
+                       dfg_params *params, int n_threads) nogil
+    int dfg_emkl_posterior(const dfg_data *data, const double *eta, const double *w,
+                           int64_t n_components, double *out, int n_threads) nogil

@@ -161,12 +161,15 @@ class _BestKeeper:
 
 
 def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
-                 score_problem=None, score_target=None, rule_list=None):
+                 score_problem=None, score_target=None, rule_list=None, restart=run_restart,
+                 score=training_error):
     """All restarts, in index order, and the selected one (the only one that keeps its
     params). With score_problem, each restart's training error is taken on it (all rows)
     instead of on the rows it was fitted on. With rule_list, a function
     ``rule_list(params) -> (RuleList, training error)``, each restart is scored by the
-    error of its rule list instead of the mixture's MAP prediction."""
+    error of its rule list instead of the mixture's MAP prediction. restart and score:
+    one restart's fit (run_restart's signature) and the training error of its params
+    (training_error's), FAB / EM's by default, EM-KL's from defrag/_emkl.py."""
     seeds = np.random.SeedSequence(random_state).spawn(n_restarts)
     workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
@@ -181,16 +184,18 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
             shares.finish(i)
 
     def scored_restart(i, live):
-        r = run_restart(i, seeds[i], problem, target, options, int(live[0]),
-                        score=score_problem is None and rule_list is None, live_threads=live)
+        # a restart kernel that takes live_threads hands its thread count to the C loop
+        extra = {"live_threads": live} if restart is run_restart else {}
+        r = restart(i, seeds[i], problem, target, options, int(live[0]),
+                    score=score_problem is None and rule_list is None, **extra)
         if rule_list is not None:
             fitted, error = rule_list(r.params)
             r = dataclasses.replace(r, train_error=error, rule_list=fitted)
             logger.info("restart %d: %d rules in the list, training error %.6g", i,
                         len(fitted.rules), error)
         elif score_problem is not None:  # all rows: the threads they keep busy
-            error = training_error(score_problem, r.params, score_target, options["eps"],
-                                   shares.threads_for(i, score_problem.n_samples))
+            error = score(score_problem, r.params, score_target, options["eps"],
+                          shares.threads_for(i, score_problem.n_samples))
             r = dataclasses.replace(r, train_error=error)
             logger.info("restart %d: training error on all %d rows %.6g", i,
                         score_problem.n_samples, error)
@@ -216,12 +221,14 @@ def _selection_key(r):
 
 
 def run_screened_restarts(problem, sub_problem, target, sub_target, options, n_restarts,
-                          random_state, n_jobs, rule_list=None):
+                          random_state, n_jobs, rule_list=None, **kernels):
     """Restarts fitted on a subsample (sub_problem), selected by training error on all rows.
 
     Rule models fitted on a few tens of thousands of rows generalise to the rest:
     on the 1,000,000-row benchmark every restart's error on all rows was within
     0.003 of its error on a 30,000-row subsample, at a fraction of the time.
+    kernels: run_restarts' restart and score (EM-KL's, defrag/_emkl.py).
     Returns (all restarts, with their errors on all rows; the selected one)."""
     return run_restarts(sub_problem, sub_target, options, n_restarts, random_state, n_jobs,
-                        score_problem=problem, score_target=target, rule_list=rule_list)
+                        score_problem=problem, score_target=target, rule_list=rule_list,
+                        **kernels)

@@ -5,7 +5,9 @@ The input x becomes the binary vector s of all split outcomes of the ensemble
 ones. A mixture of K components, each a product of Bernoulli distributions over
 s (a region, eq. 6) with a Gaussian or categorical output (eq. 8), is fitted
 by FAB inference (sec. 5.1, Algorithm 1), which truncates superfluous
-components, or by EM with exactly K components (App. A).
+components, or by EM with exactly K components (App. A). method="em-kl" fits the
+2016 formulation instead, a mixture of experts with a softmax gate over s fitted to
+the ensemble's predictions by minimising the KL divergence (defrag/_emkl.py).
 """
 import dataclasses
 import logging
@@ -19,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from . import _fit
+from . import _emkl, _fit, _gate
 from ._restarts import run_restarts, run_screened_restarts
 from ._evaluate import prediction_error, rule_scores
 from ._rule_list import fit_rule_list, refit_rule_list
@@ -87,8 +89,26 @@ class DefragModel(BaseEstimator):
         predict time alike.
     max_rules : int, default=10
         K_max for FAB (an upper bound; FAB removes superfluous rules), the exact
-        number of rules for EM.
-    method : {"fab", "em"}, default="fab"
+        number of rules for EM and EM-KL.
+    method : {"fab", "em", "em-kl"}, default="fab"
+        "fab" and "em": the mixture of Hara & Hayashi (2018), by FAB inference or EM.
+        "em-kl": the mixture of experts of their 2016 paper (defrag/_emkl.py): K =
+        max_rules experts, each a Bernoulli region eta_k with a Gaussian (regression)
+        or categorical (classification, the natural analogue) output, chosen by a
+        softmax gate q(k | x) = exp(w_k^T s) / sum_k' exp(w_k'^T s) as well as by its
+        region, fitted by EM to the ensemble's own predictions on X, which minimises
+        the KL divergence from the ensemble (its predicted class for classification).
+        A ``y`` given to fit replaces the ensemble's predictions: the fit is then a
+        likelihood fit to y, no longer the KL objective. ``predict`` is the mixture of
+        experts' prediction (the experts' outputs weighted by q(k | x, s), proportional
+        to q(s | k) q(k | x)); ``rules_`` are read off eta as for FAB (with
+        ``rule_list``, the ordered list fitted on the components), and ``evaluate``
+        reports both. Restarts are compared by the training error of ``predict``.
+    gate_l2 : float, default=1.0
+        EM-KL only: the L2 penalty gate_l2 / 2 ||w||^2 on the gate's weights (that of
+        scikit-learn's LogisticRegression with C=1); it keeps the gate's logistic
+        regression bounded when components separate perfectly. EM maximises the
+        log-likelihood (5) minus this penalty.
     n_restarts : int, default=20
         Random initialisations; the one with the smallest training error is kept.
     max_iter : int, default=100
@@ -180,6 +200,8 @@ class DefragModel(BaseEstimator):
     eta_, alpha_ : fitted Bernoulli parameters (n_components_, n_splits) and weights
     mean_, precision_ : Gaussian outputs (regression); gamma_ : class probabilities
     lower_bound_ : ndarray, the bound (eq. 12) per outer iteration of the kept restart
+        (EM-KL: the bound (6) of the 2016 paper minus the gate's penalty)
+    gate_weights_ : ndarray (n_components_, n_splits), EM-KL's gate weights w_k
     lower_bound_phase_ : ndarray, the eps_schedule phase of each iteration (the
         bound is non-decreasing within a phase)
     restart_errors_ : ndarray, training error of every restart (on all rows): of its
@@ -196,7 +218,7 @@ class DefragModel(BaseEstimator):
                  max_iter=100, tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10,
                  eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001), keep_duplicate_splits=False,
                  task="auto", feature_names=None, subsample="auto", max_splits="auto",
-                 penalty_splits="all", rule_list=True, prune_tol=0.0,
+                 penalty_splits="all", rule_list=True, prune_tol=0.0, gate_l2=1.0,
                  random_state=None, n_jobs=None, verbose=0):
         self.estimator = estimator
         self.max_rules = max_rules
@@ -216,6 +238,7 @@ class DefragModel(BaseEstimator):
         self.penalty_splits = penalty_splits
         self.rule_list = rule_list
         self.prune_tol = prune_tol
+        self.gate_l2 = gate_l2
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -225,8 +248,11 @@ class DefragModel(BaseEstimator):
         check_positive_int("max_rules", self.max_rules)
         check_positive_int("n_restarts", self.n_restarts)
         check_positive_int("max_iter", self.max_iter)
-        if self.method not in ("fab", "em"):
-            raise ValueError(f"method must be 'fab' or 'em'; got {self.method!r}")
+        if self.method not in ("fab", "em", "em-kl"):
+            raise ValueError(f"method must be 'fab', 'em' or 'em-kl'; got {self.method!r}")
+        if not (isinstance(self.gate_l2, numbers.Real) and not isinstance(self.gate_l2, bool)
+                and 0.0 <= self.gate_l2 < np.inf):
+            raise ValueError(f"gate_l2 must be a finite number >= 0; got {self.gate_l2!r}")
         if self.task not in ("auto", "regression", "classification"):
             raise ValueError(f"task must be 'auto', 'regression' or 'classification'; got {self.task!r}")
         for name, lo, hi in (("tol", 0.0, np.inf), ("kappa", 0.0, 0.5), ("delta", 0.0, 1.0), ("eps", 0.0, 0.5)):
@@ -386,7 +412,8 @@ class DefragModel(BaseEstimator):
         X_prep = splits.prepare(Xf)
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
         threads = useful_threads(workers * threads, Xf.shape[0])  # outside the restarts: all
-        s_matrix = splits.kernel_input(X_prep, threads)  # ranks (a categorical split: its own)
+        emkl = self.method == "em-kl"  # the gate's kernels take the rank path only
+        s_matrix = splits.kernel_input(X_prep, threads, bits=False if emkl else None)
         problem = _fit_problem(splits, s_matrix, target)
         # A single class (or a constant target) needs a single rule: more components
         # could only describe where the inputs lie, not the target.
@@ -397,16 +424,20 @@ class DefragModel(BaseEstimator):
             max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
             eps_schedule=tuple(float(e) for e in self._schedule()),
             penalty_splits=n_all_splits if self.penalty_splits == "all" else 0,
+            gate_l2=float(self.gate_l2),
         )
+        # EM-KL: its own restarts and scoring; the rule list of the kept restart only
+        kernels = dict(restart=_emkl.run_restart, score=_emkl.training_error) if emkl else {}
         random_state = check_random_state(self.random_state)
         entropy = random_state.randint(np.iinfo(np.int32).max)
         n_sub = self._subsample_size(Xf.shape[0])
         rows = None
         if n_sub < Xf.shape[0]:
             rows = np.sort(random_state.choice(Xf.shape[0], n_sub, replace=False))
-        rule_list = None
+        rule_list = restart_list = None
         if self.rule_list:
             rule_list = self._rule_list_scorer(splits, X_prep, target, classes, names, rows, threads)
+            restart_list = None if emkl else rule_list
         phases.lap("inputs")
         with _verbose_logging(self.verbose):
             if rows is not None:
@@ -417,10 +448,12 @@ class DefragModel(BaseEstimator):
                 logger.info("restarts fitted on %d of %d rows", n_sub, Xf.shape[0])
                 results, best = run_screened_restarts(problem, sub_problem, target, sub_target,
                                                       options, self.n_restarts, entropy, self.n_jobs,
-                                                      rule_list=rule_list)
+                                                      rule_list=restart_list, **kernels)
             else:
                 results, best = run_restarts(problem, target, options, self.n_restarts, entropy,
-                                             self.n_jobs, rule_list=rule_list)
+                                             self.n_jobs, rule_list=restart_list, **kernels)
+            if emkl and rule_list is not None:
+                best = dataclasses.replace(best, rule_list=rule_list(best.params)[0])
         phases.lap("restarts")
 
         # Only now, with the run complete, replace the fitted state: a failed refit
@@ -451,6 +484,8 @@ class DefragModel(BaseEstimator):
             self.mean_, self.precision_ = p["mean"], p["precision"]
         else:
             self.gamma_ = p["gamma"]
+        if emkl:
+            self.gate_weights_ = p["w"]
         self.n_components_ = int(order.size)
         if best.rule_list is None:
             self.rules_ = self._build_rules(X_prep, target, names)
@@ -522,7 +557,7 @@ class DefragModel(BaseEstimator):
     def __setstate__(self, state):
         # a DefragModel pickled before rule lists existed: it predicts as it did, by MAP
         for name, value in (("max_splits", None), ("penalty_splits", "all"), ("rule_list", False),
-                            ("prune_tol", 0.0)):
+                            ("prune_tol", 0.0), ("gate_l2", 1.0)):
             state.setdefault(name, value)
         if "rules_" in state:
             state.setdefault("n_components_", len(state["alpha_"]))
@@ -538,17 +573,37 @@ class DefragModel(BaseEstimator):
 
     def _params(self):
         p = {"eta": self.eta_, "alpha": self.alpha_}
+        if self._emkl_fitted():
+            p["w"] = self.gate_weights_
         if self.task_ == "regression":
             p.update(mean=self.mean_, precision=self.precision_)
         else:
             p["gamma"] = self.gamma_
         return p
 
-    def _map_components(self, Xf):
+    def _emkl_fitted(self):
+        return getattr(self, "gate_weights_", None) is not None
+
+    def _prediction_problem(self, Xf):
+        """(Problem over Xf without targets, threads); EM-KL's on the rank path."""
         _, threads = thread_budget(None, 1, Xf.shape[0])
         X_prep = self.splits_.prepare(Xf)
-        problem = self.splits_.problem(self.splits_.kernel_input(X_prep, threads),
+        bits = False if self._emkl_fitted() else None
+        problem = self.splits_.problem(self.splits_.kernel_input(X_prep, threads, bits=bits),
                                        n_classes=0 if self.task_ == "regression" else len(self.classes_))
+        return problem, threads
+
+    def _experts(self, Xf):
+        """EM-KL: each expert's weight q(k | x, s) at each row, and its expected output
+        (regression: the mean; classification: class probabilities)."""
+        problem, threads = self._prediction_problem(Xf)
+        weights = _gate.posterior(problem, self.eta_, self.gate_weights_, threads)
+        return weights, _emkl.expected_output(weights, self._params())
+
+    def _map_components(self, Xf):
+        if self._emkl_fitted():  # the expert of largest weight q(k | x, s)
+            return np.argmax(self._experts(Xf)[0], axis=1).astype(np.int32)
+        problem, threads = self._prediction_problem(Xf)
         return _fit.map_assign(problem, self._params(), float(self.eps), threads)
 
     def apply(self, X):
@@ -568,7 +623,9 @@ class DefragModel(BaseEstimator):
     def predict(self, X):
         """The rules as printed: the prediction of the first rule of ``rules_`` that covers
         the point, else the default (with ``rule_list=False``, the paper's two-step MAP
-        prediction, ``predict_map``)."""
+        prediction, ``predict_map``). EM-KL: the mixture of experts' prediction, the
+        experts' outputs weighted by q(k | x, s) (regression: their mean; classification:
+        the most probable class); the printed rules predict with ``rules_.predict``."""
         return self._predict_coded(self._check_X(X))
 
     def predict_map(self, X):
@@ -576,6 +633,9 @@ class DefragModel(BaseEstimator):
         return self._predict_map_coded(self._check_X(X))
 
     def _predict_coded(self, Xf):
+        if self._emkl_fitted():
+            out = self._experts(Xf)[1]
+            return out if self.task_ == "regression" else self.classes_[np.argmax(out, axis=1)]
         if not self.rule_list:
             return self._predict_map_coded(Xf)
         return self.rules_.predictions()[self.rules_.first_match(Xf)]
@@ -593,6 +653,8 @@ class DefragModel(BaseEstimator):
         check_is_fitted(self, "rules_")
         if self.task_ != "classification":
             raise AttributeError("predict_proba is only available for classification")
+        if self._emkl_fitted():  # the mixture of experts' class probabilities
+            return self._experts(self._check_X(X))[1]
         if not self.rule_list:
             return self.gamma_[self.apply_map(X)]
         first = self.apply(X)
@@ -617,6 +679,9 @@ class DefragModel(BaseEstimator):
         ``overlap`` (mean number of rules covering a point), ``fidelity``
         (agreement with the ensemble's predictions for classification, R^2
         against them for regression; None for a split array), ``n_rules``.
+        EM-KL: ``error`` is that of the mixture of experts (predict), ``error_map`` that
+        of the expert of largest weight, and ``error_rules`` that of the rules as printed
+        (``rules_.predict``), which coverage and overlap describe.
         """
         Xf = self._check_X(X)
         y = np.asarray(y)
@@ -625,9 +690,13 @@ class DefragModel(BaseEstimator):
         pred = self._predict_coded(Xf)  # X checked and coded once
         scores = rule_scores(pred, y, self.task_, self.rules_.covering(Xf), self.estimator, X,
                              self.n_rules_)
-        error_map = scores["error"] if not self.rule_list else \
+        emkl = self._emkl_fitted()
+        error_map = scores["error"] if not (self.rule_list or emkl) else \
             prediction_error(self._predict_map_coded(Xf), y, self.task_)
-        return {"error": scores.pop("error"), "error_map": error_map, **scores}
+        # EM-KL: the rules as printed, which are not its prediction
+        rules = ({"error_rules": prediction_error(
+            self.rules_.predictions()[self.rules_.first_match(Xf)], y, self.task_)} if emkl else {})
+        return {"error": scores.pop("error"), "error_map": error_map, **rules, **scores}
 
     def _estimator_kind(self):
         """"classifier", "regressor" or None: the task as set, else the wrapped model's."""

@@ -95,3 +95,34 @@ def set_test(codes, members, negate):
     """[code in members] (negated when negate) for category codes (float, NaN-free);
     negative codes and codes no set names are in no set."""
     return np.isin(codes, np.asarray(members, dtype=np.float64)) ^ bool(negate)
+
+
+def gate_log_prob(S, w):
+    """log q(k | x_n) = w_k^T s_n - log sum_k' exp(w_k'^T s_n) (2016 paper, model (3)), N x K."""
+    a = S @ w.T
+    top = a.max(axis=1, keepdims=True)
+    return a - top - np.log(np.exp(a - top).sum(axis=1, keepdims=True))
+
+
+def gate_objective(S, beta, w, rho):
+    """The gate's M-step objective to minimise, -sum beta log q(k|x) + rho/2 ||w||^2, and
+    its gradient -sum_n (beta_nk - r_n q_nk) s_nl + rho w_kl (r_n = sum_k beta_nk)."""
+    lq = gate_log_prob(S, w)
+    value = -np.sum(beta * lq) + 0.5 * rho * np.sum(w * w)
+    resid = beta - beta.sum(axis=1, keepdims=True) * np.exp(lq)
+    return value, -(resid.T @ S) + rho * w
+
+
+def emkl_log_joint(S, params, w, y, n_classes):
+    """log q(z_n | k) + log q(s_n | k) + log q(k | x_n), N x K (no mixing weight)."""
+    return log_bernoulli(S, params["eta"]) + log_output(params, y, n_classes) + gate_log_prob(S, w)
+
+
+def emkl_bound(logf, beta):
+    """The lower bound (6): sum beta logf - sum beta log beta."""
+    return lower_bound(logf, beta, 0.0)
+
+
+def emkl_posterior(S, eta, w):
+    """q(k | x, s) proportional to q(s | k) q(k | x), N x K."""
+    return softmax(log_bernoulli(S, eta) + gate_log_prob(S, w))
