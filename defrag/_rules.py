@@ -12,6 +12,7 @@ the number of covered training points does not change (counted by popcount
 over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import copy
+import decimal
 import warnings
 
 import numpy as np
@@ -25,6 +26,9 @@ def _fmt(value):
     return f"{value:.6g}"
 
 
+_EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)  # any double, exactly
+
+
 def printed_bound(value, column):
     """The shortest decimal p with the same training split as the bound value: every
     training value of column (NaN ignored) is <= p exactly when it is <= value. Printed
@@ -35,11 +39,25 @@ def printed_bound(value, column):
     above = column[column > value]
     lo = below.max() if below.size else -np.inf
     hi = above.min() if above.size else np.inf
+    if not np.isfinite(value):
+        return float(value)
+    exact = decimal.Decimal(float(value))
     for digits in range(1, 18):
-        p = float(f"{value:.{digits}g}")
-        if lo <= p < hi and np.isfinite(p):
-            return p
+        # the k-digit decimals next to the value, below and above it: if any k-digit
+        # decimal splits the training values as the value does, one of these two does
+        step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        down, up = (float(exact.quantize(step, rounding=r, context=_EXACT))
+                    for r in (decimal.ROUND_FLOOR, decimal.ROUND_CEILING))
+        fits = [p for p in (down, up) if lo <= p < hi and np.isfinite(p)]
+        if fits:
+            return min(fits, key=lambda p: (abs(p - value), p))
     return float(value)
+
+
+def _shortest(value):
+    """The shortest text that reads back as value, without a trailing '.0' (896 for 896.0)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _bound_text(value, lower, zero_missing, printed=None):
@@ -50,7 +68,7 @@ def _bound_text(value, lower, zero_missing, printed=None):
     x >= 0, x <= 1e-35 means x <= 0 and x <= -1e-35 means x < 0; where zero is
     missing, >= 0 and <= 0 are > 0 and < 0."""
     if abs(value) != ZERO_THRESHOLD:
-        return (">" if lower else "<="), _fmt(value) if printed is None else repr(printed)
+        return (">" if lower else "<="), _fmt(value) if printed is None else _shortest(printed)
     if lower:
         return (">=" if value < 0 and not zero_missing else ">"), "0"
     return ("<=" if value > 0 and not zero_missing else "<"), "0"
@@ -321,6 +339,13 @@ class RuleSet:
             sub[np.abs(sub) <= ZERO_THRESHOLD] = np.nan
             X[:, zero] = sub
         X = np.ascontiguousarray(X, dtype=np.float64)
+        # a NaN where a condition has no direction for it is an error wherever it lies
+        # (the kernels would refuse it only where they happen to read it)
+        strict = sorted({c.feature for r in self.rules for c in r.conditions
+                         if not c.missing and not self.supports_missing})
+        if strict and np.isnan(X[:, strict]).any():
+            raise ValueError("X contains NaN in a feature the rules use, and the model they come "
+                             "from has no rule for missing values")
         # -inf is below every threshold: x <= t holds. The kernels test an absent lower
         # bound as x > -inf, which -inf fails; -DBL_MAX compares as -inf with every
         # finite threshold
