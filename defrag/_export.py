@@ -468,7 +468,7 @@ def to_python(rs, name="predict"):
         if f.labels is not None:
             out.append(f"CODES_{f.d} = {{{', '.join(f'{py.literal(v)}: {k}' for k, v in enumerate(f.labels))}}}")
     out += ["", "", f"def {name}(row):",
-            f'    """The prediction of the first rule that holds for row, else the default."""',
+            '    """The prediction of the first rule that holds for row, else the default."""',
             "    if hasattr(row, 'keys'):",
             "        try:",
             "            values = [row[c] for c in COLUMNS]",

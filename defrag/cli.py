@@ -32,21 +32,22 @@ class CommandError(Exception):
     """A problem with the user's files or data: printed as one line, exit status 2."""
 
 
-def _positive_int(text):
+def _whole(text):
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _positive_int(text):
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
 def _n_jobs(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = _whole(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must be a positive number of threads, or -1 for all cores")
     return value

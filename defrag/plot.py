@@ -17,7 +17,6 @@ from ._rules import RuleSet
 
 def _matplotlib():
     try:
-        import matplotlib  # noqa: F401
         from matplotlib.figure import Figure
     except ImportError:  # pragma: no cover - depends on the installation
         raise ImportError('defrag.plot needs matplotlib: pip install "defrag[plot]"') from None
