@@ -246,7 +246,7 @@ def _plant_thresholds(rules, X, seed):
     return X
 
 
-@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "lightgbm-regressor"])
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "lightgbm-regressor", "hist"])
 def test_exports_of_xgboost_and_lightgbm_rules(library):
     from conftest import categorical_frame
 
@@ -257,7 +257,12 @@ def test_exports_of_xgboost_and_lightgbm_rules(library):
     signal = (2.0 * Xtr["colour"].isin(["red", "blue"]).to_numpy() + np.nan_to_num(Xtr["x0"].to_numpy())
               - (Xtr["size"] == 42).to_numpy())
     ytr = signal if library.endswith("regressor") else (signal > 0.8).astype(int)
-    if library == "xgboost":
+    if library == "hist":  # categories looked up by value (numbers included)
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        model = HistGradientBoostingClassifier(max_iter=10, max_depth=3, categorical_features="from_dtype",
+                                               random_state=0)
+    elif library == "xgboost":
         xgb = pytest.importorskip("xgboost")
         model = xgb.XGBClassifier(n_estimators=10, max_depth=3, enable_categorical=True,
                                   max_cat_to_onehot=1, random_state=0)
