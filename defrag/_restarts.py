@@ -84,7 +84,8 @@ def run_restart(index, seed, problem, target, options, n_threads, score=True, li
         n_threads = int(live_threads[0])
     params = {name: np.ascontiguousarray(a[:K]) for name, a in params.items()}
     error = training_error(problem, params, target, options["eps"], n_threads) if score else np.nan
-    scored = f", training error {error:.6g}" if score else ""  # else scored by the caller
+    # the error rate (mean squared error in regression); else scored by the caller
+    scored = f", training error {error / max(problem.n_samples, 1):.6g}" if score else ""
     logger.info("restart %d: %d components, %d iterations, lower bound %.6g%s",
                 index, K, trace.size, trace[-1] if trace.size else float("nan"), scored)
     return Restart(index, params, K, trace, phases, error)
@@ -176,6 +177,10 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     keeper = _BestKeeper()
     shares = _ThreadShares(n_restarts, workers, threads, problem.n_samples)
 
+    # errors are sums over the scored rows (all rows with a score_problem, and for rule
+    # lists, which score themselves on all rows); the log gives rates
+    n_scored = (problem if score_problem is None else score_problem).n_samples
+
     def job(i):
         live = shares.start(i)
         try:
@@ -192,13 +197,13 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
             fitted, error = rule_list(r.params)
             r = dataclasses.replace(r, train_error=error, rule_list=fitted)
             logger.info("restart %d: %d rules in the list, training error %.6g", i,
-                        len(fitted.rules), error)
+                        len(fitted.rules), error / max(n_scored, 1))
         elif score_problem is not None:  # all rows: the threads they keep busy
             error = score(score_problem, r.params, score_target, options["eps"],
                           shares.threads_for(i, score_problem.n_samples))
             r = dataclasses.replace(r, train_error=error)
             logger.info("restart %d: training error on all %d rows %.6g", i,
-                        score_problem.n_samples, error)
+                        score_problem.n_samples, error / max(n_scored, 1))
         return r
 
     if workers == 1:

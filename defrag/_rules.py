@@ -12,6 +12,7 @@ the number of covered training points does not change (counted by popcount
 over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import copy
+import decimal
 import warnings
 
 import numpy as np
@@ -25,6 +26,9 @@ def _fmt(value):
     return f"{value:.6g}"
 
 
+_EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)  # any double, exactly
+
+
 def printed_bound(value, column):
     """The shortest decimal p with the same training split as the bound value: every
     training value of column (NaN ignored) is <= p exactly when it is <= value. Printed
@@ -35,11 +39,25 @@ def printed_bound(value, column):
     above = column[column > value]
     lo = below.max() if below.size else -np.inf
     hi = above.min() if above.size else np.inf
+    if not np.isfinite(value):
+        return float(value)
+    exact = decimal.Decimal(float(value))
     for digits in range(1, 18):
-        p = float(f"{value:.{digits}g}")
-        if lo <= p < hi and np.isfinite(p):
-            return p
+        # the k-digit decimals next to the value, below and above it: if any k-digit
+        # decimal splits the training values as the value does, one of these two does
+        step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        down, up = (float(exact.quantize(step, rounding=r, context=_EXACT))
+                    for r in (decimal.ROUND_FLOOR, decimal.ROUND_CEILING))
+        fits = [p for p in (down, up) if lo <= p < hi and np.isfinite(p)]
+        if fits:
+            return min(fits, key=lambda p: (abs(p - value), p))
     return float(value)
+
+
+def _shortest(value):
+    """The shortest text that reads back as value, without a trailing '.0' (896 for 896.0)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _bound_text(value, lower, zero_missing, printed=None):
@@ -50,7 +68,7 @@ def _bound_text(value, lower, zero_missing, printed=None):
     x >= 0, x <= 1e-35 means x <= 0 and x <= -1e-35 means x < 0; where zero is
     missing, >= 0 and <= 0 are > 0 and < 0."""
     if abs(value) != ZERO_THRESHOLD:
-        return (">" if lower else "<="), _fmt(value) if printed is None else repr(printed)
+        return (">" if lower else "<="), _fmt(value) if printed is None else _shortest(printed)
     if lower:
         return (">=" if value < 0 and not zero_missing else ">"), "0"
     return ("<=" if value > 0 and not zero_missing else "<"), "0"
@@ -177,10 +195,9 @@ class Condition:
         return f"{text} (except 0)" if zero_inside else text
 
     def to_dict(self):
-        return {"feature": self.feature, "name": self.name, "lower": self.lower, "upper": self.upper,
-                "categories": self._labels() if self.is_set else None, "codes": None if not self.is_set else list(self.categories),
-                "negated": self.negated, "missing": self.missing, "zero_missing": self.zero_missing,
-                "train_share": self.train_share}
+        from ._export import condition_to_dict
+
+        return condition_to_dict(self)
 
     def __eq__(self, other):
         same = ("feature", "name", "lower", "upper", "missing", "categories", "negated", "zero_missing")
@@ -195,15 +212,19 @@ class Rule:
 
     Attributes: ``conditions`` (list of Condition), ``prediction`` (value or class
     label), ``proba`` (class probabilities, classification only), ``support``
-    (training points covered), ``weight`` (mixture weight alpha_k).
+    (training points covered), ``weight`` (mixture weight alpha_k), ``coverage``
+    (share of the training points that satisfy the conditions, when known).
     """
 
-    def __init__(self, conditions, prediction, proba=None, support=0, weight=0.0):
+    coverage = None  # (rules pickled before the attribute existed)
+
+    def __init__(self, conditions, prediction, proba=None, support=0, weight=0.0, coverage=None):
         self.conditions = list(conditions)
         self.prediction = prediction
         self.proba = None if proba is None else np.asarray(proba, dtype=np.float64)
         self.support = int(support)
         self.weight = float(weight)
+        self.coverage = None if coverage is None else float(coverage)
 
     def covers(self, X):
         X = np.asarray(X)
@@ -216,14 +237,9 @@ class Rule:
         return " and ".join(str(c) for c in self.conditions) if self.conditions else "always"
 
     def to_dict(self):
-        pred = self.prediction.item() if isinstance(self.prediction, np.generic) else self.prediction
-        return {
-            "conditions": [c.to_dict() for c in self.conditions],
-            "prediction": pred,
-            "proba": None if self.proba is None else [float(p) for p in self.proba],
-            "support": self.support,
-            "weight": self.weight,
-        }
+        from ._export import rule_to_dict
+
+        return rule_to_dict(self)
 
     def __str__(self):
         return f"if {self.condition_text()} then y = {_prediction_text(self.prediction, self.proba)}"
@@ -322,7 +338,21 @@ class RuleSet:
             sub = X[:, zero]
             sub[np.abs(sub) <= ZERO_THRESHOLD] = np.nan
             X[:, zero] = sub
-        return np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        # a NaN where a condition has no direction for it is an error wherever it lies
+        # (the kernels would refuse it only where they happen to read it)
+        strict = sorted({c.feature for r in self.rules for c in r.conditions
+                         if not c.missing and not self.supports_missing})
+        if strict and np.isnan(X[:, strict]).any():
+            raise ValueError("X contains NaN in a feature the rules use, and the model they come "
+                             "from has no rule for missing values")
+        # -inf is below every threshold: x <= t holds. The kernels test an absent lower
+        # bound as x > -inf, which -inf fails; -DBL_MAX compares as -inf with every
+        # finite threshold
+        neg_inf = np.isneginf(X)
+        if neg_inf.any():
+            X = np.where(neg_inf, -np.finfo(np.float64).max, X)
+        return X
 
     def _by_column_name(self, X):
         names = getattr(self, "feature_names_in", None)  # None in rule sets pickled before it
@@ -386,6 +416,9 @@ class RuleSet:
         new.rules = [copy.copy(r) for r in self.rules]
         for rule in new.rules:
             rule.conditions = [c.on_training_rows(X) for c in rule.conditions]
+        if X.shape[0]:
+            for rule, share in zip(new.rules, new.covering(X).mean(axis=0)):
+                rule.coverage = float(share)
         return new
 
     def __getstate__(self):
@@ -393,17 +426,69 @@ class RuleSet:
         state.pop("_arrays", None)  # rebuilt on first use
         return state
 
+    # ------------------------------------------------------------------ exports
     def to_dict(self):
-        default = self.default_prediction
-        if isinstance(default, np.generic):
-            default = default.item()
-        return {
-            "rules": [r.to_dict() for r in self.rules],
-            "default_prediction": default,
-            "default_proba": None if self.default_proba is None else [float(p) for p in self.default_proba],
-            "feature_names": self.feature_names,
-            "classes": None if self.classes is None else [c.item() if isinstance(c, np.generic) else c for c in self.classes],
-        }
+        """JSON-ready dict with everything needed to rebuild the rule set (``from_dict``):
+        exact bounds, outputs, feature names, the input encoding, a schema version."""
+        from ._export import ruleset_to_dict
+
+        return ruleset_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """The rule set of ``to_dict``; it predicts as the original did."""
+        from ._export import ruleset_from_dict
+
+        return ruleset_from_dict(d)
+
+    def to_json(self, indent=None):
+        """``to_dict`` as JSON text (strict JSON: infinite numbers as strings)."""
+        from ._export import to_json
+
+        return to_json(self, indent)
+
+    @classmethod
+    def from_json(cls, text):
+        """The rule set of ``to_json`` (imports neither scikit-learn nor pandas)."""
+        from ._export import from_json
+
+        return from_json(text)
+
+    def to_frame(self, X=None, y=None):
+        """One row per rule and a last one for the default, as a pandas DataFrame: rule
+        text, n_conditions, prediction, support (training points it predicts for), weight,
+        coverage (share of training points satisfying it), proba_<class> columns; given X,
+        X_coverage (share of X it covers), X_support and X_share (rows of X it predicts
+        for); given y too, precision and error (classification: share right / wrong) or
+        error (regression: mean squared error) on those rows."""
+        from ._export import to_frame
+
+        return to_frame(self, X, y)
+
+    def to_sql(self, table=None, column_names=None):
+        """One SQL ``CASE WHEN ... THEN ... ELSE ... END`` expression that gives
+        ``predict`` on a table holding the columns as a DataFrame would (missing values
+        as NULL, categorical columns as their labels). ``table`` qualifies the column
+        names; ``column_names`` (a list in the rules' column order, or a dict from the
+        rules' names to the table's) renames them. NULL where ``predict`` raises."""
+        from ._export import to_sql
+
+        return to_sql(self, table, column_names)
+
+    def to_python(self, name="predict"):
+        """Source of a dependency-free Python function ``name(row)`` (a dict or pandas
+        Series by column name, or a sequence in column order) returning ``predict``'s
+        value for the row."""
+        from ._export import to_python
+
+        return to_python(self, name)
+
+    def query_strings(self, column_names=None):
+        """pandas ``DataFrame.query`` expressions, one per rule, selecting the rows the
+        rule covers (column names in backticks; missing values as ``x != x``)."""
+        from ._export import query_strings
+
+        return query_strings(self, column_names)
 
     def __str__(self):
         lines = []

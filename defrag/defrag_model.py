@@ -204,8 +204,9 @@ class DefragModel(BaseEstimator):
     gate_weights_ : ndarray (n_components_, n_splits), EM-KL's gate weights w_k
     lower_bound_phase_ : ndarray, the eps_schedule phase of each iteration (the
         bound is non-decreasing within a phase)
-    restart_errors_ : ndarray, training error of every restart (on all rows): of its
-        rule list, or with rule_list=False of its MAP prediction
+    restart_errors_ : ndarray, training error rate (regression: mean squared error) of
+        every restart on all rows: of its rule list, or with rule_list=False of its MAP
+        prediction
     subsample_size_ : int, rows each restart was fitted on (n_samples without subsample)
     fit_seconds_ : dict, wall-clock seconds of the fit's phases, in order: "splits" (reading
         the model, the split table), "targets" (the ensemble's predictions when y is None),
@@ -467,7 +468,8 @@ class DefragModel(BaseEstimator):
         if names_in is not None:
             self.feature_names_in_ = names_in
         self.splits_ = splits
-        self.restart_errors_ = np.array([r.train_error for r in results])
+        # error rates (mean squared errors in regression): the restarts' losses on all rows
+        self.restart_errors_ = np.array([r.train_error for r in results]) / Xf.shape[0]
         self.restart_n_rules_ = np.array([r.n_components if r.rule_list is None else len(r.rule_list.rules) + 1
                                           for r in results])
         self.n_all_splits_ = int(n_all_splits)

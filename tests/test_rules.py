@@ -115,7 +115,8 @@ def test_to_dict_is_json_ready(fitted):
     back = json.loads(json.dumps(d))
     assert len(back["rules"]) == len(m.rules_) == m.n_rules_ - 1
     assert back["feature_names"] == ["age (years)", "größe [cm]"]
-    assert all(set(r) == {"conditions", "prediction", "proba", "support", "weight"} for r in back["rules"])
+    assert all(set(r) == {"conditions", "prediction", "proba", "support", "weight", "coverage"}
+               for r in back["rules"])
 
 
 @pytest.mark.filterwarnings("ignore:X does not have valid feature names")  # arrays on purpose

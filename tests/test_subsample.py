@@ -20,9 +20,9 @@ def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
     m = DefragModel(rf, n_restarts=4, subsample=1000, random_state=0).fit(Xtr, ytr)
     assert m.subsample_size_ == 1000
     assert m.restart_errors_.shape == (4,)
-    # the errors are counted on all 4,000 rows: the kept model's is its MAP error on X
+    # the error rates are taken on all 4,000 rows: the kept model's is its error on X
     n_wrong = np.count_nonzero(m.predict(Xtr) != ytr)
-    assert m.restart_errors_.min() == n_wrong
+    assert m.restart_errors_.min() == pytest.approx(n_wrong / len(Xtr), rel=1e-12)
     assert n_wrong > 1000 * 0.05  # 10% label noise: more errors than a 1,000-row count could hold
     # the kept restart is the one with the fewest rules among those of the smallest error
     # on all rows (XOR: two rules and the default describe it as a list)
@@ -73,8 +73,8 @@ def test_subsample_regression():
     rf = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, max_features=1,
                                random_state=0).fit(Xtr, ytr)
     m = DefragModel(rf, subsample=1000, random_state=0).fit(Xtr, ytr)
-    sse = np.sum((m.predict(Xtr) - ytr) ** 2)
-    np.testing.assert_allclose(m.restart_errors_.min(), sse, rtol=1e-9)
+    mse = np.mean((m.predict(Xtr) - ytr) ** 2)
+    np.testing.assert_allclose(m.restart_errors_.min(), mse, rtol=1e-9)
     assert m.evaluate(Xte, yte)["error"] <= 0.05
 
 
@@ -83,3 +83,23 @@ def test_bad_subsample_is_a_value_error(xor_4000, bad):
     rf, Xtr, ytr, _, _ = xor_4000
     with pytest.raises(ValueError, match="subsample"):
         DefragModel(rf, subsample=bad).fit(Xtr[:100], ytr[:100])
+
+
+@pytest.mark.parametrize("rule_list", [True, False])
+def test_restart_errors_are_rates_and_logs_have_no_nan(rule_list, caplog):
+    """Subsampled restarts are scored on all rows by the caller: the log never says
+    'training error nan', and restart_errors_ are rates on all rows, not counts."""
+    Xtr, ytr, _, _ = xor_data(3, n=1500)
+    rf = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(Xtr, ytr)
+    with caplog.at_level("INFO", logger="defrag"):
+        m = DefragModel(rf, n_restarts=3, subsample=500, rule_list=rule_list, verbose=1,
+                        random_state=0).fit(Xtr, ytr)
+    text = caplog.text
+    assert "training error" in text and "nan" not in text.lower(), text
+    assert np.all((m.restart_errors_ >= 0) & (m.restart_errors_ <= 1))
+    if rule_list:  # the kept list's rate is its error on all rows
+        assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
+    else:
+        assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict_map(Xtr) != ytr), rel=1e-12)
+    logged = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if "training error" in line]
+    np.testing.assert_allclose(sorted(logged), sorted(m.restart_errors_), rtol=1e-5)

@@ -1,0 +1,183 @@
+"""The defrag command line: explain a model file on a CSV, score a CSV with saved rules."""
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import categorical_frame
+from defrag import DefragModel, RuleSet
+from defrag import cli
+
+pd = pytest.importorskip("pandas")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "defrag", *args], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A CSV with NaN, a text and an integer categorical column and a label; a random
+    forest (joblib) on two of its columns, an XGBoost JSON file and a LightGBM text file."""
+    import joblib
+    from sklearn.ensemble import RandomForestClassifier
+
+    d = tmp_path_factory.mktemp("cli")
+    X, y = categorical_frame(2, n=600)
+    frame = X.copy()
+    frame["label"] = y
+    frame.to_csv(d / "data.csv", index=False)
+    models = {}
+    rf = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(X[["x0", "x2"]], y)
+    joblib.dump(rf, d / "rf.joblib")
+    models["rf.joblib"] = rf
+    xgb = pytest.importorskip("xgboost")
+    model = xgb.XGBClassifier(n_estimators=10, max_depth=3, enable_categorical=True,
+                              max_cat_to_onehot=1, random_state=0).fit(X, y)
+    model.save_model(d / "xgb.json")
+    models["xgb.json"] = model
+    lgb = pytest.importorskip("lightgbm")
+    model = lgb.LGBMClassifier(n_estimators=10, num_leaves=6, verbose=-1, min_data_per_group=5,
+                               random_state=0).fit(X, y)
+    model.booster_.save_model(str(d / "lgb.txt"))
+    models["lgb.txt"] = model
+    return d, X, y, models
+
+
+@pytest.mark.parametrize("name", ["rf.joblib", "xgb.json", "lgb.txt"])
+def test_explain_a_model_file_end_to_end(files, name):
+    d, X, y, models = files
+    out = d / f"{name}.rules.json"
+    res = _run("explain", str(d / name), str(d / "data.csv"), "--format", "json", "--out", str(out),
+               "--max-rules", "5", "--n-restarts", "3", "--seed", "0", "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "" and res.stderr == ""
+    rules = RuleSet.from_json(out.read_text())
+    # the rules fit the model's own predictions, as DefragModel on the fitted model does
+    model = models[name]
+    cols = ["x0", "x2"] if name == "rf.joblib" else list(X.columns)
+    expected = DefragModel(model, max_rules=5, n_restarts=3, random_state=0).fit(X[cols])
+    assert str(rules) == str(expected.rules_)
+    np.testing.assert_array_equal(rules.predict(X[cols]), expected.predict(X[cols]))
+    # and score the CSV with them (in a subprocess once: each costs seconds of imports)
+    scored = d / f"{name}.scored.csv"
+    argv = ["predict", str(out), str(d / "data.csv"), "--out", str(scored)]
+    if name == "xgb.json":
+        res = _run(*argv)
+        assert res.returncode == 0, res.stderr
+    else:
+        assert cli.main(argv) == 0
+    back = pd.read_csv(scored)
+    assert list(back.columns) == list(X.columns) + ["label", "prediction"]
+    np.testing.assert_array_equal(back["prediction"].to_numpy(), expected.predict(X[cols]))
+
+
+def test_explain_with_a_target_and_every_format(files):
+    d, X, y, _ = files
+    expected = DefragModel(cli.load_model(str(d / "lgb.txt"))[0], max_rules=4, n_restarts=2,
+                           random_state=0).fit(cli.prepare_frame(X, None, {1: None, 3: None}), y)
+    texts = {}
+    for fmt in cli.FORMATS:
+        out, err = io.StringIO(), io.StringIO()
+        code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
+                         "--format", fmt, "--max-rules", "4", "--n-restarts", "2", "--quiet"], out, err)
+        assert code == 0 and err.getvalue() == ""
+        texts[fmt] = out.getvalue()
+    assert texts["text"].strip() == str(expected)
+    assert RuleSet.from_json(texts["json"]).to_dict() == expected.rules_.to_dict()
+    assert texts["sql"].startswith("CASE") and texts["sql"].strip().endswith("END")
+    namespace = {}
+    exec(texts["python"], namespace)
+    assert [namespace["predict"](r) for r in X.head(50).to_dict("records")] == \
+        expected.predict(cli.prepare_frame(X.head(50), None, {1: None, 3: None})).tolist()
+    table = texts["markdown"].strip().splitlines()
+    assert table[0].startswith("| # | if | then") and len(table) == 2 + len(expected.rules_) + 1
+    assert "otherwise" in table[-1]
+
+
+def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
+    d, *_ = files
+    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    args = ["explain", str(d / "rf.joblib"), str(d / "data.csv"), "--n-restarts", "2", "--n-jobs", "1"]
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(args, out, err) == 0
+    assert "restart 1" in err.getvalue() and "rules fitted in" in err.getvalue()
+    assert "[defrag" not in out.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(args + ["--quiet"], out, err) == 0
+    assert err.getvalue() == ""
+    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 3600.0)  # a short fit says nothing
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(args, out, err) == 0 and err.getvalue() == ""
+
+
+def test_bad_arguments_and_files_are_errors_not_tracebacks(files, capsys):
+    d, *_ = files
+    for bad in (["demo", "--n-restarts", "0"], ["explain", "m", "d", "--max-rules", "x"],
+                ["explain", "m", "d", "--format", "pdf"], ["explain", "m", "d", "--n-jobs", "0"], []):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(bad)
+        assert exc.value.code == 2
+        assert "usage: defrag" in capsys.readouterr().err
+    cases = [
+        (["explain", str(d / "nope.json"), str(d / "data.csv")], "no such model file"),
+        (["explain", str(d / "rf.joblib"), str(d / "nope.csv")], "no such data file"),
+        (["explain", str(d / "rf.joblib"), str(d / "data.csv"), "--target", "y"], "no column 'y'"),
+        (["explain", str(d / "data.csv"), str(d / "data.csv")], "cannot load"),
+        (["predict", str(d / "data.csv"), str(d / "data.csv")], "not a defrag rules file"),
+    ]
+    for argv, message in cases:
+        err = io.StringIO()
+        assert cli.main(argv, io.StringIO(), err) == 2
+        assert message in err.getvalue() and "Traceback" not in err.getvalue(), err.getvalue()
+
+
+def test_help_is_plain_text_and_names_the_command():
+    res = _run("--help")
+    assert res.returncode == 0
+    assert res.stdout.startswith("usage: defrag ") and "``" not in res.stdout
+    for command in ("explain", "predict", "demo", "config"):
+        assert command in res.stdout
+    res = _run("explain", "--help")
+    assert "usage: defrag explain" in res.stdout and "``" not in res.stdout
+    res = _run("demo", "--n-restarts", "0")
+    assert res.returncode == 2 and "Traceback" not in res.stderr and "at least 1" in res.stderr
+
+
+def test_console_script_points_at_the_cli():
+    tomllib = pytest.importorskip("tomllib")
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    assert project["scripts"]["defrag"] == "defrag.cli:main"
+    assert {"plot", "parquet"} <= set(project["optional-dependencies"])
+
+
+def test_demo_wraps_rules_and_explains_fidelity(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    out = io.StringIO()
+    assert cli.main(["demo", "--dataset", "diabetes", "--n-trees", "7", "--n-restarts", "2",
+                     "--max-rules", "6", "--quiet"], out) == 0
+    text = out.getvalue()
+    assert "of 7 trees" in text and "100 trees" not in text
+    assert "fidelity: R^2" in text
+    table_start = text.index("  rules  ")
+    assert all(len(line) <= 60 for line in text[:table_start].splitlines()), text
+    assert "[*] otherwise y =" in text
+
+
+def test_predict_reads_parquet_when_pyarrow_is_there(files, tmp_path):
+    pytest.importorskip("pyarrow")
+    d, X, y, models = files
+    m = DefragModel(models["rf.joblib"], max_rules=4, n_restarts=2, random_state=0).fit(X[["x0", "x2"]])
+    (tmp_path / "r.json").write_text(m.rules_.to_json())
+    X.to_parquet(tmp_path / "d.parquet")
+    out = io.StringIO()
+    assert cli.main(["predict", str(tmp_path / "r.json"), str(tmp_path / "d.parquet")], out) == 0
+    back = pd.read_csv(io.StringIO(out.getvalue()))
+    np.testing.assert_array_equal(back["prediction"], m.predict(X[["x0", "x2"]]))

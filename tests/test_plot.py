@@ -1,0 +1,109 @@
+"""Plots, headless (Agg): PNGs are written and not blank, and the rule boxes lie at the
+thresholds' pixels."""
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+from conftest import xor_data  # noqa: E402
+from defrag import DefragModel  # noqa: E402
+from defrag import plot  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def xor_model():
+    from sklearn.ensemble import RandomForestClassifier
+
+    Xtr, ytr, Xte, yte = xor_data(0, n=800)
+    rf = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(Xtr, ytr)
+    return DefragModel(rf, max_rules=6, n_restarts=3, random_state=0).fit(Xtr), Xtr, ytr, Xte, yte
+
+
+def _png(fig, path):
+    fig.savefig(path, dpi=fig.dpi)  # no tight bounding box: display pixels are image pixels
+    image = matplotlib.image.imread(path)
+    assert image.shape[0] > 100 and image.shape[1] > 100
+    assert image[..., :3].std() > 0.05  # not blank
+    return image
+
+
+def _matches(pixels, colour):
+    return np.all(np.abs(pixels[..., :3] - np.asarray(colour[:3])) < 0.08, axis=-1)
+
+
+def test_rules_2d_draws_each_box_at_its_thresholds(xor_model, tmp_path):
+    m, Xtr, ytr, *_ = xor_model
+    fig = plot.rules_2d(m, Xtr, ytr, features=(0, 1))
+    image = _png(fig, tmp_path / "rules.png")
+    ax = fig.axes[0]
+    height = image.shape[0]
+    boxes = [p for p in ax.patches if str(p.get_gid()).startswith("rule-")]
+    assert len(boxes) == len(m.rules_)
+    checked = 0
+    for k, (rule, box) in enumerate(zip(m.rules_, boxes)):
+        (x0, x1), (y0, y1), exact = plot.rule_box(rule, 0, 1)
+        assert exact
+        colour = box.get_edgecolor()
+        lo = ax.get_ylim()[0] if y0 is None else y0
+        hi = ax.get_ylim()[1] if y1 is None else y1
+        for t in (x0, x1):
+            if t is None:
+                continue
+            # the column of the threshold along the box's vertical extent
+            px, py_lo = ax.transData.transform((t, lo))
+            _, py_hi = ax.transData.transform((t, hi))
+            rows = np.arange(int(height - py_hi) + 3, int(height - py_lo) - 3)
+            col = int(round(px - 0.5))
+            on = max(_matches(image[rows, c], colour).mean() for c in (col - 1, col, col + 1))
+            off = _matches(image[rows, col + 6], colour).mean()
+            assert on > 0.7 and off < 0.3, (k, t, on, off)
+            checked += 1
+    assert checked >= 2
+
+
+def test_rules_2d_regression_and_errors(tmp_path):
+    from sklearn.ensemble import RandomForestRegressor
+
+    Xtr, ytr, _, _ = xor_data(1, n=400, regression=True)
+    rf = RandomForestRegressor(n_estimators=10, max_depth=3, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, max_rules=4, n_restarts=2, random_state=0).fit(Xtr)
+    fig = plot.rules_2d(m.rules_, Xtr, features=("x1", "x0"))
+    _png(fig, tmp_path / "reg.png")
+    assert fig.axes[0].get_xlabel() == "x1" and len(fig.axes) == 2  # a colour bar
+    with pytest.raises(ValueError, match="no feature named"):
+        plot.rules_2d(m, Xtr, features=("nope", 0))
+    with pytest.raises(TypeError, match="rules_"):
+        plot.rules_2d(object(), Xtr)
+
+
+def test_tradeoff_and_rule_coverage(xor_model, tmp_path):
+    m, _, _, Xte, yte = xor_model
+    results = {"defrag": [(3, 0.12), (5, 0.11)], "CART": [(4, 0.15), (16, 0.1)], "inTrees": [(9, 0.2)]}
+    fig = plot.tradeoff(results)
+    _png(fig, tmp_path / "tradeoff.png")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["defrag", "CART", "inTrees"]
+    np.testing.assert_array_equal(ax.lines[1].get_xydata(), [[4, 0.15], [16, 0.1]])
+    records = [{"method": "a", "n_rules": 2, "error": 0.3}, {"method": "a", "n_rules": 1, "error": 0.4}]
+    np.testing.assert_array_equal(plot.tradeoff(records).axes[0].lines[0].get_xydata(), [[1, 0.4], [2, 0.3]])
+    with pytest.raises(ValueError, match="method"):
+        plot.tradeoff([{"n_rules": 1}])
+    fig = plot.rule_coverage(m, Xte)
+    _png(fig, tmp_path / "coverage.png")
+    ax = fig.axes[0]
+    heights = np.array([b.get_height() for b in ax.patches])
+    n = len(m.rules_) + 1
+    np.testing.assert_allclose(heights[:n - 1], m.rules_.covers(Xte).mean(axis=0))
+    first = m.apply(Xte)
+    np.testing.assert_allclose(heights[n:], np.bincount(np.where(first < 0, n - 1, first), minlength=n) / len(Xte))
+    assert [t.get_text() for t in ax.get_xticklabels()][-1] == "otherwise"
+
+
+def test_import_does_not_load_matplotlib():
+    import subprocess
+    import sys
+
+    code = "import sys, defrag.plot; print('matplotlib' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.stdout.strip() == "False", res.stderr
