@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from . import _fit
+from ._memory import check_memory, fit_estimate
 from ._restarts import run_restarts, run_screened_restarts
 from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
@@ -382,14 +383,16 @@ class DefragModel(BaseEstimator):
         target, classes = self._encode_target(source, y, task, X_input)
         names = self._feature_names(Xf.shape[1], names_in)
 
-        X_prep = splits.prepare(Xf)
-        workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
-        s_matrix = splits.kernel_input(X_prep, threads)  # ranks (a categorical split: its own)
-        problem = _fit_problem(splits, s_matrix, target)
         # A single class (or a constant target) needs a single rule: more components
         # could only describe where the inputs lie, not the target.
         single_class = np.unique(target.y).size == 1
         n_components = 1 if single_class else self.max_rules
+        workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
+        self._check_memory(splits, Xf.shape, n_components, target.n_classes, workers, threads)
+
+        X_prep = splits.prepare(Xf)
+        s_matrix = splits.kernel_input(X_prep, threads)  # ranks (a categorical split: its own)
+        problem = _fit_problem(splits, s_matrix, target)
         options = dict(
             n_splits=len(splits), n_components=n_components, method=self.method,
             max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
@@ -463,6 +466,20 @@ class DefragModel(BaseEstimator):
         # regions, comparable with a tree's leaves; the paper's rules are its components
         self.n_rules_ = len(self.rules_) + 1 if self.rule_list else self.n_components_
         return self
+
+    def _check_memory(self, splits, shape, n_components, n_classes, workers, threads):
+        """DefragMemoryError before allocating when the fit's working set (defrag/_memory.py)
+        exceeds the memory limit."""
+        n, d = shape
+        bits = splits.uses_bits(n)
+        ptr = splits.feat_ptr if bits else splits.rank_ptr
+        parts = fit_estimate(
+            n, self._subsample_size(n), d, len(splits), len(splits.rank_ptr) - 1,
+            (len(splits) + 63) // 64 if bits else 0, int(np.max(np.diff(ptr), initial=1)),
+            n_components, n_classes, workers, threads, bool(self.rule_list))
+        check_memory(sum(parts.values()), "DefragModel.fit",
+                     "subsample= (rows per restart), n_jobs= (restarts in flight), "
+                     "max_rules= (K), max_splits= (L)", parts)
 
     def _component_rules(self, params, splits, X_prep, names):
         """The rules (conditions, no outputs) of a mixture's components in weight order."""
