@@ -385,7 +385,8 @@ class DefragModel(BaseEstimator):
 
         # A single class (or a constant target) needs a single rule: more components
         # could only describe where the inputs lie, not the target.
-        single_class = np.unique(target.y).size == 1
+        single_class = np.unique(target.y).size == 1 or (  # a regressor's constant, to rounding
+            target.n_classes == 0 and np.ptp(target.y) <= 1e-12 * max(1.0, float(np.max(np.abs(target.y)))))
         n_components = 1 if single_class else self.max_rules
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
         self._check_memory(splits, Xf.shape, n_components, target.n_classes, workers, threads)

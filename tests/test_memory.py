@@ -83,3 +83,22 @@ def test_estimate_scales_with_what_a_restart_allocates():
     sub = fit_estimate(**{**base, "n_samples": 100_000, "n_fit": 1000})
     full = fit_estimate(**{**base, "n_samples": 100_000, "n_fit": 100_000})
     assert sub["restarts in flight"] < full["restarts in flight"] / 2
+
+
+def test_sparse_input_is_named(small_forest):
+    sp = pytest.importorskip("scipy.sparse")
+    rf, X = small_forest
+    with pytest.raises(TypeError, match="sparse input is not supported"):
+        DefragModel(rf).fit(sp.csr_matrix(X))
+    with pytest.raises(TypeError, match="sparse input is not supported"):
+        defrag.PrototypeExplainer(rf, n_prototypes=2).fit(sp.csr_matrix(X))
+
+
+def test_nearly_constant_regression_target_gives_one_rule(small_forest):
+    _, X = small_forest
+    from sklearn.ensemble import RandomForestRegressor
+
+    rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, X[:, 0])
+    y = 2.5 + 1e-15 * np.arange(X.shape[0]) % 3  # constant up to rounding
+    model = DefragModel(rf, random_state=0, n_restarts=2).fit(X, y)
+    assert model.n_rules_ == 1 and model.n_components_ == 1
