@@ -22,6 +22,7 @@ for _module in ("_common", "_encoding", "_fit", "_proximity", "_proxy_split", "_
 del _module
 
 from ._config import show_config
+from ._memory import DefragMemoryError, max_memory, set_max_memory
 from ._rules import Condition, Rule, RuleSet
 from ._splits import SplitTable
 
@@ -61,6 +62,7 @@ def __dir__():
 
 __all__ = [
     "Condition",
+    "DefragMemoryError",
     "DefragModel",
     "PrototypeExplainer",
     "ProxyTree",
@@ -68,6 +70,8 @@ __all__ = [
     "Rule",
     "RuleSet",
     "SplitTable",
+    "set_max_memory",
+    "max_memory",
     "show_config",
     "split_table_from_array",
     "split_table_from_estimator",

@@ -307,13 +307,16 @@ class SplitTable:
         ranks, 1 bit packed) would make the ranks larger than RANK_BYTES_LIMIT and 4x
         the packed bits; then the bits, about 2x slower but that much smaller."""
         if bits is None:
-            n = np.asarray(X).shape[0]
-            rank_bytes = 4 * n * (len(self.rank_ptr) - 1)
-            bit_bytes = 8 * n * ((len(self) + 63) // 64)
-            bits = self.has_categorical and rank_bytes > max(RANK_BYTES_LIMIT, 4 * bit_bytes)
+            bits = self.uses_bits(np.asarray(X).shape[0])
         if bits:
             return {"bits": self.pack(X, n_threads)}
         return {"ranks": self.ranks(X, n_threads)}
+
+    def uses_bits(self, n_samples):
+        """Whether kernel_input(bits=None) packs the s matrix of n_samples rows as bits."""
+        rank_bytes = 4 * n_samples * (len(self.rank_ptr) - 1)
+        bit_bytes = 8 * n_samples * ((len(self) + 63) // 64)
+        return bool(self.has_categorical and rank_bytes > max(RANK_BYTES_LIMIT, 4 * bit_bytes))
 
     def problem(self, s_matrix, **targets):
         """The fit kernels' ``_fit.Problem`` over s_matrix from kernel_input (or a

@@ -4,9 +4,17 @@ import numbers
 import numpy as np
 
 
+def check_not_sparse(X, what="X"):
+    """TypeError for a SciPy sparse matrix or array: defrag needs dense input."""
+    if hasattr(X, "nnz") and hasattr(X, "toarray"):
+        raise TypeError(f"{what} is a sparse matrix; sparse input is not supported: "
+                        f"pass a dense array ({what}.toarray())")
+
+
 def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
     """X as a 2-D float64 array; TypeError for non-numeric input, ValueError for
     NaN (unless allow_nan) and infinite values (unless allow_inf)."""
+    check_not_sparse(X, what)
     if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame
         try:
             X = X.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -45,6 +53,7 @@ def feature_names_of(X):
 
 def n_columns(X):
     """Number of columns of a 2-D input (checked before a source model's encoding reads it)."""
+    check_not_sparse(X)
     shape = getattr(X, "shape", None)
     if shape is None:  # lists and the like
         try:

@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from . import _emkl, _fit, _gate
+from ._memory import check_memory, fit_estimate
 from ._restarts import run_restarts, run_screened_restarts
 from ._evaluate import prediction_error, rule_scores
 from ._rule_list import fit_rule_list, refit_rule_list
@@ -410,16 +411,19 @@ class DefragModel(BaseEstimator):
         names = self._feature_names(Xf.shape[1], names_in)
         phases.lap("targets")
 
-        X_prep = splits.prepare(Xf)
+        # A single class (or a constant target) needs a single rule: more components
+        # could only describe where the inputs lie, not the target.
+        single_class = np.unique(target.y).size == 1 or (  # a regressor's constant, to rounding
+            target.n_classes == 0 and np.ptp(target.y) <= 1e-12 * max(1.0, float(np.max(np.abs(target.y)))))
+        n_components = 1 if single_class else self.max_rules
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
+        self._check_memory(splits, Xf.shape, n_components, target.n_classes, workers, threads)
+
+        X_prep = splits.prepare(Xf)
         threads = useful_threads(workers * threads, Xf.shape[0])  # outside the restarts: all
         emkl = self.method == "em-kl"  # the gate's kernels take the rank path only
         s_matrix = splits.kernel_input(X_prep, threads, bits=False if emkl else None)
         problem = _fit_problem(splits, s_matrix, target)
-        # A single class (or a constant target) needs a single rule: more components
-        # could only describe where the inputs lie, not the target.
-        single_class = np.unique(target.y).size == 1
-        n_components = 1 if single_class else self.max_rules
         options = dict(
             n_splits=len(splits), n_components=n_components, method=self.method,
             max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
@@ -509,6 +513,20 @@ class DefragModel(BaseEstimator):
             logger.info("fit in %.3f s: %s", sum(phases.seconds.values()),
                         ", ".join(f"{k} {v:.3f} s" for k, v in phases.seconds.items()))
         return self
+
+    def _check_memory(self, splits, shape, n_components, n_classes, workers, threads):
+        """DefragMemoryError before allocating when the fit's working set (defrag/_memory.py)
+        exceeds the memory limit."""
+        n, d = shape
+        bits = splits.uses_bits(n)
+        ptr = splits.feat_ptr if bits else splits.rank_ptr
+        parts = fit_estimate(
+            n, self._subsample_size(n), d, len(splits), len(splits.rank_ptr) - 1,
+            (len(splits) + 63) // 64 if bits else 0, int(np.max(np.diff(ptr), initial=1)),
+            n_components, n_classes, workers, threads, bool(self.rule_list))
+        check_memory(sum(parts.values()), "DefragModel.fit",
+                     "subsample= (rows per restart), n_jobs= (restarts in flight), "
+                     "max_rules= (K), max_splits= (L)", parts)
 
     def _component_rules(self, params, splits, X_prep, names):
         """The rules (conditions, no outputs) of a mixture's components in weight order."""

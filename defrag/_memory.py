@@ -1,0 +1,200 @@
+"""Memory guard: estimate a fit's working set before allocating it, refuse what cannot fit.
+
+Each estimator adds up the large arrays it is about to allocate (the rank or bit
+matrix, every restart in flight with its N x K responsibilities and K x L
+parameters, the proximity blocks of the prototypes) and calls ``check_memory``,
+which raises ``DefragMemoryError`` (a ``MemoryError`` and a ``ValueError``) when the
+estimate exceeds the limit, naming the estimate, the limit and the knobs that
+reduce it. The limit is ``set_max_memory(...)`` / ``max_memory(...)`` when set, else
+the environment variable ``DEFRAG_MAX_MEMORY`` (bytes, or with a K/M/G/T suffix), else
+``DEFAULT_SHARE`` of the memory the operating system reports as available
+(``MemAvailable`` in /proc/meminfo, bounded by a cgroup's ``memory.max``), read at
+each check.
+"""
+import contextlib
+import os
+import re
+import threading
+
+# Share of the available memory a fit may plan to use: the estimate leaves out
+# Python objects and small temporaries, and the process already holds its data.
+DEFAULT_SHARE = 0.8
+
+_state = threading.local()
+_global = {"limit": None}
+
+
+class DefragMemoryError(MemoryError, ValueError):
+    """The working set a fit would allocate exceeds the memory limit."""
+
+
+def _parse_bytes(value, what):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)i?b?\s*", value.lower())
+        if not m:
+            raise ValueError(f"{what} must be a number of bytes or e.g. '8G'; got {value!r}")
+        value = float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " ")
+    try:
+        value = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be a number of bytes, a string such as '8G', or None; "
+                         f"got {value!r}") from exc
+    if not value > 0:  # NaN and negative values too
+        raise ValueError(f"{what} must be positive (float('inf') turns the guard off); got {value!r}")
+    return value
+
+
+def set_max_memory(limit):
+    """Set the process-wide memory limit of defrag's fits: bytes (int or float), a string
+    such as "8G", float("inf") for no limit, or None for the default (a share of the
+    memory available when each fit starts). Returns the previous setting."""
+    previous = _global["limit"]
+    _global["limit"] = _parse_bytes(limit, "max_memory")
+    return previous
+
+
+@contextlib.contextmanager
+def max_memory(limit):
+    """Context manager: the memory limit (as in set_max_memory) for this thread's fits."""
+    previous = getattr(_state, "limit", None)
+    _state.limit = _parse_bytes(limit, "max_memory")
+    try:
+        yield
+    finally:
+        _state.limit = previous
+
+
+def _meminfo_available():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_room():
+    """Bytes left under a cgroup v2 (or v1) memory limit, or None when there is none."""
+    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        try:
+            with open(limit_path) as f:
+                raw = f.read().strip()
+            if raw == "max":
+                return None
+            limit = float(raw)
+            with open(usage_path) as f:
+                usage = float(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit >= 2.0 ** 60:  # v1's "no limit"
+            return None
+        return max(limit - usage, 0.0)
+    return None
+
+
+def available_memory():
+    """Bytes of memory available to this process now (None when the OS does not say)."""
+    avail = _meminfo_available()
+    if avail is None:
+        try:
+            avail = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, ValueError, OSError):
+            avail = None
+    room = _cgroup_room()
+    if room is not None:
+        avail = room if avail is None else min(avail, room)
+    return avail
+
+
+def memory_limit():
+    """(limit in bytes or None for no limit, where it comes from)."""
+    local = getattr(_state, "limit", None)
+    if local is not None:
+        return local, "defrag.max_memory(...)"
+    if _global["limit"] is not None:
+        return _global["limit"], "defrag.set_max_memory(...)"
+    env = os.environ.get("DEFRAG_MAX_MEMORY")
+    if env:
+        return _parse_bytes(env, "DEFRAG_MAX_MEMORY"), "DEFRAG_MAX_MEMORY"
+    avail = available_memory()
+    if avail is None:
+        return None, "no limit (the OS reports no available memory)"
+    return DEFAULT_SHARE * avail, f"{DEFAULT_SHARE:.0%} of the available memory"
+
+
+def format_bytes(n):
+    for unit, size in (("TB", 2.0 ** 40), ("GB", 2.0 ** 30), ("MB", 2.0 ** 20), ("KB", 2.0 ** 10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+def check_memory(estimate, what, knobs, parts=None):
+    """DefragMemoryError when ``estimate`` (bytes) exceeds the memory limit.
+
+    what: the operation ("DefragModel.fit"); knobs: the parameters that reduce it;
+    parts: {name: bytes} of the largest items, named in the message."""
+    limit, source = memory_limit()
+    if limit is None or estimate <= limit:
+        return
+    detail = ""
+    if parts:
+        top = sorted(parts.items(), key=lambda kv: -kv[1])[:3]
+        detail = " (" + ", ".join(f"{name} {format_bytes(b)}" for name, b in top) + ")"
+    raise DefragMemoryError(
+        f"{what} would need about {format_bytes(estimate)} of memory{detail}, more than the "
+        f"limit of {format_bytes(limit)} ({source}). Reduce it with {knobs}, or raise the "
+        "limit with defrag.set_max_memory(...) (float('inf') turns the check off)."
+    )
+
+
+# ----------------------------------------------------------------------- estimates
+
+def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, max_group,
+                 n_components, n_classes, workers, threads, rule_list):
+    """{part: bytes} of DefragModel.fit's large arrays (see defrag_model.py).
+
+    n_samples rows (n_fit of them each restart is fitted on: the subsample), n_features
+    columns, n_splits splits L, the s matrix as n_groups int32 ranks per row or, with
+    bit_words > 0, as bit_words 64-bit words per row; max_group splits on one feature;
+    K = n_components; ``workers`` restarts in flight with ``threads`` OpenMP threads each.
+
+    Per restart (defrag/_restarts.py, src_c/dfg_fit.c): responsibilities beta (n_fit x K)
+    and the kernel's log-likelihoods and E-step scratch (2 n_fit x K), eta (K x L) with its
+    random draw, the per-component tables ((L + 2D) x K), the per-thread run buffers of
+    the likelihood kernel (12 bytes x K x max_group each), and the MAP assignment's
+    N x K buffer when scoring on all rows; with rule lists, the condition columns and
+    the cover matrix (a byte per row, per rule and per condition)."""
+    N, n, D, L, K = (int(v) for v in (n_samples, n_fit, n_features, n_splits, n_components))
+    s_row = 8 * bit_words if bit_words else 4 * n_groups
+    parts = {"X as float64": 8.0 * N * D, "split matrix": float(s_row) * N}
+    if n < N:
+        parts["subsample"] = float(s_row) * n + (8.0 * n * D if rule_list else 0.0)
+    per_restart = (8.0 * K * (3 * n + 2 * L + (L + 2 * D) + max(n_classes, 2))
+                   + 12.0 * K * max(max_group, 1) * threads)
+    if n < N or not rule_list:  # MAP assignment on the scored rows (score after the fit)
+        per_restart = max(per_restart, 8.0 * K * (n + N + 2 * L))
+    if rule_list:
+        per_restart += float(n) * K * (min(L, 2 * D) + 2)
+    parts["restarts in flight"] = per_restart * workers
+    return parts
+
+
+def prototype_estimate(n_samples, n_candidates, n_trees, n_features, n_classes, euclidean):
+    """{part: bytes} of PrototypeExplainer.fit: the float32 candidate x point distance
+    matrix (float64 then float32 with the Euclidean distance), the int32 leaf matrix and
+    the greedy selection's per-class coverage (float64, one row per class and point)."""
+    n, c = float(n_samples), float(n_candidates)
+    parts = {"distance matrix": (12.0 if euclidean else 4.0) * c * n,
+             "selection": 8.0 * (n_classes + 2) * n + 8.0 * c}
+    if euclidean:
+        parts["X as float64"] = 8.0 * n * n_features
+    else:
+        parts["leaf matrix"] = 8.0 * n * n_trees
+    return parts

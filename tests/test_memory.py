@@ -1,0 +1,104 @@
+"""The memory guard (defrag/_memory.py): a fit whose working set exceeds the limit is
+refused before it allocates, with the estimate, the limit and the knobs in the message;
+one that fits runs unchanged."""
+import time
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+
+import defrag
+from defrag import DefragMemoryError, DefragModel
+from defrag._memory import _parse_bytes, fit_estimate, memory_limit
+
+
+@pytest.fixture(scope="module")
+def small_forest():
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 5))
+    y = (X[:, 0] > 0.5).astype(int)
+    return RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y), X
+
+
+def test_huge_em_is_refused_within_a_second(small_forest):
+    # a new user's case: EM with a million components on 400 rows ran past 120 s
+    rf, X = small_forest
+    with defrag.max_memory("4G"):
+        t = time.perf_counter()
+        with pytest.raises(DefragMemoryError) as info:
+            DefragModel(rf, method="em", max_rules=10**6).fit(X)
+        assert time.perf_counter() - t < 1.0
+    msg = str(info.value)
+    assert "GB" in msg and "limit of 4 GB" in msg
+    for knob in ("subsample=", "n_jobs=", "max_rules="):
+        assert knob in msg
+    assert isinstance(info.value, MemoryError) and isinstance(info.value, ValueError)
+
+
+def test_a_fit_that_fits_is_unchanged(small_forest):
+    rf, X = small_forest
+    plain = DefragModel(rf, n_restarts=3, random_state=0).fit(X)
+    with defrag.max_memory("1G"):
+        guarded = DefragModel(rf, n_restarts=3, random_state=0).fit(X)
+    np.testing.assert_array_equal(plain.predict(X), guarded.predict(X))
+    assert str(plain.rules_) == str(guarded.rules_)
+
+
+def test_limit_settings_and_tiny_limit(small_forest):
+    rf, X = small_forest
+    previous = defrag.set_max_memory(1000)  # bytes: even the input does not fit
+    try:
+        assert memory_limit()[0] == 1000
+        with pytest.raises(DefragMemoryError, match="set_max_memory"):
+            DefragModel(rf, n_restarts=1).fit(X)
+        with defrag.max_memory(float("inf")):  # a thread-local override wins
+            DefragModel(rf, n_restarts=1, random_state=0).fit(X)
+    finally:
+        defrag.set_max_memory(previous)
+    assert _parse_bytes("1.5k", "x") == 1536 and _parse_bytes("2GiB", "x") == 2 * 2**30
+    for bad in ("lots", -1, 0, float("nan")):
+        with pytest.raises(ValueError):
+            defrag.set_max_memory(bad)
+
+
+def test_default_limit_reads_the_os(monkeypatch):
+    monkeypatch.delenv("DEFRAG_MAX_MEMORY", raising=False)
+    limit, source = memory_limit()
+    assert limit is None or 0 < limit < 2.0 ** 50
+    monkeypatch.setenv("DEFRAG_MAX_MEMORY", "3M")
+    assert memory_limit() == (3 * 2**20, "DEFRAG_MAX_MEMORY")
+
+
+def test_estimate_scales_with_what_a_restart_allocates():
+    base = dict(n_samples=1000, n_fit=1000, n_features=10, n_splits=300, n_groups=10, bit_words=0,
+                max_group=30, n_components=10, n_classes=2, workers=1, threads=1, rule_list=False)
+    one = sum(fit_estimate(**base).values())
+    # the restarts' part (3 N K doubles at least) grows linearly with K and with workers
+    ten_k = sum(fit_estimate(**{**base, "n_components": 100}).values())
+    two_workers = sum(fit_estimate(**{**base, "workers": 2}).values())
+    assert ten_k > 9 * (one - 8 * 1000 * 10 - 4 * 1000 * 10)
+    assert two_workers > 1.9 * fit_estimate(**base)["restarts in flight"]
+    assert fit_estimate(**base)["restarts in flight"] >= 8.0 * 3 * 1000 * 10
+    # a subsample shrinks the per-restart part (scoring on all rows keeps an N x K buffer)
+    sub = fit_estimate(**{**base, "n_samples": 100_000, "n_fit": 1000})
+    full = fit_estimate(**{**base, "n_samples": 100_000, "n_fit": 100_000})
+    assert sub["restarts in flight"] < full["restarts in flight"] / 2
+
+
+def test_sparse_input_is_named(small_forest):
+    sp = pytest.importorskip("scipy.sparse")
+    rf, X = small_forest
+    with pytest.raises(TypeError, match="sparse input is not supported"):
+        DefragModel(rf).fit(sp.csr_matrix(X))
+    with pytest.raises(TypeError, match="sparse input is not supported"):
+        defrag.PrototypeExplainer(rf, n_prototypes=2).fit(sp.csr_matrix(X))
+
+
+def test_nearly_constant_regression_target_gives_one_rule(small_forest):
+    _, X = small_forest
+    from sklearn.ensemble import RandomForestRegressor
+
+    rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, X[:, 0])
+    y = 2.5 + 1e-15 * np.arange(X.shape[0]) % 3  # constant up to rounding
+    model = DefragModel(rf, random_state=0, n_restarts=2).fit(X, y)
+    assert model.n_rules_ == 1 and model.n_components_ == 1
