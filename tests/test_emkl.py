@@ -271,9 +271,9 @@ def test_restarts_on_a_subsample_are_scored_on_all_rows():
     model = DefragModel(rf, method="em-kl", max_rules=3, n_restarts=3, subsample=120, max_iter=20,
                         random_state=0).fit(X)
     assert model.subsample_size_ == 120
-    # the kept restart's error is the mixture of experts' squared error on all 300 rows
-    sse = np.sum((model.predict(X) - rf.predict(X)) ** 2)
-    assert np.min(model.restart_errors_) == pytest.approx(sse, rel=1e-9)
+    # the kept restart's error is the mixture of experts' mean squared error on all 300 rows
+    mse = np.mean((model.predict(X) - rf.predict(X)) ** 2)
+    assert np.min(model.restart_errors_) == pytest.approx(mse, rel=1e-9)
 
 
 def test_categorical_splits_take_the_rank_path():
