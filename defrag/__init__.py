@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 from importlib import import_module as _import_module
 
 # The compiled kernels, one module per concern: a clear error when one is not built.
-for _module in ("_common", "_encoding", "_fit", "_proximity", "_proxy_split", "_rules_eval"):
+for _module in ("_common", "_encoding", "_fit", "_gate", "_proximity", "_proxy_split", "_rules_eval"):
     try:
         _import_module(f".{_module}", __name__)
     except ImportError as exc:  # pragma: no cover - depends on the installation
