@@ -35,3 +35,13 @@ def rule_scores(pred, y, task, cover, estimator, X, n_rules):
         "fidelity": fidelity,
         "n_rules": int(n_rules),
     }
+
+
+def predictive_score(pred, y, task):
+    """scikit-learn's score of a prediction: accuracy (classification) or R^2."""
+    from sklearn.metrics import accuracy_score, r2_score
+
+    y = np.asarray(y)
+    if y.shape[0] != pred.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {pred.shape[0]} samples")
+    return accuracy_score(y, pred) if task == "classification" else r2_score(y, pred)

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _emkl, _fit, _gate
 from ._memory import check_memory, fit_estimate
 from ._restarts import run_restarts, run_screened_restarts
-from ._evaluate import prediction_error, rule_scores
+from ._evaluate import prediction_error, predictive_score, rule_scores
 from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._threads import thread_budget, useful_threads
@@ -682,13 +682,7 @@ class DefragModel(BaseEstimator):
 
     def score(self, X, y):
         """Accuracy (classification) or R^2 (regression) of predict."""
-        from sklearn.metrics import accuracy_score, r2_score
-
-        pred = self.predict(X)
-        y = np.asarray(y)
-        if y.shape[0] != pred.shape[0]:
-            raise ValueError(f"y has {y.shape[0]} entries but X has {pred.shape[0]} samples")
-        return accuracy_score(y, pred) if self.task_ == "classification" else r2_score(y, pred)
+        return predictive_score(self.predict(X), y, self.task_)
 
     def evaluate(self, X, y):
         """Test error, coverage, overlap and fidelity of the rules on (X, y).

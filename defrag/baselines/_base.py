@@ -7,7 +7,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._evaluate import rule_scores
+from .._evaluate import predictive_score, rule_scores
 from .._validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names
 from ..sources import checked_source, predicts, unwrap
 from ..sources.split_array import SplitArraySource
@@ -148,13 +148,7 @@ class BaselineModel(BaseEstimator):
 
     def score(self, X, y):
         """Accuracy (classification) or R^2 (regression) of predict."""
-        from sklearn.metrics import accuracy_score, r2_score
-
-        pred = self.predict(X)
-        y = np.asarray(y)
-        if y.shape[0] != pred.shape[0]:
-            raise ValueError(f"y has {y.shape[0]} entries but X has {pred.shape[0]} samples")
-        return accuracy_score(y, pred) if self.task_ == "classification" else r2_score(y, pred)
+        return predictive_score(self.predict(X), y, self.task_)
 
     def evaluate(self, X, y):
         """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``
