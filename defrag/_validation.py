@@ -19,8 +19,8 @@ def check_numeric_column(col, name, what="X"):
     """TypeError when a pandas column holds text: an object or string column of numeric
     strings would otherwise be parsed as numbers, while a NumPy array of strings is
     refused (as_2d_float); both are refused. Object columns of numbers pass."""
-    if getattr(col.dtype, "kind", None) not in ("O", "S", "U"):
-        return
+    if getattr(col.dtype, "kind", None) not in ("O", "S", "U") or col.dtype.name == "category":
+        return  # (categorical columns: the caller codes them or says they are not numeric)
     from pandas.api.types import infer_dtype
 
     inferred = infer_dtype(col, skipna=True)
