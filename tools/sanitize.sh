@@ -19,6 +19,7 @@
 # - detect_leaks=0: CPython's allocator keeps its arenas and interned objects until exit
 #   and never frees some of them at all (by design), so LeakSanitizer would report every
 #   run; the extension's own leaks are not what this checks.
+# - DEFRAG_NO_OPENMP=1 checks the build without OpenMP (otherwise OpenMP is required).
 # - setup.py appends -O3 after $CFLAGS, so the kernels are checked at the optimisation
 #   level they ship with; -fno-omit-frame-pointer and -g keep the stack traces readable.
 # - Tests deselected below, each with its reason: none need to be so far.
@@ -48,13 +49,21 @@ py="$tmp/venv/bin/python"
 mkdir "$tmp/src"
 git -C "$root" archive HEAD | tar -x -C "$tmp/src"
 
+# -fsanitize goes into CC as well: setup.py's OpenMP probe links a program with the
+# compiler's linker_exe, which is CC without LDFLAGS; without it the probe fails and the
+# kernels would be checked without OpenMP.
 (
   cd "$tmp/src"
-  CC="$cc" \
+  CC="$cc -fsanitize=address,undefined" \
   CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -O1 -g" \
   LDFLAGS="-fsanitize=address,undefined" \
     "$py" setup.py build_ext --inplace -q > "$tmp/build.log" 2>&1
 ) || { cat "$tmp/build.log" >&2; echo "sanitize: the build failed" >&2; exit 1; }
+if [ -z "${DEFRAG_NO_OPENMP:-}" ] && ! grep -q '^defrag: building with OpenMP: yes' "$tmp/build.log"; then
+  echo "sanitize: the instrumented build has no OpenMP (the probe failed):" >&2
+  grep -E '^defrag: building with OpenMP' "$tmp/build.log" >&2 || true
+  exit 1
+fi
 
 # Every extension module must actually be instrumented (a stale object would not be).
 for so in "$tmp"/src/defrag/_*.so; do
