@@ -108,3 +108,13 @@ def test_text_columns_are_refused_like_a_numpy_string_array():
     # an object column of numbers is numbers
     numbers = pd.DataFrame({"a": X[:, 0].astype(object), "b": X[:, 1]})
     np.testing.assert_array_equal(model.predict(numbers), model.predict(X))
+
+
+def test_gbt_prototypes_take_nan_with_hist_gradient_boosting(nan_data):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = nan_data
+    hgb = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
+    pe = PrototypeExplainer(hgb, n_prototypes=4, random_state=0).fit(X)
+    assert pe.distance_ == "gbt"
+    assert pe.score(X, hgb.predict(X)) > 0.8  # nearest prototype under the model's own leaves
