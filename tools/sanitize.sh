@@ -68,11 +68,13 @@ fi
 # Every extension module must actually be instrumented (a stale object would not be); a
 # module may hold nothing UBSan checks (_common), so its hooks are required in the kernels'.
 for so in "$tmp"/src/defrag/_*.so; do
-  if ! nm -D --undefined-only "$so" | grep -q '__asan_'; then
+  # (the symbol list is read whole: grep -q would stop early, nm would die of SIGPIPE and,
+  # with pipefail, a match would read as a failure)
+  if ! grep -q '__asan_' <<< "$(nm -D --undefined-only "$so")"; then
     echo "sanitize: $(basename "$so") is not built with AddressSanitizer" >&2; exit 1
   fi
 done
-if ! nm -D --undefined-only "$tmp"/src/defrag/_fit.*.so | grep -q '__ubsan_'; then
+if ! grep -q '__ubsan_' <<< "$(nm -D --undefined-only "$tmp"/src/defrag/_fit.*.so)"; then
   echo "sanitize: _fit is not built with UndefinedBehaviorSanitizer" >&2; exit 1
 fi
 
