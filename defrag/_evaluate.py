@@ -1,9 +1,26 @@
 """The quality measures every rule model reports (``evaluate``): test error, coverage,
 overlap and fidelity of its rules, computed the same way for DefragModel and the
 baselines (defrag.baselines) so that their figures compare."""
+import warnings
+
 import numpy as np
 
 from .sources import predicts, unwrap
+
+
+def warn_unseen_labels(y, classes, task):
+    """UserWarning naming the labels of y that are not among the model's classes (a
+    test set coded otherwise than the training labels, "1" against 1 say): every such
+    point counts as misclassified."""
+    if task != "classification" or classes is None:
+        return
+    known = set(np.asarray(classes).tolist())
+    unseen = [v for v in np.unique(y).tolist() if v not in known]
+    if unseen:
+        shown = ", ".join(repr(v) for v in unseen[:5]) + (", ..." if len(unseen) > 5 else "")
+        warnings.warn(f"y has {len(unseen)} label(s) the model was not fitted with: {shown} "
+                      f"(its classes: {', '.join(repr(c) for c in known)}); their points count "
+                      "as misclassified", UserWarning, stacklevel=4)
 
 
 def prediction_error(pred, y, task):
@@ -13,12 +30,14 @@ def prediction_error(pred, y, task):
     return float(np.mean((np.asarray(pred, dtype=np.float64) - y.astype(np.float64)) ** 2))
 
 
-def rule_scores(pred, y, task, cover, estimator, X, n_rules):
+def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
     """The dict of ``evaluate``: ``error`` of pred on y, ``coverage`` (share of points
     covered by at least one rule) and ``overlap`` (mean number of rules covering a point)
     from the boolean matrix cover (n_samples, n_rules), ``fidelity`` (agreement with the
     ensemble's predictions on X for classification, R^2 against them for regression;
-    None when the model has no scikit-learn predict) and ``n_rules``."""
+    None when the model has no scikit-learn predict) and ``n_rules``. Warns about labels
+    of y not among classes."""
+    warn_unseen_labels(y, classes, task)
     fidelity = None
     if predicts(estimator):
         ens = np.asarray(unwrap(estimator).predict(X))

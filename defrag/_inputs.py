@@ -15,7 +15,7 @@ import copy
 
 import numpy as np
 
-from ._validation import as_2d_float
+from ._validation import as_2d_float, check_numeric_column
 
 # LightGBM's kZeroThreshold (1e-35f): |x| <= this counts as zero.
 ZERO_THRESHOLD = float(np.float32(1e-35))
@@ -196,6 +196,7 @@ class InputEncoding:
                     codes = col.cat.codes.to_numpy().astype(np.float64)
                     arr[:, j] = np.where(codes < 0, np.nan, codes)
                 else:
+                    check_numeric_column(col, X.columns[j], what)
                     try:
                         arr[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
                     except (TypeError, ValueError) as exc:

@@ -11,11 +11,32 @@ def check_not_sparse(X, what="X"):
                         f"pass a dense array ({what}.toarray())")
 
 
+# what pandas' infer_dtype calls an object column of numbers (or of nothing but missing)
+_NUMERIC_OBJECTS = {"integer", "floating", "mixed-integer-float", "decimal", "boolean", "empty"}
+
+
+def check_numeric_column(col, name, what="X"):
+    """TypeError when a pandas column holds text: an object or string column of numeric
+    strings would otherwise be parsed as numbers, while a NumPy array of strings is
+    refused (as_2d_float); both are refused. Object columns of numbers pass."""
+    if getattr(col.dtype, "kind", None) not in ("O", "S", "U") or col.dtype.name == "category":
+        return  # (categorical columns: the caller codes them or says they are not numeric)
+    from pandas.api.types import infer_dtype
+
+    inferred = infer_dtype(col, skipna=True)
+    if inferred not in _NUMERIC_OBJECTS:
+        raise TypeError(f"{what} column {name!r} holds {inferred} values (dtype {col.dtype}); defrag "
+                        "needs numeric features: convert it (pandas.to_numeric) or, for a model "
+                        "with categorical features, make it a categorical column")
+
+
 def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
     """X as a 2-D float64 array; TypeError for non-numeric input, ValueError for
     NaN (unless allow_nan) and infinite values (unless allow_inf)."""
     check_not_sparse(X, what)
     if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # a DataFrame
+        for name, col in X.items():
+            check_numeric_column(col, name, what)
         try:
             X = X.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as exc:

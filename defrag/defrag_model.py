@@ -703,7 +703,7 @@ class DefragModel(BaseEstimator):
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         pred = self._predict_coded(Xf)  # X checked and coded once
         scores = rule_scores(pred, y, self.task_, self.rules_.covering(Xf), self.estimator, X,
-                             self.n_rules_)
+                             self.n_rules_, getattr(self, "classes_", None))
         emkl = self._emkl_fitted()
         error_map = scores["error"] if not (self.rule_list or emkl) else \
             prediction_error(self._predict_map_coded(Xf), y, self.task_)

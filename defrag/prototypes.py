@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _proximity
 from ._threads import threads_from_n_jobs
-from ._validation import as_2d_float, check_n_jobs, check_positive_int
+from ._validation import as_2d_float, check_missing, check_n_jobs, check_positive_int
 from .sources import adapt, unwrap
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
@@ -358,8 +358,16 @@ class PrototypeExplainer(BaseEstimator):
         state.pop("_cached_source", None)
         return state
 
-    def _check_X(self, X, fitting=False):
-        Xf = as_2d_float(X)
+    def _check_X(self, X, fitting=False, distance=None):
+        """X as float64. NaN only with a tree distance whose model routes missing values
+        (its leaves are the model's own)."""
+        Xf = as_2d_float(X, allow_nan=True)
+        if np.isnan(Xf).any():
+            distance = self.distance_ if distance is None else distance
+            if distance == "euclidean":
+                raise ValueError("X contains NaN; the euclidean distance needs values: impute them, "
+                                 "or use a tree distance with a model that handles missing values")
+            check_missing(Xf, self._source().supports_missing)
         n_feat = getattr(self, "n_features_in_", None)
         est = unwrap(self.estimator) if self.estimator is not None else None
         if fitting:
@@ -384,7 +392,7 @@ class PrototypeExplainer(BaseEstimator):
         self._check_params()
         est = unwrap(self.estimator) if self.estimator is not None else None
         kind = self._resolve_distance(est)
-        Xf = self._check_X(X, fitting=True)
+        Xf = self._check_X(X, fitting=True, distance=kind)
         n = Xf.shape[0]
         if n == 0:
             raise ValueError("X has no samples")

@@ -161,7 +161,7 @@ class BaselineModel(BaseEstimator):
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         return rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf),
-                           self.estimator, X, self.n_rules_)
+                           self.estimator, X, self.n_rules_, getattr(self, "classes_", None))
 
     # ------------------------------------------------------ scikit-learn manners
     def _estimator_kind(self):

@@ -19,6 +19,16 @@ from .reference import _as_1d_float, _check_variance, reference_predictions, ref
 _REL_VAR_FLOOR = 1e-12
 
 
+def _as_proxy_input(X):
+    """X as float64; ValueError for NaN, which the proxy tree's own splits (thresholds on
+    X) have no rule for, whether or not the reference model routes missing values."""
+    X = as_2d_float(X, allow_nan=True)
+    if np.isnan(X).any():
+        raise ValueError(f"X contains {int(np.isnan(X).sum())} NaN; a proxy tree's splits have no "
+                         "rule for missing values (even when the reference model has one): impute X")
+    return X
+
+
 class ProxyTree(RegressorMixin, BaseEstimator):
     """A small regression tree fitted to a reference model's predictive mean and variance.
 
@@ -111,7 +121,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         (array, callable ``variance(X)`` or None for zero) without one."""
         self._check_params()
         names = feature_names_of(X)
-        X_in, X = X, np.ascontiguousarray(as_2d_float(X))
+        X_in, X = X, np.ascontiguousarray(_as_proxy_input(X))
         if X.shape[0] < 1:
             raise ValueError("X has no rows")
         targets = self._targets(X_in if names is not None else X, y, variance)
@@ -210,7 +220,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     # -- use
     def _check_X(self, X):
         check_is_fitted(self, "tree_")
-        X = as_2d_float(X)
+        X = _as_proxy_input(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features but the tree was fitted with {self.n_features_in_}")
         return X
