@@ -109,7 +109,7 @@ def test_log_joint_bound_estep_mstep_match_numpy(p, path, n_updates):
 
     new_beta = beta.copy()
     _, value, done = _testing.estep(logf, new_beta, omega, n_updates, 0.0)
-    assert done == n_updates
+    assert 1 <= done <= n_updates  # stops early only when no column sum moves at all
     expected_beta = ref.estep_fab(logf_ref, beta, omega, n_updates)
     np.testing.assert_allclose(new_beta, expected_beta, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(new_beta.sum(axis=1), 1.0, rtol=1e-12)
@@ -164,12 +164,15 @@ def numpy_cover(X, rule_ptr, feature, lower, upper, missing, kind, sets):
 def test_rule_coverage_matches_numpy(rules, n_threads):
     X, rule_ptr, feature, lower, upper, missing, kind, sets = rules
     ptr, words = sets_arrays(sets)
-    args = dict(kind=kind, set_ptr=ptr, set_words=words)
+    # the library passes set arrays only with at least one condition (the kernel rejects
+    # an empty kind array as invalid)
+    args = dict(kind=kind, set_ptr=ptr, set_words=words) if feature.size else {}
     expected = numpy_cover(X, rule_ptr, feature, lower, upper, missing, kind, sets)
     cover = _rules_eval.rules_cover(X, rule_ptr, feature, lower, upper, missing, n_threads, **args)
     np.testing.assert_array_equal(cover, expected)
     first = _rules_eval.rules_first(X, rule_ptr, feature, lower, upper, missing, n_threads, **args)
-    np.testing.assert_array_equal(first, np.where(expected.any(axis=1), np.argmax(expected, axis=1), -1))
+    leading = np.argmax(np.column_stack([expected, np.ones(len(X), bool)]), axis=1)
+    np.testing.assert_array_equal(first, np.where(expected.any(axis=1), leading, -1))
     # the same sets as splits of the packed encoding (a threshold for the numeric ones)
     packed = _encoding.pack_rows(X, feature, upper.copy(), n_threads, missing, **args)
     S = np.unpackbits(packed.view(np.uint8), axis=1, bitorder="little")[:, : feature.size]
@@ -186,7 +189,8 @@ def test_tree_distance_matches_numpy(n_a, n_b, n_trees, n_leaves, equal_weights,
     A = rng.integers(0, n_leaves, (n_a, n_trees))
     B = rng.integers(0, n_leaves, (n_b, n_trees))
     w = np.ones(n_trees) if equal_weights else rng.random(n_trees) * (rng.random(n_trees) < 0.7)
-    w[rng.integers(0, n_trees)] += 0.5  # a positive sum
+    if not equal_weights:
+        w[rng.integers(0, n_trees)] += 0.5  # a positive sum
     w = w.astype(np.float32)
     D = tree_distance(A, B, w, n_threads)
     shared = (A[:, None, :] == B[None, :, :]).astype(np.float64)
@@ -194,8 +198,9 @@ def test_tree_distance_matches_numpy(n_a, n_b, n_trees, n_leaves, equal_weights,
     assert D.dtype == np.float32 and D.shape == (n_a, n_b)
     np.testing.assert_allclose(D, expected, rtol=0, atol=1e-6)
     assert np.all((D >= 0) & (D <= 1))
-    if equal_weights:  # the exact share of trees
-        np.testing.assert_array_equal(D, (1.0 - shared.mean(axis=2)).astype(np.float32))
+    if equal_weights:  # the exact count of shared trees over their number, in float
+        share = shared.sum(axis=2).astype(np.float32) / np.float32(n_trees)
+        np.testing.assert_array_equal(D, np.float32(1) - share)
     DA = tree_distance(A, A, w, n_threads)
     np.testing.assert_array_equal(np.diag(DA), 0.0)
     np.testing.assert_array_equal(DA, DA.T)
