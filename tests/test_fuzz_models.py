@@ -178,7 +178,8 @@ def check_mutation(library, mutated):
     try:
         try:
             trees, encoding, predicted = READERS[library].run(doc)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError) as exc:
+            hypothesis.event(f"rejected: {type(exc).__name__}")
             return
         finally:
             peak = tracemalloc.get_traced_memory()[1]
@@ -189,8 +190,10 @@ def check_mutation(library, mutated):
     assert scores.shape[0] == X.shape[0]
     assert predicted.shape == (X.shape[0],)
     original_trees, original_encoding, original_predicted = ORIGINAL[library]
-    if same_trees(trees, original_trees) and not ENCODING_KEYS.intersection(map(str, path)) \
-            and np.array_equal(encoding.categorical, original_encoding.categorical):
+    unchanged = same_trees(trees, original_trees) and not ENCODING_KEYS.intersection(map(str, path)) \
+        and np.array_equal(encoding.categorical, original_encoding.categorical)
+    hypothesis.event("read: model unchanged" if unchanged else "read: model changed")
+    if unchanged:
         np.testing.assert_array_equal(predicted, original_predicted, err_msg=str(path))
 
 
