@@ -85,7 +85,7 @@ ORIGINAL = {name: READERS[name].run(copy.deepcopy(doc)) for name, doc in
 
 def margin(trees, X):
     """Sum of the leaf values the rows reach, per output."""
-    out = np.zeros((X.shape[0], 1 + max(t.output for t in trees)))
+    out = np.zeros((X.shape[0], 1 + max((t.output for t in trees), default=0)))  # no trees: zeros
     for tree in trees:
         node = walk_tree(tree, X)
         assert np.all(tree.is_leaf[node])
