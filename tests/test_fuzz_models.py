@@ -242,6 +242,15 @@ def walk_dump(node):
             stack += [n["left_child"], n["right_child"]]
 
 
+def test_xgboost_tree_output_outside_the_model_is_rejected():
+    # found by the long fuzz run: tree_info 2**31 was read and sized arrays by it
+    for output in (2**31, -2, 1):  # the binary model has one output
+        doc = copy.deepcopy(XGB_DOC)
+        doc["learner"]["gradient_booster"]["model"]["tree_info"][0] = output
+        with pytest.raises(ValueError, match="tree_info"):
+            READERS["xgb"].run(doc)
+
+
 @given(mutations("xgb"))
 def test_mutated_xgboost_json_is_read_or_rejected(mutated):
     check_mutation("xgb", mutated)
