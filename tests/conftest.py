@@ -60,3 +60,27 @@ def categorical_frame(n_classes, seed=0, n=600, nan=0.1):
     if n_classes == 0:
         return X, signal
     return X, np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1]))
+
+
+def _hypothesis_profiles():
+    """Property tests (test_properties.py, test_fuzz_models.py): a bounded, derandomised
+    "ci" run by default; DEFRAG_FUZZ_EXAMPLES=N runs N examples per property."""
+    import os
+
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
+    quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    settings.register_profile("ci", max_examples=40, derandomize=True, deadline=2000,
+                              suppress_health_check=quiet, print_blob=True)
+    n = int(os.environ.get("DEFRAG_FUZZ_EXAMPLES", "0") or 0)
+    if n > 0:
+        settings.register_profile("long", max_examples=n, derandomize=False, deadline=5000,
+                                  suppress_health_check=quiet, print_blob=True, database=None)
+        settings.load_profile("long")
+    else:
+        settings.load_profile("ci")
+
+
+_hypothesis_profiles()

@@ -159,6 +159,12 @@ class XGBoostSource(SourceModel):
                 if self.booster_name in ("gbtree", "dart") else None
             self._n_features = check_count(learner["learner_model_param"]["num_feature"],
                                            "learner_model_param.num_feature", MAX_FEATURES)
+            param = learner["learner_model_param"]
+            # outputs a tree may add to (tree_info): classes, or targets
+            self._n_outputs = max(1, check_count(param.get("num_class", 0), "learner_model_param.num_class",
+                                                 MAX_FEATURES),
+                                  check_count(param.get("num_target", 1), "learner_model_param.num_target",
+                                              MAX_FEATURES))
             self._feature_types = learner.get("feature_types") or []
         except _MALFORMED as exc:
             raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
@@ -178,7 +184,8 @@ class XGBoostSource(SourceModel):
             info = self._gbtree.get("tree_info") or [0] * len(trees)
             if len(info) != len(trees):
                 raise ValueError(f"tree_info has {len(info)} entries for {len(trees)} trees")
-            return [_tree(tree, self._n_features, int(output)) for tree, output in zip(trees, info)]
+            return [_tree(tree, self._n_features, check_count(output, "tree_info", self._n_outputs - 1))
+                    for tree, output in zip(trees, info)]
         except _MALFORMED as exc:
             raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
 
