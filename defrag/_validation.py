@@ -139,3 +139,17 @@ def check_predict_X(X, n_features_in, fitted_names, who):
     names = feature_names_of(X)
     if names is not None and fitted_names is not None and list(names) != list(fitted_names):
         raise ValueError("X has different feature names (or order) than at fit time")
+
+
+def tagged(tags, kind):
+    """scikit-learn tags of a rule estimator whose kind ("classifier", "regressor" or None)
+    follows its task or wrapped model; NaN allowed where the source model routes it."""
+    from sklearn.utils import ClassifierTags, RegressorTags
+
+    tags.estimator_type = kind
+    if kind == "classifier":
+        tags.classifier_tags = ClassifierTags()
+    elif kind == "regressor":
+        tags.regressor_tags = RegressorTags()
+    tags.input_tags.allow_nan = True
+    return tags

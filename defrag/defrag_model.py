@@ -29,7 +29,7 @@ from ._rule_list import fit_rule_list, refit_rule_list
 from ._rules import Rule, RuleSet, extract_rule_conditions
 from ._threads import thread_budget, useful_threads
 from ._validation import (check_missing, check_n_jobs, check_positive_int, check_predict_X, feature_names_of,
-                          n_columns, rule_feature_names)
+                          n_columns, rule_feature_names, tagged)
 from .sources import checked_source, unwrap
 from .sources.split_array import SplitArraySource
 
@@ -736,16 +736,7 @@ class DefragModel(BaseEstimator):
         return self._estimator_kind()
 
     def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, RegressorTags
-
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = self._estimator_kind()
-        if tags.estimator_type == "classifier":
-            tags.classifier_tags = ClassifierTags()
-        elif tags.estimator_type == "regressor":
-            tags.regressor_tags = RegressorTags()
-        tags.input_tags.allow_nan = True  # where the source model routes missing values
-        return tags
+        return tagged(super().__sklearn_tags__(), self._estimator_kind())
 
     def set_params(self, **params):
         try:

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._evaluate import predictive_score, rule_scores
-from .._validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names
+from .._validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names, tagged
 from ..sources import checked_source, predicts, unwrap
 from ..sources.split_array import SplitArraySource
 
@@ -176,16 +176,7 @@ class BaselineModel(BaseEstimator):
             return None
 
     def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, RegressorTags
-
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = self._estimator_kind()
-        if tags.estimator_type == "classifier":
-            tags.classifier_tags = ClassifierTags()
-        elif tags.estimator_type == "regressor":
-            tags.regressor_tags = RegressorTags()
-        tags.input_tags.allow_nan = True
-        return tags
+        return tagged(super().__sklearn_tags__(), self._estimator_kind())
 
     def __str__(self):
         if not hasattr(self, "rules_"):
