@@ -25,6 +25,10 @@ Cases (each measured in a fresh child process, so that its peak memory is its ow
                  100 trees, min_samples_leaf=5, DefragModel's defaults) timed on a quiet
                  machine and again while one busy-loop process per core but one runs
                  (started and stopped by the benchmark, each bounded in time): the ratio.
+* rowcost        (--only rowcost) seconds per EM update (K=10, one thread, every split) per
+                 row x component x feature at N = 5,000 and 1,000,000 of the large case's
+                 rows, with the cls28 forest and with the large forest: how the per-row cost
+                 grows with N (the tables and the N x K arrays leaving the caches).
 
 Columns: N, D, trees, L (distinct splits), K (rules found), s/restart (median over the
 restarts of a fit), peak MB of the child process, threads, and, where the dense N x L
@@ -268,6 +272,38 @@ def child_phases(args):
             "K": model.n_rules_, "rules": str(model.rules_), "peak_mb": peak_mb()}
 
 
+def child_rowcost(args):
+    """Seconds per update of one restart on one thread, per row x component x feature:
+    EM with K=10 fixed (FAB removes components as it goes, so its K per update varies),
+    every split (DefragModel.paper), the update's time from a fit of T=40 final-phase
+    updates minus one of T=1 (same start, same warm-up), over their difference in updates.
+    Forest: cls28 (fitted on 5,000 rows) or large (1e6 rows, min_samples_leaf=100); rows:
+    the first N of the large case's."""
+    from defrag import DefragModel
+
+    _, size, source = args.child.split("-")
+    n = int(size)
+    Xtr, ytr, _, _, forest = load_data("large", args.cache)
+    if source != "large":
+        forest = load_data(source, args.cache)[4]
+    X, y = Xtr[:n], ytr[:n]
+
+    def fit(max_iter):
+        model = DefragModel.paper(forest, method="em", max_rules=10, n_restarts=1, random_state=0,
+                                  n_jobs=1, max_iter=max_iter, tol=0.0)
+        model.fit(X, y)
+        return model.fit_seconds_["restarts"], model.n_iter_, model
+
+    reps = max(1, min(args.reps, int(2e6 // n)))
+    long_ = min((fit(40) for _ in range(reps)), key=lambda r: r[0])
+    short = min((fit(1) for _ in range(reps)), key=lambda r: r[0])
+    per_update = (long_[0] - short[0]) / (long_[1] - short[1])
+    model = long_[2]
+    return {"N": n, "forest": source, "L": len(model.splits_), "K": 10, "D": X.shape[1],
+            "s_update": per_update, "ns": per_update / (n * 10 * X.shape[1]) * 1e9,
+            "peak_mb": peak_mb()}
+
+
 def _busy_loops(n, seconds):
     """n processes that each spin on a core for at most `seconds`."""
     code = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
@@ -356,8 +392,10 @@ def main():
                     help="with --full, also fit the 1e6-row case with every restart on all rows "
                          "(subsample=None; about 10 minutes on 2 cores)")
     ap.add_argument("--only", default=None,
-                    help="comma-separated sections to run: fit,scale,ruleset,contended,phases "
-                         "(default all but phases; phases: the 1e6-row fit's phases per --threads)")
+                    help="comma-separated sections to run: fit,scale,ruleset,contended,phases,rowcost "
+                         "(default all but phases and rowcost; phases: the 1e6-row fit's phases "
+                         "per --threads; rowcost: seconds per update per row x component x "
+                         "feature at 5,000 and 1,000,000 rows)")
     ap.add_argument("--threads", default="1,2",
                     help="thread counts of the scaling rows and of the phase breakdown")
     ap.add_argument("--subsample", default="auto", help=argparse.SUPPRESS)
@@ -371,7 +409,8 @@ def main():
     if args.child:
         role = {"fit": child_fit, "dense": child_dense, "scale": child_scale,
                 "ruleset": child_ruleset, "prepare": child_prepare,
-                "contended": child_contended, "phases": child_phases}[args.role]
+                "contended": child_contended, "phases": child_phases,
+                "rowcost": child_rowcost}[args.role]
         print(json.dumps(role(args)))
         return 0
 
@@ -426,6 +465,14 @@ def main():
                 res["threads"] = threads
                 scale.append(res)
                 rows.append(dict(case=f"scale-{n}-t{threads}", **res))
+    rowcost = []
+    if "rowcost" in sections:
+        run_child("large", "prepare", args)
+        for source in ("cls28", "large"):
+            for n in (5_000, 1_000_000):
+                res = run_child(f"rowcost-{n}-{source}", "rowcost", args, threads=1)
+                if res:
+                    rowcost.append(res)
     rs = run_child("ruleset", "ruleset", args) if "ruleset" in sections else None
     contended = run_child("contended", "contended", args) if "contended" in sections else None
     phases = []
@@ -511,6 +558,15 @@ def main():
                       if k in one["phases"]))
         same = len({p["rules"] for p in phases}) == 1
         print(f"phases: identical rules for every thread count: {same}")
+    for r in rowcost:
+        print(f"rowcost: {r['forest']} forest (L={r['L']:,}), N={r['N']:,}: {r['s_update']:.5f} s per EM "
+              f"update (K=10, one thread), {r['ns']:.3f} ns per row x component x feature")
+    cost = {(r["forest"], r["N"]): r["ns"] for r in rowcost}
+    for a, b in ((("cls28", 5_000), ("cls28", 1_000_000)), (("large", 5_000), ("large", 1_000_000)),
+                 (("cls28", 5_000), ("large", 1_000_000))):
+        if a in cost and b in cost:
+            print(f"rowcost: {b[0]} N={b[1]:,} / {a[0]} N={a[1]:,}: {cost[b] / cost[a]:.2f}x per row x "
+                  f"component x feature")
     if contended:
         c = contended
         print(f"contended: {c['N']:,} x {c['D']}, 7 classes, defaults; quiet "

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._rules import Rule
+from ._rules import Rule, conditions_holds
 
 # Passes over the rules when pruning conditions (each pass tries every condition once).
 PRUNE_PASSES = 3
@@ -215,7 +215,8 @@ def _columns(rules, X):
     """Each rule's conditions, their truth columns on X, and the rules' cover matrix."""
     n = X.shape[0]
     conditions = [list(rule.conditions) for rule in rules]
-    holds = [[np.asarray(c.holds(X), dtype=bool) for c in conds] for conds in conditions]
+    truth = iter(conditions_holds([c for conds in conditions for c in conds], X))
+    holds = [[next(truth) for _ in conds] for conds in conditions]
     cover = np.column_stack([np.logical_and.reduce(h) if h else np.ones(n, dtype=bool) for h in holds]) \
         if rules else np.zeros((n, 0), dtype=bool)
     return conditions, holds, cover

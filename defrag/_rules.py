@@ -37,8 +37,13 @@ def printed_bound(value, column):
     column = column[~np.isnan(column)]
     below = column[column <= value]
     above = column[column > value]
-    lo = below.max() if below.size else -np.inf
-    hi = above.min() if above.size else np.inf
+    return printed_between(value, below.max() if below.size else -np.inf,
+                           above.min() if above.size else np.inf)
+
+
+def printed_between(value, lo, hi):
+    """printed_bound of value given its training neighbours: lo, the largest training
+    value <= value (-inf if none), and hi, the smallest > value (+inf if none)."""
     if not np.isfinite(value):
         return float(value)
     exact = decimal.Decimal(float(value))
@@ -52,6 +57,65 @@ def printed_bound(value, column):
         if fits:
             return min(fits, key=lambda p: (abs(p - value), p))
     return float(value)
+
+
+def _condition_arrays(conditions, supports_missing=True):
+    """Flat arrays of conditions for the C kernels: feature, lower, upper (+-inf where
+    absent), missing (1: a NaN satisfies it, 0: it fails, 2: an error where the source
+    model has no rule for missing values), and the category sets when any is a set."""
+    arrays = dict(
+        feature=np.array([c.feature for c in conditions], dtype=np.int32),
+        lower=np.array([-np.inf if c.lower is None else c.lower for c in conditions], dtype=np.float64),
+        upper=np.array([np.inf if c.upper is None else c.upper for c in conditions], dtype=np.float64),
+        missing=np.array([1 if c.missing else (0 if supports_missing else 2) for c in conditions],
+                         dtype=np.uint8),
+    )
+    if any(c.is_set for c in conditions):
+        sets = [c.categories if c.is_set else () for c in conditions]
+        set_ptr = np.zeros(len(conditions) + 1, dtype=np.int64)
+        np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
+        arrays["set_ptr"], arrays["set_words"] = category_words(
+            set_ptr, np.array([c for codes in sets for c in codes], dtype=np.int64))
+        arrays["kind"] = np.array([(2 if c.negated else 1) if c.is_set else 0 for c in conditions],
+                                  dtype=np.uint8)
+    return arrays
+
+
+def _holds_arrays(conditions):
+    """Condition.holds of each condition as the kernels take it (a missing value: NaN, or
+    zero where the condition reads zero as missing)."""
+    return dict(_condition_arrays(conditions), zero_threshold=ZERO_THRESHOLD,
+                zero_missing=np.array([c.zero_missing for c in conditions], dtype=np.uint8))
+
+
+def conditions_holds(conditions, X, n_threads=1):
+    """Condition.holds of each condition on X, boolean (n_conditions, n_samples), from one
+    pass over X."""
+    return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64),
+                                       n_threads=n_threads, **_holds_arrays(list(conditions)))
+
+
+def conditions_on_training_rows(conditions, X, n_threads=1):
+    """Condition.on_training_rows of each condition, from one pass of the C kernels over
+    X (prepared, C-contiguous float64) for all of them: the bounds' training neighbours
+    (printed_bound), the rows each condition holds on, the NaN count of each column."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    conditions = list(conditions)
+    bounds = [(i, side, getattr(c, side)) for i, c in enumerate(conditions) if not c.is_set
+              for side in ("lower", "upper") if getattr(c, side) is not None]
+    below, above = _rules_eval.bound_neighbours(
+        X, np.array([conditions[i].feature for i, _, _ in bounds], dtype=np.int32),
+        np.array([v for _, _, v in bounds], dtype=np.float64), n_threads=n_threads)
+    holds, n_nan = _rules_eval.condition_counts(X, n_threads=n_threads, **_holds_arrays(conditions))
+    new = [copy.copy(c) for c in conditions]
+    for c, count in zip(new, holds):
+        if not c.is_set:
+            c.printed_lower = c.printed_upper = None
+        c.missing_seen = bool(n_nan[c.feature])
+        c.train_share = float(count / X.shape[0]) if X.shape[0] else None
+    for (i, side, value), lo, hi in zip(bounds, below, above):
+        setattr(new[i], "printed_" + side, printed_between(value, lo, hi))
+    return new
 
 
 def _shortest(value):
@@ -116,14 +180,7 @@ class Condition:
     def on_training_rows(self, X):
         """A copy whose printing follows the training rows X (prepared, as the model reads
         them): printed bounds, whether X has missing values here, the share that holds."""
-        column = np.asarray(X[:, self.feature], dtype=np.float64)
-        new = copy.copy(self)
-        if not self.is_set:
-            new.printed_lower = None if self.lower is None else printed_bound(self.lower, column)
-            new.printed_upper = None if self.upper is None else printed_bound(self.upper, column)
-        new.missing_seen = bool(np.isnan(column).any())
-        new.train_share = float(np.mean(self.holds(X))) if X.shape[0] else None
-        return new
+        return conditions_on_training_rows([self], X)[0]
 
     def __setstate__(self, state):  # conditions pickled before the printing fields existed
         state = state[1] if isinstance(state, tuple) else state
@@ -300,24 +357,7 @@ class RuleSet:
             conds = [c for r in self.rules for c in order(r)]
             ptr = np.zeros(len(self.rules) + 1, dtype=np.int64)
             np.cumsum([len(r.conditions) for r in self.rules], out=ptr[1:])
-            cached = self._arrays = dict(
-                rule_ptr=ptr,
-                feature=np.array([c.feature for c in conds], dtype=np.int32),
-                lower=np.array([-np.inf if c.lower is None else c.lower for c in conds], dtype=np.float64),
-                upper=np.array([np.inf if c.upper is None else c.upper for c in conds], dtype=np.float64),
-                # NaN: satisfies (1), fails (0), or is an error when the source model
-                # defined no direction for missing values (2)
-                missing=np.array([1 if c.missing else (0 if self.supports_missing else 2) for c in conds],
-                                 dtype=np.uint8),
-            )
-            if any(c.is_set for c in conds):
-                sets = [c.categories if c.is_set else () for c in conds]
-                set_ptr = np.zeros(len(conds) + 1, dtype=np.int64)
-                np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
-                cached["set_ptr"], cached["set_words"] = category_words(
-                    set_ptr, np.array([c for codes in sets for c in codes], dtype=np.int64))
-                cached["kind"] = np.array([(2 if c.negated else 1) if c.is_set else 0 for c in conds],
-                                          dtype=np.uint8)
+            cached = self._arrays = dict(rule_ptr=ptr, **_condition_arrays(conds, self.supports_missing))
         return cached
 
     def encode(self, X):
@@ -408,16 +448,18 @@ class RuleSet:
         first = self.first_match(self.encode(X), n_threads)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 
-    def on_training_rows(self, X):
+    def on_training_rows(self, X, n_threads=1):
         """The rule set with its conditions printed for the training rows X (prepared, as
         the model reads them; see Condition.on_training_rows)."""
         new = copy.copy(self)
         new.__dict__.pop("_arrays", None)
         new.rules = [copy.copy(r) for r in self.rules]
+        printed = iter(conditions_on_training_rows([c for r in self.rules for c in r.conditions], X,
+                                                      n_threads))
         for rule in new.rules:
-            rule.conditions = [c.on_training_rows(X) for c in rule.conditions]
+            rule.conditions = [next(printed) for _ in rule.conditions]
         if X.shape[0]:
-            for rule, share in zip(new.rules, new.covering(X).mean(axis=0)):
+            for rule, share in zip(new.rules, new.covering(X, n_threads).mean(axis=0)):
                 rule.coverage = float(share)
         return new
 
@@ -545,36 +587,73 @@ def component_sets(eta_k, splits, kappa):
     return sets
 
 
-def _column(X, unit, missing):
-    """Bits over the samples of one prunable part of a condition (see extract_rule_conditions)."""
-    d, part, value = unit
-    if part in ("lower", "upper"):
-        return _rules_eval.condition_column(X, d, value, part == "lower", missing)
-    _, words = category_words(np.array([0, value.size]), value)
-    return _rules_eval.set_condition_column(X, d, words, part == "out", missing)
+def _unit_columns(X, units, missing_ok, n_threads=1, per_unit=False):
+    """Bits over the samples of the prunable parts of a condition (see
+    extract_rule_conditions), all from one pass over X: (n_units, ceil(N / 64)).
+    missing_ok: per feature whether a missing value satisfies the part, or per unit
+    (per_unit)."""
+    kind = np.array([{"lower": 0, "upper": 0, "in": 1, "out": 2}[part] for _, part, _ in units],
+                    dtype=np.uint8)
+    sets = [value if k else () for (_, _, value), k in zip(units, kind)]
+    set_ptr = np.zeros(len(units) + 1, dtype=np.int64)
+    np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
+    set_ptr, set_words = category_words(set_ptr, np.concatenate(
+        [np.asarray(codes, dtype=np.int64) for codes in sets] + [np.zeros(0, dtype=np.int64)]))
+    return _rules_eval.condition_columns(
+        X, np.array([d for d, _, _ in units], dtype=np.int32),
+        np.array([0.0 if k else v for (_, _, v), k in zip(units, kind)], dtype=np.float64),
+        np.array([part == "lower" for _, part, _ in units], dtype=np.uint8),
+        np.asarray(missing_ok if per_unit else [missing_ok[d] for d, _, _ in units], dtype=np.uint8),
+        n_threads=n_threads, kind=kind if kind.any() else None, set_ptr=set_ptr if kind.any() else None,
+        set_words=set_words if kind.any() else None)
 
 
-def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names):
+def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names, n_threads=1):
     """Merged and pruned conditions of one component, and its training support.
 
     X_train is the prepared (float64, C-contiguous) training input, as the model reads it.
     """
+    return extract_rules_conditions([eta_k], splits, kappa, X_train, feature_names, n_threads)[0]
+
+
+def _prunable_units(eta_k, splits, kappa):
+    """A component's prunable parts, (feature, "lower" / "upper", bound) and (feature,
+    "in" / "out", codes), in feature order, and whether a missing value satisfies each
+    feature's condition."""
     lower, upper, missing_ok = component_bounds(eta_k, splits, kappa)
     missing_ok &= splits.supports_missing
-    # prunable parts: (feature, "lower" / "upper", bound) and (feature, "in" / "out", codes)
     units = [(d, "lower", lo) for d, lo in enumerate(lower) if np.isfinite(lo)]
     units += [(d, "upper", hi) for d, hi in enumerate(upper) if np.isfinite(hi)]
     for d, (inc, exc) in component_sets(eta_k, splits, kappa).items():
         units += [(d, part, codes) for part, codes in (("in", inc), ("out", exc)) if codes is not None]
     rank = {"lower": 0, "upper": 1, "in": 2, "out": 3}
     units.sort(key=lambda u: (u[0], rank[u[1]]))
+    return units, missing_ok
+
+
+def extract_rules_conditions(etas, splits, kappa, X_train, feature_names, n_threads=1):
+    """extract_rule_conditions of several components: [(conditions, support), ...], the
+    columns of all their parts from one pass over X_train."""
+    per_component = [_prunable_units(eta_k, splits, kappa) for eta_k in etas]
     n = X_train.shape[0]
+    units = [u for us, _ in per_component for u in us]
+    unit_missing = np.array([bool(ok[u[0]]) for us, ok in per_component for u in us], dtype=bool)
     if units:
-        cols = np.stack([_column(X_train, u, bool(missing_ok[u[0]])) for u in units])
+        # one missing flag per unit: a feature's flag differs between components
+        all_cols = _unit_columns(X_train, units, unit_missing, n_threads, per_unit=True)
     else:
-        cols = np.zeros((0, max((n + 63) // 64, 1)), dtype=np.uint64)
+        all_cols = np.zeros((0, max((n + 63) // 64, 1)), dtype=np.uint64)
+    out, start = [], 0
+    for units, missing_ok in per_component:
+        cols = all_cols[start:start + len(units)]
+        start += len(units)
+        out.append(_pruned_conditions(units, missing_ok, cols, n, splits, feature_names))
+    return out
+
+
+def _pruned_conditions(units, missing_ok, cols, n, splits, feature_names):
     keep = np.ones(len(units), dtype=np.uint8)
-    support = _rules_eval.prune_conditions(cols, n, keep)
+    support = _rules_eval.prune_conditions(np.ascontiguousarray(cols), n, keep)
     merged, columns = {}, {}
     for j, ((d, part, value), kept) in enumerate(zip(units, keep)):
         if kept:

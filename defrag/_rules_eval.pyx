@@ -6,41 +6,109 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
-from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_condition_column, dfg_count_all,
-                            dfg_prune_conditions, dfg_rules_cover, dfg_rules_first, dfg_ruleset,
-                            dfg_set_column)
+from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_columns,
+                            dfg_condition_counts, dfg_condition_holds, dfg_count_all, dfg_prune_conditions,
+                            dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
 from defrag._common cimport CategorySets, category_sets, check_status, optional_sets
 
 
-def condition_column(const double[:, ::1] X, int feature, double threshold, bint greater,
-                     bint missing=False):
-    """One condition (x_f > t if greater else x_f <= t; a missing x_f gives missing)
-    as bits over the samples."""
+cdef int64_t check_items(int64_t n, arrays, str what) except -1:
+    """n, after checking that every per-condition array has n entries."""
+    for a in arrays:
+        if a.shape[0] != n:
+            raise ValueError(f"{what}: every per-condition array needs {n} entries")
+    return n
+
+
+def condition_columns(const double[:, ::1] X, const int32_t[::1] feature,
+                      const double[::1] threshold, const uint8_t[::1] greater,
+                      const uint8_t[::1] missing, int n_threads=1, kind=None, set_ptr=None,
+                      set_words=None):
+    """Conditions as bits over the samples, shape (n_conditions, ceil(N / 64)): x_f > t
+    where greater, else x_f <= t, or the set test of item c of the sets; a missing x_f
+    gives missing[c]."""
+    cdef int64_t C = check_items(feature.shape[0], (threshold, greater, missing), "condition_columns")
+    cdef CategorySets sets = category_sets(C, kind, set_ptr, set_words)
     cdef int64_t N = X.shape[0], D = X.shape[1]
-    col = np.zeros(max((N + 63) // 64, 1), dtype=np.uint64)
-    cdef uint64_t[::1] c = col
+    cols = np.zeros((C, max((N + 63) // 64, 1)), dtype=np.uint64)
+    cdef uint64_t[:, ::1] c = cols
+    cdef const dfg_sets *sp = optional_sets(sets)
     cdef int status = DFG_OK
-    if N:
+    if N and C:
         with nogil:
-            status = dfg_condition_column(&X[0, 0], N, D, feature, threshold, greater, missing, &c[0])
-    check_status(status, "condition_column")
-    return col
+            status = dfg_condition_columns(&X[0, 0], N, D, C, &feature[0], &threshold[0],
+                                           &greater[0], &missing[0], sp,
+                                           &c[0, 0], n_threads)
+    check_status(status, "condition_columns")
+    return cols
 
 
-def set_condition_column(const double[:, ::1] X, int feature, const uint64_t[::1] words,
-                         bint negate=False, bint missing=False):
-    """One set condition (x_f in the set of words, or not in it when negate; a missing
-    x_f gives missing) as bits over the samples."""
-    cdef int64_t N = X.shape[0], D = X.shape[1], W = words.shape[0]
-    col = np.zeros(max((N + 63) // 64, 1), dtype=np.uint64)
-    cdef uint64_t[::1] c = col
+def bound_neighbours(const double[:, ::1] X, const int32_t[::1] feature, const double[::1] value,
+                     int n_threads=1):
+    """(below, above): for each bound, the largest value of its feature in X at or below it
+    and the smallest above it (-inf / +inf where none; NaN skipped)."""
+    cdef int64_t B = check_items(feature.shape[0], (value,), "bound_neighbours")
+    below = np.full(B, -np.inf)
+    above = np.full(B, np.inf)
+    cdef double[::1] lo = below, hi = above
     cdef int status = DFG_OK
-    if N:
+    if X.shape[0] and B:
         with nogil:
-            status = dfg_set_column(&X[0, 0], N, D, feature, &words[0] if W else NULL, W,
-                                    negate, missing, &c[0])
-    check_status(status, "set_condition_column")
-    return col
+            status = dfg_bound_neighbours(&X[0, 0], X.shape[0], X.shape[1], B, &feature[0],
+                                          &value[0], &lo[0], &hi[0], n_threads)
+    check_status(status, "bound_neighbours")
+    return below, above
+
+
+def condition_counts(const double[:, ::1] X, const int32_t[::1] feature, const double[::1] lower,
+                     const double[::1] upper, const uint8_t[::1] missing,
+                     const uint8_t[::1] zero_missing, double zero_threshold, int n_threads=1,
+                     kind=None, set_ptr=None, set_words=None):
+    """(holds, n_nan): the rows of X satisfying each condition (lower < x <= upper or its
+    set test; a missing x, NaN or |x| <= zero_threshold where zero_missing, gives
+    missing), and the NaN values of each column."""
+    cdef int64_t C = check_items(feature.shape[0], (lower, upper, missing, zero_missing),
+                                 "condition_counts")
+    cdef CategorySets sets = category_sets(C, kind, set_ptr, set_words)
+    cdef int64_t N = X.shape[0], D = X.shape[1]
+    holds = np.zeros(C, dtype=np.int64)
+    n_nan = np.zeros(D, dtype=np.int64)
+    cdef int64_t[::1] h = holds, m = n_nan
+    cdef const dfg_sets *sp = optional_sets(sets)
+    cdef int status = DFG_OK
+    if N and D:
+        with nogil:
+            status = dfg_condition_counts(&X[0, 0], N, D, C, &feature[0] if C else NULL,
+                                          &lower[0] if C else NULL, &upper[0] if C else NULL,
+                                          &missing[0] if C else NULL,
+                                          &zero_missing[0] if C else NULL, zero_threshold,
+                                          sp, &h[0] if C else NULL, &m[0],
+                                          n_threads)
+    check_status(status, "condition_counts")
+    return holds, n_nan
+
+
+def condition_holds(const double[:, ::1] X, const int32_t[::1] feature, const double[::1] lower,
+                    const double[::1] upper, const uint8_t[::1] missing,
+                    const uint8_t[::1] zero_missing, double zero_threshold, int n_threads=1,
+                    kind=None, set_ptr=None, set_words=None):
+    """Truth values of each condition on each row of X, boolean (n_conditions, n_samples):
+    as condition_counts counts them."""
+    cdef int64_t C = check_items(feature.shape[0], (lower, upper, missing, zero_missing),
+                                 "condition_holds")
+    cdef CategorySets sets = category_sets(C, kind, set_ptr, set_words)
+    cdef int64_t N = X.shape[0], D = X.shape[1]
+    out = np.zeros((C, N), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    cdef const dfg_sets *sp = optional_sets(sets)
+    cdef int status = DFG_OK
+    if N and C:
+        with nogil:
+            status = dfg_condition_holds(&X[0, 0], N, D, C, &feature[0], &lower[0], &upper[0],
+                                         &missing[0], &zero_missing[0], zero_threshold, sp,
+                                         &o[0, 0], n_threads)
+    check_status(status, "condition_holds")
+    return out.view(bool)
 
 
 cdef check_columns(const uint64_t[:, ::1] cols, int64_t n_samples, str what):

@@ -26,7 +26,7 @@ from ._memory import check_memory, fit_estimate
 from ._restarts import run_restarts, run_screened_restarts
 from ._evaluate import prediction_error, predictive_score, rule_scores
 from ._rule_list import fit_rule_list, refit_rule_list
-from ._rules import Rule, RuleSet, extract_rule_conditions
+from ._rules import Rule, RuleSet, extract_rules_conditions
 from ._threads import thread_budget, useful_threads
 from ._validation import (check_missing, check_n_jobs, check_positive_int, check_predict_X, feature_names_of,
                           n_columns, rule_feature_names, tagged)
@@ -494,7 +494,7 @@ class DefragModel(BaseEstimator):
             self.gate_weights_ = p["w"]
         self.n_components_ = int(order.size)
         if best.rule_list is None:
-            self.rules_ = self._build_rules(X_prep, target, names)
+            self.rules_ = self._build_rules(X_prep, target, names, threads)
         else:
             fitted = best.rule_list
             if rows is not None:  # fitted on the subsample: outputs refitted on all rows
@@ -503,7 +503,7 @@ class DefragModel(BaseEstimator):
                                   classes, supports_missing=splits.supports_missing,
                                   encoding=splits.encoding, feature_names_in=names_in)
         # printed for all training rows, once: thresholds, '(or missing)', shares
-        self.rules_ = self.rules_.on_training_rows(X_prep)
+        self.rules_ = self.rules_.on_training_rows(X_prep, threads)
         # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
         # regions, comparable with a tree's leaves; the paper's rules are its components
         self.n_rules_ = len(self.rules_) + 1 if self.rule_list else self.n_components_
@@ -531,8 +531,8 @@ class DefragModel(BaseEstimator):
     def _component_rules(self, params, splits, X_prep, names):
         """The rules (conditions, no outputs) of a mixture's components in weight order."""
         order = np.argsort(-params["alpha"], kind="stable")
-        return [Rule(extract_rule_conditions(params["eta"][k], splits, self.kappa, X_prep, names)[0], None)
-                for k in order]
+        extracted = extract_rules_conditions(params["eta"][order], splits, self.kappa, X_prep, names)
+        return [Rule(conditions, None) for conditions, _ in extracted]
 
     def _rule_list_scorer(self, splits, X_prep, target, classes, names, rows, threads):
         """rule_list(params) -> (RuleList of the components' rules fitted on the rows the
@@ -555,11 +555,11 @@ class DefragModel(BaseEstimator):
     def _feature_names(self, n_features, names_in):
         return rule_feature_names(self.feature_names, n_features, names_in, unwrap(self.estimator))
 
-    def _build_rules(self, X_prep, target, names):
+    def _build_rules(self, X_prep, target, names, threads):
         """The paper's rules: one per component in weight order, the mixture's outputs."""
         rules = []
-        for k in range(self.n_components_):
-            conditions, support = extract_rule_conditions(self.eta_[k], self.splits_, self.kappa, X_prep, names)
+        extracted = extract_rules_conditions(self.eta_, self.splits_, self.kappa, X_prep, names, threads)
+        for k, (conditions, support) in enumerate(extracted):
             if self.task_ == "regression":
                 rules.append(Rule(conditions, float(self.mean_[k]), None, support, self.alpha_[k]))
             else:

@@ -33,47 +33,44 @@ int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
     return DFG_OK;
 }
 
-/* A one-item test for a column: a threshold (sets == NULL) or set 0 of sets. */
-typedef struct {
-    double threshold;
-    int greater;
-    const dfg_sets *sets;
-} column_test;
+/* Rows per task of dfg_condition_columns: 64 words of 64 rows; a task's rows
+   (64 x 64 x D doubles for D = 28: 900 KB) are read once per condition while they
+   stay in L2, instead of the whole of X once per condition (a strided column read
+   brings in every row's cache line: 1e6 rows x 28 cost 7 ms per condition). */
+#define DFG_COLUMN_WORDS 64
 
-static int fill_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
-                       const column_test *t, int missing, uint64_t *col) {
-    if (n_samples < 0 || feature < 0 || feature >= n_features) return DFG_EINVAL;
-    int64_t n_words = dfg_n_words(n_samples);
-    for (int64_t w = 0; w < n_words; w++) {
-        uint64_t word = 0;
-        int64_t n0 = w * 64, n1 = n0 + 64 < n_samples ? n0 + 64 : n_samples;
-        for (int64_t n = n0; n < n1; n++) {
-            double v = X[n * n_features + feature];
-            int bit = v != v ? missing != 0
-                    : t->sets ? dfg_sets_test(t->sets, 0, v)
-                    : (t->greater ? v > t->threshold : v <= t->threshold);
-            word |= (uint64_t)bit << (n - n0);
+int dfg_condition_columns(const double *X, int64_t n_samples, int64_t n_features,
+                          int64_t n_conditions, const int32_t *feature, const double *threshold,
+                          const uint8_t *greater, const uint8_t *missing, const dfg_sets *sets,
+                          uint64_t *cols, int n_threads) {
+    if (n_samples < 0 || n_features < 0 || n_conditions < 0 || n_threads < 1) return DFG_EINVAL;
+    if (sets && dfg_sets_check(sets, n_conditions) != DFG_OK) return DFG_EINVAL;
+    for (int64_t c = 0; c < n_conditions; c++)
+        if (feature[c] < 0 || feature[c] >= n_features) return DFG_EINVAL;
+    const int64_t n_words = dfg_n_words(n_samples);
+    const int64_t n_tasks = (n_words + DFG_COLUMN_WORDS - 1) / DFG_COLUMN_WORDS;
+    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (int64_t task = 0; task < n_tasks; task++) {
+        int64_t w0 = task * DFG_COLUMN_WORDS;
+        int64_t w1 = w0 + DFG_COLUMN_WORDS < n_words ? w0 + DFG_COLUMN_WORDS : n_words;
+        for (int64_t c = 0; c < n_conditions; c++) {
+            const double *x = X + feature[c];
+            const int is_set = sets && sets->kind[c] != DFG_KIND_NUMERIC;
+            const double t = threshold[c];
+            const int above = greater[c] != 0, nan_bit = missing[c] != 0;
+            for (int64_t w = w0; w < w1; w++) {
+                uint64_t word = 0;
+                int64_t n0 = w * 64, n1 = n0 + 64 < n_samples ? n0 + 64 : n_samples;
+                for (int64_t n = n0; n < n1; n++) {
+                    double v = x[n * n_features];
+                    int bit = v != v ? nan_bit
+                            : is_set ? dfg_sets_test(sets, c, v)
+                            : (above ? v > t : v <= t);
+                    word |= (uint64_t)bit << (n - n0);
+                }
+                cols[c * n_words + w] = word;
+            }
         }
-        col[w] = word;
     }
     return DFG_OK;
-}
-
-int dfg_condition_column(const double *X, int64_t n_samples, int64_t n_features,
-                         int32_t feature, double threshold, int greater, int missing,
-                         uint64_t *col) {
-    column_test t = {threshold, greater, NULL};
-    return fill_column(X, n_samples, n_features, feature, &t, missing, col);
-}
-
-int dfg_set_column(const double *X, int64_t n_samples, int64_t n_features, int32_t feature,
-                   const uint64_t *words, int64_t n_words, int negate, int missing,
-                   uint64_t *col) {
-    if (n_words < 0 || (n_words > 0 && !words)) return DFG_EINVAL;
-    uint8_t kind = negate ? DFG_KIND_NOT_IN_SET : DFG_KIND_IN_SET;
-    int64_t ptr[2] = {0, n_words};
-    dfg_sets one = {1, &kind, ptr, words};
-    if (dfg_sets_check(&one, 1) != DFG_OK) return DFG_EINVAL;
-    column_test t = {0.0, 0, &one};
-    return fill_column(X, n_samples, n_features, feature, &t, missing, col);
 }

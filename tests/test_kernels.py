@@ -155,12 +155,11 @@ def test_whole_run_is_the_same_on_rank_and_bit_paths(n_classes):
 def test_rule_pruning_kernel_drops_only_redundant_conditions():
     rng = np.random.default_rng(0)
     X = np.ascontiguousarray(rng.random((500, 2)))
-    cols = np.stack([
-        _rules_eval.condition_column(X, 0, 0.5, True),    # x0 > 0.5
-        _rules_eval.condition_column(X, 0, -1.0, True),   # x0 > -1: always true, redundant
-        _rules_eval.condition_column(X, 1, 0.3, False),   # x1 <= 0.3
-        _rules_eval.condition_column(X, 1, 2.0, False),   # x1 <= 2: redundant
-    ])
+    # x0 > 0.5; x0 > -1 (always true, redundant); x1 <= 0.3; x1 <= 2 (redundant)
+    cols = _rules_eval.condition_columns(X, np.array([0, 0, 1, 1], dtype=np.int32),
+                                         np.array([0.5, -1.0, 0.3, 2.0]),
+                                         np.array([1, 1, 0, 0], dtype=np.uint8),
+                                         np.zeros(4, dtype=np.uint8))
     keep = np.ones(4, dtype=np.uint8)
     covered = _rules_eval.prune_conditions(cols, 500, keep)
     assert covered == int(np.sum((X[:, 0] > 0.5) & (X[:, 1] <= 0.3)))
@@ -319,14 +318,17 @@ def test_pack_rows_with_category_sets_matches_numpy(seed):
                                   S[:, numeric])
 
 
-def test_set_condition_column_and_rule_kernels_match_numpy():
+def test_condition_columns_and_rule_kernels_match_numpy():
     X, feature, threshold, kind, sets, missing_right, S = categorical_problem(2)
     n = len(X)
-    for l in np.flatnonzero(kind):
-        for missing in (0, 1):
-            col = _rules_eval.set_condition_column(X, int(feature[l]), sets_arrays([sets[l]])[1],
-                                             kind[l] == 2, bool(missing))
-            bits = np.unpackbits(col.view(np.uint8), bitorder="little")[:n].astype(bool)
+    # every split as a condition column, numeric and set splits together
+    ptr, words = sets_arrays(sets)
+    for missing in (0, 1):
+        cols = _rules_eval.condition_columns(X, feature, threshold, np.ones(feature.size, dtype=np.uint8),
+                                             np.full(feature.size, missing, dtype=np.uint8),
+                                             kind=kind, set_ptr=ptr, set_words=words)
+        for l in range(feature.size):
+            bits = np.unpackbits(cols[l].view(np.uint8), bitorder="little")[:n].astype(bool)
             expected = np.where(np.isnan(X[:, feature[l]]), bool(missing), S[:, l])
             np.testing.assert_array_equal(bits, expected)
     # rules: (x0 <= 0.5 and x1 in {1, 3}), (x2 not in {63, 64, 130} or missing), (x1 in {})
