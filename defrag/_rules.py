@@ -13,6 +13,7 @@ over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import copy
 import decimal
+import functools
 import warnings
 
 import numpy as np
@@ -404,7 +405,12 @@ class RuleSet:
     def predict(self, X, n_threads=1):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
-        Only the features the rules name are read; a NaN in one of them is a ValueError."""
+        Only the features the rules name are read; a NaN in one of them is a ValueError.
+        A Dask array or DataFrame gives a lazy Dask array (defrag/_dask.py)."""
+        from ._dask import is_dask_collection, map_rows
+
+        if is_dask_collection(X):
+            return map_rows(functools.partial(self.predict, n_threads=n_threads), X, self.predictions().dtype)
         first = self.first_match(self.encode(X), n_threads)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 
