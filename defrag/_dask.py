@@ -41,12 +41,12 @@ import dataclasses
 import functools
 import logging
 import operator
+import time
 import uuid
 
 import numpy as np
 
 from ._exact import exact_mean, exact_partial, squared_deviations
-from ._restarts import run_restarts, training_error
 from ._rule_list import RuleList, _columns, first_match_index
 from ._rules import Rule, printed_bound
 
@@ -68,8 +68,14 @@ def _import_dask():
 
 
 def _broadcast(obj):
-    """obj as one task of the graph that every partition's task reads (sent once)."""
-    return _import_dask().delayed(obj, name=f"defrag-state-{uuid.uuid4().hex}")
+    """obj as one input that every partition's task reads, sent once: scattered to the
+    workers when the scheduler is a distributed Client (a forest can be tens of MB), else
+    one task of the graph."""
+    dask = _import_dask()
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    if type(client).__name__ == "Client" and type(client).__module__.startswith("distributed"):
+        return client.scatter(obj, broadcast=True, hash=False)
+    return dask.delayed(obj, name=f"defrag-state-{uuid.uuid4().hex}")
 
 
 def _is_frame(X):
@@ -261,10 +267,14 @@ class DaskRows:
         """fn(partition, its targets, state, payload) on every partition, computed: the
         results in partition order."""
         dask = _import_dask()
+        start = time.perf_counter()
         payload = _broadcast(payload)
         task = dask.delayed(fn, pure=False)
-        return dask.compute(*[task(p, y, self.state, payload)
-                              for p, y in zip(self.partitions.parts, self.y_parts)])
+        results = dask.compute(*[task(p, y, self.state, payload)
+                                 for p, y in zip(self.partitions.parts, self.y_parts)])
+        logger.info("pass %s over %d partitions: %.3f s", fn.__name__, len(self.partitions.parts),
+                    time.perf_counter() - start)
+        return results
 
     def refit_rule_list(self, rules, target, classes):
         """refit_rule_list of the rules on all rows (defrag/_rule_list.py), from per-partition
@@ -345,6 +355,7 @@ class _AllRows:
 def fit_dask(model, X, y):
     """DefragModel.fit(X, y) for a Dask X (see the module docstring)."""
     from . import _emkl
+    from ._restarts import run_restarts, training_error
     from .defrag_model import (_PhaseClock, _check_missing, _fit_problem, _verbose_logging,
                                class_target, regression_target, target_classes)
     from ._threads import thread_budget, useful_threads
@@ -387,6 +398,7 @@ def fit_dask(model, X, y):
 
     # first pass: coding, NaN, targets (kept on the workers), the subsample's rows
     state = _State(splits.encoding, task=task, source=source if y is None else None)
+    first_start = time.perf_counter()
     first = dask.delayed(_first_pass, pure=False)
     shared = _broadcast(state)
     results = dask.persist(*[first(p, yp, shared, r, int(n)) for p, yp, r, n in zip(
@@ -420,6 +432,9 @@ def fit_dask(model, X, y):
         single_class = labels.size == 1
     targets = list(dask.persist(*targets))
     del results  # the workers keep the targets only
+    with _verbose_logging(model.verbose):
+        logger.info("first pass over %d partitions (coding, NaN, targets, subsample): %.3f s",
+                    len(partitions.parts), time.perf_counter() - first_start)
     names = model._feature_names(D, names_in)
     phases.lap("targets")
 
