@@ -22,6 +22,8 @@ and fitted in memory (only for sizes that fit), and the rules compared.
 """
 import argparse
 import logging
+import os
+import pickle
 import resource
 import time
 
@@ -59,6 +61,29 @@ class PassLog(logging.Handler):
             self.lines.append(message)
 
 
+def train_forest(args):
+    """The forest, fitted on --train-rows rows (or read from --cache, where it is saved)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    path = None if args.cache is None else os.path.join(
+        args.cache, f"dask-forest-{args.trees}-{args.train_rows}-{args.seed}.pkl")
+    if path is not None and os.path.exists(path):
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    rng = np.random.default_rng([args.seed, 10**6])
+    X_train = rng.standard_normal((args.train_rows, N_FEATURES))
+    start = time.perf_counter()
+    forest = RandomForestClassifier(args.trees, min_samples_leaf=100, random_state=0, n_jobs=-1).fit(
+        X_train, labels(X_train, rng))
+    forest.n_jobs = None  # predicting on the workers: one thread each (they are daemons)
+    print(f"forest: {args.trees} trees on {args.train_rows:,} rows in {time.perf_counter() - start:.1f} s")
+    if path is not None:
+        os.makedirs(args.cache, exist_ok=True)
+        with open(path, "wb") as f:
+            pickle.dump(forest, f)
+    return forest
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -70,12 +95,11 @@ def main():
     parser.add_argument("--restarts", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compare", action="store_true", help="also fit the same rows in memory")
+    parser.add_argument("--cache", help="folder where the forest is saved and read (default: fit it)")
     args = parser.parse_args()
 
     import dask.array as da
     from distributed import Client, LocalCluster
-    from sklearn.ensemble import RandomForestClassifier
-
     from defrag import DefragModel
 
     handler = PassLog()
@@ -83,14 +107,7 @@ def main():
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
 
-    rng = np.random.default_rng([args.seed, 10**6])
-    X_train = rng.standard_normal((args.train_rows, N_FEATURES))
-    start = time.perf_counter()
-    forest = RandomForestClassifier(args.trees, min_samples_leaf=100, random_state=0, n_jobs=-1).fit(
-        X_train, labels(X_train, rng))
-    forest.n_jobs = None  # predicting on the workers: one thread each (they are daemons)
-    print(f"forest: {args.trees} trees on {args.train_rows:,} rows in {time.perf_counter() - start:.1f} s")
-    del X_train
+    forest = train_forest(args)
 
     size = -(-args.rows // args.partitions)
     chunks = tuple(min(size, args.rows - i) for i in range(0, args.rows, size))
