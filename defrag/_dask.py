@@ -87,8 +87,6 @@ class _Partitions:
 
     def __init__(self, X):
         if _is_frame(X):
-            if not hasattr(X, "iloc") or getattr(X, "ndim", 2) != 2:
-                raise TypeError("X must be a Dask DataFrame or 2-D Dask array; got a Dask Series")
             for name in X.columns:
                 col = X._meta[name]
                 if col.dtype.name == "category" and "__UNKNOWN_CATEGORIES__" in list(col.cat.categories):
@@ -109,7 +107,7 @@ class _Partitions:
             self.parts = list(X.to_delayed()[:, 0])
             self.lengths = np.asarray(X.chunks[0], dtype=np.int64)
         else:
-            raise TypeError(f"X must be a Dask array or DataFrame; got {type(X).__name__}")
+            raise TypeError(f"X must be a 2-D Dask array or a Dask DataFrame; got a Dask {type(X).__name__}")
         self.n_features = int(X.shape[1])
         self.starts = np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int64)
         self.n_samples = int(self.starts[-1])

@@ -40,7 +40,8 @@ def regression():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(6000, 6))
     y = 100.0 + np.where(X[:, 0] > 0.3, 2.0, -1.0) * (X[:, 1] > -0.5) + 0.3 * rng.normal(size=6000)
-    return RandomForestRegressor(30, max_depth=6, random_state=0).fit(X, y), X, y
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    return RandomForestRegressor(30, max_depth=6, random_state=0).fit(frame, y), frame, y
 
 
 def assert_same_fit(a, b, exact_outputs=True):
@@ -94,9 +95,8 @@ def test_classification_array_with_uneven_chunks(client, classification):
 
 
 def test_regression_dataframe_keeps_feature_names(client, regression):
-    rf, X, y = regression
-    names = [f"f{i}" for i in range(X.shape[1])]
-    frame = pd.DataFrame(X, columns=names)
+    rf, frame, y = regression
+    names = list(frame.columns)
     ref = DefragModel(rf, **FIT).fit(frame)
     ddf = dd.from_pandas(frame, npartitions=3).repartition(divisions=[0, 700, 4200, 5999])
     model = DefragModel(rf, **FIT).fit(ddf)
