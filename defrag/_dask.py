@@ -17,8 +17,13 @@ the same rows and random_state, without collecting X into one process:
 
 The targets stay on the workers (persisted: 8 bytes a row for regression, 4 for class
 codes). X is read once per pass: the first pass (coding, NaN, targets, subsample), one
-per restart (its error on all rows) and one for the printed rules; with a source that
-is slow to read (files), persist X first if it fits the cluster's memory.
+per restart (its error on all rows: its rule list's, or EM-KL's mixture of experts'),
+one for the printed rules, and for a DataFrame one before them all for its partitions'
+lengths (the draw needs the global row indices); with a source that is slow to read
+(files), persist X first if it fits the cluster's memory. The restarts run on the
+client, on its threads as in memory (n_jobs): the subsample is there, each restart
+needs a few MB of it, and the partitions' work is the passes, which the cluster
+spreads over its workers.
 
 With ``subsample`` at least the number of rows (``"auto"`` on up to 100,000 rows,
 ``None``, or a single restart) the restarts need every row in one process: X and y are
@@ -30,9 +35,9 @@ Exactness. Classification (counts) and the restarts (the same subsample and the 
 target mean and variance, correctly rounded from exact sums) give the same bits as in
 memory. Regression outputs of the refitted rules (means over all rows) and the
 restarts' errors (sums of squares over all rows) are sums of per-partition sums: they
-may differ from the in-memory NumPy sums in the last bits, so that the printed rules
-are the same but ``rules_`` outputs and ``restart_errors_`` may differ by about 1e-16
-relative. The kept restart could differ only if two restarts with different rule lists
+may differ from the in-memory NumPy sums in the last bits: ``rules_`` outputs and
+``restart_errors_`` may differ by about 1e-16 relative, and the printed rules (6
+significant digits) only where an output lies that close to a rounding boundary. The kept restart could differ only if two restarts with different rule lists
 had errors equal to within that rounding (restarts with the same list have bit-equal
 errors either way: the same partitions, the same order).
 """
