@@ -13,6 +13,7 @@ over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import copy
 import decimal
+import functools
 import warnings
 
 import numpy as np
@@ -97,24 +98,54 @@ def conditions_holds(conditions, X, n_threads=1):
 
 def conditions_on_training_rows(conditions, X, n_threads=1):
     """Condition.on_training_rows of each condition, from one pass of the C kernels over
-    X (prepared, C-contiguous float64) for all of them: the bounds' training neighbours
-    (printed_bound), the rows each condition holds on, the NaN count of each column."""
+    X (prepared, C-contiguous float64) for all of them."""
+    return conditions_printed(conditions, training_row_statistics(conditions, X, n_threads))
+
+
+def training_row_statistics(conditions, X, n_threads=1):
+    """What printing the conditions needs from the rows X, one pass of the C kernels:
+    dict(below, above: per condition and side (lower, upper), the largest value of X at
+    or below the bound and the smallest above it, +-inf where none or no bound; holds:
+    the rows each condition holds on; n_nan: the NaN values of each column; n_rows).
+    Maxima, minima and sums: the statistics of row blocks combine exactly
+    (combine_training_row_statistics)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     conditions = list(conditions)
-    bounds = [(i, side, getattr(c, side)) for i, c in enumerate(conditions) if not c.is_set
-              for side in ("lower", "upper") if getattr(c, side) is not None]
-    below, above = _rules_eval.bound_neighbours(
+    bounds = [(i, j, getattr(c, side)) for i, c in enumerate(conditions) if not c.is_set
+              for j, side in enumerate(("lower", "upper")) if getattr(c, side) is not None]
+    lo, hi = _rules_eval.bound_neighbours(
         X, np.array([conditions[i].feature for i, _, _ in bounds], dtype=np.int32),
         np.array([v for _, _, v in bounds], dtype=np.float64), n_threads=n_threads)
+    below = np.full((len(conditions), 2), -np.inf)
+    above = np.full((len(conditions), 2), np.inf)
+    index = (np.array([i for i, _, _ in bounds], dtype=np.intp), np.array([j for _, j, _ in bounds], dtype=np.intp))
+    below[index], above[index] = lo, hi
     holds, n_nan = _rules_eval.condition_counts(X, n_threads=n_threads, **_holds_arrays(conditions))
+    return dict(below=below, above=above, holds=holds, n_nan=n_nan, n_rows=X.shape[0])
+
+
+def combine_training_row_statistics(parts):
+    """The training_row_statistics of the union of the row blocks of parts (exact)."""
+    parts = list(parts)
+    return dict(below=np.max([p["below"] for p in parts], axis=0),
+                above=np.min([p["above"] for p in parts], axis=0),
+                holds=np.sum([p["holds"] for p in parts], axis=0),
+                n_nan=np.sum([p["n_nan"] for p in parts], axis=0),
+                n_rows=sum(p["n_rows"] for p in parts))
+
+
+def conditions_printed(conditions, stats):
+    """Copies of the conditions printed for the rows of stats (training_row_statistics):
+    printed bounds, missing_seen, train_share."""
     new = [copy.copy(c) for c in conditions]
-    for c, count in zip(new, holds):
+    n = stats["n_rows"]
+    for i, c in enumerate(new):
         if not c.is_set:
-            c.printed_lower = c.printed_upper = None
-        c.missing_seen = bool(n_nan[c.feature])
-        c.train_share = float(count / X.shape[0]) if X.shape[0] else None
-    for (i, side, value), lo, hi in zip(bounds, below, above):
-        setattr(new[i], "printed_" + side, printed_between(value, lo, hi))
+            c.printed_lower, c.printed_upper = (
+                None if value is None else printed_between(value, stats["below"][i, j], stats["above"][i, j])
+                for j, value in enumerate((c.lower, c.upper)))
+        c.missing_seen = bool(stats["n_nan"][c.feature])
+        c.train_share = float(stats["holds"][i] / n) if n else None
     return new
 
 
@@ -444,7 +475,12 @@ class RuleSet:
     def predict(self, X, n_threads=1):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
-        Only the features the rules name are read; a NaN in one of them is a ValueError."""
+        Only the features the rules name are read; a NaN in one of them is a ValueError.
+        A Dask array or DataFrame gives a lazy Dask array (defrag/_dask.py)."""
+        from ._dask import is_dask_collection, map_rows
+
+        if is_dask_collection(X):
+            return map_rows(functools.partial(self.predict, n_threads=n_threads), X, self.predictions().dtype)
         first = self.first_match(self.encode(X), n_threads)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 

@@ -9,7 +9,9 @@ components, or by EM with exactly K components (App. A). method="em-kl" fits the
 2016 formulation instead, a mixture of experts with a softmax gate over s fitted to
 the ensemble's predictions by minimising the KL divergence (defrag/_emkl.py).
 """
+import copy
 import dataclasses
+import functools
 import logging
 import numbers
 import time
@@ -22,6 +24,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from . import _emkl, _fit, _gate
+from ._dask import is_dask_collection
+from ._exact import mean_and_variance
 from ._memory import check_memory, fit_estimate
 from ._restarts import run_restarts, run_screened_restarts
 from ._evaluate import prediction_error, predictive_score, rule_scores
@@ -73,6 +77,45 @@ def _fit_problem(splits, s_matrix, target):
 
 def _check_missing(X, splits, what="X"):
     check_missing(X, splits.supports_missing, what)
+
+
+def target_values(y, task):
+    """y as a checked 1-D array: float64 for regression, the labels for classification."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D; got shape {y.shape}")
+    if task == "regression":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError("y must be numeric for regression") from exc
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinite values")
+    return y
+
+
+def regression_target(y, mean, var):
+    """The _Target of regression values y (float64) of the given mean and variance (both
+    correctly rounded from exact sums, defrag/_exact.py: the same bits however the rows
+    are partitioned)."""
+    floor = 1e-9 * var if var > 0 else 1e-12
+    scale = var if var > 0 else 1.0
+    return _Target(np.ascontiguousarray(y), 0, float(mean), float(np.sqrt(scale)), scale, floor)
+
+
+def target_classes(classes, labels):
+    """The classes of the labels (y, or its distinct values): the source model's classes
+    when it has them and they hold every label, else the labels' own."""
+    if classes is not None and not np.all(np.isin(labels, classes)):
+        classes = None  # y has labels the ensemble does not know: use y's own
+    return np.unique(labels) if classes is None else classes
+
+
+def class_target(y, classes):
+    """The _Target of labels y: their codes in classes."""
+    return _Target(np.ascontiguousarray(np.searchsorted(classes, y).astype(np.int32)), int(classes.size))
 
 
 class DefragModel(BaseEstimator):
@@ -353,37 +396,23 @@ class DefragModel(BaseEstimator):
             if not source.has_predict:
                 raise ValueError("y is required when the model has no scikit-learn predict")
             y = source.predict(X_input)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D; got shape {y.shape}")
+        y = target_values(y, task)
         if task == "regression":
-            try:
-                yv = y.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError("y must be numeric for regression") from exc
-            if not np.all(np.isfinite(yv)):
-                raise ValueError("y contains NaN or infinite values")
-            var = float(np.var(yv))
-            floor = 1e-9 * var if var > 0 else 1e-12
-            scale = var if var > 0 else 1.0
-            return _Target(np.ascontiguousarray(yv), 0, float(np.mean(yv)), float(np.sqrt(scale)), scale, floor), None
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinite values")
-        classes = source.classes
-        if classes is not None:
-            if not np.all(np.isin(y, classes)):
-                classes = None  # y has labels the ensemble does not know: use y's own
-        if classes is None:
-            classes = np.unique(y)
-        codes = np.searchsorted(classes, y).astype(np.int32)
-        return _Target(np.ascontiguousarray(codes), int(classes.size)), classes
+            return regression_target(y, *mean_and_variance(y)), None
+        classes = target_classes(source.classes, y)
+        return class_target(y, classes), classes
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y=None):
-        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None."""
+        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None.
+
+        X may be a Dask array or DataFrame (y then None, a Dask array or Series, or a NumPy
+        array): see defrag/_dask.py."""
         self._check_params()
+        if is_dask_collection(X) or is_dask_collection(y):
+            from ._dask import fit_dask
+
+            return fit_dask(self, X, y)
         phases = _PhaseClock()
         names_in = feature_names_of(X)
         X_input = X
@@ -424,13 +453,7 @@ class DefragModel(BaseEstimator):
         emkl = self.method == "em-kl"  # the gate's kernels take the rank path only
         s_matrix = splits.kernel_input(X_prep, threads, bits=False if emkl else None)
         problem = _fit_problem(splits, s_matrix, target)
-        options = dict(
-            n_splits=len(splits), n_components=n_components, method=self.method,
-            max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
-            eps_schedule=tuple(float(e) for e in self._schedule()),
-            penalty_splits=n_all_splits if self.penalty_splits == "all" else 0,
-            gate_l2=float(self.gate_l2),
-        )
+        options = self._fit_options(splits, n_components, n_all_splits)
         # EM-KL: its own restarts and scoring; the rule list of the kept restart only
         kernels = dict(restart=_emkl.run_restart, score=_emkl.training_error) if emkl else {}
         random_state = check_random_state(self.random_state)
@@ -441,7 +464,11 @@ class DefragModel(BaseEstimator):
             rows = np.sort(random_state.choice(Xf.shape[0], n_sub, replace=False))
         rule_list = restart_list = None
         if self.rule_list:
-            rule_list = self._rule_list_scorer(splits, X_prep, target, classes, names, rows, threads)
+            X_fit, y_fit, refit = X_prep, target.y, None
+            if rows is not None:  # screened restarts: the list's error on all rows (refitted on them)
+                X_fit, y_fit = np.ascontiguousarray(X_prep[rows]), target.y[rows]
+                refit = functools.partial(_TrainingRows(X_prep).refit_rule_list, target=target, classes=classes)
+            rule_list = self._rule_list_scorer(splits, X_fit, y_fit, target, classes, names, refit)
             restart_list = None if emkl else rule_list
         phases.lap("inputs")
         with _verbose_logging(self.verbose):
@@ -461,6 +488,17 @@ class DefragModel(BaseEstimator):
                 best = dataclasses.replace(best, rule_list=rule_list(best.params)[0])
         phases.lap("restarts")
 
+        return self._store_fit(_TrainingRows(X_prep, threads), task=task, classes=classes, names_in=names_in,
+                               names=names, splits=splits, n_all_splits=n_all_splits, n_sub=n_sub,
+                               results=results, best=best, target=target, subsampled=rows is not None,
+                               phases=phases)
+
+    def _store_fit(self, training, *, task, classes, names_in, names, splits, n_all_splits, n_sub,
+                   results, best, target, subsampled, phases):
+        """The fitted attributes from the restarts' results. training: the training rows
+        (_TrainingRows in memory, defrag/_dask.py's on a cluster); subsampled: the restarts
+        were fitted on a subsample (their rule lists are refitted on all rows)."""
+        emkl = self.method == "em-kl"
         # Only now, with the run complete, replace the fitted state: a failed refit
         # must not leave parameters and split table out of step.
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
@@ -468,12 +506,12 @@ class DefragModel(BaseEstimator):
         self.task_ = task
         if task == "classification":
             self.classes_ = classes
-        self.n_features_in_ = Xf.shape[1]
+        self.n_features_in_ = training.shape[1]
         if names_in is not None:
             self.feature_names_in_ = names_in
         self.splits_ = splits
         # error rates (mean squared errors in regression): the restarts' losses on all rows
-        self.restart_errors_ = np.array([r.train_error for r in results]) / Xf.shape[0]
+        self.restart_errors_ = np.array([r.train_error for r in results]) / training.shape[0]
         self.restart_n_rules_ = np.array([r.n_components if r.rule_list is None else len(r.rule_list.rules) + 1
                                           for r in results])
         self.n_all_splits_ = int(n_all_splits)
@@ -494,16 +532,16 @@ class DefragModel(BaseEstimator):
             self.gate_weights_ = p["w"]
         self.n_components_ = int(order.size)
         if best.rule_list is None:
-            self.rules_ = self._build_rules(X_prep, target, names, threads)
+            self.rules_ = self._build_rules(training.X, target, names, training.threads)
         else:
             fitted = best.rule_list
-            if rows is not None:  # fitted on the subsample: outputs refitted on all rows
-                fitted = refit_rule_list(fitted.rules, X_prep, target.y, target.n_classes, classes)
+            if subsampled:  # fitted on the subsample: outputs refitted on all rows
+                fitted = training.refit_rule_list(fitted.rules, target, classes)
             self.rules_ = RuleSet(fitted.rules, fitted.default_prediction, fitted.default_proba, names,
                                   classes, supports_missing=splits.supports_missing,
                                   encoding=splits.encoding, feature_names_in=names_in)
         # printed for all training rows, once: thresholds, '(or missing)', shares
-        self.rules_ = self.rules_.on_training_rows(X_prep, threads)
+        self.rules_ = training.on_training_rows(self.rules_)
         # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
         # regions, comparable with a tree's leaves; the paper's rules are its components
         self.n_rules_ = len(self.rules_) + 1 if self.rule_list else self.n_components_
@@ -514,14 +552,24 @@ class DefragModel(BaseEstimator):
                         ", ".join(f"{k} {v:.3f} s" for k, v in phases.seconds.items()))
         return self
 
-    def _check_memory(self, splits, shape, n_components, n_classes, workers, threads):
+    def _fit_options(self, splits, n_components, n_all_splits):
+        """The options of the restarts (run_restart's)."""
+        return dict(
+            n_splits=len(splits), n_components=n_components, method=self.method,
+            max_iter=self.max_iter, tol=float(self.tol), delta=float(self.delta), eps=float(self.eps),
+            eps_schedule=tuple(float(e) for e in self._schedule()),
+            penalty_splits=n_all_splits if self.penalty_splits == "all" else 0,
+            gate_l2=float(self.gate_l2),
+        )
+
+    def _check_memory(self, splits, shape, n_components, n_classes, workers, threads, n_fit=None):
         """DefragMemoryError before allocating when the fit's working set (defrag/_memory.py)
-        exceeds the memory limit."""
+        exceeds the memory limit (n_fit: the rows of the restarts, by default subsample's)."""
         n, d = shape
         bits = splits.uses_bits(n)
         ptr = splits.feat_ptr if bits else splits.rank_ptr
         parts = fit_estimate(
-            n, self._subsample_size(n), d, len(splits), len(splits.rank_ptr) - 1,
+            n, self._subsample_size(n) if n_fit is None else n_fit, d, len(splits), len(splits.rank_ptr) - 1,
             (len(splits) + 63) // 64 if bits else 0, int(np.max(np.diff(ptr), initial=1)),
             n_components, n_classes, workers, threads, bool(self.rule_list))
         check_memory(sum(parts.values()), "DefragModel.fit",
@@ -534,21 +582,18 @@ class DefragModel(BaseEstimator):
         extracted = extract_rules_conditions(params["eta"][order], splits, self.kappa, X_prep, names)
         return [Rule(conditions, None) for conditions, _ in extracted]
 
-    def _rule_list_scorer(self, splits, X_prep, target, classes, names, rows, threads):
+    def _rule_list_scorer(self, splits, X_fit, y_fit, target, classes, names, refit=None):
         """rule_list(params) -> (RuleList of the components' rules fitted on the rows the
-        restarts are fitted on, its training error on all rows) for run_restarts."""
-        X_fit = X_prep if rows is None else np.ascontiguousarray(X_prep[rows])
-        y_fit = target.y if rows is None else target.y[rows]
+        restarts are fitted on (X_fit, y_fit), its training error on all rows) for
+        run_restarts. refit(rules) -> RuleList on all rows; None: X_fit holds all rows."""
         labels = classes if target.n_classes else None
 
         def rule_list(params):
             rules = self._component_rules(params, splits, X_fit, names)
             fitted = fit_rule_list(rules, X_fit, y_fit, target.n_classes, labels, float(self.prune_tol))
-            if rows is None:
+            if refit is None:
                 return fitted, fitted.loss
-            # screened restarts: the list's error on all rows (its outputs refitted on them)
-            refitted = refit_rule_list(fitted.rules, X_prep, target.y, target.n_classes, labels)
-            return fitted, refitted.loss
+            return fitted, refit(fitted.rules).loss
 
         return rule_list
 
@@ -586,10 +631,30 @@ class DefragModel(BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self, "rules_")
+        if is_dask_collection(X):
+            raise TypeError("a Dask collection is taken by fit, predict and predict_proba (lazily); "
+                            "compute X for the other methods")
         check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
         Xf = self.splits_.encoding.transform(X, allow_nan=True)
         _check_missing(Xf, self.splits_)
         return Xf
+
+    def _map_dask(self, method, X):
+        """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
+        array. The partitions' tasks hold a copy of the model without its estimator."""
+        from ._dask import map_rows
+
+        check_is_fitted(self, "rules_")
+        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
+        light = copy.copy(self)
+        light.estimator = None  # not read by predict; a forest can be large
+        if method == "predict_proba":
+            return map_rows(light.predict_proba, X, np.float64, len(self.classes_))
+        if self.rule_list and not self._emkl_fitted():
+            dtype = self.rules_.predictions().dtype
+        else:
+            dtype = np.float64 if self.task_ == "regression" else self.classes_.dtype
+        return map_rows(light.predict, X, dtype)
 
     def _params(self):
         p = {"eta": self.eta_, "alpha": self.alpha_}
@@ -645,7 +710,10 @@ class DefragModel(BaseEstimator):
         the point, else the default (with ``rule_list=False``, the paper's two-step MAP
         prediction, ``predict_map``). EM-KL: the mixture of experts' prediction, the
         experts' outputs weighted by q(k | x, s) (regression: their mean; classification:
-        the most probable class); the printed rules predict with ``rules_.predict``."""
+        the most probable class); the printed rules predict with ``rules_.predict``. A Dask
+        array or DataFrame gives a lazy Dask array."""
+        if is_dask_collection(X):
+            return self._map_dask("predict", X)
         return self._predict_coded(self._check_X(X))
 
     def predict_map(self, X):
@@ -673,6 +741,8 @@ class DefragModel(BaseEstimator):
         check_is_fitted(self, "rules_")
         if self.task_ != "classification":
             raise AttributeError("predict_proba is only available for classification")
+        if is_dask_collection(X):
+            return self._map_dask("predict_proba", X)
         if self._emkl_fitted():  # the mixture of experts' class probabilities
             return self._experts(self._check_X(X))[1]
         if not self.rule_list:
@@ -749,6 +819,21 @@ class DefragModel(BaseEstimator):
             return self.__repr__()
         head = f"DefragModel: {self.n_rules_} rule{'s' if self.n_rules_ != 1 else ''} ({self.task_}, {self.method.upper()})"
         return head + "\n" + str(self.rules_)
+
+
+class _TrainingRows:
+    """The training rows in memory (prepared X), as the last steps of fit read them."""
+
+    def __init__(self, X_prep, threads=1):
+        self.X = X_prep
+        self.shape = X_prep.shape
+        self.threads = threads  # the kernels' OpenMP threads on all rows
+
+    def refit_rule_list(self, rules, target, classes):
+        return refit_rule_list(rules, self.X, target.y, target.n_classes, classes)
+
+    def on_training_rows(self, rule_set):
+        return rule_set.on_training_rows(self.X, self.threads)
 
 
 class _PhaseClock:
