@@ -7,9 +7,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _proxy_split
+from .._memory import check_memory, proxy_estimate
 from .._rules import Condition, Rule, RuleSet
 from .._validation import as_2d_float, check_positive_int, feature_names_of
 from ..sources import unwrap
+from ..sources.sklearn_trees import bagged_members
 from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
 from .prune import _apply, _leaf_mask, _pruning_path, _select
 from .reference import (_as_1d_float, _check_variance, check_reference_missing, handles_missing,
@@ -142,6 +144,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             raise ValueError("X has no rows")
         self.supports_missing_ = self.estimator is None or handles_missing(self.estimator)
         check_reference_missing(self.estimator, X)
+        self._check_memory(X.shape, y, variance)
         targets = self._targets(X_in if names is not None else X, y, variance)
         self.n_features_in_ = X.shape[1]
         if names is not None:
@@ -156,6 +159,25 @@ class ProxyTree(RegressorMixin, BaseEstimator):
 
     def _store_targets(self, targets):
         self.reference_mean_, self.reference_var_ = targets
+
+    def _n_targets(self, y):
+        return 2  # mean and variance
+
+    def _check_memory(self, shape, y, variance):
+        """DefragMemoryError before allocating when fit's working set (defrag/_memory.py)
+        exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
+        members = 0
+        if self.estimator is not None and variance is None and not is_classifier(self):
+            bagged = bagged_members(unwrap(self.estimator))
+            members = 0 if bagged is None else len(bagged[0])
+        cv = self.alpha is None and self.max_leaves is None
+        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, int(self.n_threads),
+                               cv, int(self.min_samples_leaf))
+        check_memory(sum(parts.values()), f"{type(self).__name__}.fit",
+                     f"fewer rows of X (now {shape[0]}), a larger min_samples_leaf (now "
+                     f"{self.min_samples_leaf}), n_threads= (now {self.n_threads})"
+                     + (f", or a reference with fewer members (now {members})" if members else ""),
+                     parts)
 
     def _grow_and_path(self, X, targets):
         mean, var = targets
@@ -379,6 +401,11 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
     def _store_targets(self, targets):
         self.reference_proba_ = targets[0]
+
+    def _n_targets(self, y):
+        if self.estimator is not None:
+            return max(len(getattr(unwrap(self.estimator), "classes_", ())), 2)
+        return max(np.unique(np.asarray(y)).size, 2) if y is not None else 2
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
