@@ -194,14 +194,14 @@ def prototype_estimate(n_samples, n_candidates, n_trees, n_features, n_classes, 
     Tree distances: the model's leaf matrix (int64 from ``apply``, then its int32 copy),
     the kernel's inputs (the candidates' rows and the transposed matrix, int32) and its
     float32 c x N output. The Euclidean distance: float64 c x N products and the scaled
-    copies while they are rounded to float32 (about three c x N float64 at once), and X.
+    copies while they are rounded to float32 (about 2.5 c x N float64 at once), and X.
     Selection: the greedy steps' float64 blocks (512 candidates x N for "sg", with the
     comparison masks; 256 x N for the submodular methods) and the per-class tables."""
     N, c, T = float(n_samples), float(n_candidates), float(n_trees)
     parts = {"selection": 8.0 * (n_classes + 4) * N + 8.0 * c
              + (512.0 * 33 if supervised else 256.0 * 24) * N}
     if euclidean:
-        parts["distance matrix"] = 28.0 * c * N
+        parts["distance matrix"] = 20.0 * c * N
         parts["X as float64"] = 8.0 * N * n_features
     else:
         parts["distance matrix"] = 4.0 * c * N
@@ -209,20 +209,27 @@ def prototype_estimate(n_samples, n_candidates, n_trees, n_features, n_classes, 
     return parts
 
 
-def proxy_estimate(n_samples, n_features, n_targets, n_members, n_threads, cv, min_leaf):
+def proxy_estimate(n_samples, n_features, n_targets, n_members, n_threads, cv, min_leaf,
+                   max_depth=None, x_copied=False):
     """{part: bytes} of ProxyTree.fit (defrag/proxy/): N = n_samples rows, D = n_features.
 
-    X as float64 (and its copy for each cross-validation fold), the reference's targets
-    (n_targets float64 per row: mean and variance, or the class probabilities), the member
+    X as float64 when fit had to convert it (x_copied) and the training rows of each
+    cross-validation fold (cv), the reference's targets (n_targets float64 per row: mean
+    and variance, or the class probabilities; and their fold copies), the member
     predictions of a bagged reference (n_members x N float64), the split search (a node's
-    row stats and per-thread sorted rows, the row index arrays of the nodes on the stack)
-    and the grown tree (at most 2 N / min_samples_leaf nodes held in Python lists)."""
+    row stats, n_targets + 1 doubles a row, 16 bytes a row per thread for the sorted rows,
+    the row index arrays of the nodes on the stack and the routing masks) and the grown
+    tree (at most 2 N / min_samples_leaf nodes, and 2^(max_depth + 1) - 1, held in Python
+    lists)."""
     N, D = float(n_samples), float(n_features)
     n_nodes = 2.0 * N / max(int(min_leaf), 1) + 1.0
-    parts = {"X as float64": 8.0 * N * D * (2.0 if cv else 1.0),
-             "targets": 8.0 * N * n_targets * (3.0 if cv else 2.0),
-             "split search": 8.0 * N * (n_targets + 1 + 2 * n_threads) + 24.0 * N,
+    if max_depth is not None:
+        n_nodes = min(n_nodes, 2.0 ** (min(int(max_depth), 60) + 1) - 1.0)
+    parts = {"targets": 8.0 * N * n_targets * (2.0 if cv else 1.0),
+             "split search": 8.0 * N * (n_targets + 1) + 16.0 * N * n_threads + 24.0 * N,
              "tree": n_nodes * (400.0 + 8.0 * n_targets)}
+    if x_copied or cv:
+        parts["X as float64"] = 8.0 * N * D * (float(x_copied) + float(bool(cv)))
     if n_members:
         parts["member predictions"] = 8.0 * N * n_members
     return parts

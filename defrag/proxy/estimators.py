@@ -29,16 +29,18 @@ def _as_proxy_input(X):
 
 def _nan_safe_scale(X):
     """Per-feature standard deviation and range over the present values (1 and 0 where a
-    feature has fewer than two distinct present values)."""
-    present = ~np.isnan(X)
-    n = present.sum(axis=0)
-    filled = np.where(present, X, 0.0)
-    mean = filled.sum(axis=0) / np.maximum(n, 1)
-    std = np.sqrt(np.where(present, (X - mean) ** 2, 0.0).sum(axis=0) / np.maximum(n, 1))
-    hi = np.where(present, X, -np.inf).max(axis=0, initial=-np.inf)
-    lo = np.where(present, X, np.inf).min(axis=0, initial=np.inf)
-    rng = np.where(n > 0, hi - lo, 0.0)
-    return np.where(std > 0, std, 1.0), rng
+    feature has fewer than two distinct present values). One column at a time: no
+    temporary of the size of X."""
+    D = X.shape[1]
+    std, rng = np.ones(D), np.zeros(D)
+    for d in range(D):
+        col = X[:, d]
+        col = col[~np.isnan(col)]
+        if col.size:
+            s = col.std()
+            std[d] = s if s > 0 else 1.0
+            rng[d] = col.max() - col.min()
+    return std, rng
 
 
 class ProxyTree(RegressorMixin, BaseEstimator):
@@ -144,7 +146,8 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             raise ValueError("X has no rows")
         self.supports_missing_ = self.estimator is None or handles_missing(self.estimator)
         check_reference_missing(self.estimator, X)
-        self._check_memory(X.shape, y, variance)
+        self._check_memory(X.shape, y, variance, x_copied=not np.may_share_memory(X, X_in)
+                           if isinstance(X_in, np.ndarray) else True)
         targets = self._targets(X_in if names is not None else X, y, variance)
         self.n_features_in_ = X.shape[1]
         if names is not None:
@@ -163,7 +166,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     def _n_targets(self, y):
         return 2  # mean and variance
 
-    def _check_memory(self, shape, y, variance):
+    def _check_memory(self, shape, y, variance, x_copied):
         """DefragMemoryError before allocating when fit's working set (defrag/_memory.py)
         exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
         members = 0
@@ -172,7 +175,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             members = 0 if bagged is None else len(bagged[0])
         cv = self.alpha is None and self.max_leaves is None
         parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, int(self.n_threads),
-                               cv, int(self.min_samples_leaf))
+                               cv, int(self.min_samples_leaf), self.max_depth, x_copied)
         check_memory(sum(parts.values()), f"{type(self).__name__}.fit",
                      f"fewer rows of X (now {shape[0]}), a larger min_samples_leaf (now "
                      f"{self.min_samples_leaf}), n_threads= (now {self.n_threads})"

@@ -110,7 +110,10 @@ def reference_predictions(estimator, X, variance=None):
             Xi = X if feats is None else X[:, feats[i]]
             preds[i] = np.asarray(m.predict(Xi), dtype=np.float64).reshape(n)
         mean = preds.mean(axis=0)
-        var = preds.var(axis=0)
+        # by blocks of rows: var's (preds - mean)^2 temporary would double the peak
+        var = np.empty(n)
+        for s in range(0, n, 8192):
+            var[s:s + 8192] = preds[:, s:s + 8192].var(axis=0)
         return mean, var
     mean = _as_1d_float(estimator.predict(X_in), n, "the reference's predictions")
     if variance is None:
