@@ -170,7 +170,8 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
     random draw, the per-component tables ((L + 2D) x K), the per-thread run buffers of
     the likelihood kernel (12 bytes x K x max_group each), and the MAP assignment's
     N x K buffer when scoring on all rows; with rule lists, the condition columns and
-    the cover matrix (a byte per row, per rule and per condition)."""
+    the cover matrix (a byte per row, per rule and per condition, a rule having at most
+    one condition per feature)."""
     N, n, D, L, K = (int(v) for v in (n_samples, n_fit, n_features, n_splits, n_components))
     s_row = 8 * bit_words if bit_words else 4 * n_groups
     parts = {"X as float64": 8.0 * N * D, "split matrix": float(s_row) * N}
@@ -181,7 +182,9 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
     if n < N or not rule_list:  # MAP assignment on the scored rows (score after the fit)
         per_restart = max(per_restart, 8.0 * K * (n + N + 2 * L))
     if rule_list:
-        per_restart += float(n) * K * (min(L, 2 * D) + 2)
+        # a bool column per condition (at most one condition per feature: both bounds in
+        # one Condition, defrag/_rule_list.py), the cover matrix and a float64 column
+        per_restart += float(n) * K * (min(L, D) + 2) + 8.0 * n
     parts["restarts in flight"] = per_restart * workers
     return parts
 
