@@ -59,33 +59,17 @@ def status_kb(field):
     raise RuntimeError(field)
 
 
-def reset_peak():
+def measure(module, fit):
+    """Runs fit() with module.check_memory recording what it checks, the peak resident
+    size reset before (/proc/self/clear_refs) and tracemalloc on: (fit's result, figures).
+
+    Measured: the growth of the peak resident size over the resident size before the
+    fit, and tracemalloc's peak (NumPy's and Python's allocations). Both are lower bounds
+    of the working set: the resident size misses what the allocator reuses from memory it
+    kept after the warm-up (small cases), tracemalloc the C kernels' own malloc."""
     import gc
     import tracemalloc
 
-    gc.collect()
-    tracemalloc.start()
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # resets the peak (VmHWM) to the current resident size
-    return status_kb("VmRSS")
-
-
-def measured(before):
-    """(peak growth of the resident size, peak of tracemalloc) in MB since reset_peak.
-
-    Both are lower bounds of the working set: the resident size misses what the
-    allocator reuses from memory it kept after the warm-up (small cases), tracemalloc
-    misses the C kernels' own malloc. The larger is the measured peak."""
-    import tracemalloc
-
-    peak = status_kb("VmHWM")
-    traced = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return (peak - before) / 1024, traced / 2**20
-
-
-def recording(module):
-    """Replaces module.check_memory by one that records what it is asked to check."""
     seen, original = {}, module.check_memory
 
     def record(estimate, what, knobs, parts=None):
@@ -93,7 +77,19 @@ def recording(module):
         return original(estimate, what, knobs, parts)
 
     module.check_memory = record
-    return seen
+    gc.collect()
+    tracemalloc.start()
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets the peak (VmHWM) to the current resident size
+    before = status_kb("VmRSS")
+    t = time.perf_counter()
+    result = fit()
+    seconds = time.perf_counter() - t
+    peak, traced = status_kb("VmHWM"), tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return result, {"estimate_mb": seen["estimate"] / 2**20, "rss_mb": (peak - before) / 1024,
+                    "traced_mb": traced / 2**20, "seconds": seconds,
+                    "parts_mb": {k: v / 2**20 for k, v in seen["parts"].items()}}
 
 
 def proxy_reference(cache):
@@ -130,15 +126,9 @@ def child(name, cache):
 
     Xtr, ytr, _, _, forest = load_data(data, cache)
     DefragModel(forest, n_restarts=1, max_iter=2, random_state=0).fit(Xtr[:200])  # warm-up
-    seen = recording(dm)
-    before = reset_peak()
-    t = time.perf_counter()
-    model = DefragModel(forest, random_state=0, **params).fit(Xtr)
-    seconds = time.perf_counter() - t
-    rss_mb, traced_mb = measured(before)
+    model, figures = measure(dm, lambda: DefragModel(forest, random_state=0, **params).fit(Xtr))
     return {"case": name, "N": len(Xtr), "L": len(model.splits_), "K": int(params.get("max_rules", 10)),
-            "estimate_mb": seen["estimate"] / 2**20, "rss_mb": rss_mb, "traced_mb": traced_mb,
-            "seconds": seconds, "parts_mb": {k: v / 2**20 for k, v in seen["parts"].items()}}
+            **figures}
 
 
 def child_prototypes(name, cache, data, params):
@@ -150,21 +140,15 @@ def child_prototypes(name, cache, data, params):
     Xtr, ytr, Xte, yte, forest = load_data(data, cache)
     X, y = np.vstack([Xtr, Xte]), np.concatenate([ytr, yte])
     pm.PrototypeExplainer(forest, n_prototypes=4, random_state=0, **params).fit(X[:300], y[:300])
-    seen = recording(pm)
-    before = reset_peak()
-    t = time.perf_counter()
-    pm.PrototypeExplainer(forest, n_prototypes=10, random_state=0, **params).fit(X, y)
-    seconds = time.perf_counter() - t
-    rss_mb, traced_mb = measured(before)
-    return {"case": name, "N": len(X), "L": 0, "K": 10, "estimate_mb": seen["estimate"] / 2**20,
-            "rss_mb": rss_mb, "traced_mb": traced_mb, "seconds": seconds,
-            "parts_mb": {k: v / 2**20 for k, v in seen["parts"].items()}}
+    _, figures = measure(pm, lambda: pm.PrototypeExplainer(forest, n_prototypes=10, random_state=0,
+                                                           **params).fit(X, y))
+    return {"case": name, "N": len(X), "L": 0, "K": 10, **figures}
 
 
 def child_proxy(name, cache, params):
-    import defrag.proxy.estimators as pe
-
     import numpy as np
+
+    import defrag.proxy.estimators as pe
 
     rows, target = params.pop("rows"), params.pop("y", None)
     if target is None:
@@ -178,15 +162,9 @@ def child_proxy(name, cache, params):
         if target == "classes":
             y, est = np.digitize(y, [0.0, 0.5, 1.0]), pe.ProxyTreeClassifier
     est(rf, max_leaves=4).fit(X[:500], None if y is None else y[:500])  # warm-up
-    seen = recording(pe)
-    before = reset_peak()
-    t = time.perf_counter()
-    tree = est(rf, random_state=0, **params).fit(X, y)
-    seconds = time.perf_counter() - t
-    rss_mb, traced_mb = measured(before)
+    tree, figures = measure(pe, lambda: est(rf, random_state=0, **params).fit(X, y))
     return {"case": name, "N": len(X), "L": int(tree.n_leaves_), "K": len(rf.estimators_) if rf else 0,
-            "estimate_mb": seen["estimate"] / 2**20, "rss_mb": rss_mb, "traced_mb": traced_mb,
-            "seconds": seconds, "parts_mb": {k: v / 2**20 for k, v in seen["parts"].items()}}
+            **figures}
 
 
 def main():

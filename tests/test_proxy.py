@@ -646,3 +646,15 @@ def test_local_explanation_keeps_a_missing_feature_missing():
     assert 0 not in exp.features_used() and np.isfinite(exp.fidelity)
     lime = exp.lime_baseline(n_features=2)
     assert np.isfinite(lime.fidelity) and np.isfinite(lime.predict(exp.samples)).all()
+
+
+def test_bootstrap_instability_with_nan_the_forest_routes():
+    rng = np.random.default_rng(5)
+    X = with_nan(rng.normal(size=(150, 3)), 6)
+    y = np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1])
+    rf = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    mean, std = bootstrap_instability(lambda: ProxyTree(rf, max_leaves=3), X, n_boot=3, random_state=0)
+    assert 0.0 <= mean <= 1.0 and std >= 0.0
+    gb = GradientBoostingRegressor(n_estimators=3, random_state=0).fit(np.nan_to_num(X), y)
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        bootstrap_instability(lambda: ProxyTree(gb, max_leaves=3), X, n_boot=2, random_state=0)
