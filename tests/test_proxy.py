@@ -658,3 +658,29 @@ def test_bootstrap_instability_with_nan_the_forest_routes():
     gb = GradientBoostingRegressor(n_estimators=3, random_state=0).fit(np.nan_to_num(X), y)
     with pytest.raises(ValueError, match="no rule for missing values"):
         bootstrap_instability(lambda: ProxyTree(gb, max_leaves=3), X, n_boot=2, random_state=0)
+
+
+def test_non_tree_reference_says_by_its_allow_nan_tag():
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.neighbors import KNeighborsRegressor
+
+    class NanAware(RegressorMixin, BaseEstimator):  # routes NaN itself: reads it as 0
+        def fit(self, X, y):
+            self.n_features_in_ = np.shape(X)[1]
+            return self
+
+        def predict(self, X):
+            return np.nan_to_num(np.asarray(X, dtype=float)).sum(axis=1)
+
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.input_tags.allow_nan = True
+            return tags
+
+    rng = np.random.default_rng(7)
+    X = with_nan(rng.normal(size=(80, 2)), 8)
+    tree = ProxyTree(NanAware().fit(X, None), max_leaves=3).fit(X)
+    np.testing.assert_allclose(tree.reference_mean_, np.nan_to_num(X).sum(axis=1))
+    knn = KNeighborsRegressor(n_neighbors=3).fit(np.nan_to_num(X), np.zeros(X.shape[0]))
+    with pytest.raises(ValueError, match=r"reference model \(KNeighborsRegressor\) has no rule"):
+        ProxyTree(knn, max_leaves=3).fit(X)
