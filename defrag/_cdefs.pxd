@@ -181,12 +181,12 @@ cdef extern from "dfg_proxy_split.h":
                              const double *mean, const double *var,
                              int64_t min_leaf, double var_floor,
                              int32_t *feature, double *threshold, double *gain,
-                             int64_t *n_left, int n_threads) nogil
+                             int64_t *n_left, int32_t *missing_right, int n_threads) nogil
     int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
                                    const int64_t *rows, int64_t n_rows,
                                    const double *P, int64_t n_classes, int64_t min_leaf,
                                    int32_t *feature, double *threshold, double *gain,
-                                   int64_t *n_left, int n_threads) nogil
+                                   int64_t *n_left, int32_t *missing_right, int n_threads) nogil
 
 cdef extern from "dfg_gate.h":
     int dfg_gate_tables(const double *w, int64_t n_components, const int64_t *feat_ptr,

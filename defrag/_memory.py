@@ -170,7 +170,8 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
     random draw, the per-component tables ((L + 2D) x K), the per-thread run buffers of
     the likelihood kernel (12 bytes x K x max_group each), and the MAP assignment's
     N x K buffer when scoring on all rows; with rule lists, the condition columns and
-    the cover matrix (a byte per row, per rule and per condition)."""
+    the cover matrix (a byte per row, per rule and per condition, a rule having at most
+    one condition per feature)."""
     N, n, D, L, K = (int(v) for v in (n_samples, n_fit, n_features, n_splits, n_components))
     s_row = 8 * bit_words if bit_words else 4 * n_groups
     parts = {"X as float64": 8.0 * N * D, "split matrix": float(s_row) * N}
@@ -181,20 +182,57 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
     if n < N or not rule_list:  # MAP assignment on the scored rows (score after the fit)
         per_restart = max(per_restart, 8.0 * K * (n + N + 2 * L))
     if rule_list:
-        per_restart += float(n) * K * (min(L, 2 * D) + 2)
+        # a bool column per condition (at most one condition per feature: both bounds in
+        # one Condition, defrag/_rule_list.py), the cover matrix and a float64 column
+        per_restart += float(n) * K * (min(L, D) + 2) + 8.0 * n
     parts["restarts in flight"] = per_restart * workers
     return parts
 
 
-def prototype_estimate(n_samples, n_candidates, n_trees, n_features, n_classes, euclidean):
-    """{part: bytes} of PrototypeExplainer.fit: the float32 candidate x point distance
-    matrix (float64 then float32 with the Euclidean distance), the int32 leaf matrix and
-    the greedy selection's per-class coverage (float64, one row per class and point)."""
-    n, c = float(n_samples), float(n_candidates)
-    parts = {"distance matrix": (12.0 if euclidean else 4.0) * c * n,
-             "selection": 8.0 * (n_classes + 2) * n + 8.0 * c}
+def prototype_estimate(n_samples, n_candidates, n_trees, n_features, n_classes, euclidean,
+                       supervised):
+    """{part: bytes} of PrototypeExplainer.fit (defrag/prototypes.py), N = n_samples points,
+    c = n_candidates, T = n_trees.
+
+    Tree distances: the model's leaf matrix (int64 from ``apply``, then its int32 copy),
+    the kernel's inputs (the candidates' rows and the transposed matrix, int32) and its
+    float32 c x N output. The Euclidean distance: float64 c x N products and the scaled
+    copies while they are rounded to float32 (about 2.5 c x N float64 at once), and X.
+    Selection: the greedy steps' float64 blocks (512 candidates x N for "sg", with the
+    comparison masks; 256 x N for the submodular methods) and the per-class tables."""
+    N, c, T = float(n_samples), float(n_candidates), float(n_trees)
+    parts = {"selection": 8.0 * (n_classes + 4) * N + 8.0 * c
+             + (512.0 * 33 if supervised else 256.0 * 24) * N}
     if euclidean:
-        parts["X as float64"] = 8.0 * n * n_features
+        parts["distance matrix"] = 20.0 * c * N
+        parts["X as float64"] = 8.0 * N * n_features
     else:
-        parts["leaf matrix"] = 8.0 * n * n_trees
+        parts["distance matrix"] = 4.0 * c * N
+        parts["leaf matrix"] = max(12.0 * N * T, 8.0 * N * T + 4.0 * c * T)
+    return parts
+
+
+def proxy_estimate(n_samples, n_features, n_targets, n_members, n_threads, cv, min_leaf,
+                   max_depth=None, x_copied=False):
+    """{part: bytes} of ProxyTree.fit (defrag/proxy/): N = n_samples rows, D = n_features.
+
+    X as float64 when fit had to convert it (x_copied) and the training rows of each
+    cross-validation fold (cv), the reference's targets (n_targets float64 per row: mean
+    and variance, or the class probabilities; and their fold copies), the member
+    predictions of a bagged reference (n_members x N float64), the split search (a node's
+    row stats, n_targets + 1 doubles a row, 16 bytes a row per thread for the sorted rows,
+    the row index arrays of the nodes on the stack and the routing masks) and the grown
+    tree (at most 2 N / min_samples_leaf nodes, and 2^(max_depth + 1) - 1, held in Python
+    lists)."""
+    N, D = float(n_samples), float(n_features)
+    n_nodes = 2.0 * N / max(int(min_leaf), 1) + 1.0
+    if max_depth is not None:
+        n_nodes = min(n_nodes, 2.0 ** (min(int(max_depth), 60) + 1) - 1.0)
+    parts = {"targets": 8.0 * N * n_targets * (2.0 if cv else 1.0),
+             "split search": 8.0 * N * (n_targets + 1) + 16.0 * N * n_threads + 24.0 * N,
+             "tree": n_nodes * (400.0 + 8.0 * n_targets)}
+    if x_copied or cv:
+        parts["X as float64"] = 8.0 * N * D * (float(x_copied) + float(bool(cv)))
+    if n_members:
+        parts["member predictions"] = 8.0 * N * n_members
     return parts

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _encoding, _fit
 from ._inputs import InputEncoding
+from ._memory import check_memory
 
 NUMERIC, IN_SET, NOT_IN_SET = 0, 1, 2  # split kinds (DFG_KIND_* in src_c/dfg_sets.h)
 MAX_CATEGORY = 2**31 - 1
@@ -29,6 +30,13 @@ def category_words(ptr, codes):
     item = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
     n_words = np.zeros(ptr.size - 1, dtype=np.int64)
     np.maximum.at(n_words, item, codes // 64 + 1)
+    # a set is a bitset up to its largest code (as LightGBM's own cat_threshold words, for
+    # codes up to 2**31 - 1): a few large codes cost code / 8 bytes each, checked first
+    if n_words.sum() >= 2**17:  # 1 MB
+        check_memory(8.0 * float(n_words.sum()), f"the bitsets of {ptr.size - 1} category sets "
+                     f"(largest category code {int(codes.max())})",
+                     "category codes numbered 0 .. n_categories - 1 (a set's bitset grows with "
+                     "its largest code)")
     word_ptr = np.zeros(ptr.size, dtype=np.int64)
     np.cumsum(n_words, out=word_ptr[1:])
     words = np.zeros(int(word_ptr[-1]), dtype=np.uint64)

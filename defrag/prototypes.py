@@ -25,6 +25,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from . import _proximity
+from ._memory import check_memory, prototype_estimate
 from ._threads import threads_from_n_jobs
 from ._validation import as_2d_float, check_missing, check_n_jobs, check_positive_int
 from .sources import adapt, unwrap
@@ -423,6 +424,7 @@ class PrototypeExplainer(BaseEstimator):
             raise ValueError(f"n_prototypes={self.n_prototypes} is larger than the number of "
                              f"candidate training points ({cand.shape[0]})")
 
+        self._check_memory(n, cand.shape[0], Xf.shape[1], q, kind)
         self.distance_ = kind
         self.n_features_in_ = Xf.shape[1]
         if kind == "euclidean":
@@ -450,6 +452,18 @@ class PrototypeExplainer(BaseEstimator):
         # nearest-prototype ties go to the lower training index
         self._by_index = np.argsort(self.prototypes_, kind="stable")
         return self
+
+    def _check_memory(self, n, n_candidates, n_features, n_classes, kind):
+        """DefragMemoryError before allocating when fit's working set (defrag/_memory.py)
+        exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
+        euclidean = kind == "euclidean"
+        n_trees = 0 if euclidean else len(self._source().trees())
+        parts = prototype_estimate(n, n_candidates, n_trees, n_features, n_classes, euclidean,
+                                   self.method == "sg")
+        check_memory(sum(parts.values()), "PrototypeExplainer.fit",
+                     f"max_candidates= (now {n_candidates} candidates x {n} points), fewer "
+                     "training points" + ("" if euclidean else f", or a model with fewer trees (now {n_trees})"),
+                     parts)
 
     def _distances_to_prototypes(self, X):
         check_is_fitted(self, "prototypes_")

@@ -5,14 +5,19 @@
 
 typedef struct {
     double x;
-    int64_t row;
+    int64_t pos; /* position of the row in the node's row list (and stats matrix) */
 } keyed_row;
 
+/* NaN sorts last; ties by position (deterministic order). */
 static int cmp_keyed(const void *a, const void *b) {
     const keyed_row *p = (const keyed_row *)a, *q = (const keyed_row *)b;
-    if (p->x < q->x) return -1;
-    if (p->x > q->x) return 1;
-    return (p->row > q->row) - (p->row < q->row); /* deterministic order for ties */
+    int pn = isnan(p->x), qn = isnan(q->x);
+    if (pn != qn) return pn - qn;
+    if (!pn) {
+        if (p->x < q->x) return -1;
+        if (p->x > q->x) return 1;
+    }
+    return (p->pos > q->pos) - (p->pos < q->pos);
 }
 
 static inline double node_log_var(double sum_v, double sum_d, double sum_d2, double n,
@@ -26,9 +31,165 @@ static inline double node_log_var(double sum_v, double sum_d, double sum_d2, dou
     return log(s2);
 }
 
+/* A node's cost (the negated log-likelihood the split lowers) from its W row sums. */
+typedef double (*cost_fn)(const double *sums, int64_t width, double n, double var_floor);
+
+static double cost_regression(const double *s, int64_t width, double n, double var_floor) {
+    (void)width;
+    return n * node_log_var(s[0], s[1], s[2], n, var_floor);
+}
+
+/* n H(p) of class sums s[0..C-1] over n rows: n log n - sum_c s_c log s_c. */
+static double cost_entropy(const double *s, int64_t C, double n, double var_floor) {
+    double h = 0.0, tot = 0.0;
+    (void)n; (void)var_floor;
+    for (int64_t c = 0; c < C; c++) {
+        if (s[c] > 0.0) h -= s[c] * log(s[c]);
+        tot += s[c] > 0.0 ? s[c] : 0.0;
+    }
+    return tot > 0.0 ? h + tot * log(tot) : 0.0;
+}
+
+typedef struct {
+    double gain, threshold;
+    int64_t n_left;
+    int32_t missing_right;
+} split_result;
+
+/* What one feature's search shares: the node's row stats S (n_rows x W, by position),
+ * the cost, and the parent's cost. */
+typedef struct {
+    const double *X;
+    int64_t n_features;
+    const int64_t *rows;
+    int64_t n_rows;
+    const double *S;
+    int64_t W;
+    cost_fn cost;
+    double var_floor, parent;
+    int64_t min_leaf;
+} search_ctx;
+
+/* Scratch of one thread: the sorted rows and five W-vectors. */
+typedef struct {
+    keyed_row *buf;
+    double *left, *right, *miss, *present, *tmp;
+} scratch;
+
+static inline void add_into(double *acc, const double *s, int64_t W) {
+    for (int64_t w = 0; w < W; w++) acc[w] += s[w];
+}
+
+/* Scores the candidate (left sums L over nl rows, right sums R over nr rows). */
+static inline void consider(const search_ctx *c, const double *L, int64_t nl, const double *R,
+                            int64_t nr, double threshold, int32_t missing_right,
+                            split_result *best) {
+    if (nl < c->min_leaf || nr < c->min_leaf) return;
+    double g = c->parent - c->cost(L, c->W, (double)nl, c->var_floor)
+               - c->cost(R, c->W, (double)nr, c->var_floor);
+    if (g > best->gain) {
+        best->gain = g;
+        best->threshold = threshold;
+        best->n_left = nl;
+        best->missing_right = missing_right;
+    }
+}
+
+/* Best split on feature d (best->n_left -1 when none). */
+static void search_feature(const search_ctx *c, int64_t d, scratch *sc, split_result *best) {
+    const int64_t n = c->n_rows, W = c->W;
+    keyed_row *buf = sc->buf;
+    for (int64_t i = 0; i < n; i++) {
+        buf[i].x = c->X[c->rows[i] * c->n_features + d];
+        buf[i].pos = i;
+    }
+    qsort(buf, (size_t)n, sizeof(keyed_row), cmp_keyed);
+    best->gain = -INFINITY;
+    best->threshold = 0.0;
+    best->n_left = -1;
+    best->missing_right = 0;
+    int64_t n_present = n;
+    while (n_present > 0 && isnan(buf[n_present - 1].x)) n_present--;
+    const int64_t n_miss = n - n_present;
+    if (n_present == 0) return;
+    for (int64_t w = 0; w < W; w++) sc->present[w] = sc->miss[w] = sc->left[w] = 0.0;
+    for (int64_t i = 0; i < n_present; i++) add_into(sc->present, c->S + buf[i].pos * W, W);
+    for (int64_t i = n_present; i < n; i++) add_into(sc->miss, c->S + buf[i].pos * W, W);
+    for (int64_t i = 0; i + 1 < n_present; i++) {
+        add_into(sc->left, c->S + buf[i].pos * W, W);
+        if (buf[i].x == buf[i + 1].x) continue;
+        int64_t nl = i + 1, nr = n_present - nl;
+        double t = 0.5 * (buf[i].x + buf[i + 1].x);
+        if (!(t < buf[i + 1].x)) t = buf[i].x; /* midpoint rounded up to the next value */
+        for (int64_t w = 0; w < W; w++) sc->right[w] = sc->present[w] - sc->left[w];
+        if (n_miss == 0) {
+            consider(c, sc->left, nl, sc->right, nr, t, nr > nl, best);
+            continue;
+        }
+        for (int64_t w = 0; w < W; w++) sc->tmp[w] = sc->left[w] + sc->miss[w];
+        consider(c, sc->tmp, nl + n_miss, sc->right, nr, t, 0, best);
+        for (int64_t w = 0; w < W; w++) sc->tmp[w] = sc->right[w] + sc->miss[w];
+        consider(c, sc->left, nl, sc->tmp, nr + n_miss, t, 1, best);
+    }
+    if (n_miss > 0) /* every present value left, the missing ones right */
+        consider(c, sc->present, n_present, sc->miss, n_miss, buf[n_present - 1].x, 1, best);
+}
+
+/* Searches every feature (in parallel) and keeps the best split. */
+static int best_split(const search_ctx *c, int32_t *feature, double *threshold, double *gain,
+                      int64_t *n_left, int32_t *missing_right, int n_threads) {
+    *feature = -1;
+    *threshold = 0.0;
+    *gain = -INFINITY;
+    *n_left = 0;
+    *missing_right = 0;
+    if (c->n_rows < 2 * c->min_leaf) return DFG_OK;
+    const int64_t D = c->n_features, W = c->W;
+    split_result *per = (split_result *)malloc((size_t)D * sizeof(split_result));
+    if (!per) return DFG_ENOMEM;
+    int nomem = 0;
+    #pragma omp parallel num_threads(n_threads) reduction(|:nomem)
+    {
+        scratch sc;
+        sc.buf = (keyed_row *)malloc((size_t)c->n_rows * sizeof(keyed_row));
+        double *vecs = (double *)malloc((size_t)(5 * W) * sizeof(double));
+        if (!sc.buf || !vecs) nomem = 1;
+        sc.left = vecs; sc.right = vecs + W; sc.miss = vecs + 2 * W;
+        sc.present = vecs + 3 * W; sc.tmp = vecs + 4 * W;
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t d = 0; d < D; d++) {
+            if (!sc.buf || !vecs) { per[d].n_left = -1; continue; }
+            search_feature(c, d, &sc, &per[d]);
+        }
+        free(sc.buf);
+        free(vecs);
+    }
+    if (!nomem) {
+        for (int64_t d = 0; d < D; d++) {
+            if (per[d].n_left >= 0 && per[d].gain > *gain) {
+                *gain = per[d].gain;
+                *feature = (int32_t)d;
+                *threshold = per[d].threshold;
+                *n_left = per[d].n_left;
+                *missing_right = per[d].missing_right;
+            }
+        }
+    }
+    free(per);
+    return nomem ? DFG_ENOMEM : DFG_OK;
+}
+
 static int check_rows(const int64_t *rows, int64_t n_rows, int64_t n_samples) {
     for (int64_t i = 0; i < n_rows; i++)
         if (rows[i] < 0 || rows[i] >= n_samples) return DFG_EINVAL;
+    return DFG_OK;
+}
+
+static int check_sizes(int64_t n_samples, int64_t n_features, int64_t n_rows, int64_t min_leaf,
+                       int n_threads) {
+    if (n_samples < 1 || n_features < 1 || n_features > INT32_MAX || n_rows < 1 ||
+        n_rows > n_samples || min_leaf < 1 || n_threads < 1)
+        return DFG_EINVAL;
     return DFG_OK;
 }
 
@@ -47,202 +208,60 @@ int dfg_proxy_node_score(const int64_t *rows, int64_t n_rows, int64_t n_samples,
     return DFG_OK;
 }
 
-/* Best split on one feature: sorts buf (n_rows entries) and sweeps. */
-static void search_feature(const double *X, int64_t n_features, int64_t d,
-                           const int64_t *rows, int64_t n_rows, const double *mean,
-                           const double *var, int64_t min_leaf, double var_floor,
-                           double shift, double parent, keyed_row *buf,
-                           double *best_gain, double *best_thr, int64_t *best_left) {
-    for (int64_t i = 0; i < n_rows; i++) {
-        buf[i].x = X[rows[i] * n_features + d];
-        buf[i].row = rows[i];
-    }
-    qsort(buf, (size_t)n_rows, sizeof(keyed_row), cmp_keyed);
-    *best_gain = -INFINITY;
-    *best_thr = 0.0;
-    *best_left = -1;
-    if (buf[0].x == buf[n_rows - 1].x) return;
-    double tv = 0.0, td = 0.0, td2 = 0.0;
-    for (int64_t i = 0; i < n_rows; i++) {
-        double dd = mean[buf[i].row] - shift;
-        tv += var[buf[i].row]; td += dd; td2 += dd * dd;
-    }
-    double lv = 0.0, ld = 0.0, ld2 = 0.0;
-    for (int64_t i = 0; i < n_rows - 1; i++) {
-        double dd = mean[buf[i].row] - shift;
-        lv += var[buf[i].row]; ld += dd; ld2 += dd * dd;
-        int64_t nl = i + 1, nr = n_rows - nl;
-        if (buf[i].x == buf[i + 1].x || nl < min_leaf || nr < min_leaf) continue;
-        double g = -(double)nl * node_log_var(lv, ld, ld2, (double)nl, var_floor)
-                   - (double)nr * node_log_var(tv - lv, td - ld, td2 - ld2, (double)nr, var_floor)
-                   - parent;
-        if (g > *best_gain) {
-            double t = 0.5 * (buf[i].x + buf[i + 1].x);
-            if (!(t < buf[i + 1].x)) t = buf[i].x; /* midpoint rounded up to the next value */
-            *best_gain = g;
-            *best_thr = t;
-            *best_left = nl;
-        }
-    }
-}
-
 int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
                          const int64_t *rows, int64_t n_rows,
                          const double *mean, const double *var,
                          int64_t min_leaf, double var_floor,
                          int32_t *feature, double *threshold, double *gain,
-                         int64_t *n_left, int n_threads) {
-    if (n_samples < 1 || n_features < 1 || n_features > INT32_MAX || n_rows < 1 ||
-        n_rows > n_samples || min_leaf < 1 || !(var_floor > 0.0) || n_threads < 1)
+                         int64_t *n_left, int32_t *missing_right, int n_threads) {
+    if (check_sizes(n_samples, n_features, n_rows, min_leaf, n_threads) != DFG_OK ||
+        !(var_floor > 0.0))
         return DFG_EINVAL;
     if (check_rows(rows, n_rows, n_samples) != DFG_OK) return DFG_EINVAL;
-    for (int64_t i = 0; i < n_rows; i++)
-        if (!(var[rows[i]] >= 0.0)) return DFG_EINVAL;
-    *feature = -1;
-    *threshold = 0.0;
-    *gain = -INFINITY;
-    *n_left = 0;
-    if (n_rows < 2 * min_leaf) return DFG_OK;
-
-    double parent;
-    dfg_proxy_node_score(rows, n_rows, n_samples, mean, var, var_floor, &parent);
-    double shift = mean[rows[0]];
-
-    double *f_gain = (double *)malloc((size_t)n_features * sizeof(double));
-    double *f_thr = (double *)malloc((size_t)n_features * sizeof(double));
-    int64_t *f_left = (int64_t *)malloc((size_t)n_features * sizeof(int64_t));
-    if (!f_gain || !f_thr || !f_left) {
-        free(f_gain); free(f_thr); free(f_left);
-        return DFG_ENOMEM;
-    }
-    int nomem = 0;
-    #pragma omp parallel num_threads(n_threads) reduction(|:nomem)
-    {
-        keyed_row *buf = (keyed_row *)malloc((size_t)n_rows * sizeof(keyed_row));
-        if (!buf) nomem = 1;
-        #pragma omp for schedule(dynamic, 1)
-        for (int64_t d = 0; d < n_features; d++) {
-            if (!buf) { f_gain[d] = -INFINITY; f_left[d] = -1; continue; }
-            search_feature(X, n_features, d, rows, n_rows, mean, var, min_leaf, var_floor,
-                           shift, parent, buf, &f_gain[d], &f_thr[d], &f_left[d]);
-        }
-        free(buf);
-    }
-    if (!nomem) {
-        for (int64_t d = 0; d < n_features; d++) {
-            if (f_left[d] >= 0 && f_gain[d] > *gain) {
-                *gain = f_gain[d];
-                *feature = (int32_t)d;
-                *threshold = f_thr[d];
-                *n_left = f_left[d];
-            }
-        }
-    }
-    free(f_gain); free(f_thr); free(f_left);
-    return nomem ? DFG_ENOMEM : DFG_OK;
-}
-
-/* n H(p) of class sums s[0..C-1] over n rows: n log n - sum_c s_c log s_c. */
-static inline double n_entropy(const double *s, int64_t C, double n) {
-    double h = 0.0, tot = 0.0;
-    for (int64_t c = 0; c < C; c++) {
-        if (s[c] > 0.0) h -= s[c] * log(s[c]);
-        tot += s[c] > 0.0 ? s[c] : 0.0;
-    }
-    (void)n;
-    return tot > 0.0 ? h + tot * log(tot) : 0.0;
-}
-
-static void search_feature_proba(const double *X, int64_t n_features, int64_t d,
-                                 const int64_t *rows, int64_t n_rows, const double *P,
-                                 int64_t C, int64_t min_leaf, double parent,
-                                 keyed_row *buf, double *left, double *right,
-                                 const double *total, double *best_gain, double *best_thr,
-                                 int64_t *best_left) {
+    double score;
+    int status = dfg_proxy_node_score(rows, n_rows, n_samples, mean, var, var_floor, &score);
+    if (status != DFG_OK) return status; /* a negative or NaN variance */
+    /* per-row sums (v, m - shift, (m - shift)^2), shift the first row's mean */
+    double *S = (double *)malloc((size_t)n_rows * 3 * sizeof(double));
+    if (!S) return DFG_ENOMEM;
+    const double shift = mean[rows[0]];
     for (int64_t i = 0; i < n_rows; i++) {
-        buf[i].x = X[rows[i] * n_features + d];
-        buf[i].row = rows[i];
+        double dd = mean[rows[i]] - shift;
+        S[3 * i] = var[rows[i]];
+        S[3 * i + 1] = dd;
+        S[3 * i + 2] = dd * dd;
     }
-    qsort(buf, (size_t)n_rows, sizeof(keyed_row), cmp_keyed);
-    *best_gain = -INFINITY;
-    *best_thr = 0.0;
-    *best_left = -1;
-    if (buf[0].x == buf[n_rows - 1].x) return;
-    for (int64_t c = 0; c < C; c++) left[c] = 0.0;
-    for (int64_t i = 0; i < n_rows - 1; i++) {
-        const double *p = P + buf[i].row * C;
-        for (int64_t c = 0; c < C; c++) left[c] += p[c];
-        int64_t nl = i + 1, nr = n_rows - nl;
-        if (buf[i].x == buf[i + 1].x || nl < min_leaf || nr < min_leaf) continue;
-        for (int64_t c = 0; c < C; c++) right[c] = total[c] - left[c];
-        double g = parent - n_entropy(left, C, (double)nl) - n_entropy(right, C, (double)nr);
-        if (g > *best_gain) {
-            double t = 0.5 * (buf[i].x + buf[i + 1].x);
-            if (!(t < buf[i + 1].x)) t = buf[i].x;
-            *best_gain = g;
-            *best_thr = t;
-            *best_left = nl;
-        }
-    }
+    search_ctx c = {X, n_features, rows, n_rows, S, 3, cost_regression, var_floor, -score,
+                    min_leaf};
+    status = best_split(&c, feature, threshold, gain, n_left, missing_right, n_threads);
+    free(S);
+    return status;
 }
 
 int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
                                const int64_t *rows, int64_t n_rows,
                                const double *P, int64_t n_classes, int64_t min_leaf,
                                int32_t *feature, double *threshold, double *gain,
-                               int64_t *n_left, int n_threads) {
-    if (n_samples < 1 || n_features < 1 || n_features > INT32_MAX || n_rows < 1 ||
-        n_rows > n_samples || n_classes < 1 || min_leaf < 1 || n_threads < 1)
+                               int64_t *n_left, int32_t *missing_right, int n_threads) {
+    if (check_sizes(n_samples, n_features, n_rows, min_leaf, n_threads) != DFG_OK ||
+        n_classes < 1)
         return DFG_EINVAL;
     if (check_rows(rows, n_rows, n_samples) != DFG_OK) return DFG_EINVAL;
     const int64_t C = n_classes;
-    double *total = (double *)calloc((size_t)C, sizeof(double));
-    if (!total) return DFG_ENOMEM;
+    double *S = (double *)malloc((size_t)(n_rows * C + C) * sizeof(double));
+    if (!S) return DFG_ENOMEM;
+    double *total = S + n_rows * C;
+    for (int64_t c = 0; c < C; c++) total[c] = 0.0;
     for (int64_t i = 0; i < n_rows; i++)
         for (int64_t c = 0; c < C; c++) {
             double p = P[rows[i] * C + c];
-            if (!(p >= 0.0) || p == INFINITY) { free(total); return DFG_EINVAL; }
+            if (!(p >= 0.0) || p == INFINITY) { free(S); return DFG_EINVAL; }
+            S[i * C + c] = p;
             total[c] += p;
         }
-    *feature = -1;
-    *threshold = 0.0;
-    *gain = -INFINITY;
-    *n_left = 0;
-    if (n_rows < 2 * min_leaf) { free(total); return DFG_OK; }
-    double parent = n_entropy(total, C, (double)n_rows);
-
-    double *f_gain = (double *)malloc((size_t)n_features * sizeof(double));
-    double *f_thr = (double *)malloc((size_t)n_features * sizeof(double));
-    int64_t *f_left = (int64_t *)malloc((size_t)n_features * sizeof(int64_t));
-    if (!f_gain || !f_thr || !f_left) {
-        free(f_gain); free(f_thr); free(f_left); free(total);
-        return DFG_ENOMEM;
-    }
-    int nomem = 0;
-    #pragma omp parallel num_threads(n_threads) reduction(|:nomem)
-    {
-        keyed_row *buf = (keyed_row *)malloc((size_t)n_rows * sizeof(keyed_row));
-        double *sums = (double *)malloc((size_t)(2 * C) * sizeof(double));
-        if (!buf || !sums) nomem = 1;
-        #pragma omp for schedule(dynamic, 1)
-        for (int64_t d = 0; d < n_features; d++) {
-            if (!buf || !sums) { f_gain[d] = -INFINITY; f_left[d] = -1; continue; }
-            search_feature_proba(X, n_features, d, rows, n_rows, P, C, min_leaf, parent, buf,
-                                 sums, sums + C, total, &f_gain[d], &f_thr[d], &f_left[d]);
-        }
-        free(buf);
-        free(sums);
-    }
-    if (!nomem) {
-        for (int64_t d = 0; d < n_features; d++) {
-            if (f_left[d] >= 0 && f_gain[d] > *gain) {
-                *gain = f_gain[d];
-                *feature = (int32_t)d;
-                *threshold = f_thr[d];
-                *n_left = f_left[d];
-            }
-        }
-    }
-    free(f_gain); free(f_thr); free(f_left); free(total);
-    return nomem ? DFG_ENOMEM : DFG_OK;
+    search_ctx ctx = {X, n_features, rows, n_rows, S, C, cost_entropy, 1.0,
+                      cost_entropy(total, C, (double)n_rows, 1.0), min_leaf};
+    int status = best_split(&ctx, feature, threshold, gain, n_left, missing_right, n_threads);
+    free(S);
+    return status;
 }

@@ -56,14 +56,14 @@ def test_prototypes_refuse_nan_they_cannot_route(nan_data):
         pe.predict(X)
 
 
-def test_proxy_tree_says_why_it_refuses_nan(nan_data):
+def test_proxy_tree_takes_nan_the_forest_routes(nan_data):
+    # tests/test_proxy.py checks the routing itself against a NumPy reference
     X, y = nan_data
     rf = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y.astype(float))
-    with pytest.raises(ValueError, match="proxy tree's splits have no rule for missing values"):
-        ProxyTree(rf, max_leaves=4).fit(X)
-    tree = ProxyTree(rf, max_leaves=4).fit(np.nan_to_num(X))
-    with pytest.raises(ValueError, match="proxy tree's splits"):
-        tree.predict(X)
+    tree = ProxyTree(rf, max_leaves=4).fit(X)
+    assert np.isfinite(tree.predict(X)).all()
+    clean = ProxyTree(rf, max_leaves=4).fit(np.nan_to_num(X))  # no NaN in training: still routed
+    np.testing.assert_array_equal(clean.predict(X[:30]), clean.rules_.predict(X[:30]))
 
 
 def test_evaluate_warns_about_labels_the_model_never_saw(nan_data, nan_forest):

@@ -9,7 +9,9 @@ ValueError or TypeError, or reading, fitting DefragModel and predicting work and
 checked trees (every row reaches a leaf); where the mutation left the trees and the
 encoding as they were, the fitted rules predict as on the unmutated model. Never
 another exception, a crash, a hang (hypothesis deadline) or a large allocation
-(tracemalloc peak).
+(tracemalloc peak). The reads run under a memory limit (``defrag.max_memory``) of half
+the peak allowed: what defrag sizes from the model (a category set's bitset grows with
+its largest code) must be refused by the memory guard rather than allocated.
 
 Examples per property: tests/conftest.py (bounded "ci" profile, DEFRAG_FUZZ_EXAMPLES=N).
 """
@@ -26,7 +28,8 @@ xgb = pytest.importorskip("xgboost")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from defrag import DefragModel  # noqa: E402
+import defrag  # noqa: E402
+from defrag import DefragMemoryError, DefragModel  # noqa: E402
 from defrag.sources import adapt, walk_tree  # noqa: E402
 from test_malformed_models import small_data  # noqa: E402
 
@@ -177,7 +180,8 @@ def check_mutation(library, mutated):
     tracemalloc.start()
     try:
         try:
-            trees, encoding, predicted = READERS[library].run(doc)
+            with defrag.max_memory(PEAK_LIMIT_BYTES // 2):
+                trees, encoding, predicted = READERS[library].run(doc)
         except (ValueError, TypeError) as exc:
             hypothesis.event(f"rejected: {type(exc).__name__}")
             return
@@ -185,10 +189,7 @@ def check_mutation(library, mutated):
             peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    if peak >= PEAK_LIMIT_BYTES and large_category_code(library, doc, path):
-        hypothesis.event("read: known large category bitset (see the xfail test)")
-    else:
-        assert peak < PEAK_LIMIT_BYTES, (path, peak)
+    assert peak < PEAK_LIMIT_BYTES, (path, peak)
     scores = margin(trees, X)  # every row reaches a leaf of every tree
     assert scores.shape[0] == X.shape[0]
     assert predicted.shape == (X.shape[0],)
@@ -200,37 +201,29 @@ def check_mutation(library, mutated):
         np.testing.assert_array_equal(predicted, original_predicted, err_msg=str(path))
 
 
-def large_category_code(library, doc, path):
-    """The mutation wrote a category code of millions or more into a LightGBM '==' node."""
-    if library != "lgb" or path[-1] != "threshold":
-        return False
-    node = doc
-    for key in path[:-1]:
-        node = node[key]
-    try:
-        return node.get("decision_type") == "==" and max(int(c) for c in str(node["threshold"]).split("||")) >= 2**20
-    except ValueError:
-        return False
-
-
-@pytest.mark.xfail(strict=True, reason="found by the long fuzz run: a category code up to "
-                   "MAX_CATEGORY = 2**31 - 1 is accepted and its set becomes a bitset of "
-                   "code / 64 words (1e9: 125 MB, twice), so a dump with a few such nodes "
-                   "allocates GBs; the bound on codes (defrag/_splits.py) is a design decision")
-def test_lightgbm_category_code_of_1e9_is_rejected_or_cheap():
+def test_lightgbm_category_code_of_1e9_is_refused_by_the_memory_guard():
+    # found by the long fuzz run: codes go up to MAX_CATEGORY = 2**31 - 1 (LightGBM's own
+    # bound) and a set is a bitset up to its largest code (code / 8 bytes: 125 MB for 1e9,
+    # built twice); the bitsets are now checked against the memory limit before allocation
     doc = copy.deepcopy(LGB_DOC)
     node = next(n for t in doc["tree_info"] for n in walk_dump(t["tree_structure"])
                 if n.get("decision_type") == "==")
     node["threshold"] = "1||1000000000"
     tracemalloc.start()
     try:
-        READERS["lgb"].run(doc)
-    except ValueError:
-        return
-    finally:
+        with defrag.max_memory(PEAK_LIMIT_BYTES // 2), pytest.raises(DefragMemoryError) as info:
+            READERS["lgb"].run(doc)
         peak = tracemalloc.get_traced_memory()[1]
+    finally:
         tracemalloc.stop()
-    assert peak < PEAK_LIMIT_BYTES, peak
+    assert peak < PEAK_LIMIT_BYTES // 4, peak
+    msg = str(info.value)
+    assert "category sets (largest category code 1000000000)" in msg and "119 MB" in msg
+    assert "limit of 50 MB" in msg and "category codes numbered 0 .. n_categories - 1" in msg
+    # a large code whose bitset fits the limit is read (and kept in the set)
+    node["threshold"] = "1||3||1000000"
+    trees, _, _ = READERS["lgb"].run(doc)
+    assert any(1000000 in t.cat_codes for t in trees)
 
 
 def walk_dump(node):

@@ -78,6 +78,12 @@ CASES = {
     "lgb_split_index_1e9": ("lgb", "rules", "split_index", "split_index"),
     "lgb_num_leaves": ("lgb", "rules", "num_leaves", "num_leaves"),
     "lgb_category_2e9": ("lgb", "rules", "category_huge", "threshold"),
+    "lgb_split_feature_fraction": ("lgb", "rules", "split_feature_fraction", "split_feature"),
+    "lgb_leaf_index_fraction": ("lgb", "rules", "leaf_index_fraction", "leaf_index"),
+    "lgb_split_index_fraction": ("lgb", "rules", "split_index_fraction", "split_index"),
+    "lgb_leaf_count_fraction": ("lgb", "rules", "leaf_count_fraction", "leaf_count"),
+    "lgb_category_fraction": ("lgb", "rules", "category_fraction", "category code"),
+    "lgb_max_feature_idx_fraction": ("lgb", "rules", "max_feature_idx_fraction", "max_feature_idx"),
     "lgb_prototypes_cycle": ("lgb", "prototypes", "cycle_parent", "cycle"),
     "lgb_prototypes_leaf_index_1e9": ("lgb", "prototypes", "leaf_index", "leaf_index"),
     # XGBoost JSON
@@ -87,6 +93,14 @@ CASES = {
     "xgb_right_children_negative": ("xgb", "rules", "right_children", "right_children"),
     "xgb_split_indices_1e6": ("xgb", "rules", "split_indices", "split_indices"),
     "xgb_unequal_lengths": ("xgb", "rules", "unequal", "split_conditions"),
+    # fractional indices were truncated (1.5 read as 1): now refused, naming the field
+    "xgb_left_children_fraction": ("xgb", "rules", "left_children_fraction", "left_children"),
+    "xgb_right_children_fraction": ("xgb", "rules", "right_children_fraction", "right_children"),
+    "xgb_split_indices_fraction": ("xgb", "rules", "split_indices_fraction", "split_indices"),
+    "xgb_default_left_fraction": ("xgb", "rules", "default_left_fraction", "default_left"),
+    "xgb_split_type_fraction": ("xgb", "rules", "split_type_fraction", "split_type"),
+    "xgb_num_nodes_fraction": ("xgb", "rules", "num_nodes_fraction", "num_nodes"),
+    "xgb_tree_info_fraction": ("xgb", "rules", "tree_info_fraction", "tree_info"),
     "xgb_num_nodes": ("xgb", "rules", "num_nodes", "num_nodes"),
     "xgb_cycle_to_root": ("xgb", "rules", "cycle_root", "tree"),
     "xgb_leaf_disagreement": ("xgb", "rules", "leaf_disagreement", "leaves"),
@@ -162,6 +176,15 @@ SCRIPT = textwrap.dedent(r'''
         elif kind == "leaf_index_repeated":
             leaf["leaf_index"] = 1 if leaf["leaf_index"] == 0 else 0
         elif kind == "split_index": root["split_index"] = 10**9
+        elif kind == "split_feature_fraction": root["split_feature"] = 1.5
+        elif kind == "leaf_index_fraction": leaf["leaf_index"] = leaf["leaf_index"] + 0.5
+        elif kind == "split_index_fraction": root["split_index"] = 0.5
+        elif kind == "leaf_count_fraction": leaf["leaf_count"] = 10.5
+        elif kind == "max_feature_idx_fraction": d["max_feature_idx"] = 2.5
+        elif kind == "category_fraction":
+            node = next(n for t in d["tree_info"] for n in walk(t["tree_structure"])
+                        if n.get("decision_type") == "==")
+            node["threshold"] = "1||2.5"
         elif kind == "num_leaves": t0["num_leaves"] = 10**9
         elif kind == "category_huge":
             node = next(n for t in d["tree_info"] for n in walk(t["tree_structure"])
@@ -189,6 +212,13 @@ SCRIPT = textwrap.dedent(r'''
         elif kind == "right_children": tree["right_children"][inner[0]] = -5
         elif kind == "split_indices": tree["split_indices"][inner[0]] = 10**6
         elif kind == "unequal": tree["split_conditions"].pop()
+        elif kind == "left_children_fraction": tree["left_children"][inner[0]] += 0.5
+        elif kind == "right_children_fraction": tree["right_children"][inner[0]] += 0.5
+        elif kind == "split_indices_fraction": tree["split_indices"][inner[0]] = 1.5
+        elif kind == "default_left_fraction": tree["default_left"][inner[0]] = 0.5
+        elif kind == "split_type_fraction": tree["split_type"][inner[0]] = 0.5
+        elif kind == "num_nodes_fraction": tree["tree_param"]["num_nodes"] = str(len(tree["left_children"]) + 0.5)
+        elif kind == "tree_info_fraction": d["learner"]["gradient_booster"]["model"]["tree_info"][0] = 0.5
         elif kind == "num_nodes": tree["tree_param"]["num_nodes"] = "1000000000"
         elif kind == "cycle_root": tree["left_children"][inner[1]] = 0
         elif kind == "leaf_disagreement":

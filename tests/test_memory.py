@@ -102,3 +102,65 @@ def test_nearly_constant_regression_target_gives_one_rule(small_forest):
     y = 2.5 + 1e-15 * np.arange(X.shape[0]) % 3  # constant up to rounding
     model = DefragModel(rf, random_state=0, n_restarts=2).fit(X, y)
     assert model.n_rules_ == 1 and model.n_components_ == 1
+
+
+def test_prototypes_over_the_limit_are_refused_before_allocating(small_forest):
+    rf, X = small_forest
+    Xbig = np.tile(X, (50, 1))  # 20,000 points: a 1.6 GB candidates x points float32 matrix
+    y = rf.predict(Xbig)
+    with defrag.max_memory("200M"):
+        t = time.perf_counter()
+        with pytest.raises(DefragMemoryError) as info:
+            defrag.PrototypeExplainer(rf, n_prototypes=3).fit(Xbig, y)
+        assert time.perf_counter() - t < 1.0
+        msg = str(info.value)
+        assert "PrototypeExplainer.fit would need about 1.61 GB" in msg and "limit of 200 MB" in msg
+        assert "distance matrix 1.49 GB" in msg and "max_candidates=" in msg and "fewer trees (now 20)" in msg
+        # the knob it names makes it fit; and what fits runs unchanged
+        small = defrag.PrototypeExplainer(rf, n_prototypes=3, max_candidates=500, random_state=0).fit(Xbig, y)
+    plain = defrag.PrototypeExplainer(rf, n_prototypes=3, max_candidates=500, random_state=0).fit(Xbig, y)
+    np.testing.assert_array_equal(small.prototypes_, plain.prototypes_)
+
+
+def test_proxy_tree_over_the_limit_is_refused_before_allocating(small_forest):
+    from sklearn.ensemble import RandomForestRegressor
+
+    from defrag.proxy import ProxyTree, ProxyTreeClassifier
+
+    _, X = small_forest
+    rf = RandomForestRegressor(n_estimators=300, max_depth=2, random_state=0).fit(X, X[:, 0])
+    Xbig = np.tile(X, (250, 1))  # 100,000 rows x 300 members: 229 MB of member predictions
+    with defrag.max_memory("100M"):
+        t = time.perf_counter()
+        with pytest.raises(DefragMemoryError) as info:
+            ProxyTree(rf, max_leaves=4).fit(Xbig)
+        assert time.perf_counter() - t < 1.0
+        msg = str(info.value)
+        assert "ProxyTree.fit would need about" in msg and "member predictions 229 MB" in msg
+        assert "fewer members (now 300)" in msg and "min_samples_leaf" in msg
+        with pytest.raises(DefragMemoryError, match="ProxyTreeClassifier.fit"):
+            ProxyTreeClassifier(max_leaves=4).fit(Xbig, np.arange(Xbig.shape[0]) % 50)
+        guarded = ProxyTree(rf, max_leaves=4).fit(X)
+    plain = ProxyTree(rf, max_leaves=4).fit(X)
+    np.testing.assert_array_equal(guarded.predict(X), plain.predict(X))
+    assert str(guarded.rules_) == str(plain.rules_)
+
+
+def test_proxy_and_prototype_estimates_grow_with_their_knobs():
+    from defrag._memory import prototype_estimate, proxy_estimate
+
+    base = dict(n_samples=10_000, n_candidates=10_000, n_trees=100, n_features=5, n_classes=2,
+                euclidean=False, supervised=False)
+    full = prototype_estimate(**base)
+    fewer = prototype_estimate(**{**base, "n_candidates": 1000})
+    assert full["distance matrix"] == 4.0 * 10_000 ** 2 == 10 * fewer["distance matrix"]
+    assert full["leaf matrix"] >= 12.0 * 10_000 * 100
+    assert sum(prototype_estimate(**{**base, "supervised": True}).values()) > sum(full.values())
+    p = dict(n_samples=100_000, n_features=10, n_targets=2, n_members=0, n_threads=1, cv=False,
+             min_leaf=5)
+    plain = proxy_estimate(**p)
+    assert "member predictions" not in plain
+    assert proxy_estimate(**{**p, "n_members": 100})["member predictions"] == 8.0 * 100_000 * 100
+    assert "X as float64" not in plain and proxy_estimate(**{**p, "x_copied": True})["X as float64"] == 8e6
+    assert proxy_estimate(**{**p, "cv": True, "x_copied": True})["X as float64"] == 1.6e7
+    assert proxy_estimate(**{**p, "min_leaf": 50})["tree"] < plain["tree"] / 5

@@ -21,29 +21,43 @@ def np_score(m, v):
     return -m.size * np.log(max(s2, FLOOR))
 
 
-def brute_search(X, gain, min_leaf):
+def brute_search(X, gain, min_leaf, full=False):
     """Best (gain, feature, threshold) over every feature and every midpoint threshold,
-    gain(left_mask) being the score improvement of that split."""
-    best = (-np.inf, -1, 0.0)
+    gain(left_mask) being the score improvement of that split; with full, also
+    (missing_right, n_left). NaN as scikit-learn's CART: at each threshold the NaN rows
+    are tried left, then right; then every present value left and NaN right (threshold
+    the largest present value); with no NaN in the feature, NaN goes to the larger
+    child (missing_right = n_right > n_left)."""
+    best = (-np.inf, -1, 0.0, False, 0)
     for d in range(X.shape[1]):
-        vals = np.unique(X[:, d])
+        x = X[:, d]
+        nan = np.isnan(x)
+        vals = np.unique(x[~nan])
+        cands = []
         for a, b in zip(vals[:-1], vals[1:]):
             t = 0.5 * (a + b)
-            left = X[:, d] <= t
+            below = (x <= t) & ~nan
+            if nan.any():
+                cands += [(t, below | nan, False), (t, below, True)]
+            else:
+                cands.append((t, below, bool((~below).sum() > below.sum())))
+        if nan.any() and vals.size:
+            cands.append((vals[-1], ~nan, True))
+        for t, left, mr in cands:
             if left.sum() < min_leaf or (~left).sum() < min_leaf:
                 continue
             g, scale = gain(left)
             if g > best[0] + 1e-9 * scale:
-                best = (g, d, t)
-    return best
+                best = (g, d, t, mr, int(left.sum()))
+    return best if full else best[:3]
 
 
-def brute_split(X, m, v, min_leaf):
+def brute_split(X, m, v, min_leaf, full=False):
     """Best (gain, feature, threshold) for the eq. 8 score."""
     parent = np_score(m, v)
     return brute_search(
         X, lambda left: (np_score(m[left], v[left]) + np_score(m[~left], v[~left]) - parent, abs(parent)),
-        min_leaf)
+        min_leaf, full)
 
 
 def problem(seed, n=60, d=3, zero_var=False, ties=False):
@@ -69,7 +83,7 @@ def test_node_score_matches_numpy(seed):
 def test_split_search_matches_brute_force(seed, zero_var, ties, min_leaf):
     X, m, v = problem(seed, zero_var=zero_var, ties=ties)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    f, t, gain, n_left = _proxy_split.proxy_best_split(X, rows, m, v, min_leaf, FLOOR, 1)
+    f, t, gain, n_left, _ = _proxy_split.proxy_best_split(X, rows, m, v, min_leaf, FLOOR, 1)
     g_ref, f_ref, t_ref = brute_split(X, m, v, min_leaf)
     assert (f, t) == (f_ref, pytest.approx(t_ref))
     assert gain == pytest.approx(g_ref, rel=1e-9)
@@ -88,7 +102,7 @@ def test_split_search_respects_min_leaf_and_constant_features():
     rows = np.arange(10, dtype=np.int64)
     assert _proxy_split.proxy_best_split(X, rows, m, np.zeros(10), 1, FLOOR, 1)[0] == -1
     X[:, 1] = np.arange(10)
-    f, t, _, n_left = _proxy_split.proxy_best_split(X, rows, m, np.zeros(10), 4, FLOOR, 1)
+    f, t, _, n_left, _ = _proxy_split.proxy_best_split(X, rows, m, np.zeros(10), 4, FLOOR, 1)
     assert f == 1 and 4 <= n_left <= 6
     assert _proxy_split.proxy_best_split(X, rows, m, np.zeros(10), 6, FLOOR, 1)[0] == -1
     with pytest.raises(ValueError):
@@ -96,23 +110,26 @@ def test_split_search_respects_min_leaf_and_constant_features():
 
 
 def grown_splits_by_brute_force(X, m, v, rows, min_leaf, out, path=""):
-    g, f, t = brute_split(X[rows], m[rows], v[rows], min_leaf)
+    g, f, t, mr, _ = brute_split(X[rows], m[rows], v[rows], min_leaf, full=True)
     if f < 0 or not g > 0:
         return out
-    out[path] = (f, t)
-    left = rows[X[rows, f] <= t]
-    right = rows[X[rows, f] > t]
+    out[path] = (f, t, mr) if np.isnan(X).any() else (f, t)
+    x = X[rows, f]
+    go_right = np.where(np.isnan(x), mr, x > t)
+    left, right = rows[~go_right], rows[go_right]
     grown_splits_by_brute_force(X, m, v, left, min_leaf, out, path + "L")
     grown_splits_by_brute_force(X, m, v, right, min_leaf, out, path + "R")
     return out
 
 
-def tree_splits(tree):
+def tree_splits(tree, missing=False):
     t, out, stack = tree.tree_, {}, [(0, "")]
     while stack:
         node, path = stack.pop()
         if t["children_left"][node] >= 0:
             out[path] = (int(t["feature"][node]), float(t["threshold"][node]))
+            if missing:
+                out[path] += (bool(t["missing_right"][node]),)
             stack += [(t["children_left"][node], path + "L"), (t["children_right"][node], path + "R")]
     return out
 
@@ -349,11 +366,11 @@ def np_neg_loglik(P):
     return -np.sum(P.sum(axis=0)[p > 0] * np.log(p[p > 0]))
 
 
-def brute_split_proba(X, P, min_leaf):
+def brute_split_proba(X, P, min_leaf, full=False):
     parent = np_neg_loglik(P)
     return brute_search(
         X, lambda left: (parent - np_neg_loglik(P[left]) - np_neg_loglik(P[~left]), abs(parent)),
-        min_leaf)
+        min_leaf, full)
 
 
 def soft_problem(seed, n=80, C=3):
@@ -369,11 +386,11 @@ def soft_problem(seed, n=80, C=3):
 def test_soft_target_split_search_matches_brute_force(seed, min_leaf):
     X, P = soft_problem(seed)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    f, t, gain, _ = _proxy_split.proxy_best_split_proba(X, rows, P, min_leaf, 1)
+    f, t, gain, n_left, mr = _proxy_split.proxy_best_split_proba(X, rows, P, min_leaf, 1)
     g_ref, f_ref, t_ref = brute_split_proba(X, P, min_leaf)
     assert (f, t) == (f_ref, pytest.approx(t_ref))
     assert gain == pytest.approx(g_ref, rel=1e-9)
-    assert _proxy_split.proxy_best_split_proba(X, rows, P, min_leaf, 2) == (f, t, gain, _)
+    assert _proxy_split.proxy_best_split_proba(X, rows, P, min_leaf, 2) == (f, t, gain, n_left, mr)
     with pytest.raises(ValueError):
         _proxy_split.proxy_best_split_proba(X, rows, -P, min_leaf, 1)
 
@@ -498,3 +515,172 @@ def test_local_explanation_of_a_dataframe_model_raises_no_warning():
         warnings.simplefilter("error")  # the samples go to the forests with the column names
         ProxyTree(rf, max_leaves=3).fit(df).explain_local(df.iloc[0], random_state=0)
         ProxyTreeClassifier(rfc, max_leaves=3).fit(df).explain_local(df.iloc[0], random_state=0)
+
+
+# ---------------------------------------------------------------- missing values (issue 16)
+
+def with_nan(X, seed, share=0.2, columns=(0, 1)):
+    X = X.copy()
+    rng = np.random.default_rng(seed)
+    for d in columns:
+        X[rng.random(X.shape[0]) < share, d] = np.nan
+    return np.ascontiguousarray(X)
+
+
+@pytest.mark.parametrize("seed,min_leaf,ties", [(0, 1, False), (1, 4, True), (2, 2, True)])
+def test_split_search_with_nan_matches_numpy_reference(seed, min_leaf, ties):
+    X, m, v = problem(seed, n=50, ties=ties)
+    X = with_nan(X, seed)
+    # missingness in x0 carries signal: the better side for NaN rows differs by feature
+    m = m + 1.5 * np.isnan(X[:, 0])
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    got = _proxy_split.proxy_best_split(X, rows, m, v, min_leaf, FLOOR, 1)
+    g_ref, f_ref, t_ref, mr_ref, nl_ref = brute_split(X, m, v, min_leaf, full=True)
+    assert got[0] == f_ref and got[1] == pytest.approx(t_ref)
+    assert got[2] == pytest.approx(g_ref, rel=1e-9)
+    assert (got[3], got[4]) == (nl_ref, mr_ref)
+    assert got == _proxy_split.proxy_best_split(X, rows, m, v, min_leaf, FLOOR, 2)
+    # soft targets, same NaN
+    P = np.ascontiguousarray(np.stack([1.0 / (1 + np.exp(-3 * m)), 1.0 / (1 + np.exp(3 * m))], axis=1))
+    got = _proxy_split.proxy_best_split_proba(X, rows, P, min_leaf, 1)
+    g_ref, f_ref, t_ref, mr_ref, nl_ref = brute_split_proba(X, P, min_leaf, full=True)
+    assert (got[0], got[3], got[4]) == (f_ref, nl_ref, mr_ref) and got[1] == pytest.approx(t_ref)
+    assert got[2] == pytest.approx(g_ref, rel=1e-9)
+
+
+def test_split_search_nan_special_cases():
+    rows = np.arange(12, dtype=np.int64)
+    # only missingness separates the targets: present values left, NaN right
+    X = np.ones((12, 1))
+    X[8:, 0] = np.nan
+    m = np.where(np.isnan(X[:, 0]), 4.0, 0.0)
+    f, t, gain, n_left, mr = _proxy_split.proxy_best_split(X, rows, m, np.zeros(12), 2, FLOOR, 1)
+    assert (f, t, n_left, mr) == (0, 1.0, 8, True) and gain > 0
+    assert brute_split(X, m, np.zeros(12), 2, full=True)[1:] == (0, 1.0, True, 8)
+    # a feature without NaN in the node: NaN goes to the larger child
+    X = np.arange(12.0)[:, None]
+    m = (X[:, 0] > 3.5).astype(float)
+    f, t, _, n_left, mr = _proxy_split.proxy_best_split(X, rows, m, np.zeros(12), 1, FLOOR, 1)
+    assert (f, t, n_left, mr) == (0, 3.5, 4, True)
+    m = (X[:, 0] > 7.5).astype(float)
+    assert _proxy_split.proxy_best_split(X, rows, m, np.zeros(12), 1, FLOOR, 1)[3:] == (8, False)
+    # an all-NaN feature is never split on
+    X = np.column_stack([np.full(12, np.nan), np.arange(12.0)])
+    assert _proxy_split.proxy_best_split(X, rows, m, np.zeros(12), 1, FLOOR, 1)[0] == 1
+
+
+def route_by_hand(tree, X):
+    """Leaf of each row by walking tree_ row by row: x <= threshold left, NaN by missing_right."""
+    t, out = tree.tree_, []
+    for x in X:
+        v = 0
+        while t["children_left"][v] >= 0:
+            xv = x[t["feature"][v]]
+            right = bool(t["missing_right"][v]) if np.isnan(xv) else xv > t["threshold"][v]
+            v = t["children_right"][v] if right else t["children_left"][v]
+        out.append(v)
+    return np.asarray(out)
+
+
+def test_grown_tree_with_nan_equals_brute_force_growth():
+    X, m, _ = problem(3, n=70)
+    X = with_nan(X, 3, share=0.25)
+    m = m + np.isnan(X[:, 1])
+    tree = ProxyTree(min_samples_leaf=6, alpha=0.0).fit(X, m)  # no reference: the tree routes NaN
+    ref = grown_splits_by_brute_force(X, m, np.zeros(70), np.arange(70), 6, {})
+    got = tree_splits(tree, missing=True)
+    assert got.keys() == ref.keys()
+    for p in ref:
+        assert got[p][0] == ref[p][0] and got[p][2] == ref[p][2] and got[p][1] == pytest.approx(ref[p][1])
+
+
+def test_proxy_tree_routes_nan_where_the_forest_does():
+    rng = np.random.default_rng(0)
+    X = with_nan(rng.normal(size=(300, 3)), 1, share=0.15)
+    y = np.where(np.isnan(X[:, 0]), 2.0, np.nan_to_num(X[:, 0])) + 0.5 * np.nan_to_num(X[:, 1])
+    rf = RandomForestRegressor(n_estimators=10, max_depth=5, random_state=0).fit(X, y)
+    tree = ProxyTree(rf, max_leaves=6).fit(X)
+    assert tree.supports_missing_
+    np.testing.assert_array_equal(tree.apply(X), route_by_hand(tree, X))
+    np.testing.assert_array_equal(tree.predict(X), tree.tree_["value"][route_by_hand(tree, X)])
+    # the rules say where NaN goes and predict as the tree does
+    rules = tree.rules_
+    assert "(or missing)" in str(rules)
+    np.testing.assert_allclose(rules.predict(X), tree.predict(X))
+    # the reference's targets at NaN rows are the forest's own
+    np.testing.assert_allclose(tree.reference_mean_, rf.predict(X))
+    # a classifier too; and a fresh NaN row in a feature never missing in training
+    rfc = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y > 1)
+    clf = ProxyTreeClassifier(rfc, max_leaves=5).fit(X)
+    np.testing.assert_allclose(clf.predict_proba(X), clf.tree_["value"][route_by_hand(clf, X)])
+    Xn = X[:5].copy()
+    Xn[:, 2] = np.nan
+    np.testing.assert_array_equal(clf.apply(Xn), route_by_hand(clf, Xn))
+
+
+def test_proxy_tree_refuses_nan_its_reference_cannot_route():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    gb = GradientBoostingRegressor(n_estimators=5, max_depth=2, random_state=0).fit(X, X[:, 0])
+    Xn = with_nan(X, 2)
+    with pytest.raises(ValueError, match=r"NaN, but the reference model \(GradientBoostingRegressor\) "
+                                         "has no rule for missing values"):
+        ProxyTree(gb, max_leaves=4).fit(Xn)
+    tree = ProxyTree(gb, max_leaves=4).fit(X)
+    assert not tree.supports_missing_ and "missing" not in str(tree.rules_)
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        tree.predict(Xn)
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        explain_local(gb, Xn[np.isnan(Xn).any(axis=1)][0], X, n_samples=30, random_state=0)
+
+
+def test_local_explanation_keeps_a_missing_feature_missing():
+    rng = np.random.default_rng(2)
+    X = with_nan(rng.normal(size=(200, 3)), 3)
+    y = np.nan_to_num(X[:, 1]) + np.isnan(X[:, 0])
+    rf = RandomForestRegressor(n_estimators=8, max_depth=4, random_state=0).fit(X, y)
+    x = np.array([np.nan, 0.3, -0.2])
+    exp = explain_local(rf, x, X, n_samples=60, max_leaves=3, random_state=0)
+    assert np.isnan(exp.samples[:, 0]).all() and np.isfinite(exp.samples[:, 1:]).all()
+    np.testing.assert_allclose(exp.reference_mean, rf.predict(exp.samples))
+    assert 0 not in exp.features_used() and np.isfinite(exp.fidelity)
+    lime = exp.lime_baseline(n_features=2)
+    assert np.isfinite(lime.fidelity) and np.isfinite(lime.predict(exp.samples)).all()
+
+
+def test_bootstrap_instability_with_nan_the_forest_routes():
+    rng = np.random.default_rng(5)
+    X = with_nan(rng.normal(size=(150, 3)), 6)
+    y = np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1])
+    rf = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    mean, std = bootstrap_instability(lambda: ProxyTree(rf, max_leaves=3), X, n_boot=3, random_state=0)
+    assert 0.0 <= mean <= 1.0 and std >= 0.0
+    gb = GradientBoostingRegressor(n_estimators=3, random_state=0).fit(np.nan_to_num(X), y)
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        bootstrap_instability(lambda: ProxyTree(gb, max_leaves=3), X, n_boot=2, random_state=0)
+
+
+def test_non_tree_reference_says_by_its_allow_nan_tag():
+    from sklearn.base import BaseEstimator, RegressorMixin
+    from sklearn.neighbors import KNeighborsRegressor
+
+    class NanAware(RegressorMixin, BaseEstimator):  # routes NaN itself: reads it as 0
+        def fit(self, X, y):
+            self.n_features_in_ = np.shape(X)[1]
+            return self
+
+        def predict(self, X):
+            return np.nan_to_num(np.asarray(X, dtype=float)).sum(axis=1)
+
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.input_tags.allow_nan = True
+            return tags
+
+    rng = np.random.default_rng(7)
+    X = with_nan(rng.normal(size=(80, 2)), 8)
+    tree = ProxyTree(NanAware().fit(X, None), max_leaves=3).fit(X)
+    np.testing.assert_allclose(tree.reference_mean_, np.nan_to_num(X).sum(axis=1))
+    knn = KNeighborsRegressor(n_neighbors=3).fit(np.nan_to_num(X), np.zeros(X.shape[0]))
+    with pytest.raises(ValueError, match=r"reference model \(KNeighborsRegressor\) has no rule"):
+        ProxyTree(knn, max_leaves=3).fit(X)

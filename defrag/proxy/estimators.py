@@ -7,12 +7,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _proxy_split
+from .._memory import check_memory, proxy_estimate
 from .._rules import Condition, Rule, RuleSet
 from .._validation import as_2d_float, check_positive_int, feature_names_of
 from ..sources import unwrap
-from .grow import _grow, _node_stats, _node_stats_proba
+from ..sources.sklearn_trees import bagged_members
+from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
 from .prune import _apply, _leaf_mask, _pruning_path, _select
-from .reference import _as_1d_float, _check_variance, reference_predictions, reference_proba
+from .reference import (_as_1d_float, _check_variance, check_reference_missing, handles_missing,
+                        reference_predictions, reference_proba)
 
 # sigma^2 is floored at this fraction of the root's sigma^2 (and at 1e-300): with
 # zero reference variance a pure node would otherwise score log(0) = -inf.
@@ -20,13 +23,24 @@ _REL_VAR_FLOOR = 1e-12
 
 
 def _as_proxy_input(X):
-    """X as float64; ValueError for NaN, which the proxy tree's own splits (thresholds on
-    X) have no rule for, whether or not the reference model routes missing values."""
-    X = as_2d_float(X, allow_nan=True)
-    if np.isnan(X).any():
-        raise ValueError(f"X contains {int(np.isnan(X).sum())} NaN; a proxy tree's splits have no "
-                         "rule for missing values (even when the reference model has one): impute X")
-    return X
+    """X as float64 (NaN allowed here: ``_check_missing`` decides)."""
+    return as_2d_float(X, allow_nan=True)
+
+
+def _nan_safe_scale(X):
+    """Per-feature standard deviation and range over the present values (1 and 0 where a
+    feature has fewer than two distinct present values). One column at a time: no
+    temporary of the size of X."""
+    D = X.shape[1]
+    std, rng = np.ones(D), np.zeros(D)
+    for d in range(D):
+        col = X[:, d]
+        col = col[~np.isnan(col)]
+        if col.size:
+            s = col.std()
+            std[d] = s if s > 0 else 1.0
+            rng[d] = col.max() - col.min()
+    return std, rng
 
 
 class ProxyTree(RegressorMixin, BaseEstimator):
@@ -57,8 +71,14 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     tree_ : dict of arrays ``children_left``, ``children_right``, ``feature``,
-        ``threshold`` (left: ``x <= threshold``), ``value``, ``n_node_samples``,
-        ``node_sse`` of the selected subtree (node 0 the root, -1 for no child).
+        ``threshold`` (left: ``x <= threshold``), ``missing_right`` (where NaN goes),
+        ``value``, ``n_node_samples``, ``node_sse`` of the selected subtree (node 0
+        the root, -1 for no child).
+    supports_missing_ : whether X may hold NaN: the reference model routes missing
+        values (scikit-learn forests >= 1.4, HistGradientBoosting, XGBoost, LightGBM),
+        or there is no reference (the tree is fitted to ``y``). Each split then sends
+        NaN to the side that fits better, as scikit-learn's CART does (to the larger
+        child where the node had no NaN in that feature); rules say "(or missing)".
     pruning_path_ : dict with ``n_leaves``, ``fit`` (S log sigma2) and ``alphas``
         of the weakest-link sequence of the grown tree (nested subtrees). alpha
         selects the subtree minimising ``fit + alpha * n_leaves``; ``alphas[k]`` is
@@ -124,21 +144,43 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         X_in, X = X, np.ascontiguousarray(_as_proxy_input(X))
         if X.shape[0] < 1:
             raise ValueError("X has no rows")
+        self.supports_missing_ = self.estimator is None or handles_missing(self.estimator)
+        check_reference_missing(self.estimator, X)
+        self._check_memory(X.shape, y, variance, x_copied=not np.may_share_memory(X, X_in)
+                           if isinstance(X_in, np.ndarray) else True)
         targets = self._targets(X_in if names is not None else X, y, variance)
         self.n_features_in_ = X.shape[1]
         if names is not None:
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        scale = X.std(axis=0)
-        self.feature_scale_ = np.where(scale > 0, scale, 1.0)
-        self.feature_range_ = X.max(axis=0) - X.min(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+        self.feature_scale_, self.feature_range_ = _nan_safe_scale(X)
+        self.missing_seen_ = np.isnan(X).any(axis=0)
         self._store_targets(targets)
         self._fit_targets(X, targets)
         return self
 
     def _store_targets(self, targets):
         self.reference_mean_, self.reference_var_ = targets
+
+    def _n_targets(self, y):
+        return 2  # mean and variance
+
+    def _check_memory(self, shape, y, variance, x_copied):
+        """DefragMemoryError before allocating when fit's working set (defrag/_memory.py)
+        exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
+        members = 0
+        if self.estimator is not None and variance is None and not is_classifier(self):
+            bagged = bagged_members(unwrap(self.estimator))
+            members = 0 if bagged is None else len(bagged[0])
+        cv = self.alpha is None and self.max_leaves is None
+        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, int(self.n_threads),
+                               cv, int(self.min_samples_leaf), self.max_depth, x_copied)
+        check_memory(sum(parts.values()), f"{type(self).__name__}.fit",
+                     f"fewer rows of X (now {shape[0]}), a larger min_samples_leaf (now "
+                     f"{self.min_samples_leaf}), n_threads= (now {self.n_threads})"
+                     + (f", or a reference with fewer members (now {members})" if members else ""),
+                     parts)
 
     def _grow_and_path(self, X, targets):
         mean, var = targets
@@ -212,6 +254,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             "children_right": right.astype(np.int64),
             "feature": np.where(internal, grown.feature[keep], -1).astype(np.int64),
             "threshold": np.where(internal, grown.threshold[keep], 0.0),
+            "missing_right": internal & grown.missing_right[keep],
             "value": grown.value[keep].copy(),
             "n_node_samples": grown.n[keep].copy(),
             "node_sse": grown.sse[keep].copy(),
@@ -223,6 +266,8 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         X = _as_proxy_input(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features but the tree was fitted with {self.n_features_in_}")
+        if not getattr(self, "supports_missing_", False):
+            check_reference_missing(self.estimator, X)
         return X
 
     def apply(self, X):
@@ -235,7 +280,8 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             if idx.size == 0:
                 return node
             nd = node[idx]
-            right = X[idx, t["feature"][nd]] > t["threshold"][nd]
+            mr = t["missing_right"][nd] if "missing_right" in t else False  # pickled before NaN support
+            right = _goes_right(X[idx, t["feature"][nd]], t["threshold"][nd], mr)
             node[idx] = np.where(right, t["children_right"][nd], t["children_left"][nd])
 
     def predict(self, X):
@@ -260,34 +306,41 @@ class ProxyTree(RegressorMixin, BaseEstimator):
 
     @property
     def rules_(self):
-        """The leaves as a RuleSet: one rule per leaf, ``lower < x_d <= upper``."""
+        """The leaves as a RuleSet: one rule per leaf, ``lower < x_d <= upper``, with
+        "(or missing)" where every split on x_d above the leaf sends NaN its way."""
         check_is_fitted(self, "tree_")
         t, names = self.tree_, self._names()
         D = self.n_features_in_
+        supports = bool(getattr(self, "supports_missing_", False))
+        seen = getattr(self, "missing_seen_", np.zeros(D, dtype=bool))
         rules = []
         total = float(t["n_node_samples"][0])
 
-        def walk(v, lo, hi):
+        def walk(v, lo, hi, miss):
             if t["children_left"][v] < 0:
                 conds = [Condition(d, names[d], None if lo[d] == -np.inf else lo[d],
-                                   None if hi[d] == np.inf else hi[d])
+                                   None if hi[d] == np.inf else hi[d], missing=supports and miss[d],
+                                   missing_seen=bool(seen[d]))
                          for d in range(D) if lo[d] > -np.inf or hi[d] < np.inf]
                 n = int(t["n_node_samples"][v])
                 pred, proba = self._leaf_rule_value(t["value"][v])
                 rules.append(Rule(conds, pred, proba=proba, support=n, weight=n / total))
                 return
             d, thr = t["feature"][v], t["threshold"][v]
-            hl = hi.copy()
+            mr = bool(t["missing_right"][v]) if "missing_right" in t else False
+            hl, ml = hi.copy(), miss.copy()
             hl[d] = min(hl[d], thr)
-            walk(int(t["children_left"][v]), lo, hl)
-            ll = lo.copy()
+            ml[d] &= not mr
+            walk(int(t["children_left"][v]), lo, hl, ml)
+            ll, mr_ = lo.copy(), miss.copy()
             ll[d] = max(ll[d], thr)
-            walk(int(t["children_right"][v]), ll, hi)
+            mr_[d] &= mr
+            walk(int(t["children_right"][v]), ll, hi, mr_)
 
-        walk(0, np.full(D, -np.inf), np.full(D, np.inf))
+        walk(0, np.full(D, -np.inf), np.full(D, np.inf), np.ones(D, dtype=bool))
         pred, proba = self._leaf_rule_value(t["value"][0])
         return RuleSet(rules, pred, default_proba=proba, feature_names=names,
-                       classes=getattr(self, "classes_", None))
+                       classes=getattr(self, "classes_", None), supports_missing=supports)
 
     def _leaf_rule_value(self, value):
         return float(value), None
@@ -351,6 +404,11 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
     def _store_targets(self, targets):
         self.reference_proba_ = targets[0]
+
+    def _n_targets(self, y):
+        if self.estimator is not None:
+            return max(len(getattr(unwrap(self.estimator), "classes_", ())), 2)
+        return max(np.unique(np.asarray(y)).size, 2) if y is not None else 2
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])

@@ -7,11 +7,12 @@ class _Grown:
 
     def __init__(self):
         self.left, self.right, self.feature, self.threshold = [], [], [], []
-        self.value, self.n, self.sse, self.depth = [], [], [], []
+        self.value, self.n, self.sse, self.depth, self.missing_right = [], [], [], [], []
 
     def add(self, value, n, sse, depth):
         for lst, v in ((self.left, -1), (self.right, -1), (self.feature, -1), (self.threshold, 0.0),
-                       (self.value, value), (self.n, n), (self.sse, sse), (self.depth, depth)):
+                       (self.value, value), (self.n, n), (self.sse, sse), (self.depth, depth),
+                       (self.missing_right, False)):
             lst.append(v)
         return len(self.value) - 1
 
@@ -24,7 +25,13 @@ class _Grown:
         self.n = np.asarray(self.n, dtype=np.int64)
         self.sse = np.asarray(self.sse, dtype=np.float64)
         self.depth = np.asarray(self.depth, dtype=np.int64)
+        self.missing_right = np.asarray(self.missing_right, dtype=bool)
         return self
+
+
+def _goes_right(x, threshold, missing_right):
+    """Which values x of a split's feature go right: x > threshold, NaN by missing_right."""
+    return np.where(np.isnan(x), missing_right, x > threshold)
 
 
 def _node_stats(mean, var, rows):
@@ -42,8 +49,8 @@ def _node_stats_proba(P, rows):
 
 
 def _grow(X, split, stats, min_samples_leaf, max_depth):
-    """Depth-first growth: split(rows) -> (feature, threshold, gain, n_left) from the
-    C split search, stats(rows) -> (value, cost), until no split is allowed."""
+    """Depth-first growth: split(rows) -> (feature, threshold, gain, n_left, missing_right)
+    from the C split search, stats(rows) -> (value, cost), until no split is allowed."""
     tree = _Grown()
     rows0 = np.arange(X.shape[0], dtype=np.int64)
     value, cost = stats(rows0)
@@ -52,12 +59,13 @@ def _grow(X, split, stats, min_samples_leaf, max_depth):
         node, rows = stack.pop()
         if max_depth is not None and tree.depth[node] >= max_depth:
             continue
-        f, t, gain, n_left = split(rows)
+        f, t, gain, n_left, missing_right = split(rows)
         if f < 0 or not gain > 0.0:
             continue
-        go_left = X[rows, f] <= t
-        lrows, rrows = rows[go_left], rows[~go_left]
+        go_right = _goes_right(X[rows, f], t, missing_right)
+        lrows, rrows = rows[~go_right], rows[go_right]
         tree.feature[node], tree.threshold[node] = f, t
+        tree.missing_right[node] = missing_right
         d = tree.depth[node] + 1
         children = []
         for part in (lrows, rrows):

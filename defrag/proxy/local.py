@@ -7,8 +7,8 @@ from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
 from ..sources import unwrap
-from .estimators import ProxyTree, ProxyTreeClassifier
-from .reference import reference_predictions, reference_proba
+from .estimators import ProxyTree, ProxyTreeClassifier, _nan_safe_scale
+from .reference import check_reference_missing, reference_predictions, reference_proba
 
 
 class LocalExplanation:
@@ -93,7 +93,7 @@ class LimeExplanation:
             raise ValueError(f"n_features must be an integer in [1, {D}]; got {n_features!r}")
         if not ridge_alpha >= 0:
             raise ValueError(f"ridge_alpha must be >= 0; got {ridge_alpha!r}")
-        U = (local.samples - local.x) / local.feature_scale
+        U = _standardised(local.samples, local.x, local.feature_scale)
         y, w = local.reference_mean, local.weights
         _, coef = _weighted_ridge(U, y, w, ridge_alpha)
         order = np.argsort(-np.abs(coef), kind="stable")
@@ -104,8 +104,16 @@ class LimeExplanation:
         self.prediction = float(self.intercept)
 
     def predict(self, Z):
-        U = (np.asarray(Z, dtype=np.float64)[:, self.features] - self._x[self.features]) / self._scale
+        U = _standardised(np.asarray(Z, dtype=np.float64)[:, self.features], self._x[self.features],
+                          self._scale)
         return self.intercept + U @ self.coef
+
+
+def _standardised(Z, x, scale):
+    """(Z - x) / scale, 0 where x is missing (those features stay missing around x)."""
+    U = (Z - x) / scale
+    U[:, np.isnan(x)] = 0.0
+    return U
 
 
 def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_depth=3,
@@ -123,7 +131,9 @@ def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_dep
     ``feature_scale`` is the per-feature standard deviation of the training
     inputs (``ProxyTree.feature_scale_``), or a training matrix to take it from.
     The local fidelity weighs each sample by the neighbourhood density
-    pi_x(z) ~ exp(-|u|^2 / 2).
+    pi_x(z) ~ exp(-|u|^2 / 2). A missing value (NaN) in x is allowed where the
+    reference routes missing values: that feature stays missing in every sample
+    (the neighbourhood varies the present features only).
     """
     try:
         x = np.asarray(x, dtype=np.float64).reshape(-1)
@@ -134,12 +144,13 @@ def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_dep
     if fs.ndim == 2:
         if fs.shape[1] != x.size:
             raise ValueError(f"the training matrix has {fs.shape[1]} features but x has {x.size}")
-        fs = fs.std(axis=0)
-        fs = np.where(fs > 0, fs, 1.0)
+        fs = _nan_safe_scale(fs)[0]
     if fs.shape != x.shape:
         raise ValueError(f"feature_scale has {fs.size} entries but x has {x.size}")
-    if not np.all(np.isfinite(x)) or not np.all(np.isfinite(fs)) or np.any(fs <= 0):
-        raise ValueError("x must be finite and feature_scale finite and > 0")
+    if np.any(np.isinf(x)) or not np.all(np.isfinite(fs)) or np.any(fs <= 0):
+        raise ValueError("x must be finite (or NaN where the model handles missing values) and "
+                         "feature_scale finite and > 0")
+    check_reference_missing(estimator, x[None, :], "x")
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 10:
         raise ValueError(f"n_samples must be an integer >= 10; got {n_samples!r}")
     if not (isinstance(scale, numbers.Real) and np.isfinite(scale) and scale > 0):

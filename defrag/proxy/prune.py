@@ -1,6 +1,8 @@
 """Weakest-link pruning of a grown proxy tree (eq. 9) and applying a pruned subtree."""
 import numpy as np
 
+from .grow import _goes_right
+
 
 def _log_var(total_sse, S, var_floor):
     if var_floor is None:  # an additive cost (classification: sum of 2 n H over leaves)
@@ -108,5 +110,5 @@ def _apply(tree, leaf_mask, X):
             return node
         idx = np.flatnonzero(active)
         nd = node[idx]
-        right = X[idx, tree.feature[nd]] > tree.threshold[nd]
+        right = _goes_right(X[idx, tree.feature[nd]], tree.threshold[nd], tree.missing_right[nd])
         node[idx] = np.where(right, tree.right[nd], tree.left[nd])

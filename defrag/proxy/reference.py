@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from .._validation import as_2d_float
-from ..sources import unwrap
+from ..sources import adapt, unwrap
 from ..sources.sklearn_trees import bagged_members
 
 
@@ -30,6 +30,42 @@ def _check_variance(var, n):
         raise ValueError(f"variance must be >= 0; got {int((var < 0).sum())} negative values "
                          f"(min {var.min():.6g})")
     return var
+
+
+def handles_missing(estimator):
+    """Whether the reference model routes missing values (NaN) itself: a tree ensemble
+    defrag reads says so (scikit-learn forests >= 1.4, HistGradientBoosting, XGBoost,
+    LightGBM); any other estimator by its scikit-learn ``allow_nan`` tag."""
+    est = unwrap(estimator)
+    try:
+        return bool(adapt(est).supports_missing)
+    except (TypeError, ValueError):  # not a tree ensemble defrag reads
+        pass
+    try:
+        from sklearn.utils import get_tags
+
+        return bool(get_tags(est).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def check_reference_missing(estimator, X, what="X"):
+    """ValueError when X (float64) holds NaN and the reference model has no rule for it."""
+    if estimator is None:
+        return
+    n_nan = int(np.isnan(X).sum())
+    if n_nan and not handles_missing(estimator):
+        raise ValueError(
+            f"{what} contains {n_nan} NaN, but the reference model ({type(unwrap(estimator)).__name__}) "
+            "has no rule for missing values: impute X, or use a model that handles them "
+            "(scikit-learn forests >= 1.4, HistGradientBoosting, XGBoost, LightGBM)")
+
+
+def _reference_X(estimator, X):
+    """X as float64 (NaN only where the reference model routes missing values)."""
+    Xf = as_2d_float(X, allow_nan=True)
+    check_reference_missing(estimator, Xf)
+    return Xf
 
 
 def _reference_input(estimator, X_in, X):
@@ -63,7 +99,7 @@ def reference_predictions(estimator, X, variance=None):
     if is_classifier(estimator):
         raise TypeError(f"{type(estimator).__name__} is a classifier: its reference predictions are "
                         "class probabilities (reference_proba, ProxyTreeClassifier)")
-    X_in, X = X, as_2d_float(X)
+    X_in, X = X, _reference_X(estimator, X)
     X_in = _reference_input(estimator, X_in, X)
     n = X.shape[0]
     bagged = bagged_members(estimator) if variance is None else None
@@ -74,7 +110,10 @@ def reference_predictions(estimator, X, variance=None):
             Xi = X if feats is None else X[:, feats[i]]
             preds[i] = np.asarray(m.predict(Xi), dtype=np.float64).reshape(n)
         mean = preds.mean(axis=0)
-        var = preds.var(axis=0)
+        # by blocks of rows: var's (preds - mean)^2 temporary would double the peak
+        var = np.empty(n)
+        for s in range(0, n, 8192):
+            var[s:s + 8192] = preds[:, s:s + 8192].var(axis=0)
         return mean, var
     mean = _as_1d_float(estimator.predict(X_in), n, "the reference's predictions")
     if variance is None:
@@ -93,7 +132,7 @@ def reference_proba(estimator, X):
     if not callable(getattr(estimator, "predict_proba", None)):
         raise TypeError(f"a classification reference must have a predict_proba method; got "
                         f"{type(estimator).__name__}")
-    X_in, X = X, as_2d_float(X)
+    X_in, X = X, _reference_X(estimator, X)
     P = np.asarray(estimator.predict_proba(_reference_input(estimator, X_in, X)), dtype=np.float64)
     if P.ndim != 2 or P.shape[0] != X.shape[0]:
         raise ValueError(f"predict_proba returned shape {P.shape} for {X.shape[0]} rows")

@@ -7,6 +7,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from .._validation import as_2d_float
+from .estimators import _nan_safe_scale
 
 
 def _internal_nodes(tree):
@@ -69,8 +70,9 @@ def bootstrap_instability(estimator_factory, X, y=None, n_boot=10, random_state=
 
     ``estimator_factory()`` returns an unfitted ProxyTree or scikit-learn decision
     tree (or an estimator to ``clone``); it is fitted as ``fit(X[b], y[b])``
-    (``fit(X[b])`` when y is None). Feature ranges are taken from X."""
-    X = as_2d_float(X)
+    (``fit(X[b])`` when y is None). Feature ranges are taken from X (its present values:
+    NaN is for the trees to accept or refuse)."""
+    X = as_2d_float(X, allow_nan=True)
     if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 2:
         raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
     if y is not None:
@@ -78,7 +80,7 @@ def bootstrap_instability(estimator_factory, X, y=None, n_boot=10, random_state=
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows")
     rng = check_random_state(random_state)
-    feature_range = X.max(axis=0) - X.min(axis=0)
+    feature_range = _nan_safe_scale(X)[1]
     trees = []
     for _ in range(n_boot):
         idx = rng.randint(0, X.shape[0], X.shape[0])

@@ -21,7 +21,8 @@ import numpy as np
 from .._inputs import InputEncoding
 from .._splits import IN_SET, NOT_IN_SET, NUMERIC, SplitTable, slices
 
-__all__ = ["MAX_FEATURES", "Tree", "SourceModel", "SplitCollector", "check_count", "predicts", "walk_tree"]
+__all__ = ["MAX_FEATURES", "Tree", "SourceModel", "SplitCollector", "check_count", "as_integer",
+           "integer_array", "predicts", "walk_tree"]
 
 # Feature or node counts above this in a model file are a malformed model, not a model
 # (they would make defrag allocate accordingly before any other check could fail).
@@ -32,12 +33,46 @@ MAX_COUNT = 2**31 - 1
 MAX_FEATURES = 2**24
 
 
-def check_count(value, what, limit=MAX_COUNT):
-    """value as an int in [0, limit]; ValueError naming what otherwise."""
+def as_integer(value, what):
+    """value as an int: an integer, or a number or text with an integral value (a model file
+    may write 3 as 3.0 or "3"); ValueError naming what for 1.5, "1.5", NaN, text or None
+    (int() would truncate 1.5 to 1 silently)."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
     try:
         count = int(value)
+        exact = count == float(value) if not isinstance(value, (int, np.integer)) else True
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{what} must be an integer; got {value!r}") from exc
+    if not exact:
+        raise ValueError(f"{what} must be an integer; got {value!r}")
+    return count
+
+
+def integer_array(values, what):
+    """A list of integers as an int64 array; ValueError naming what when an entry is not
+    an integer (1.5), not finite, beyond int64, or not a number."""
+    try:
+        arr = np.asarray(values)
+        if arr.dtype == object or arr.dtype.kind in "USV":
+            arr = arr.astype(np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{what} must be a list of integers") from exc
+    if arr.dtype.kind in "biu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind != "f":
+        raise ValueError(f"{what} must be a list of integers; got dtype {arr.dtype}")
+    bad = ~np.isfinite(arr) | (np.abs(arr) >= 2.0 ** 62)
+    bad[~bad] = arr[~bad] != np.round(arr[~bad])
+    if bad.any():
+        raise ValueError(f"{what} must hold integers; got {arr[bad].ravel()[0]!r} at index "
+                         f"{int(np.flatnonzero(bad.ravel())[0])}")
+    return arr.astype(np.int64)
+
+
+def check_count(value, what, limit=MAX_COUNT):
+    """value as an int in [0, limit]; ValueError naming what otherwise."""
+    count = as_integer(value, what)
     if count < 0 or count > limit:
         raise ValueError(f"{what} must lie in [0, {limit}]; got {count}")
     return count

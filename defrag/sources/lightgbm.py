@@ -13,7 +13,7 @@ import numpy as np
 
 from .._inputs import InputEncoding
 from .._splits import MAX_CATEGORY, NOT_IN_SET, NUMERIC
-from .base import MAX_FEATURES, SourceModel, Tree, check_count
+from .base import MAX_FEATURES, SourceModel, Tree, as_integer, check_count
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
 
@@ -36,7 +36,7 @@ def model_dump(model):
 
 def _category_set(threshold):
     """Category codes of a '==' node's threshold "a||b||c"."""
-    codes = [int(c) for c in str(threshold).split("||")]
+    codes = [as_integer(c, "a category code in threshold") for c in str(threshold).split("||")]
     if min(codes) < 0 or max(codes) > MAX_CATEGORY:
         raise ValueError(f"category outside [0, {MAX_CATEGORY}] in threshold {threshold!r}")
     return codes
@@ -83,14 +83,15 @@ class LightGBMSource(SourceModel):
         super().__init__(estimator)
         dump = model_dump(estimator)
         try:
-            self._n_features = check_count(int(dump["max_feature_idx"]) + 1, "max_feature_idx + 1",
+            self._n_features = check_count(as_integer(dump["max_feature_idx"], "max_feature_idx") + 1, "max_feature_idx + 1",
                                            MAX_FEATURES)
             names = dump.get("feature_names")
             if names is not None and len(names) != self._n_features:
                 raise ValueError(f"feature_names lists {len(names)} features but max_feature_idx + 1 "
                                  f"= {self._n_features}")
             self._tree_info = dump["tree_info"]
-            self._per_iteration = max(1, int(dump.get("num_tree_per_iteration", 1)))
+            self._per_iteration = max(1, as_integer(dump.get("num_tree_per_iteration", 1),
+                                                          "num_tree_per_iteration"))
             pandas_categorical = dump.get("pandas_categorical")
             if pandas_categorical is not None and not all(isinstance(c, list) for c in pandas_categorical):
                 raise ValueError("pandas_categorical must be a list of category lists")
@@ -142,7 +143,7 @@ class LightGBMSource(SourceModel):
             pairs = np.array([children[i] for i in ids], dtype=np.int64)
             left[ids], right[ids] = pairs[:, 0], pairs[:, 1]
         feature = np.zeros(n, dtype=np.int64)
-        feature[ids] = [int(node["split_feature"]) for node in nodes]
+        feature[ids] = [as_integer(node["split_feature"], "split_feature") for node in nodes]
         decision = np.array([node["decision_type"] for node in nodes], dtype=object)
         if not np.all((decision == "<=") | (decision == "==")):
             raise ValueError("decision_type must be '<=' or '=='")
@@ -166,12 +167,13 @@ class LightGBMSource(SourceModel):
         value[ids] = [float(node.get("internal_value", np.nan)) for node in nodes]
         gain = np.zeros(n)
         gain[ids] = [float(node.get("split_gain", np.nan)) for node in nodes]
-        count[ids] = [int(node.get("internal_count", 0)) for node in nodes]
+        count[ids] = [as_integer(node.get("internal_count", 0), "internal_count") for node in nodes]
         leaf_ids = np.array([i for i, _ in leaves], dtype=np.int64)
         value[leaf_ids] = [float(node["leaf_value"]) for _, node in leaves]
-        count[leaf_ids] = [int(node.get("leaf_count", 0)) for _, node in leaves]
+        count[leaf_ids] = [as_integer(node.get("leaf_count", 0), "leaf_count") for _, node in leaves]
         # a tree of a single leaf has no leaf_index
-        leaf_index = np.array([int(node.get("leaf_index", 0)) for _, node in leaves], dtype=np.int64)
+        leaf_index = np.array([as_integer(node.get("leaf_index", 0), "leaf_index") for _, node in leaves],
+                              dtype=np.int64)
         if np.any(leaf_index < 0) or np.any(leaf_index >= len(leaves)) \
                 or np.unique(leaf_index).size != leaf_index.size:
             raise ValueError(f"leaf_index values must be 0 .. {len(leaves) - 1}, once each")

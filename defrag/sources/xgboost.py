@@ -12,7 +12,7 @@ import numpy as np
 
 from .._inputs import InputEncoding
 from .._splits import IN_SET, NUMERIC, float32_threshold, slices
-from .base import MAX_FEATURES, SourceModel, Tree, check_count
+from .base import MAX_FEATURES, SourceModel, Tree, check_count, integer_array
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, UnicodeDecodeError,
               OverflowError)
@@ -48,16 +48,15 @@ def model_json(model):
 def _sets(tree, internal):
     """(kind, set sizes, codes) of a tree's internal nodes: split_type 1 nodes send
     the categories listed for them (categories_nodes / _segments / _sizes) right."""
-    split_type = np.asarray(tree["split_type"], dtype=np.int64)[internal]
+    split_type = integer_array(tree["split_type"], "split_type")[internal]
     if np.any((split_type != 0) & (split_type != 1)):
         raise ValueError("split_type must be 0 (numeric) or 1 (categorical)")
     sizes = np.zeros(internal.size, dtype=np.int64)
     cat = np.flatnonzero(split_type == 1)
     if cat.size == 0:
         return split_type, sizes, None
-    nodes = np.asarray(tree["categories_nodes"], dtype=np.int64)
-    segments = np.asarray(tree["categories_segments"], dtype=np.int64)
-    lengths = np.asarray(tree["categories_sizes"], dtype=np.int64)
+    nodes, segments, lengths = (integer_array(tree[name], name) for name in
+                                ("categories_nodes", "categories_segments", "categories_sizes"))
     categories = np.asarray(tree["categories"])
     if not (nodes.ndim == segments.ndim == lengths.ndim == categories.ndim == 1
             and nodes.size == segments.size == lengths.size):
@@ -87,10 +86,10 @@ def _categories(model, n_features):
     if len(enc) != n_features:
         raise ValueError(f"cats lists {len(enc)} features for {n_features}")
     for d, entry in enumerate(enc):
-        offsets = np.asarray(entry.get("offsets", []), dtype=np.int64)
+        offsets = integer_array(entry.get("offsets", []), f"cats offsets of feature {d}")
         values = np.asarray(entry.get("values", []))
         if offsets.size:  # strings: UTF-8 bytes (as int8) cut at the offsets
-            raw = values.astype(np.int64).astype(np.uint8).tobytes()
+            raw = integer_array(values, f"cats values of feature {d}").astype(np.uint8).tobytes()
             if offsets[0] != 0 or np.any(np.diff(offsets) < 0) or offsets[-1] != len(raw):
                 raise ValueError(f"cats offsets of feature {d} do not cut its values")
             # XGBoost 3.1-3.2 cut non-ASCII names at character offsets (and re-code them
@@ -115,10 +114,10 @@ def _loss_changes(tree, n):
 
 def _tree(tree, n_features, output):
     """A Tree from one tree of the JSON, every index checked."""
-    left = np.asarray(tree["left_children"], dtype=np.int64)
+    left = integer_array(tree["left_children"], "left_children")
     n = left.size
-    columns = {name: np.asarray(tree[name]) for name in
-               ("right_children", "split_indices", "split_conditions", "default_left")}
+    columns = {name: integer_array(tree[name], name) if name != "split_conditions" else np.asarray(tree[name])
+               for name in ("right_children", "split_indices", "split_conditions", "default_left")}
     for name, column in columns.items():
         if column.shape != (n,):
             raise ValueError(f"{name} has {column.size} entries for {n} nodes (left_children)")
