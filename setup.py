@@ -102,7 +102,7 @@ KERNELS = {
     "_encoding": ["dfg_ranks.c", "dfg_bits.c", "dfg_sets.c"],
     "_fit": FIT_KERNELS,
     "_rules_eval": ["dfg_bits.c", "dfg_prune.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c",
-                    "dfg_condition_stats.c"],
+                    "dfg_condition_stats.c", "dfg_cover.c"],
     "_proximity": ["dfg_proximity.c", "dfg_cpu.c"],
     "_proxy_split": ["dfg_proxy_split.c"],
     "_gate": FIT_KERNELS + ["dfg_gate.c", "dfg_emkl.c"],

@@ -43,6 +43,10 @@ cdef extern from "dfg_bits.h":
                               const uint8_t *missing, const dfg_sets *sets, uint64_t *cols,
                               int n_threads) nogil
 
+cdef extern from "dfg_cover.h":
+    int dfg_first_cover(const uint8_t *cover, int64_t n_samples, int64_t n_rules, int64_t *first,
+                        int n_threads) nogil
+
 cdef extern from "dfg_condition_stats.h":
     int dfg_bound_neighbours(const double *X, int64_t n_samples, int64_t n_features,
                              int64_t n_bounds, const int32_t *feature, const double *value,

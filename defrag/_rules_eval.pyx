@@ -7,7 +7,8 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_columns,
-                            dfg_condition_counts, dfg_condition_holds, dfg_count_all, dfg_prune_conditions,
+                            dfg_condition_counts, dfg_condition_holds, dfg_count_all,
+                            dfg_first_cover, dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
 from defrag._common cimport CategorySets, category_sets, check_status, optional_sets
 
@@ -109,6 +110,20 @@ def condition_holds(const double[:, ::1] X, const int32_t[::1] feature, const do
                                          &o[0, 0], n_threads)
     check_status(status, "condition_holds")
     return out.view(bool)
+
+
+def first_cover(const uint8_t[:, ::1] cover, int n_threads=1):
+    """Each row's first nonzero column of cover (n_samples, n_rules), n_rules where none
+    (intp)."""
+    cdef int64_t N = cover.shape[0], R = cover.shape[1]
+    out = np.empty(N, dtype=np.intp)
+    cdef int64_t[::1] o = out
+    cdef int status = DFG_OK
+    if N:
+        with nogil:
+            status = dfg_first_cover(&cover[0, 0] if R else NULL, N, R, &o[0], n_threads)
+    check_status(status, "first_cover")
+    return out
 
 
 cdef check_columns(const uint64_t[:, ::1] cols, int64_t n_samples, str what):

@@ -236,3 +236,14 @@ def test_list_loss_and_first_match_counts_match_the_rule_by_rule_definition(n_cl
             loss += (rest.size - np.bincount(rest).max()) if n_classes else np.sum((rest - rest.mean()) ** 2)
         assert list_loss(cover, y, n_classes) == pytest.approx(loss, rel=1e-12, abs=1e-9)
         np.testing.assert_array_equal(first_match_counts(cover), counts)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (5, 0), (1000, 1), (2049, 9)])
+def test_first_match_index_is_numpys_first_true(shape):
+    from defrag._rule_list import first_match_index
+
+    cover = np.random.default_rng(shape[0]).random(shape) < 0.15
+    expected = np.where(cover.any(axis=1), np.argmax(cover, axis=1), shape[1]) if shape[1] else np.zeros(shape[0])
+    np.testing.assert_array_equal(first_match_index(cover), expected)
+    np.testing.assert_array_equal(first_match_index(cover[:, ::-1]),  # a strided view
+                                  first_match_index(np.ascontiguousarray(cover[:, ::-1])))
