@@ -120,7 +120,8 @@ def training_row_statistics(conditions, X, n_threads=1):
     above = np.full((len(conditions), 2), np.inf)
     index = (np.array([i for i, _, _ in bounds], dtype=np.intp), np.array([j for _, j, _ in bounds], dtype=np.intp))
     below[index], above[index] = lo, hi
-    holds, n_nan = _rules_eval.condition_counts(X, n_threads=n_threads, **_holds_arrays(conditions))
+    holds, n_nan = _rules_eval.condition_holds(X, n_threads=n_threads, count=True,
+                                                **_holds_arrays(conditions))
     return dict(below=below, above=above, holds=holds, n_nan=n_nan, n_rows=X.shape[0])
 
 

@@ -61,55 +61,40 @@ def bound_neighbours(const double[:, ::1] X, const int32_t[::1] feature, const d
     return below, above
 
 
-def condition_counts(const double[:, ::1] X, const int32_t[::1] feature, const double[::1] lower,
-                     const double[::1] upper, const uint8_t[::1] missing,
-                     const uint8_t[::1] zero_missing, double zero_threshold, int n_threads=1,
-                     kind=None, set_ptr=None, set_words=None):
-    """(holds, n_nan): the rows of X satisfying each condition (lower < x <= upper or its
-    set test; a missing x, NaN or |x| <= zero_threshold where zero_missing, gives
-    missing), and the NaN values of each column."""
-    cdef int64_t C = check_items(feature.shape[0], (lower, upper, missing, zero_missing),
-                                 "condition_counts")
-    cdef CategorySets sets = category_sets(C, kind, set_ptr, set_words)
-    cdef int64_t N = X.shape[0], D = X.shape[1]
-    holds = np.zeros(C, dtype=np.int64)
-    n_nan = np.zeros(D, dtype=np.int64)
-    cdef int64_t[::1] h = holds, m = n_nan
-    cdef const dfg_sets *sp = optional_sets(sets)
-    cdef int status = DFG_OK
-    if N and D:
-        with nogil:
-            status = dfg_condition_counts(&X[0, 0], N, D, C, &feature[0] if C else NULL,
-                                          &lower[0] if C else NULL, &upper[0] if C else NULL,
-                                          &missing[0] if C else NULL,
-                                          &zero_missing[0] if C else NULL, zero_threshold,
-                                          sp, &h[0] if C else NULL, &m[0],
-                                          n_threads)
-    check_status(status, "condition_counts")
-    return holds, n_nan
-
-
 def condition_holds(const double[:, ::1] X, const int32_t[::1] feature, const double[::1] lower,
                     const double[::1] upper, const uint8_t[::1] missing,
                     const uint8_t[::1] zero_missing, double zero_threshold, int n_threads=1,
-                    kind=None, set_ptr=None, set_words=None):
+                    kind=None, set_ptr=None, set_words=None, bint count=False):
     """Truth values of each condition on each row of X, boolean (n_conditions, n_samples):
-    as condition_counts counts them."""
+    lower < x <= upper or the set test of the condition's item; a missing x (NaN, or
+    |x| <= zero_threshold where zero_missing) gives missing. With count: (holds, n_nan)
+    instead, the rows satisfying each condition and the NaN values of each column."""
     cdef int64_t C = check_items(feature.shape[0], (lower, upper, missing, zero_missing),
                                  "condition_holds")
     cdef CategorySets sets = category_sets(C, kind, set_ptr, set_words)
-    cdef int64_t N = X.shape[0], D = X.shape[1]
-    out = np.zeros((C, N), dtype=np.uint8)
-    cdef uint8_t[:, ::1] o = out
     cdef const dfg_sets *sp = optional_sets(sets)
+    cdef int64_t N = X.shape[0], D = X.shape[1]
+    out = np.zeros((0 if count else C, N), dtype=np.uint8)
+    holds = np.zeros(C if count else 0, dtype=np.int64)
+    n_nan = np.zeros(D, dtype=np.int64)
+    cdef uint8_t[:, ::1] o = out
+    cdef int64_t[::1] h = holds, m = n_nan
+    cdef const double *x = &X[0, 0] if N and D else NULL
     cdef int status = DFG_OK
-    if N and C:
+    if N and C and not count:
         with nogil:
-            status = dfg_condition_holds(&X[0, 0], N, D, C, &feature[0], &lower[0], &upper[0],
+            status = dfg_condition_holds(x, N, D, C, &feature[0], &lower[0], &upper[0],
                                          &missing[0], &zero_missing[0], zero_threshold, sp,
                                          &o[0, 0], n_threads)
+    elif N and D and count:
+        with nogil:
+            status = dfg_condition_counts(x, N, D, C, &feature[0] if C else NULL,
+                                          &lower[0] if C else NULL, &upper[0] if C else NULL,
+                                          &missing[0] if C else NULL,
+                                          &zero_missing[0] if C else NULL, zero_threshold, sp,
+                                          &h[0] if C else NULL, &m[0], n_threads)
     check_status(status, "condition_holds")
-    return out.view(bool)
+    return (holds, n_nan) if count else out.view(bool)
 
 
 def first_cover(const uint8_t[:, ::1] cover, int n_threads=1):

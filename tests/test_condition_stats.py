@@ -86,8 +86,9 @@ def test_condition_counts_count_zero_as_missing_only_where_asked():
     feature = np.zeros(2, dtype=np.int32)
     lower, upper = np.full(2, -0.5), np.full(2, 0.5)
     missing = np.zeros(2, dtype=np.uint8)
-    holds, n_nan = _rules_eval.condition_counts(X, feature, lower, upper, missing,
-                                                np.array([0, 1], dtype=np.uint8), ZERO_THRESHOLD)
+    holds, n_nan = _rules_eval.condition_holds(X, feature, lower, upper, missing,
+                                               np.array([0, 1], dtype=np.uint8), ZERO_THRESHOLD,
+                                               count=True)
     assert holds.tolist() == [2, 0] and n_nan.tolist() == [1]
 
 
