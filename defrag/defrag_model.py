@@ -446,7 +446,8 @@ class DefragModel(BaseEstimator):
             target.n_classes == 0 and np.ptp(target.y) <= 1e-12 * max(1.0, float(np.max(np.abs(target.y)))))
         n_components = 1 if single_class else self.max_rules
         workers, threads = thread_budget(self.n_jobs, self.n_restarts, Xf.shape[0])
-        self._check_memory(splits, Xf.shape, n_components, target.n_classes, workers, threads)
+        self._check_memory(splits, Xf.shape, n_components, target.n_classes, workers, threads,
+                           tree_bytes=source.tree_bytes())
 
         X_prep = splits.prepare(Xf)
         threads = useful_threads(workers * threads, Xf.shape[0])  # outside the restarts: all
@@ -562,9 +563,11 @@ class DefragModel(BaseEstimator):
             gate_l2=float(self.gate_l2),
         )
 
-    def _check_memory(self, splits, shape, n_components, n_classes, workers, threads, n_fit=None):
+    def _check_memory(self, splits, shape, n_components, n_classes, workers, threads, n_fit=None,
+                      tree_bytes=0):
         """DefragMemoryError before allocating when the fit's working set (defrag/_memory.py)
-        exceeds the memory limit (n_fit: the rows of the restarts, by default subsample's)."""
+        exceeds the memory limit (n_fit: the rows of the restarts, by default subsample's;
+        tree_bytes: the source model's trees as read, held through the fit)."""
         n, d = shape
         bits = splits.uses_bits(n)
         ptr = splits.feat_ptr if bits else splits.rank_ptr
@@ -572,6 +575,8 @@ class DefragModel(BaseEstimator):
             n, self._subsample_size(n) if n_fit is None else n_fit, d, len(splits), len(splits.rank_ptr) - 1,
             (len(splits) + 63) // 64 if bits else 0, int(np.max(np.diff(ptr), initial=1)),
             n_components, n_classes, workers, threads, bool(self.rule_list))
+        if tree_bytes:
+            parts["the model's trees as read"] = int(tree_bytes)
         check_memory(sum(parts.values()), "DefragModel.fit",
                      "subsample= (rows per restart), n_jobs= (restarts in flight), "
                      "max_rules= (K), max_splits= (L)", parts)

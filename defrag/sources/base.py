@@ -290,6 +290,11 @@ class SourceModel:
         """The model's trees (list of Tree), read once."""
         return self._trees
 
+    def tree_bytes(self):
+        """Bytes of the node arrays of the trees as read (held while the source is)."""
+        return sum(a.nbytes for tree in self.trees() for a in vars(tree).values()
+                   if isinstance(a, np.ndarray))
+
     def split_table(self, keep_duplicates=False):
         """The SplitTable of every internal node of every tree."""
         out = SplitCollector()
