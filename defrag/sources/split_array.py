@@ -44,6 +44,9 @@ class SplitArraySource(SourceModel):
     def describe(self):
         return "an array of (feature, threshold) pairs"
 
+    def tree_bytes(self):
+        return 0  # no trees: the split table is all there is
+
     def split_table(self, keep_duplicates=False):
         return split_table_from_array(self.estimator, self._n_features, keep_duplicates)
 
