@@ -37,11 +37,6 @@ cdef extern from "dfg_bits.h":
                       const int32_t *split_feature, const double *split_threshold,
                       const uint8_t *missing_right, const dfg_sets *sets, int64_t n_splits,
                       uint64_t *S, int n_threads) nogil
-    int dfg_condition_columns(const double *X, int64_t n_samples, int64_t n_features,
-                              int64_t n_conditions, const int32_t *feature,
-                              const double *threshold, const uint8_t *greater,
-                              const uint8_t *missing, const dfg_sets *sets, uint64_t *cols,
-                              int n_threads) nogil
 
 cdef extern from "dfg_cover.h":
     int dfg_first_cover(const uint8_t *cover, int64_t n_samples, int64_t n_rules, int64_t *first,
@@ -57,11 +52,11 @@ cdef extern from "dfg_condition_stats.h":
                              const uint8_t *zero_missing, double zero_threshold,
                              const dfg_sets *sets, int64_t *holds, int64_t *n_nan,
                              int n_threads) nogil
-    int dfg_condition_holds(const double *X, int64_t n_samples, int64_t n_features,
-                            int64_t n_conditions, const int32_t *feature, const double *lower,
-                            const double *upper, const uint8_t *missing,
-                            const uint8_t *zero_missing, double zero_threshold,
-                            const dfg_sets *sets, uint8_t *holds, int n_threads) nogil
+    int dfg_condition_bits(const double *X, int64_t n_samples, int64_t n_features,
+                           int64_t n_conditions, const int32_t *feature, const double *lower,
+                           const double *upper, const uint8_t *missing,
+                           const uint8_t *zero_missing, double zero_threshold,
+                           const dfg_sets *sets, uint64_t *cols, int n_threads) nogil
 
 cdef extern from "dfg_prune.h":
     int64_t dfg_count_all(const uint64_t *cols, int64_t m, int64_t n_samples, int64_t skip) nogil

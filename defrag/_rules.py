@@ -120,7 +120,7 @@ def training_row_statistics(conditions, X, n_threads=1):
     above = np.full((len(conditions), 2), np.inf)
     index = (np.array([i for i, _, _ in bounds], dtype=np.intp), np.array([j for _, j, _ in bounds], dtype=np.intp))
     below[index], above[index] = lo, hi
-    holds, n_nan = _rules_eval.condition_holds(X, n_threads=n_threads, count=True,
+    holds, n_nan = _rules_eval.condition_holds(X, n_threads=n_threads, output="count",
                                                 **_holds_arrays(conditions))
     return dict(below=below, above=above, holds=holds, n_nan=n_nan, n_rows=X.shape[0])
 
@@ -624,25 +624,14 @@ def component_sets(eta_k, splits, kappa):
     return sets
 
 
-def _unit_columns(X, units, missing_ok, n_threads=1, per_unit=False):
-    """Bits over the samples of the prunable parts of a condition (see
-    extract_rule_conditions), all from one pass over X: (n_units, ceil(N / 64)).
-    missing_ok: per feature whether a missing value satisfies the part, or per unit
-    (per_unit)."""
-    kind = np.array([{"lower": 0, "upper": 0, "in": 1, "out": 2}[part] for _, part, _ in units],
-                    dtype=np.uint8)
-    sets = [value if k else () for (_, _, value), k in zip(units, kind)]
-    set_ptr = np.zeros(len(units) + 1, dtype=np.int64)
-    np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
-    set_ptr, set_words = category_words(set_ptr, np.concatenate(
-        [np.asarray(codes, dtype=np.int64) for codes in sets] + [np.zeros(0, dtype=np.int64)]))
-    return _rules_eval.condition_columns(
-        X, np.array([d for d, _, _ in units], dtype=np.int32),
-        np.array([0.0 if k else v for (_, _, v), k in zip(units, kind)], dtype=np.float64),
-        np.array([part == "lower" for _, part, _ in units], dtype=np.uint8),
-        np.asarray(missing_ok if per_unit else [missing_ok[d] for d, _, _ in units], dtype=np.uint8),
-        n_threads=n_threads, kind=kind if kind.any() else None, set_ptr=set_ptr if kind.any() else None,
-        set_words=set_words if kind.any() else None)
+def _unit_columns(X, units, missing, n_threads=1):
+    """Bits over the samples of the prunable parts of conditions (see
+    extract_rule_conditions), all from one pass over X: (n_units, ceil(N / 64)); missing:
+    per unit, whether a missing value satisfies it."""
+    parts = [Condition(d, "", categories=value, negated=part == "out", missing=ok) if part in ("in", "out")
+             else Condition(d, "", **{part: value}, missing=ok) for (d, part, value), ok in zip(units, missing)]
+    return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64), n_threads=n_threads,
+                                       output="bits", **_holds_arrays(parts))
 
 
 def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names, n_threads=1):
@@ -675,11 +664,8 @@ def extract_rules_conditions(etas, splits, kappa, X_train, feature_names, n_thre
     n = X_train.shape[0]
     units = [u for us, _ in per_component for u in us]
     unit_missing = np.array([bool(ok[u[0]]) for us, ok in per_component for u in us], dtype=bool)
-    if units:
-        # one missing flag per unit: a feature's flag differs between components
-        all_cols = _unit_columns(X_train, units, unit_missing, n_threads, per_unit=True)
-    else:
-        all_cols = np.zeros((0, max((n + 63) // 64, 1)), dtype=np.uint64)
+    # one missing flag per unit: a feature's flag differs between components
+    all_cols = _unit_columns(X_train, units, unit_missing, n_threads)
     out, start = [], 0
     for units, missing_ok in per_component:
         cols = all_cols[start:start + len(units)]

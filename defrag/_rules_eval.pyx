@@ -6,8 +6,8 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
-from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_columns,
-                            dfg_condition_counts, dfg_condition_holds, dfg_count_all,
+from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_bits,
+                            dfg_condition_counts, dfg_count_all,
                             dfg_first_cover, dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
 from defrag._common cimport CategorySets, category_sets, check_status, optional_sets
@@ -19,29 +19,6 @@ cdef int64_t check_items(int64_t n, arrays, str what) except -1:
         if a.shape[0] != n:
             raise ValueError(f"{what}: every per-condition array needs {n} entries")
     return n
-
-
-def condition_columns(const double[:, ::1] X, const int32_t[::1] feature,
-                      const double[::1] threshold, const uint8_t[::1] greater,
-                      const uint8_t[::1] missing, int n_threads=1, kind=None, set_ptr=None,
-                      set_words=None):
-    """Conditions as bits over the samples, shape (n_conditions, ceil(N / 64)): x_f > t
-    where greater, else x_f <= t, or the set test of item c of the sets; a missing x_f
-    gives missing[c]."""
-    cdef int64_t C = check_items(feature.shape[0], (threshold, greater, missing), "condition_columns")
-    cdef CategorySets sets = category_sets(C, kind, set_ptr, set_words)
-    cdef int64_t N = X.shape[0], D = X.shape[1]
-    cols = np.zeros((C, max((N + 63) // 64, 1)), dtype=np.uint64)
-    cdef uint64_t[:, ::1] c = cols
-    cdef const dfg_sets *sp = optional_sets(sets)
-    cdef int status = DFG_OK
-    if N and C:
-        with nogil:
-            status = dfg_condition_columns(&X[0, 0], N, D, C, &feature[0], &threshold[0],
-                                           &greater[0], &missing[0], sp,
-                                           &c[0, 0], n_threads)
-    check_status(status, "condition_columns")
-    return cols
 
 
 def bound_neighbours(const double[:, ::1] X, const int32_t[::1] feature, const double[::1] value,
@@ -64,37 +41,45 @@ def bound_neighbours(const double[:, ::1] X, const int32_t[::1] feature, const d
 def condition_holds(const double[:, ::1] X, const int32_t[::1] feature, const double[::1] lower,
                     const double[::1] upper, const uint8_t[::1] missing,
                     const uint8_t[::1] zero_missing, double zero_threshold, int n_threads=1,
-                    kind=None, set_ptr=None, set_words=None, bint count=False):
-    """Truth values of each condition on each row of X, boolean (n_conditions, n_samples):
-    lower < x <= upper or the set test of the condition's item; a missing x (NaN, or
-    |x| <= zero_threshold where zero_missing) gives missing. With count: (holds, n_nan)
-    instead, the rows satisfying each condition and the NaN values of each column."""
+                    kind=None, set_ptr=None, set_words=None, str output="bool"):
+    """Truth values of each condition on each row of X: lower < x <= upper (lower = -inf:
+    no lower bound) or the set test of the condition's item; a missing x (NaN, or
+    |x| <= zero_threshold where zero_missing) gives missing.
+
+    output "bool": boolean (n_conditions, n_samples); "bits": the same bit-packed,
+    uint64 (n_conditions, ceil(n_samples / 64)); "count": (holds, n_nan), the rows
+    satisfying each condition and the NaN values of each column."""
+    if output not in ("bool", "bits", "count"):
+        raise ValueError(f"condition_holds: output must be 'bool', 'bits' or 'count', not {output!r}")
     cdef int64_t C = check_items(feature.shape[0], (lower, upper, missing, zero_missing),
                                  "condition_holds")
     cdef CategorySets sets = category_sets(C, kind, set_ptr, set_words)
     cdef const dfg_sets *sp = optional_sets(sets)
     cdef int64_t N = X.shape[0], D = X.shape[1]
-    out = np.zeros((0 if count else C, N), dtype=np.uint8)
+    cdef bint count = output == "count", bits = output == "bits"
+    cols = np.zeros((0 if count else C, max((N + 63) // 64, 1)), dtype=np.uint64)
     holds = np.zeros(C if count else 0, dtype=np.int64)
     n_nan = np.zeros(D, dtype=np.int64)
-    cdef uint8_t[:, ::1] o = out
+    cdef uint64_t[:, ::1] w = cols
     cdef int64_t[::1] h = holds, m = n_nan
     cdef const double *x = &X[0, 0] if N and D else NULL
     cdef int status = DFG_OK
-    if N and C and not count:
-        with nogil:
-            status = dfg_condition_holds(x, N, D, C, &feature[0], &lower[0], &upper[0],
-                                         &missing[0], &zero_missing[0], zero_threshold, sp,
-                                         &o[0, 0], n_threads)
-    elif N and D and count:
+    if count and N and D:
         with nogil:
             status = dfg_condition_counts(x, N, D, C, &feature[0] if C else NULL,
                                           &lower[0] if C else NULL, &upper[0] if C else NULL,
                                           &missing[0] if C else NULL,
                                           &zero_missing[0] if C else NULL, zero_threshold, sp,
                                           &h[0] if C else NULL, &m[0], n_threads)
+    elif N and C:
+        with nogil:
+            status = dfg_condition_bits(x, N, D, C, &feature[0], &lower[0], &upper[0],
+                                        &missing[0], &zero_missing[0], zero_threshold, sp,
+                                        &w[0, 0], n_threads)
     check_status(status, "condition_holds")
-    return (holds, n_nan) if count else out.view(bool)
+    if count or bits:
+        return (holds, n_nan) if count else cols
+    return np.unpackbits(cols.view(np.uint8), axis=1, count=N, bitorder="little").view(bool)
 
 
 def first_cover(const uint8_t[:, ::1] cover, int n_threads=1):

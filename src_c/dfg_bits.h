@@ -22,13 +22,4 @@ int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                   const uint8_t *missing_right, const dfg_sets *sets, int64_t n_splits,
                   uint64_t *S, int n_threads);
 
-/* Conditions as columns over the samples: column c (cols + c * ceil(N / 64)) holds,
-   for a present x = X[n, feature[c]], the set test of item c of sets when sets is
-   given and that item is not numeric, else greater[c] ? x > threshold[c] :
-   x <= threshold[c]; for a missing x, missing[c] (0 or 1). Codes as in dfg_sets.h. */
-int dfg_condition_columns(const double *X, int64_t n_samples, int64_t n_features,
-                          int64_t n_conditions, const int32_t *feature, const double *threshold,
-                          const uint8_t *greater, const uint8_t *missing, const dfg_sets *sets,
-                          uint64_t *cols, int n_threads);
-
 #endif

@@ -1,5 +1,5 @@
 """The one-pass kernels that print rules on the training rows (src_c/dfg_condition_stats.c,
-dfg_condition_columns in src_c/dfg_bits.c) against plain NumPy per condition."""
+its bit-packed dfg_condition_bits) against plain NumPy per condition."""
 import numpy as np
 import pytest
 
@@ -88,7 +88,7 @@ def test_condition_counts_count_zero_as_missing_only_where_asked():
     missing = np.zeros(2, dtype=np.uint8)
     holds, n_nan = _rules_eval.condition_holds(X, feature, lower, upper, missing,
                                                np.array([0, 1], dtype=np.uint8), ZERO_THRESHOLD,
-                                               count=True)
+                                               output="count")
     assert holds.tolist() == [2, 0] and n_nan.tolist() == [1]
 
 
@@ -100,7 +100,7 @@ def test_unit_columns_match_the_bits_of_each_unit(seed):
              zip(rng.integers(0, X.shape[1] - 1, 8), rng.choice(["lower", "upper"], 8))]
     units += [(X.shape[1] - 1, part, np.sort(rng.choice(70, 5, replace=False))) for part in ("in", "out")]
     missing_ok = rng.random(X.shape[1]) < 0.5
-    cols = _unit_columns(X, units, missing_ok)
+    cols = _unit_columns(X, units, [missing_ok[d] for d, _, _ in units])
     for j, (d, part, value) in enumerate(units):
         col = X[:, d]
         if part in ("in", "out"):
@@ -124,3 +124,16 @@ def test_conditions_holds_is_condition_holds(seed):
         for c, row in zip(conds, got):
             np.testing.assert_array_equal(row, c.holds(X), str(c))
     assert conditions_holds([], X).shape == (0, len(X))
+
+
+def test_infinite_values_hold_as_condition_holds_says():
+    # -inf satisfies a condition without a lower bound (x <= t), +inf one without an upper
+    from defrag._rules import conditions_holds
+
+    X = np.array([[-np.inf], [0.2], [0.7], [np.inf]])
+    conds = [Condition(0, "x", upper=0.5), Condition(0, "x", lower=0.5), Condition(0, "x", lower=0.1, upper=0.5)]
+    for c, row in zip(conds, conditions_holds(conds, X)):
+        np.testing.assert_array_equal(row, c.holds(X), str(c))
+    bits = _unit_columns(X, [(0, "upper", 0.5), (0, "lower", 0.5)], [False, False])
+    np.testing.assert_array_equal(np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little")[:, :4],
+                                  [[1, 1, 0, 0], [0, 0, 1, 1]])

@@ -156,10 +156,11 @@ def test_rule_pruning_kernel_drops_only_redundant_conditions():
     rng = np.random.default_rng(0)
     X = np.ascontiguousarray(rng.random((500, 2)))
     # x0 > 0.5; x0 > -1 (always true, redundant); x1 <= 0.3; x1 <= 2 (redundant)
-    cols = _rules_eval.condition_columns(X, np.array([0, 0, 1, 1], dtype=np.int32),
-                                         np.array([0.5, -1.0, 0.3, 2.0]),
-                                         np.array([1, 1, 0, 0], dtype=np.uint8),
-                                         np.zeros(4, dtype=np.uint8))
+    cols = _rules_eval.condition_holds(X, np.array([0, 0, 1, 1], dtype=np.int32),
+                                       np.array([0.5, -1.0, -np.inf, -np.inf]),
+                                       np.array([np.inf, np.inf, 0.3, 2.0]),
+                                       np.zeros(4, dtype=np.uint8), np.zeros(4, dtype=np.uint8), 0.0,
+                                       output="bits")
     keep = np.ones(4, dtype=np.uint8)
     covered = _rules_eval.prune_conditions(cols, 500, keep)
     assert covered == int(np.sum((X[:, 0] > 0.5) & (X[:, 1] <= 0.3)))
@@ -324,9 +325,10 @@ def test_condition_columns_and_rule_kernels_match_numpy():
     # every split as a condition column, numeric and set splits together
     ptr, words = sets_arrays(sets)
     for missing in (0, 1):
-        cols = _rules_eval.condition_columns(X, feature, threshold, np.ones(feature.size, dtype=np.uint8),
-                                             np.full(feature.size, missing, dtype=np.uint8),
-                                             kind=kind, set_ptr=ptr, set_words=words)
+        cols = _rules_eval.condition_holds(X, feature, threshold, np.full(feature.size, np.inf),
+                                           np.full(feature.size, missing, dtype=np.uint8),
+                                           np.zeros(feature.size, dtype=np.uint8), 0.0, kind=kind,
+                                           set_ptr=ptr, set_words=words, output="bits")
         for l in range(feature.size):
             bits = np.unpackbits(cols[l].view(np.uint8), bitorder="little")[:n].astype(bool)
             expected = np.where(np.isnan(X[:, feature[l]]), bool(missing), S[:, l])
