@@ -8,7 +8,7 @@ Usage (from the repository root, with defrag installed or built in place):
     ... change the code, rebuild ...
     PYTHONPATH=. python benchmarks/fingerprint.py > after.txt && diff before.txt after.txt
 
-Cases: the benchmark cases of benchmarks/run.py (synthetic1, cls28, cls50; forests cached
+Presets: paper, default and em-kl (4 experts). Cases: the benchmark cases of benchmarks/run.py (synthetic1, cls28, cls50; forests cached
 in --cache), scikit-learn's diabetes (regression) and breast_cancer with a random forest, a
 gradient boosting and a HistGradientBoosting model, and categorical XGBoost and LightGBM
 models when those libraries are installed.
@@ -76,9 +76,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", default=os.path.join(HERE, ".cache"))
     ap.add_argument("--restarts", type=int, default=3)
-    ap.add_argument("--presets", default="paper,default",
-                    help="paper (DefragModel.paper: Algorithm 1 on every split, MAP prediction) "
-                         "and/or default")
+    ap.add_argument("--presets", default="paper,default,em-kl",
+                    help="paper (DefragModel.paper: Algorithm 1 on every split, MAP prediction), "
+                         "default, and/or em-kl (method='em-kl', the 2016 mixture of experts)")
     args = ap.parse_args()
     from run import load_data
 
@@ -91,9 +91,12 @@ def main():
     cases += list(sklearn_cases()) + list(categorical_cases())
     for preset in args.presets.split(","):
         make = DefragModel.paper if preset == "paper" else DefragModel
+        extra = {"method": "em-kl", "max_rules": 4} if preset == "em-kl" else {"max_rules": 10}
         for name, model, X in cases:
-            m = make(model, max_rules=10, n_restarts=args.restarts, random_state=0).fit(X)
+            m = make(model, n_restarts=args.restarts, random_state=0, **extra).fit(X)
             params = [m.eta_, m.alpha_] + ([m.mean_, m.precision_] if m.task_ == "regression" else [m.gamma_])
+            if preset == "em-kl":
+                params.append(m.gate_weights_)
             print(f"{preset:7s} {name:16s} L={len(m.splits_):6d} K={m.n_rules_:2d} params={digest(*params)} "
                   f"rules={hashlib.sha256(str(m.rules_).encode()).hexdigest()[:16]} "
                   f"predict={digest(m.predict(X))}")
