@@ -1,7 +1,9 @@
-"""Build the C kernels (src_c/) and their Cython modules (defrag/_*.pyx).
+"""Build the C kernels (src_c/) and their Cython modules (defrag/**/_*.pyx).
 
 Each Cython module is one extension, compiled with the C files of the kernels it
-calls (KERNELS below); their declarations are in defrag/_cdefs.pxd.
+calls (KERNELS below); it lies in the room of the package it serves (defrag/fit/_fit.pyx
+beside the fit stages, defrag/rules/_rules_eval.pyx beside the rules); the C
+declarations are one contract, defrag/_cdefs.pxd.
 
 OpenMP is used when the compiler accepts it (checked by compiling and linking a
 small program) and left out otherwise: the kernels give identical results
@@ -98,15 +100,15 @@ class BuildExt(build_ext):
 FIT_KERNELS = ["dfg_model.c", "dfg_fit.c", "dfg_joint.c", "dfg_loglik.c", "dfg_log.c",
                "dfg_estep.c", "dfg_mstep.c", "dfg_assign.c", "dfg_cpu.c"]
 KERNELS = {
-    "_common": ["dfg_config.c", "dfg_cpu.c"],
-    "_encoding": ["dfg_ranks.c", "dfg_bits.c", "dfg_sets.c"],
-    "_fit": FIT_KERNELS,
-    "_rules_eval": ["dfg_bits.c", "dfg_prune.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c",
-                    "dfg_condition_stats.c", "dfg_cover.c"],
-    "_proximity": ["dfg_proximity.c", "dfg_cpu.c"],
-    "_proxy_split": ["dfg_proxy_split.c"],
-    "_gate": FIT_KERNELS + ["dfg_gate.c", "dfg_emkl.c"],
-    "_testing": FIT_KERNELS + ["dfg_proxy_split.c"],
+    "defrag.utils._common": ["dfg_config.c", "dfg_cpu.c"],
+    "defrag.splits._encoding": ["dfg_ranks.c", "dfg_bits.c", "dfg_sets.c"],
+    "defrag.fit._fit": FIT_KERNELS,
+    "defrag.fit._gate": FIT_KERNELS + ["dfg_gate.c", "dfg_emkl.c"],
+    "defrag.rules._rules_eval": ["dfg_bits.c", "dfg_prune.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c",
+                                 "dfg_condition_stats.c", "dfg_cover.c"],
+    "defrag.prototypes._proximity": ["dfg_proximity.c", "dfg_cpu.c"],
+    "defrag.proxy._proxy_split": ["dfg_proxy_split.c"],
+    "defrag._testing": FIT_KERNELS + ["dfg_proxy_split.c"],
 }
 
 unused = {os.path.basename(p) for p in glob("src_c/*.c")} - {c for cs in KERNELS.values() for c in cs}
@@ -115,8 +117,8 @@ if unused:
 
 extensions = [
     Extension(
-        f"defrag.{module}",
-        sources=[f"defrag/{module}.pyx"] + [f"src_c/{c}" for c in sources],
+        module,
+        sources=[module.replace(".", "/") + ".pyx"] + [f"src_c/{c}" for c in sources],
         include_dirs=["src_c"],
     )
     for module, sources in KERNELS.items()

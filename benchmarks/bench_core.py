@@ -82,7 +82,7 @@ def wall(fn):
 def child_defrag(args):
     """Accuracy, seconds per restart and seconds per outer iteration of defrag."""
     from defrag import DefragModel
-    from defrag._threads import thread_budget
+    from defrag.utils.threads import thread_budget
 
     Xtr, ytr, Xte, yte = load_case(args.case)
     rf = fit_forest(Xtr, ytr)

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from defrag._restarts import INNER, initial_state as _defrag_initial_state
+from defrag.fit.restarts import INNER, initial_state as _defrag_initial_state
 from defrag.defrag_model import _Target
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))

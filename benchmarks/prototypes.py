@@ -39,6 +39,7 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import train_test_split
 
 from defrag import prototypes as P
+from defrag.prototypes import distance
 from defrag.prototypes import PrototypeExplainer
 
 METHODS = ("sm-u", "sg", "sm-a", "sm-wa")
@@ -87,10 +88,10 @@ def run_split(X, y, seed, trees):
     for dist in DISTANCES:
         est = gb if dist == "gbt" else rf
         if dist == "euclidean":
-            Dtr = P._euclidean(Xtr, Xtr)
+            Dtr = distance._euclidean(Xtr, Xtr)
             scale = Dtr.max()
             Dtr, Dva, Dte = ((D / scale).astype(np.float32)
-                             for D in (Dtr, P._euclidean(Xva, Xtr), P._euclidean(Xte, Xtr)))
+                             for D in (Dtr, distance._euclidean(Xva, Xtr), distance._euclidean(Xte, Xtr)))
         else:
             L = P.leaf_matrix(est, Xtr)
             w = P.tree_weights(est, L, dist)

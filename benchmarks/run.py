@@ -134,7 +134,7 @@ def load_data(case, cache):
 def child_fit(args):
     """Fit figures of one case: L, K, seconds per restart, test error, peak memory."""
     from defrag import DefragModel
-    from defrag._threads import thread_budget
+    from defrag.utils.threads import thread_budget
 
     Xtr, ytr, Xte, yte, forest = load_data(args.child, args.cache)
     # the process before any fit: Python, NumPy, scikit-learn (the forest), the data
@@ -317,7 +317,7 @@ def child_contended(args):
     from sklearn.ensemble import RandomForestClassifier
 
     from defrag import DefragModel
-    from defrag._threads import available_cores
+    from defrag.utils.threads import available_cores
 
     X, y = make_classification(n_samples=58_000, n_features=9, n_classes=7, n_informative=6,
                                random_state=0)

@@ -6,14 +6,15 @@ small CART to the ensemble's predictive mean and variance, globally or around
 one point. ``PrototypeExplainer`` picks representative training points per class
 under the ensemble's own proximity (greedy submodular selection).
 """
-__version__ = "0.1.0"
+import importlib as _importlib
 
-from importlib import import_module as _import_module
+from .utils.config import VERSION as __version__
 
-# The compiled kernels, one module per concern: a clear error when one is not built.
-for _module in ("_common", "_encoding", "_fit", "_gate", "_proximity", "_proxy_split", "_rules_eval"):
+# The compiled kernels of the core, each in the room it serves: a clear error when one is not
+# built. (Those of prototypes/ and proxy/ load with their estimators, which import scikit-learn.)
+for _module in ("utils._common", "splits._encoding", "fit._fit", "fit._gate", "rules._rules_eval"):
     try:
-        _import_module(f".{_module}", __name__)
+        _importlib.import_module(f".{_module}", __name__)
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ImportError(
             f"defrag's compiled core (defrag.{_module}) is not built here. Install the package with "
@@ -21,10 +22,13 @@ for _module in ("_common", "_encoding", "_fit", "_gate", "_proximity", "_proxy_s
         ) from exc
 del _module
 
-from ._config import show_config
-from ._memory import DefragMemoryError, max_memory, set_max_memory
-from ._rules import Condition, Rule, RuleSet
-from ._splits import SplitTable
+from . import _compat
+from .rules import Condition, Rule, RuleSet
+from .splits import SplitTable
+from .utils.config import show_config
+from .utils.memory import DefragMemoryError, max_memory, set_max_memory
+
+_compat.install()  # old module paths, for models pickled by earlier versions
 
 # The estimators import scikit-learn (and with it scipy: about 120 MB and a second of
 # start-up), so they load on first use. A scoring service that only unpickles a
@@ -49,9 +53,7 @@ def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'defrag' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(_importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 

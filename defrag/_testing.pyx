@@ -11,8 +11,8 @@ from defrag._cdefs cimport (DFG_OK, dfg_estep, dfg_log_array_kind, dfg_log_joint
                             dfg_lower_bound, dfg_mstep, dfg_options, dfg_params,
                             dfg_proxy_node_score, dfg_rank_tables, dfg_split_stats_bits,
                             dfg_split_stats_ranks)
-from defrag._common cimport check_status, optional_flags
-from defrag._fit cimport Problem, fit_options, params_view
+from defrag.utils._common cimport check_status, optional_flags
+from defrag.fit._fit cimport Problem, fit_options, params_view
 
 
 def loglik_ranks(const int32_t[:, ::1] ranks, const int64_t[::1] feat_ptr,

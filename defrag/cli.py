@@ -234,7 +234,7 @@ def _markdown(model):
 
 
 def _prediction(prediction, proba):
-    from ._rules import _prediction_text
+    from .rules.ruleset import _prediction_text
 
     return _prediction_text(prediction, proba)
 
@@ -330,7 +330,7 @@ def explain(args, out, err):
 
 def predict(args, out, err):
     """Score a data file with rules saved by ``defrag explain --format json``."""
-    from ._rules import RuleSet
+    from .rules.ruleset import RuleSet
 
     if not os.path.exists(args.rules):
         raise CommandError(f"no such rules file: {args.rules}")

@@ -23,16 +23,18 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from . import _emkl, _fit, _gate
-from ._dask import is_dask_collection
-from ._exact import mean_and_variance
-from ._memory import check_memory, fit_estimate
-from ._restarts import run_restarts, run_screened_restarts
-from ._evaluate import prediction_error, predictive_score, rule_scores
-from ._rule_list import fit_rule_list, refit_rule_list
-from ._rules import Rule, RuleSet, extract_rules_conditions
-from ._threads import thread_budget, useful_threads
-from ._validation import (check_missing, check_n_jobs, check_positive_int, check_predict_X, feature_names_of,
+from .fit import emkl as _emkl
+from .fit import _fit
+from .fit import _gate
+from .fit.dask_rows import is_dask_collection
+from .utils.exact import mean_and_variance
+from .utils.memory import check_memory, fit_estimate
+from .fit.restarts import run_restarts, run_screened_restarts
+from .evaluation import prediction_error, predictive_score, rule_scores
+from .rules.lists import fit_rule_list, refit_rule_list
+from .rules.ruleset import Rule, RuleSet, extract_rules_conditions
+from .utils.threads import thread_budget, useful_threads
+from .utils.validation import (check_missing, check_n_jobs, check_positive_int, check_predict_X, feature_names_of,
                           n_columns, rule_feature_names, tagged)
 from .sources import checked_source, unwrap
 from .sources.split_array import SplitArraySource
@@ -410,7 +412,7 @@ class DefragModel(BaseEstimator):
         array): see defrag/_dask.py."""
         self._check_params()
         if is_dask_collection(X) or is_dask_collection(y):
-            from ._dask import fit_dask
+            from .fit.dask_rows import fit_dask
 
             return fit_dask(self, X, y)
         phases = _PhaseClock()
@@ -647,7 +649,7 @@ class DefragModel(BaseEstimator):
     def _map_dask(self, method, X):
         """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
         array. The partitions' tasks hold a copy of the model without its estimator."""
-        from ._dask import map_rows
+        from .fit.dask_rows import map_rows
 
         check_is_fitted(self, "rules_")
         check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")

@@ -12,7 +12,7 @@ Each function draws on a new ``Figure`` (no pyplot state; works headless) or on 
 """
 import numpy as np
 
-from ._rules import RuleSet
+from .rules.ruleset import RuleSet
 
 
 def _matplotlib():

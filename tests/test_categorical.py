@@ -14,7 +14,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 
 from conftest import categorical_frame
 from defrag import DefragModel, split_table_from_estimator
-from defrag._splits import float32_threshold
+from defrag.splits.table import float32_threshold
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -473,7 +473,7 @@ def test_lightgbm_zero_as_missing_rules():
 # ------------------------------------------------------------------- split table, errors
 
 def test_split_table_with_categorical_splits():
-    from defrag._splits import SplitTable
+    from defrag.splits.table import SplitTable
 
     t = SplitTable([1, 0, 1, 1, 0], [0, 0.5, 0, 0, 0.2], n_features=2, kind=[1, 0, 1, 2, 0],
                    cat_ptr=[0, 2, 2, 5, 6, 6], cat_codes=[3, 1, 1, 3, 3, 1])
@@ -592,7 +592,7 @@ def test_restarts_on_a_subsample_with_categorical_splits():
 @pytest.mark.parametrize("library,subsample", [("hist", None), ("xgboost", 400), ("lightgbm", None)])
 def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
     # categorical splits are one-split rank features; the packed bits read the same s
-    from defrag._splits import SplitTable
+    from defrag.splits.table import SplitTable
 
     Xtr, ytr = xor_frame(0, "colour", n=1200)
     Xte, _ = xor_frame(1, "colour")
@@ -626,8 +626,8 @@ def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
 
 
 def test_group_ranks_kernel():
-    from defrag import _encoding
-    from defrag._splits import category_words
+    from defrag.splits import _encoding
+    from defrag.splits.table import category_words
 
     rng = np.random.default_rng(0)
     X = np.where(rng.random((20000, 2)) < 0.1, np.nan, rng.integers(-1, 70, size=(20000, 2)).astype(float))
@@ -651,7 +651,7 @@ def test_group_ranks_kernel():
 def test_large_categorical_inputs_take_the_packed_bits(monkeypatch):
     # ranks cost 4 bytes per categorical split and row, packed bits 1 bit: past the
     # limit (and 4x the bits) the smaller form is built, and the fit agrees
-    import defrag._splits as splits_mod
+    import defrag.splits.table as splits_mod
 
     X, y = categorical_frame(2)
     hgb = HistGradientBoostingClassifier(max_iter=8, random_state=0).fit(X, y)

@@ -13,8 +13,8 @@ from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestClassifi
 
 from conftest import categorical_frame  # noqa: E402
 from defrag import DefragModel  # noqa: E402
-from defrag._dask import is_dask_collection  # noqa: E402
-from defrag._exact import exact_mean, exact_partial, mean_and_variance, squared_deviations  # noqa: E402
+from defrag.fit.dask_rows import is_dask_collection  # noqa: E402
+from defrag.utils.exact import exact_mean, exact_partial, mean_and_variance, squared_deviations  # noqa: E402
 
 CHUNKS = (1000, 2500, 500, 2000)  # uneven partitions of 6,000 rows
 FIT = dict(n_restarts=4, subsample=1500, max_iter=30, random_state=3)

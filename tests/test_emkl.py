@@ -7,8 +7,10 @@ import pytest
 from conftest import tabular_data, xor_data
 
 import reference as ref
-from defrag import DefragModel, _emkl, _gate
-from defrag._splits import SplitTable
+from defrag import DefragModel
+from defrag.fit import emkl as _emkl
+from defrag.fit import _gate
+from defrag.splits.table import SplitTable
 from defrag.defrag_model import _Target
 
 EPS = 1e-10

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from defrag import Condition, Rule, RuleSet
-from defrag._inputs import ZERO_THRESHOLD as ZT
-from defrag._inputs import InputEncoding
+from defrag.splits.inputs import ZERO_THRESHOLD as ZT
+from defrag.splits.inputs import InputEncoding
 
 pd = pytest.importorskip("pandas")
 

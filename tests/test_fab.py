@@ -57,7 +57,7 @@ SCRIPT = textwrap.dedent("""
     from conftest import xor_data
     from sklearn.ensemble import RandomForestRegressor
     from defrag import DefragModel
-    from defrag._threads import thread_budget
+    from defrag.utils.threads import thread_budget
     Xtr, ytr, _, _ = xor_data(1, n=20000, regression=True)
     rf = RandomForestRegressor(n_estimators=10, min_samples_leaf=50, random_state=0).fit(Xtr, ytr)
     m = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)

@@ -8,7 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from defrag import _encoding, _fit, _rules_eval, _testing
+from defrag.splits import _encoding
+from defrag.fit import _fit
+from defrag.rules import _rules_eval
+from defrag import _testing
 
 X = np.random.default_rng(0).random((10, 3))
 FEAT_PTR = np.array([0, 2, 3, 4], dtype=np.int64)  # 4 splits over 3 features
@@ -85,7 +88,7 @@ def test_mismatched_arrays_are_a_value_error(case):
 def test_checks_hold_under_python_O():
     code = (
         "import numpy as np\n"
-        "from defrag import _encoding\n"
+        "from defrag.splits import _encoding\n"
         "try:\n"
         "    _encoding.compute_ranks(np.zeros((4, 2)), np.array([0, 1], np.int64), np.zeros(1))\n"
         "except ValueError:\n"

@@ -3,8 +3,11 @@ import numpy as np
 import pytest
 
 import reference as ref
-from defrag import _encoding, _fit, _rules_eval, _testing
-from defrag._splits import SplitTable
+from defrag.splits import _encoding
+from defrag.fit import _fit
+from defrag.rules import _rules_eval
+from defrag import _testing
+from defrag.splits.table import SplitTable
 
 EPS = 1e-10
 

@@ -9,7 +9,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import defrag
 from defrag import DefragMemoryError, DefragModel
-from defrag._memory import _parse_bytes, fit_estimate, memory_limit
+from defrag.utils.memory import _parse_bytes, fit_estimate, memory_limit
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def test_proxy_tree_over_the_limit_is_refused_before_allocating(small_forest):
 
 
 def test_proxy_and_prototype_estimates_grow_with_their_knobs():
-    from defrag._memory import prototype_estimate, proxy_estimate
+    from defrag.utils.memory import prototype_estimate, proxy_estimate
 
     base = dict(n_samples=10_000, n_candidates=10_000, n_trees=100, n_features=5, n_classes=2,
                 euclidean=False, supervised=False)

@@ -13,8 +13,11 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import reference as ref  # noqa: E402
-from defrag import _encoding, _fit, _rules_eval, _testing  # noqa: E402
-from defrag._splits import SplitTable  # noqa: E402
+from defrag import _testing  # noqa: E402
+from defrag.fit import _fit  # noqa: E402
+from defrag.rules import _rules_eval  # noqa: E402
+from defrag.splits import _encoding  # noqa: E402
+from defrag.splits.table import SplitTable  # noqa: E402
 from defrag.prototypes import tree_distance  # noqa: E402
 from test_kernels import EPS, make_params, sets_arrays  # noqa: E402
 

@@ -11,6 +11,7 @@ from sklearn.ensemble import (ExtraTreesClassifier, GradientBoostingClassifier,
                               RandomForestRegressor)
 
 from defrag import prototypes as P
+from defrag.prototypes import distance as proximity, selection
 from defrag.prototypes import PrototypeExplainer
 
 
@@ -176,7 +177,7 @@ def test_uniform_greedy_is_greedy_per_class(seed):
     D, cls = random_problem(seed, n=31)
     chosen = P.select_submodular(D, cls, cls, 3, 7, "sm-u")
     assert chosen == P.select_submodular(D, cls, cls, 3, 7, "sm-u", lazy=False)
-    budget = P._uniform_budget(7, np.bincount(cls, minlength=3))
+    budget = selection._uniform_budget(7, np.bincount(cls, minlength=3))
     assert budget.sum() == 7 and budget.max() - budget.min() <= 1
     np.testing.assert_array_equal(np.bincount(cls[chosen], minlength=3), budget)
     for c in range(3):  # within a class: plain single-class greedy k-medoids
@@ -187,8 +188,8 @@ def test_uniform_greedy_is_greedy_per_class(seed):
 
 
 def test_uniform_budget_respects_small_classes():
-    np.testing.assert_array_equal(P._uniform_budget(10, np.array([1, 20, 20])), [1, 5, 4])
-    np.testing.assert_array_equal(P._uniform_budget(2, np.array([5, 9, 7])), [0, 1, 1])
+    np.testing.assert_array_equal(selection._uniform_budget(10, np.array([1, 20, 20])), [1, 5, 4])
+    np.testing.assert_array_equal(selection._uniform_budget(2, np.array([5, 9, 7])), [0, 1, 1])
 
 
 def test_lazy_equals_plain_with_ties():
@@ -269,7 +270,7 @@ def test_all_prototypes_is_1nn(cancer, distance, method):
     assert sorted(ex.prototypes_) == list(range(len(ytr)))
     # 1-NN under the same distance (ties to the lower training index)
     if distance == "euclidean":
-        D = P._euclidean(Xte, Xtr)
+        D = proximity._euclidean(Xte, Xtr)
     else:
         lt, lr = P.leaf_matrix(est, Xte), P.leaf_matrix(est, Xtr)
         D = P.tree_distance(lt, lr, P.tree_weights(est, lr, distance))
@@ -400,7 +401,7 @@ def test_constant_boosting_model_is_rejected():
     source = SimpleNamespace(leaf_values=lambda: [np.full(3, 0.05), np.full(3, 0.05)])
     leaves = np.array([[1, 2], [2, 1], [1, 1]], dtype=np.int32)
     with pytest.raises(ValueError, match="constant"):
-        P._tree_weights(source, leaves, "gbt")
+        proximity._tree_weights(source, leaves, "gbt")
 
 
 def definition3_from_margins(stages, K, centre_first=False):

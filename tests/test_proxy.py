@@ -8,7 +8,8 @@ from sklearn.ensemble import (BaggingRegressor, GradientBoostingRegressor,
                               RandomForestClassifier, RandomForestRegressor)
 from sklearn.tree import DecisionTreeRegressor
 
-from defrag import _proxy_split, _testing
+from defrag.proxy import _proxy_split
+from defrag import _testing
 from defrag.proxy import (ProxyTree, ProxyTreeClassifier, bootstrap_instability, explain_local,
                           local_fidelity, reference_predictions, tree_dissimilarity)
 

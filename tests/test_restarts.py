@@ -3,7 +3,7 @@ import itertools
 
 import numpy as np
 
-from defrag._restarts import Restart, _BestKeeper, _selection_key
+from defrag.fit.restarts import Restart, _BestKeeper, _selection_key
 
 
 def restart(index, error, k, bound):
@@ -35,7 +35,7 @@ def test_a_restart_with_a_nan_error_or_bound_is_never_preferred():
 
 
 def test_thread_shares_go_to_the_restarts_still_running():
-    from defrag._restarts import _ThreadShares
+    from defrag.fit.restarts import _ThreadShares
 
     n_rows = 10**6  # enough rows for any share
     shares = _ThreadShares(n_restarts=5, workers=4, threads=2, n_samples=n_rows)
@@ -61,8 +61,8 @@ def test_a_run_gives_the_same_result_when_its_threads_change_midway():
     from sklearn.ensemble import RandomForestRegressor
 
     from defrag import split_table_from_estimator
-    from defrag._fit import fit
-    from defrag._restarts import INNER, initial_state
+    from defrag.fit._fit import fit
+    from defrag.fit.restarts import INNER, initial_state
     from defrag.defrag_model import _fit_problem, _Target
 
     X, y, _, _ = xor_data(2, n=40_000, regression=True)

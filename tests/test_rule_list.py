@@ -8,8 +8,8 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from conftest import xor_data
 from defrag import Condition, DefragModel, Rule
-from defrag._rule_list import fit_rule_list, list_loss
-from defrag._rules import printed_bound
+from defrag.rules.lists import fit_rule_list, list_loss
+from defrag.rules.ruleset import printed_bound
 from defrag.sources import adapt
 
 
@@ -217,7 +217,7 @@ def test_a_model_pickled_before_rule_lists_predicts_as_it_did(cancer):
 
 @pytest.mark.parametrize("n_classes", [0, 3])
 def test_list_loss_and_first_match_counts_match_the_rule_by_rule_definition(n_classes):
-    from defrag._rule_list import first_match_counts, list_loss
+    from defrag.rules.lists import first_match_counts, list_loss
 
     rng = np.random.default_rng(4)
     for n_rules in (0, 1, 4):
@@ -240,7 +240,7 @@ def test_list_loss_and_first_match_counts_match_the_rule_by_rule_definition(n_cl
 
 @pytest.mark.parametrize("shape", [(0, 3), (5, 0), (1000, 1), (2049, 9)])
 def test_first_match_index_is_numpys_first_true(shape):
-    from defrag._rule_list import first_match_index
+    from defrag.rules.lists import first_match_index
 
     cover = np.random.default_rng(shape[0]).random(shape) < 0.15
     expected = np.where(cover.any(axis=1), np.argmax(cover, axis=1), shape[1]) if shape[1] else np.zeros(shape[0])

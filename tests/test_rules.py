@@ -8,8 +8,8 @@ import pytest
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier
 
 from defrag import DefragModel, RuleSet, split_table_from_estimator
-from defrag._rules import component_bounds
-from defrag._splits import SplitTable
+from defrag.rules.ruleset import component_bounds
+from defrag.splits.table import SplitTable
 
 
 def test_split_semantics_match_scikit_learn_decision_paths():
@@ -34,7 +34,7 @@ def test_split_semantics_match_scikit_learn_decision_paths():
 
 
 def test_float32_thresholds_are_exact_on_float64_inputs():
-    from defrag._splits import float32_threshold
+    from defrag.splits.table import float32_threshold
 
     rng = np.random.default_rng(0)
     f32 = (rng.standard_normal(2000) * 10.0 ** rng.integers(-8, 8, 2000)).astype(np.float32)

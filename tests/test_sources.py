@@ -11,7 +11,7 @@ from sklearn.ensemble import (
 
 from conftest import xor_data
 from defrag import DefragModel, split_table_from_estimator
-from defrag._splits import float32_threshold
+from defrag.splits.table import float32_threshold
 
 
 def data(n_classes, seed=0, n=400):

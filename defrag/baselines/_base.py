@@ -7,8 +7,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._evaluate import predictive_score, rule_scores
-from .._validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names, tagged
+from ..evaluation import predictive_score, rule_scores
+from ..utils.validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names, tagged
 from ..sources import checked_source, predicts, unwrap
 from ..sources.split_array import SplitArraySource
 

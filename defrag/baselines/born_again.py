@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._validation import check_positive_int
+from ..utils.validation import check_positive_int
 from ..sources.base import Tree
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
@@ -213,7 +213,7 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
     def _fit(self, fitting):
         from sklearn.model_selection import KFold
 
-        from .._evaluate import prediction_error
+        from ..evaluation import prediction_error
         from ..sources.base import walk_tree
 
         rng = check_random_state(self.random_state)

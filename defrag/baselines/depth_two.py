@@ -1,7 +1,7 @@
 """DTree2: a CART of depth 2, the paper's smallest baseline (Hara & Hayashi, sec. 7)."""
 import numpy as np
 
-from .._validation import check_positive_int
+from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
 

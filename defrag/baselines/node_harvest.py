@@ -36,8 +36,8 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._rules import Rule, RuleSet
-from .._validation import check_positive_int
+from ..rules.ruleset import Rule, RuleSet
+from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import ConditionMaker, node_paths
 

@@ -6,10 +6,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _proxy_split
-from .._memory import check_memory, proxy_estimate
-from .._rules import Condition, Rule, RuleSet
-from .._validation import as_2d_float, check_positive_int, feature_names_of
+from . import _proxy_split
+from ..utils.memory import check_memory, proxy_estimate
+from ..rules.ruleset import Condition, Rule, RuleSet
+from ..utils.validation import as_2d_float, check_positive_int, feature_names_of
 from ..sources import unwrap
 from ..sources.sklearn_trees import bagged_members
 from .grow import _goes_right, _grow, _node_stats, _node_stats_proba

@@ -3,7 +3,7 @@ probabilities (classification), at the rows of X."""
 import numpy as np
 from sklearn.base import is_classifier
 
-from .._validation import as_2d_float
+from ..utils.validation import as_2d_float
 from ..sources import adapt, unwrap
 from ..sources.sklearn_trees import bagged_members
 

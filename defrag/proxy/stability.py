@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from .._validation import as_2d_float
+from ..utils.validation import as_2d_float
 from .estimators import _nan_safe_scale
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._inputs import InputEncoding
-from .._splits import IN_SET, NOT_IN_SET, NUMERIC, SplitTable, slices
+from ..splits.inputs import InputEncoding
+from ..splits.table import IN_SET, NOT_IN_SET, NUMERIC, SplitTable, slices
 
 __all__ = ["MAX_FEATURES", "Tree", "SourceModel", "SplitCollector", "check_count", "as_integer",
            "integer_array", "predicts", "walk_tree"]

@@ -11,8 +11,8 @@ leaf indices of ``predict(pred_leaf=True)`` to those node numbers.
 """
 import numpy as np
 
-from .._inputs import InputEncoding
-from .._splits import MAX_CATEGORY, NOT_IN_SET, NUMERIC
+from ..splits.inputs import InputEncoding
+from ..splits.table import MAX_CATEGORY, NOT_IN_SET, NUMERIC
 from .base import MAX_FEATURES, SourceModel, Tree, as_integer, check_count
 
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)

@@ -7,8 +7,8 @@ unknown category is missing. Missing values go where missing_go_to_left says.
 """
 import numpy as np
 
-from .._inputs import InputEncoding
-from .._splits import IN_SET, NUMERIC
+from ..splits.inputs import InputEncoding
+from ..splits.table import IN_SET, NUMERIC
 from .base import SourceModel, Tree, walk_tree
 
 NAMES = ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor")
@@ -116,7 +116,7 @@ class HistGradientBoostingSource(SourceModel):
         if self.has_categorical:
             raise TypeError("prototypes of a HistGradientBoosting model with categorical features "
                             "are not supported")
-        from .._validation import as_2d_float
+        from ..utils.validation import as_2d_float
 
         X = as_2d_float(X, allow_nan=True)  # the trees send NaN their own way
         columns = [walk_tree(tree, X) for tree in self.trees()]

@@ -7,7 +7,7 @@ node's ``missing_go_to_left`` (scikit-learn >= 1.4); gradient boosting rejects N
 """
 import numpy as np
 
-from .._splits import float32_threshold
+from ..splits.table import float32_threshold
 from .base import SourceModel, Tree
 
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",

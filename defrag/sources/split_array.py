@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from .._splits import SplitTable
+from ..splits.table import SplitTable
 from .base import SourceModel
 
 

@@ -10,8 +10,8 @@ import json
 
 import numpy as np
 
-from .._inputs import InputEncoding
-from .._splits import IN_SET, NUMERIC, float32_threshold, slices
+from ..splits.inputs import InputEncoding
+from ..splits.table import IN_SET, NUMERIC, float32_threshold, slices
 from .base import MAX_FEATURES, SourceModel, Tree, check_count, integer_array
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, UnicodeDecodeError,

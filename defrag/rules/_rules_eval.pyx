@@ -10,7 +10,7 @@ from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_conditio
                             dfg_condition_counts, dfg_count_all,
                             dfg_first_cover, dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
-from defrag._common cimport CategorySets, category_sets, check_status, optional_sets
+from defrag.utils._common cimport CategorySets, category_sets, check_status, optional_sets
 
 
 cdef int64_t check_items(int64_t n, arrays, str what) except -1:

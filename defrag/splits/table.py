@@ -14,9 +14,10 @@ import functools
 
 import numpy as np
 
-from . import _encoding, _fit
-from ._inputs import InputEncoding
-from ._memory import check_memory
+from . import _encoding
+from ..fit import _fit
+from .inputs import InputEncoding
+from ..utils.memory import check_memory
 
 NUMERIC, IN_SET, NOT_IN_SET = 0, 1, 2  # split kinds (DFG_KIND_* in src_c/dfg_sets.h)
 MAX_CATEGORY = 2**31 - 1

@@ -9,8 +9,8 @@ from libc.stdint cimport int64_t
 
 from defrag._cdefs cimport (dfg_emkl_estep, dfg_emkl_mstep, dfg_emkl_posterior, dfg_params,
                             dfg_gate_log_prob, dfg_gate_objective)
-from defrag._common cimport check_status
-from defrag._fit cimport Problem, params_view
+from defrag.utils._common cimport check_status
+from defrag.fit._fit cimport Problem, params_view
 
 
 cdef check_ranks(Problem problem, object w, str what):

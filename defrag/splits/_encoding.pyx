@@ -8,7 +8,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 from defrag._cdefs cimport (DFG_OK, dfg_compute_group_ranks, dfg_compute_ranks,
                             dfg_pack_rows, dfg_sets)
-from defrag._common cimport CategorySets, category_sets, check_status, optional_flags, optional_sets
+from defrag.utils._common cimport CategorySets, category_sets, check_status, optional_flags, optional_sets
 
 
 def compute_ranks(const double[:, ::1] X, const int64_t[::1] feat_ptr,

@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from ._inputs import ZERO_THRESHOLD, InputEncoding
-from ._rules import Condition, Rule, RuleSet
+from ..splits.inputs import ZERO_THRESHOLD, InputEncoding
+from .ruleset import Condition, Rule, RuleSet
 
 SCHEMA = "defrag.rules"
 SCHEMA_VERSION = 1

@@ -19,8 +19,9 @@ import warnings
 import numpy as np
 
 from . import _rules_eval
-from ._inputs import ZERO_THRESHOLD, as_2d_float
-from ._splits import IN_SET, NOT_IN_SET, NUMERIC, category_words
+from ..splits.inputs import ZERO_THRESHOLD
+from ..utils.validation import as_2d_float
+from ..splits.table import IN_SET, NOT_IN_SET, NUMERIC, category_words
 
 
 def _fmt(value):
@@ -284,7 +285,7 @@ class Condition:
         return f"{text} (except 0)" if zero_inside else text
 
     def to_dict(self):
-        from ._export import condition_to_dict
+        from .export import condition_to_dict
 
         return condition_to_dict(self)
 
@@ -326,7 +327,7 @@ class Rule:
         return " and ".join(str(c) for c in self.conditions) if self.conditions else "always"
 
     def to_dict(self):
-        from ._export import rule_to_dict
+        from .export import rule_to_dict
 
         return rule_to_dict(self)
 
@@ -478,7 +479,7 @@ class RuleSet:
 
         Only the features the rules name are read; a NaN in one of them is a ValueError.
         A Dask array or DataFrame gives a lazy Dask array (defrag/_dask.py)."""
-        from ._dask import is_dask_collection, map_rows
+        from ..fit.dask_rows import is_dask_collection, map_rows
 
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict, n_threads=n_threads), X, self.predictions().dtype)
@@ -509,27 +510,27 @@ class RuleSet:
     def to_dict(self):
         """JSON-ready dict with everything needed to rebuild the rule set (``from_dict``):
         exact bounds, outputs, feature names, the input encoding, a schema version."""
-        from ._export import ruleset_to_dict
+        from .export import ruleset_to_dict
 
         return ruleset_to_dict(self)
 
     @classmethod
     def from_dict(cls, d):
         """The rule set of ``to_dict``; it predicts as the original did."""
-        from ._export import ruleset_from_dict
+        from .export import ruleset_from_dict
 
         return ruleset_from_dict(d)
 
     def to_json(self, indent=None):
         """``to_dict`` as JSON text (strict JSON: infinite numbers as strings)."""
-        from ._export import to_json
+        from .export import to_json
 
         return to_json(self, indent)
 
     @classmethod
     def from_json(cls, text):
         """The rule set of ``to_json`` (imports neither scikit-learn nor pandas)."""
-        from ._export import from_json
+        from .export import from_json
 
         return from_json(text)
 
@@ -540,7 +541,7 @@ class RuleSet:
         X_coverage (share of X it covers), X_support and X_share (rows of X it predicts
         for); given y too, precision and error (classification: share right / wrong) or
         error (regression: mean squared error) on those rows."""
-        from ._export import to_frame
+        from .export import to_frame
 
         return to_frame(self, X, y)
 
@@ -550,7 +551,7 @@ class RuleSet:
         as NULL, categorical columns as their labels). ``table`` qualifies the column
         names; ``column_names`` (a list in the rules' column order, or a dict from the
         rules' names to the table's) renames them. NULL where ``predict`` raises."""
-        from ._export import to_sql
+        from .export import to_sql
 
         return to_sql(self, table, column_names)
 
@@ -558,14 +559,14 @@ class RuleSet:
         """Source of a dependency-free Python function ``name(row)`` (a dict or pandas
         Series by column name, or a sequence in column order) returning ``predict``'s
         value for the row."""
-        from ._export import to_python
+        from .export import to_python
 
         return to_python(self, name)
 
     def query_strings(self, column_names=None):
         """pandas ``DataFrame.query`` expressions, one per rule, selecting the rows the
         rule covers (column names in backticks; missing values as ``x != x``)."""
-        from ._export import query_strings
+        from .export import query_strings
 
         return query_strings(self, column_names)
 

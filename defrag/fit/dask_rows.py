@@ -51,9 +51,9 @@ import uuid
 
 import numpy as np
 
-from ._exact import exact_mean, exact_partial, squared_deviations
-from ._rule_list import RuleList, _columns, first_match_index
-from ._rules import (Rule, combine_training_row_statistics, conditions_printed,
+from ..utils.exact import exact_mean, exact_partial, squared_deviations
+from ..rules.lists import RuleList, _columns, first_match_index
+from ..rules.ruleset import (Rule, combine_training_row_statistics, conditions_printed,
                      training_row_statistics)
 
 logger = logging.getLogger("defrag")
@@ -167,7 +167,7 @@ def _first_pass(part, y_part, state, rows, expected):
     """One partition: its NaN per column (X as the model reads it), its targets (checked),
     the subsample's rows of coded X and of y, and the targets' summary (regression: exact
     sum, min, max; classification: the distinct labels)."""
-    from .defrag_model import target_values
+    from ..defrag_model import target_values
 
     X = state.coded(part)
     if X.shape[0] != expected:
@@ -213,7 +213,7 @@ def _list_part(part, y, state, payload):
 
 def _score_part(part, y, state, payload):
     """A mixture's training error (a sum over rows: score's) on one partition."""
-    from .defrag_model import _fit_problem
+    from ..defrag_model import _fit_problem
 
     params, target, score, eps, bits = payload
     if y.shape[0] == 0:
@@ -331,12 +331,12 @@ class _AllRows:
 
 def fit_dask(model, X, y):
     """DefragModel.fit(X, y) for a Dask X (see the module docstring)."""
-    from . import _emkl
-    from ._restarts import run_restarts, training_error
-    from .defrag_model import (_PhaseClock, _check_missing, _fit_problem, _verbose_logging,
+    from . import emkl as _emkl
+    from .restarts import run_restarts, training_error
+    from ..defrag_model import (_PhaseClock, _check_missing, _fit_problem, _verbose_logging,
                                class_target, regression_target, target_classes)
-    from ._threads import thread_budget, useful_threads
-    from ._validation import feature_names_of
+    from ..utils.threads import thread_budget, useful_threads
+    from ..utils.validation import feature_names_of
     from sklearn.utils import check_random_state
 
     dask = _import_dask()

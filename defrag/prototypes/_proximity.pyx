@@ -5,7 +5,7 @@ import numpy as np
 from libc.stdint cimport int32_t, int64_t
 
 from defrag._cdefs cimport dfg_tree_distance
-from defrag._common cimport check_status
+from defrag.utils._common cimport check_status
 
 
 def tree_distance(const int32_t[:, ::1] leaves_a, const int32_t[:, ::1] leaves_bt,

@@ -15,7 +15,7 @@ import copy
 
 import numpy as np
 
-from ._validation import as_2d_float, check_numeric_column
+from ..utils.validation import as_2d_float, check_numeric_column
 
 # LightGBM's kZeroThreshold (1e-35f): |x| <= this counts as zero.
 ZERO_THRESHOLD = float(np.float32(1e-35))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _fit
-from ._threads import thread_budget, useful_threads
+from ..utils.threads import thread_budget, useful_threads
 
 logger = logging.getLogger("defrag")
 

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from . import _gate
-from ._restarts import ANNEAL_ITER, Restart, initial_state
+from .restarts import ANNEAL_ITER, Restart, initial_state
 
 logger = logging.getLogger("defrag")
 

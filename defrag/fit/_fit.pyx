@@ -8,7 +8,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from defrag._cdefs cimport (DFG_METHOD_EM, DFG_METHOD_FAB, DFG_OK, dfg_fit,
                             dfg_fit_max_iterations, dfg_map_assign, dfg_omega)
-from defrag._common cimport check_status, optional_flags
+from defrag.utils._common cimport check_status, optional_flags
 
 
 cdef class Problem:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _rules_eval
-from ._rules import Rule, conditions_holds
+from .ruleset import Rule, conditions_holds
 
 # Passes over the rules when pruning conditions (each pass tries every condition once).
 PRUNE_PASSES = 3

@@ -5,7 +5,7 @@ probabilities per row). X may hold NaN: each split also says where missing value
 from libc.stdint cimport int32_t, int64_t
 
 from defrag._cdefs cimport dfg_proxy_best_split, dfg_proxy_best_split_proba
-from defrag._common cimport check_status
+from defrag.utils._common cimport check_status
 
 
 def proxy_best_split(const double[:, ::1] X, const int64_t[::1] rows, const double[::1] mean,

@@ -1,5 +1,7 @@
-"""Build and run-time configuration of the compiled kernels."""
+"""The package version, and the build and run-time configuration of the compiled kernels."""
 from . import _common
+
+VERSION = "0.1.0"  # also pyproject.toml's [project] version
 
 
 class BuildConfig(dict):
@@ -18,11 +20,9 @@ def show_config():
     ``popcount`` ("hardware" when the POPCNT/CNT instruction is used at run time,
     else "portable"), and the package version.
     """
-    from . import __version__
-
     has_omp, threads, popcnt = _common.build_info()
     return BuildConfig(
-        version=__version__,
+        version=VERSION,
         openmp=has_omp,
         openmp_default_threads=threads,
         popcount="hardware" if popcnt else "portable",

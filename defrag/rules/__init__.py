@@ -1,0 +1,9 @@
+"""Rules as a reader and a scoring service see them: conditions, rules and ordered rule
+sets (``ruleset``: Condition, Rule, RuleSet, printing and prediction), rule lists fitted to
+targets (``lists``), and exports to JSON, SQL, Python and tables (``export``). The
+condition tests and first matches run in C (``_rules_eval``). Imports ``splits`` and
+``utils``."""
+from .lists import RuleList, fit_rule_list, refit_rule_list
+from .ruleset import Condition, Rule, RuleSet
+
+__all__ = ["Condition", "Rule", "RuleList", "RuleSet", "fit_rule_list", "refit_rule_list"]
