@@ -10,12 +10,12 @@ import importlib.abc
 import importlib.machinery
 import sys
 
-MOVED = {
-    "defrag._rules": "defrag.rules.ruleset",
-    "defrag._rule_list": "defrag.rules.lists",
-    "defrag._export": "defrag.rules.export",
-    "defrag._splits": "defrag.splits.table",
-    "defrag._inputs": "defrag.splits.inputs",
+MOVED = {  # old module: the new modules that hold its names
+    "defrag._rules": ("defrag.rules.ruleset", "defrag.rules.conditions", "defrag.rules.extract"),
+    "defrag._rule_list": ("defrag.rules.lists",),
+    "defrag._export": ("defrag.rules.document", "defrag.rules.export"),
+    "defrag._splits": ("defrag.splits.table",),
+    "defrag._inputs": ("defrag.splits.inputs",),
 }
 
 
@@ -31,9 +31,16 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None  # the default: an empty module of that name
 
     def exec_module(self, module):
-        home = importlib.import_module(MOVED[module.__name__])
-        module.__doc__ = f"Moved to {home.__name__}; kept for pickles of earlier versions."
-        module.__getattr__ = lambda name: getattr(home, name)
+        homes = [importlib.import_module(name) for name in MOVED[module.__name__]]
+        module.__doc__ = f"Moved to {', '.join(MOVED[module.__name__])}; kept for pickles of earlier versions."
+
+        def __getattr__(name):
+            for home in homes:
+                if hasattr(home, name):
+                    return getattr(home, name)
+            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+
+        module.__getattr__ = __getattr__
 
 
 def install():

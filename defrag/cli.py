@@ -234,9 +234,9 @@ def _markdown(model):
 
 
 def _prediction(prediction, proba):
-    from .rules.ruleset import _prediction_text
+    from .rules.ruleset import prediction_text
 
-    return _prediction_text(prediction, proba)
+    return prediction_text(prediction, proba)
 
 
 def render(model, fmt):
@@ -330,7 +330,7 @@ def explain(args, out, err):
 
 def predict(args, out, err):
     """Score a data file with rules saved by ``defrag explain --format json``."""
-    from .rules.ruleset import RuleSet
+    from .rules import RuleSet
 
     if not os.path.exists(args.rules):
         raise CommandError(f"no such rules file: {args.rules}")

@@ -26,13 +26,14 @@ from sklearn.utils.validation import check_is_fitted
 from .fit import emkl as _emkl
 from .fit import _fit
 from .fit import _gate
-from .fit.dask_rows import is_dask_collection
+from .utils.dask_collections import is_dask_collection, map_rows
 from .utils.exact import mean_and_variance
 from .utils.memory import check_memory, fit_estimate
 from .fit.restarts import run_restarts, run_screened_restarts
 from .evaluation import prediction_error, predictive_score, rule_scores
 from .rules.lists import fit_rule_list, refit_rule_list
-from .rules.ruleset import Rule, RuleSet, extract_rules_conditions
+from .rules import Rule, RuleSet
+from .rules.extract import extract_rules_conditions
 from .utils.threads import thread_budget, useful_threads
 from .utils.validation import (check_missing, check_n_jobs, check_positive_int, check_predict_X, feature_names_of,
                           n_columns, rule_feature_names, tagged)
@@ -649,8 +650,6 @@ class DefragModel(BaseEstimator):
     def _map_dask(self, method, X):
         """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
         array. The partitions' tasks hold a copy of the model without its estimator."""
-        from .fit.dask_rows import map_rows
-
         check_is_fitted(self, "rules_")
         check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
         light = copy.copy(self)

@@ -12,7 +12,7 @@ Each function draws on a new ``Figure`` (no pyplot state; works headless) or on 
 """
 import numpy as np
 
-from .rules.ruleset import RuleSet
+from .rules import RuleSet
 
 
 def _matplotlib():

@@ -5,7 +5,8 @@ import pytest
 
 from defrag.rules import _rules_eval
 from defrag.splits.inputs import ZERO_THRESHOLD
-from defrag.rules.ruleset import (Condition, _unit_columns, conditions_on_training_rows, printed_bound)
+from defrag.rules.conditions import Condition, conditions_on_training_rows, printed_bound
+from defrag.rules.extract import _unit_columns
 
 
 def random_inputs(seed, n=517, d=5):
@@ -114,7 +115,7 @@ def test_unit_columns_match_the_bits_of_each_unit(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_conditions_holds_is_condition_holds(seed):
-    from defrag.rules.ruleset import conditions_holds
+    from defrag.rules.conditions import conditions_holds
 
     X = random_inputs(seed)
     conds = random_conditions(seed, X)
@@ -128,7 +129,7 @@ def test_conditions_holds_is_condition_holds(seed):
 
 def test_infinite_values_hold_as_condition_holds_says():
     # -inf satisfies a condition without a lower bound (x <= t), +inf one without an upper
-    from defrag.rules.ruleset import conditions_holds
+    from defrag.rules.conditions import conditions_holds
 
     X = np.array([[-np.inf], [0.2], [0.7], [np.inf]])
     conds = [Condition(0, "x", upper=0.5), Condition(0, "x", lower=0.5), Condition(0, "x", lower=0.1, upper=0.5)]

@@ -13,7 +13,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestClassifi
 
 from conftest import categorical_frame  # noqa: E402
 from defrag import DefragModel  # noqa: E402
-from defrag.fit.dask_rows import is_dask_collection  # noqa: E402
+from defrag.utils.dask_collections import is_dask_collection  # noqa: E402
 from defrag.utils.exact import exact_mean, exact_partial, mean_and_variance, squared_deviations  # noqa: E402
 
 CHUNKS = (1000, 2500, 500, 2000)  # uneven partitions of 6,000 rows

@@ -8,7 +8,7 @@ import pytest
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier
 
 from defrag import DefragModel, RuleSet, split_table_from_estimator
-from defrag.rules.ruleset import component_bounds
+from defrag.rules.extract import component_bounds
 from defrag.splits.table import SplitTable
 
 

@@ -11,7 +11,7 @@ it lies outside); a missing value satisfies it when every atom sends it that way
 """
 import numpy as np
 
-from ..rules.ruleset import Condition, Rule, RuleSet
+from ..rules import Condition, Rule, RuleSet
 from ..sources.base import IN_SET, NUMERIC
 
 

@@ -34,7 +34,7 @@ import numbers
 
 import numpy as np
 
-from ..rules.ruleset import Rule, RuleSet
+from ..rules import Rule, RuleSet
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import ConditionMaker, node_paths

@@ -51,48 +51,31 @@ import uuid
 
 import numpy as np
 
+from ..rules import Rule, RuleList
+from ..rules.conditions import combine_training_row_statistics, conditions_printed, training_row_statistics
+from ..rules.lists import first_match_index, rule_columns
+from ..utils.dask_collections import import_dask, is_dask_collection, is_dask_frame
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
-from ..rules.lists import RuleList, _columns, first_match_index
-from ..rules.ruleset import (Rule, combine_training_row_statistics, conditions_printed,
-                     training_row_statistics)
 
 logger = logging.getLogger("defrag")
-
-
-def is_dask_collection(obj):
-    """Whether obj is a Dask collection (array, DataFrame, Series), without importing dask."""
-    module = type(obj).__module__
-    return module == "dask" or module.startswith("dask.")
-
-
-def _import_dask():
-    try:
-        import dask
-    except ImportError as exc:  # pragma: no cover - a collection implies dask is installed
-        raise ImportError("Dask inputs need dask: pip install 'defrag[dask]'") from exc
-    return dask
 
 
 def _broadcast(obj):
     """obj as one input that every partition's task reads, sent once: scattered to the
     workers when the scheduler is a distributed Client (a forest can be tens of MB), else
     one task of the graph."""
-    dask = _import_dask()
+    dask = import_dask()
     client = getattr(dask.base.get_scheduler(), "__self__", None)
     if type(client).__name__ == "Client" and type(client).__module__.startswith("distributed"):
         return client.scatter(obj, broadcast=True, hash=False)
     return dask.delayed(obj, name=f"defrag-state-{uuid.uuid4().hex}")
 
 
-def _is_frame(X):
-    return hasattr(X, "columns") and hasattr(X, "map_partitions")
-
-
 class _Partitions:
     """X's partitions as delayed blocks (2-D arrays, or DataFrames), with their row counts."""
 
     def __init__(self, X):
-        if _is_frame(X):
+        if is_dask_frame(X):
             for name in X.columns:
                 col = X._meta[name]
                 if col.dtype.name == "category" and "__UNKNOWN_CATEGORIES__" in list(col.cat.categories):
@@ -128,7 +111,7 @@ class _Partitions:
         n = self.n_samples
         if y is None:
             return [None] * len(self.parts)
-        if _is_frame(y) or (hasattr(y, "to_delayed") and not hasattr(y, "chunks")):  # DataFrame, Series
+        if is_dask_frame(y) or (hasattr(y, "to_delayed") and not hasattr(y, "chunks")):  # DataFrame, Series
             parts = list(y.to_delayed())
             if len(parts) != len(self.parts):
                 raise ValueError(f"y has {len(parts)} partitions but X has {len(self.parts)}: "
@@ -200,7 +183,7 @@ def _list_part(part, y, state, payload):
     rows, the default last), as refit_rule_list groups them: class counts, or (rows, sum,
     sum of squares about the partition's group mean)."""
     rules, n_classes = payload
-    _, _, cover = _columns(rules, state.coded(part))
+    _, _, cover = rule_columns(rules, state.coded(part))
     first = first_match_index(cover)
     groups = len(rules) + 1
     if n_classes:
@@ -257,7 +240,7 @@ class DaskRows:
     def _map(self, fn, payload):
         """fn(partition, its targets, state, payload) on every partition, computed: the
         results in partition order."""
-        dask = _import_dask()
+        dask = import_dask()
         start = time.perf_counter()
         payload = _broadcast(payload)
         task = dask.delayed(fn, pure=False)
@@ -339,7 +322,7 @@ def fit_dask(model, X, y):
     from ..utils.validation import feature_names_of
     from sklearn.utils import check_random_state
 
-    dask = _import_dask()
+    dask = import_dask()
     if not is_dask_collection(X):
         raise TypeError("y is a Dask collection but X is not: pass X as a Dask array or DataFrame "
                         "partitioned as y, or compute y")
@@ -440,17 +423,3 @@ def fit_dask(model, X, y):
     return model._store_fit(training, task=task, classes=classes, names_in=names_in, names=names,
                             splits=splits, n_all_splits=n_all_splits, n_sub=n_sub, results=results,
                             best=best, target=target, subsampled=True, phases=phases)
-
-
-def map_rows(fn, X, dtype, n_columns=None):
-    """fn (NumPy rows -> one value, or n_columns values, per row) on every partition of the
-    Dask array or DataFrame X: a lazy Dask array."""
-    if _is_frame(X):
-        shape = (0,) if n_columns is None else (0, n_columns)
-        return X.map_partitions(fn, meta=np.empty(shape, dtype=dtype))
-    if not (hasattr(X, "chunks") and hasattr(X, "map_blocks")) or X.ndim != 2:
-        raise ValueError("X must be a 2-D Dask array or a Dask DataFrame")
-    X = X.rechunk({1: -1})
-    if n_columns is None:
-        return X.map_blocks(fn, dtype=dtype, drop_axis=1)
-    return X.map_blocks(fn, dtype=dtype, chunks=(X.chunks[0], (n_columns,)))

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _proxy_split
 from ..utils.memory import check_memory, proxy_estimate
-from ..rules.ruleset import Condition, Rule, RuleSet
+from ..rules import Condition, Rule, RuleSet
 from ..utils.validation import as_2d_float, check_positive_int, feature_names_of
 from ..sources import unwrap
 from ..sources.sklearn_trees import bagged_members

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _rules_eval
-from .ruleset import Rule, conditions_holds
+from .conditions import conditions_holds
+from .ruleset import Rule
 
 # Passes over the rules when pruning conditions (each pass tries every condition once).
 PRUNE_PASSES = 3
@@ -172,7 +173,7 @@ def fit_rule_list(rules, X, y, n_classes, classes=None, prune_tol=0.0):
     Returns a RuleList: rules with outputs refitted on their first-match points, support
     (those points) and weight (their share), the default, and the list's training loss."""
     y = np.asarray(y)
-    conditions, holds, cover = _columns(rules, X)
+    conditions, holds, cover = rule_columns(rules, X)
     order = _greedy_order(cover, y, n_classes)
     order = _local_search(order, cover, y, n_classes)
     conditions, holds, cover = [conditions[r] for r in order], [holds[r] for r in order], cover[:, order]
@@ -204,11 +205,11 @@ def _drop_idle_rules(conditions, holds, cover, y, n_classes, budget):
 def refit_rule_list(rules, X, y, n_classes, classes=None):
     """The same rules in the same order with outputs, supports and the default refitted on
     the rows X (a list fitted on a subsample, refitted on all rows)."""
-    conditions, _, cover = _columns(rules, X)
+    conditions, _, cover = rule_columns(rules, X)
     return _refitted(conditions, cover, np.asarray(y), n_classes, classes)
 
 
-def _columns(rules, X):
+def rule_columns(rules, X):
     """Each rule's conditions, their truth columns on X, and the rules' cover matrix."""
     n = X.shape[0]
     conditions = [list(rule.conditions) for rule in rules]

@@ -1,0 +1,310 @@
+"""Conditions: ``lower < x_d <= upper`` or ``x_d in S`` / ``not in S``, with the side a missing
+value takes, as a reader sees them and as the C kernels test them.
+
+The kernels (src_c/dfg_condition_stats.c, dfg_rules.c through ``_rules_eval``) test every
+condition of a rule set in one pass over X: truth values (bit-packed or as booleans), and
+what printing needs from the training rows: each bound's training neighbours, so that the
+printed threshold is the shortest decimal that splits the training values as the real one
+does (``printed_between``), the rows each condition holds on, the NaN count per column.
+"""
+import copy
+import decimal
+
+import numpy as np
+
+from . import _rules_eval, document
+from ..splits import ZERO_THRESHOLD, category_words
+
+
+def _fmt(value):
+    return f"{value:.6g}"
+
+
+_EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)  # any double, exactly
+
+
+def printed_bound(value, column):
+    """The shortest decimal p with the same training split as the bound value: every
+    training value of column (NaN ignored) is <= p exactly when it is <= value. Printed
+    instead of the bound, so that no training point lies between the printed and the
+    real threshold; the real one is kept for prediction and exports."""
+    column = column[~np.isnan(column)]
+    below = column[column <= value]
+    above = column[column > value]
+    return printed_between(value, below.max() if below.size else -np.inf,
+                           above.min() if above.size else np.inf)
+
+
+def printed_between(value, lo, hi):
+    """printed_bound of value given its training neighbours: lo, the largest training
+    value <= value (-inf if none), and hi, the smallest > value (+inf if none)."""
+    if not np.isfinite(value):
+        return float(value)
+    exact = decimal.Decimal(float(value))
+    for digits in range(1, 18):
+        # the k-digit decimals next to the value, below and above it: if any k-digit
+        # decimal splits the training values as the value does, one of these two does
+        step = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        down, up = (float(exact.quantize(step, rounding=r, context=_EXACT))
+                    for r in (decimal.ROUND_FLOOR, decimal.ROUND_CEILING))
+        fits = [p for p in (down, up) if lo <= p < hi and np.isfinite(p)]
+        if fits:
+            return min(fits, key=lambda p: (abs(p - value), p))
+    return float(value)
+
+
+def condition_arrays(conditions, supports_missing=True):
+    """Flat arrays of conditions for the C kernels: feature, lower, upper (+-inf where
+    absent), missing (1: a NaN satisfies it, 0: it fails, 2: an error where the source
+    model has no rule for missing values), and the category sets when any is a set."""
+    arrays = dict(
+        feature=np.array([c.feature for c in conditions], dtype=np.int32),
+        lower=np.array([-np.inf if c.lower is None else c.lower for c in conditions], dtype=np.float64),
+        upper=np.array([np.inf if c.upper is None else c.upper for c in conditions], dtype=np.float64),
+        missing=np.array([1 if c.missing else (0 if supports_missing else 2) for c in conditions],
+                         dtype=np.uint8),
+    )
+    if any(c.is_set for c in conditions):
+        sets = [c.categories if c.is_set else () for c in conditions]
+        set_ptr = np.zeros(len(conditions) + 1, dtype=np.int64)
+        np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
+        arrays["set_ptr"], arrays["set_words"] = category_words(
+            set_ptr, np.array([c for codes in sets for c in codes], dtype=np.int64))
+        arrays["kind"] = np.array([(2 if c.negated else 1) if c.is_set else 0 for c in conditions],
+                                  dtype=np.uint8)
+    return arrays
+
+
+def holds_arrays(conditions):
+    """Condition.holds of each condition as the kernels take it (a missing value: NaN, or
+    zero where the condition reads zero as missing)."""
+    return dict(condition_arrays(conditions), zero_threshold=ZERO_THRESHOLD,
+                zero_missing=np.array([c.zero_missing for c in conditions], dtype=np.uint8))
+
+
+def conditions_holds(conditions, X, n_threads=1):
+    """Condition.holds of each condition on X, boolean (n_conditions, n_samples), from one
+    pass over X."""
+    return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64),
+                                       n_threads=n_threads, **holds_arrays(list(conditions)))
+
+
+def conditions_bits(conditions, X, n_threads=1):
+    """Condition.holds of each condition on X, bit-packed over the samples:
+    uint64 (n_conditions, ceil(n_samples / 64)), from one pass over X."""
+    return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64), n_threads=n_threads,
+                                       output="bits", **holds_arrays(list(conditions)))
+
+
+def pruned_by_support(columns, n_samples):
+    """Sec. 3.2 of the AISTATS 2018 paper over bit-packed condition columns (one row per
+    part of a conjunction): drop a part when the count of samples satisfying all the
+    kept parts does not change (src_c/dfg_prune.c). Returns (kept: bool per row, the
+    support of the kept conjunction)."""
+    keep = np.ones(columns.shape[0], dtype=np.uint8)
+    support = _rules_eval.prune_conditions(np.ascontiguousarray(columns), n_samples, keep)
+    return keep.astype(bool), support
+
+
+def count_all(columns, n_samples):
+    """Samples where every bit-packed column of ``columns`` holds (a popcount of their AND)."""
+    return _rules_eval.count_all(np.ascontiguousarray(columns), n_samples)
+
+
+def conditions_on_training_rows(conditions, X, n_threads=1):
+    """Condition.on_training_rows of each condition, from one pass of the C kernels over
+    X (prepared, C-contiguous float64) for all of them."""
+    return conditions_printed(conditions, training_row_statistics(conditions, X, n_threads))
+
+
+def training_row_statistics(conditions, X, n_threads=1):
+    """What printing the conditions needs from the rows X, one pass of the C kernels:
+    dict(below, above: per condition and side (lower, upper), the largest value of X at
+    or below the bound and the smallest above it, +-inf where none or no bound; holds:
+    the rows each condition holds on; n_nan: the NaN values of each column; n_rows).
+    Maxima, minima and sums: the statistics of row blocks combine exactly
+    (combine_training_row_statistics)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    conditions = list(conditions)
+    bounds = [(i, j, getattr(c, side)) for i, c in enumerate(conditions) if not c.is_set
+              for j, side in enumerate(("lower", "upper")) if getattr(c, side) is not None]
+    lo, hi = _rules_eval.bound_neighbours(
+        X, np.array([conditions[i].feature for i, _, _ in bounds], dtype=np.int32),
+        np.array([v for _, _, v in bounds], dtype=np.float64), n_threads=n_threads)
+    below = np.full((len(conditions), 2), -np.inf)
+    above = np.full((len(conditions), 2), np.inf)
+    index = (np.array([i for i, _, _ in bounds], dtype=np.intp), np.array([j for _, j, _ in bounds], dtype=np.intp))
+    below[index], above[index] = lo, hi
+    holds, n_nan = _rules_eval.condition_holds(X, n_threads=n_threads, output="count",
+                                                **holds_arrays(conditions))
+    return dict(below=below, above=above, holds=holds, n_nan=n_nan, n_rows=X.shape[0])
+
+
+def combine_training_row_statistics(parts):
+    """The training_row_statistics of the union of the row blocks of parts (exact)."""
+    parts = list(parts)
+    return dict(below=np.max([p["below"] for p in parts], axis=0),
+                above=np.min([p["above"] for p in parts], axis=0),
+                holds=np.sum([p["holds"] for p in parts], axis=0),
+                n_nan=np.sum([p["n_nan"] for p in parts], axis=0),
+                n_rows=sum(p["n_rows"] for p in parts))
+
+
+def conditions_printed(conditions, stats):
+    """Copies of the conditions printed for the rows of stats (training_row_statistics):
+    printed bounds, missing_seen, train_share."""
+    new = [copy.copy(c) for c in conditions]
+    n = stats["n_rows"]
+    for i, c in enumerate(new):
+        if not c.is_set:
+            c.printed_lower, c.printed_upper = (
+                None if value is None else printed_between(value, stats["below"][i, j], stats["above"][i, j])
+                for j, value in enumerate((c.lower, c.upper)))
+        c.missing_seen = bool(stats["n_nan"][c.feature])
+        c.train_share = float(stats["holds"][i] / n) if n else None
+    return new
+
+
+def _shortest(value):
+    """The shortest text that reads back as value, without a trailing '.0' (896 for 896.0)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _bound_text(value, lower, zero_missing, printed=None):
+    """(operator, number) of a printed bound ``x > value`` (lower) or ``x <= value``.
+
+    A bound at +-1e-35 is LightGBM's zero threshold: its encoding reads |x| <= 1e-35 as
+    0 (or as missing, zero_missing), so x > 1e-35 means x > 0, x > -1e-35 means
+    x >= 0, x <= 1e-35 means x <= 0 and x <= -1e-35 means x < 0; where zero is
+    missing, >= 0 and <= 0 are > 0 and < 0."""
+    if abs(value) != ZERO_THRESHOLD:
+        return (">" if lower else "<="), _fmt(value) if printed is None else _shortest(printed)
+    if lower:
+        return (">=" if value < 0 and not zero_missing else ">"), "0"
+    return ("<=" if value > 0 and not zero_missing else "<"), "0"
+
+
+class Condition:
+    """``lower < x[feature] <= upper`` (a missing bound is None), or for a categorical
+    feature ``x[feature] in categories`` (``not in`` when negated), categories being
+    category codes.
+
+    ``missing``: whether a missing value (NaN) satisfies the condition (the source
+    model sends missing values into the region). ``zero_missing``: the source model
+    reads zero (|x| <= 1e-35) as missing too (LightGBM ``missing_type`` Zero).
+    ``category_names``: printable names of the codes (indexed by code), when known.
+    ``train_share``: share of the training points that satisfy the condition (when
+    known); rule evaluation checks the most selective conditions first.
+    """
+
+    __slots__ = ("feature", "name", "lower", "upper", "train_share", "missing", "categories",
+                 "negated", "category_names", "zero_missing", "printed_lower", "printed_upper",
+                 "missing_seen")
+
+    def __init__(self, feature, name, lower=None, upper=None, train_share=None, missing=False,
+                 categories=None, negated=False, category_names=None, zero_missing=False,
+                 printed_lower=None, printed_upper=None, missing_seen=True):
+        self.feature = int(feature)
+        self.name = str(name)
+        self.lower = None if lower is None else float(lower)
+        self.upper = None if upper is None else float(upper)
+        self.train_share = None if train_share is None else float(train_share)
+        self.missing = bool(missing)
+        self.categories = None if categories is None else tuple(sorted({int(c) for c in categories}))
+        if self.categories is not None and (self.lower is not None or self.upper is not None):
+            raise ValueError("a condition is either an interval or a category set")
+        self.negated = bool(negated)
+        self.category_names = None if category_names is None else tuple(str(n) for n in category_names)
+        self.zero_missing = bool(zero_missing)
+        # how the bounds print (printed_bound; None: 6 significant digits), and whether the
+        # training data had missing values here (if not, "(or missing)" is not printed:
+        # the condition still lets a missing value through, as the exports say)
+        self.printed_lower = None if printed_lower is None else float(printed_lower)
+        self.printed_upper = None if printed_upper is None else float(printed_upper)
+        self.missing_seen = bool(missing_seen)
+
+    def on_training_rows(self, X):
+        """A copy whose printing follows the training rows X (prepared, as the model reads
+        them): printed bounds, whether X has missing values here, the share that holds."""
+        return conditions_on_training_rows([self], X)[0]
+
+    def __setstate__(self, state):  # conditions pickled before the printing fields existed
+        state = state[1] if isinstance(state, tuple) else state
+        for name in self.__slots__:
+            setattr(self, name, state.get(name, True if name == "missing_seen" else None))
+
+    @property
+    def is_set(self):
+        return self.categories is not None
+
+    def holds(self, X):
+        """Truth values on X as the model reads it (categorical columns as codes)."""
+        col = np.asarray(X[:, self.feature], dtype=np.float64)
+        if self.is_set:
+            ok = np.isin(col, np.asarray(self.categories, dtype=np.float64)) ^ self.negated
+        else:
+            ok = np.ones(col.shape[0], dtype=bool)
+            if self.lower is not None:
+                ok &= col > self.lower
+            if self.upper is not None:
+                ok &= col <= self.upper
+        missing = np.isnan(col)
+        if self.zero_missing:
+            missing |= np.abs(col) <= ZERO_THRESHOLD
+        return np.where(missing, self.missing, ok)
+
+    def _labels(self):
+        names = self.category_names
+        return [names[c] if names is not None and c < len(names) else str(c) for c in self.categories]
+
+    def _printed_labels(self):
+        """Labels as printed: quoted when a comma, brace or outer space would make the set ambiguous."""
+        return [repr(n) if not n or n != n.strip() or any(ch in n for ch in ",{}'") else n
+                for n in self._labels()]
+
+    def _text(self):
+        """The condition on present values, or None when no present value satisfies it."""
+        if self.is_set:
+            if not self.categories and not self.negated:
+                return None
+            return f"{self.name} {'not in' if self.negated else 'in'} {{{', '.join(self._printed_labels())}}}"
+        if (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
+                self.lower is not None and self.upper is not None and self.lower >= self.upper):
+            return None
+        lo = None if self.lower is None else _bound_text(self.lower, True, self.zero_missing,
+                                                         self.printed_lower)
+        hi = None if self.upper is None else _bound_text(self.upper, False, self.zero_missing,
+                                                         self.printed_upper)
+        if lo is not None and hi is not None:
+            return f"{lo[1]} {lo[0].replace('>', '<')} {self.name} {hi[0]} {hi[1]}"
+        if lo is not None:
+            return f"{self.name} {lo[0]} {lo[1]}"
+        return f"{self.name} {hi[0]} {hi[1]}"
+
+    def __str__(self):
+        text = self._text()
+        missing = "missing or 0" if self.zero_missing else "missing"
+        if text is None:
+            return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
+        # "(or missing)" where training had missing values; a zero read as missing
+        # (LightGBM's zero-as-missing) is common at predict time: always said
+        if self.missing and (self.missing_seen or self.zero_missing):
+            return f"{text} (or {missing})"
+        # does the printed interval hold 0? (where zero is missing, a bound at +-1e-35
+        # prints as one that excludes it: x > 0, x < 0)
+        zero_inside = self.zero_missing and not self.is_set and (
+            (self.lower is None or (self.lower < 0.0 and self.lower != -ZERO_THRESHOLD))
+            and (self.upper is None or (self.upper >= 0.0 and self.upper != ZERO_THRESHOLD)))
+        return f"{text} (except 0)" if zero_inside else text
+
+    def to_dict(self):
+        """The condition as a JSON-ready dict (rules/document.py)."""
+        return document.condition_to_dict(self)
+
+    def __eq__(self, other):
+        same = ("feature", "name", "lower", "upper", "missing", "categories", "negated", "zero_missing")
+        return isinstance(other, Condition) and all(getattr(self, a) == getattr(other, a) for a in same)
+
+    def __repr__(self):
+        return f"Condition({self})"

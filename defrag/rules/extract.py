@@ -1,0 +1,128 @@
+"""Conditions read off a fitted component (Hara & Hayashi, sec. 4-5).
+
+A component's Bernoulli parameters eta_k say, per split, whether its region lies
+on the split's right side (eta > 1 - kappa), its left side (eta < kappa) or
+across it. Numeric splits ``x_d > t`` merge per feature into one interval
+``lower < x_d <= upper``; categorical splits (right side: the code is in, or not
+in, a set) merge into one set condition ``x_d in S`` or ``x_d not in S``, S the
+intersection of the sets the region lies in minus the union of those it lies
+outside. Then the conditions are pruned as in sec. 3.2 of the AISTATS 2018
+paper: a bound (or the "in" / "not in" part of a set condition) is dropped when
+the number of covered training points does not change (counted by popcount
+over bit-packed condition columns, src_c/dfg_prune.c).
+"""
+import numpy as np
+
+from ..splits import IN_SET, NOT_IN_SET, NUMERIC
+from .conditions import Condition, conditions_bits, count_all, pruned_by_support
+
+
+def component_bounds(eta_k, splits, kappa):
+    """Per-feature interval (lower, upper) of one component (eta > 1-kappa / eta < kappa)
+    from its numeric splits, and whether a missing value lies in the region: every
+    split that fixes the region (eta near 0 or 1) must send missing values to the
+    region's side."""
+    D = splits.n_features
+    lower = np.full(D, -np.inf)
+    upper = np.full(D, np.inf)
+    above = eta_k > 1.0 - kappa
+    below = eta_k < kappa
+    numeric = splits.kind == NUMERIC
+    np.maximum.at(lower, splits.feature[above & numeric], splits.threshold[above & numeric])
+    np.minimum.at(upper, splits.feature[below & numeric], splits.threshold[below & numeric])
+    wrong_side = (above | below) & (splits.missing_right.astype(bool) != above)
+    missing_ok = np.ones(D, dtype=bool)
+    missing_ok[splits.feature[wrong_side]] = False
+    return lower, upper, missing_ok
+
+
+def component_sets(eta_k, splits, kappa):
+    """Per categorical feature of one component: (codes the region lies in: the
+    intersection of its splits' sets, or None; codes it lies outside: the union, or None)."""
+    above = eta_k > 1.0 - kappa
+    below = eta_k < kappa
+    in_set, not_in_set = splits.kind == IN_SET, splits.kind == NOT_IN_SET
+    inside = (above & in_set) | (below & not_in_set)
+    outside = (below & in_set) | (above & not_in_set)
+    sets = {}
+    for l in np.flatnonzero(inside | outside):  # over the fixed splits of one component
+        d, codes = int(splits.feature[l]), splits.set_of(l)
+        inc, exc = sets.get(d, (None, None))
+        if inside[l]:
+            inc = codes if inc is None else np.intersect1d(inc, codes)
+        else:
+            exc = codes if exc is None else np.union1d(exc, codes)
+        sets[d] = (inc, exc)
+    return sets
+
+
+def _unit_columns(X, units, missing, n_threads=1):
+    """Bits over the samples of the prunable parts of conditions (see
+    extract_rule_conditions), all from one pass over X: (n_units, ceil(N / 64)); missing:
+    per unit, whether a missing value satisfies it."""
+    parts = [Condition(d, "", categories=value, negated=part == "out", missing=ok) if part in ("in", "out")
+             else Condition(d, "", **{part: value}, missing=ok) for (d, part, value), ok in zip(units, missing)]
+    return conditions_bits(parts, X, n_threads)
+
+
+def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names, n_threads=1):
+    """Merged and pruned conditions of one component, and its training support.
+
+    X_train is the prepared (float64, C-contiguous) training input, as the model reads it.
+    """
+    return extract_rules_conditions([eta_k], splits, kappa, X_train, feature_names, n_threads)[0]
+
+
+def _prunable_units(eta_k, splits, kappa):
+    """A component's prunable parts, (feature, "lower" / "upper", bound) and (feature,
+    "in" / "out", codes), in feature order, and whether a missing value satisfies each
+    feature's condition."""
+    lower, upper, missing_ok = component_bounds(eta_k, splits, kappa)
+    missing_ok &= splits.supports_missing
+    units = [(d, "lower", lo) for d, lo in enumerate(lower) if np.isfinite(lo)]
+    units += [(d, "upper", hi) for d, hi in enumerate(upper) if np.isfinite(hi)]
+    for d, (inc, exc) in component_sets(eta_k, splits, kappa).items():
+        units += [(d, part, codes) for part, codes in (("in", inc), ("out", exc)) if codes is not None]
+    rank = {"lower": 0, "upper": 1, "in": 2, "out": 3}
+    units.sort(key=lambda u: (u[0], rank[u[1]]))
+    return units, missing_ok
+
+
+def extract_rules_conditions(etas, splits, kappa, X_train, feature_names, n_threads=1):
+    """extract_rule_conditions of several components: [(conditions, support), ...], the
+    columns of all their parts from one pass over X_train."""
+    per_component = [_prunable_units(eta_k, splits, kappa) for eta_k in etas]
+    n = X_train.shape[0]
+    units = [u for us, _ in per_component for u in us]
+    unit_missing = np.array([bool(ok[u[0]]) for us, ok in per_component for u in us], dtype=bool)
+    # one missing flag per unit: a feature's flag differs between components
+    all_cols = _unit_columns(X_train, units, unit_missing, n_threads)
+    out, start = [], 0
+    for units, missing_ok in per_component:
+        cols = all_cols[start:start + len(units)]
+        start += len(units)
+        out.append(_pruned_conditions(units, missing_ok, cols, n, splits, feature_names))
+    return out
+
+
+def _pruned_conditions(units, missing_ok, cols, n, splits, feature_names):
+    keep, support = pruned_by_support(cols, n)
+    merged, columns = {}, {}
+    for j, ((d, part, value), kept) in enumerate(zip(units, keep)):
+        if kept:
+            merged.setdefault(d, {})[part] = value
+            columns.setdefault(d, []).append(j)
+    conditions = []
+    for d, parts in sorted(merged.items()):
+        share = count_all(cols[columns[d]], n) / max(n, 1)
+        common = dict(train_share=share, missing=bool(missing_ok[d]),
+                      zero_missing=bool(splits.encoding.zero_missing[d]))
+        if "in" in parts or "out" in parts:
+            inc, exc = parts.get("in"), parts.get("out")
+            codes = exc if inc is None else (inc if exc is None else np.setdiff1d(inc, exc))
+            conditions.append(Condition(d, feature_names[d], categories=codes, negated=inc is None,
+                                        category_names=splits.encoding.category_names(d), **common))
+        else:
+            conditions.append(Condition(d, feature_names[d], parts.get("lower"), parts.get("upper"),
+                                        **common))
+    return conditions, support
