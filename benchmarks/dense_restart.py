@@ -26,12 +26,12 @@ import time
 import numpy as np
 
 from defrag.fit.restarts import INNER, initial_state as _defrag_initial_state
-from defrag.defrag_model import _Target
+from defrag.fit.targets import Target
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 import reference  # noqa: E402  (tests/reference.py, found through the path above)
 
-# defrag's E-step schedule (defrag/_restarts.py): in the first WARMUP_ITER outer
+# defrag's E-step schedule (defrag/fit/restarts.py): in the first WARMUP_ITER outer
 # iterations the E-step makes at most WARMUP_INNER updates of eq. 13, later at most MAX_INNER.
 WARMUP_ITER, WARMUP_INNER, MAX_INNER = INNER
 
@@ -47,9 +47,9 @@ def initial_state(rng, n_samples, n_splits, n_components, y, n_classes, eps):
     implementations start from the same point."""
     if n_classes == 0:
         var = float(np.var(y)) or 1.0
-        target = _Target(y, 0, float(np.mean(y)), float(np.sqrt(var)), var)
+        target = Target(y, 0, float(np.mean(y)), float(np.sqrt(var)), var)
     else:
-        target = _Target(y, n_classes)
+        target = Target(y, n_classes)
     return _defrag_initial_state(rng, n_samples, n_splits, n_components, target, eps)
 
 

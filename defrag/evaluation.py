@@ -1,9 +1,12 @@
-"""The quality measures every rule model reports (``evaluate``): test error, coverage,
-overlap and fidelity of its rules, computed the same way for DefragModel and the
+"""What every rule model reports and how it presents itself to scikit-learn: the quality
+measures of ``evaluate`` (test error, coverage, overlap and fidelity of its rules),
+``score``, and the estimator kind, computed the same way for DefragModel and the
 baselines (defrag.baselines) so that their figures compare."""
 import warnings
 
 import numpy as np
+from sklearn.base import is_classifier, is_regressor
+from sklearn.metrics import accuracy_score, r2_score
 
 from .sources import predicts, unwrap
 
@@ -44,8 +47,6 @@ def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
         if task == "classification":
             fidelity = float(np.mean(pred == ens))
         else:
-            from sklearn.metrics import r2_score
-
             fidelity = float(r2_score(ens, pred))
     return {
         "error": prediction_error(pred, y, task),
@@ -58,9 +59,21 @@ def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
 
 def predictive_score(pred, y, task):
     """scikit-learn's score of a prediction: accuracy (classification) or R^2."""
-    from sklearn.metrics import accuracy_score, r2_score
-
     y = np.asarray(y)
     if y.shape[0] != pred.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {pred.shape[0]} samples")
     return accuracy_score(y, pred) if task == "classification" else r2_score(y, pred)
+
+
+def estimator_kind(estimator, task="auto"):
+    """"classifier", "regressor" or None (scikit-learn's estimator type of a rule model): the
+    task as set, else the wrapped model's (None for a split array or a raw Booster)."""
+    if task in ("classification", "regression"):
+        return "classifier" if task == "classification" else "regressor"
+    try:
+        est = unwrap(estimator)
+        if est is None or not predicts(est):
+            return None
+        return "classifier" if is_classifier(est) else ("regressor" if is_regressor(est) else None)
+    except (AttributeError, TypeError):  # a Pipeline that transforms its inputs (fit says so)
+        return None

@@ -11,7 +11,8 @@ from defrag import DefragModel
 from defrag.fit import emkl as _emkl
 from defrag.fit import _gate
 from defrag.splits.table import SplitTable
-from defrag.defrag_model import _Target
+from defrag.fit.mixture import experts, kernel_problem
+from defrag.fit.targets import Target
 
 EPS = 1e-10
 
@@ -31,9 +32,8 @@ def gate_problem(seed, n=300, d=4, n_splits=50, k=4, n_classes=0):
                         missing_right=rng.random(n_splits) < 0.5, keep_duplicates=True)
     S = splits.binary_features(X).astype(np.float64)
     y = rng.normal(size=n) if n_classes == 0 else rng.integers(0, n_classes, n).astype(np.int32)
-    targets = ({"y_value": y} if n_classes == 0 else {"y_class": y})
-    problem = splits.problem({"ranks": splits.ranks(splits.prepare(X))}, n_classes=n_classes,
-                             **targets)
+    problem = kernel_problem(splits, {"ranks": splits.ranks(splits.prepare(X))},
+                             Target(y, n_classes))
     L = len(splits)
     params = {"eta": np.clip(rng.random((k, L)), 0.01, 0.99), "alpha": np.full(k, 1.0 / k)}
     if n_classes == 0:
@@ -160,7 +160,8 @@ def test_xor_gives_the_four_quadrants(xor_model):
 
 def test_predict_is_the_mixture_of_experts_and_evaluate_reports_the_rules(xor_model):
     model, _, Xtr, ytr, _, _ = xor_model
-    weights, out = model._experts(Xtr)
+    mixture = model._mixture()
+    weights, out = experts(mixture.splits, mixture.params, Xtr, mixture.n_classes)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0)
     np.testing.assert_array_equal(model.predict(Xtr), weights @ model.mean_)
     np.testing.assert_array_equal(model.predict_map(Xtr), model.mean_[np.argmax(weights, axis=1)])
@@ -184,7 +185,7 @@ def test_same_result_for_n_jobs_and_pickling(xor_model):
 
 def test_restart_does_not_depend_on_the_thread_count():
     _, problem, S, y, _, _, _ = gate_problem(8, n=2200)  # two blocks of rows
-    target = _Target(y, 0, 0.0, 1.0, 1.0, 1e-9)
+    target = Target(y, 0, 0.0, 1.0, 1.0, 1e-9)
     options = dict(n_components=3, n_splits=S.shape[1], max_iter=8, tol=1e-8,
                    eps=EPS, eps_schedule=(0.1,), gate_l2=1.0)
     seed = np.random.SeedSequence(0)

@@ -63,14 +63,15 @@ def test_a_run_gives_the_same_result_when_its_threads_change_midway():
     from defrag import split_table_from_estimator
     from defrag.fit._fit import fit
     from defrag.fit.restarts import INNER, initial_state
-    from defrag.defrag_model import _fit_problem, _Target
+    from defrag.fit.mixture import kernel_problem
+    from defrag.fit.targets import Target
 
     X, y, _, _ = xor_data(2, n=40_000, regression=True)
     rf = RandomForestRegressor(n_estimators=5, min_samples_leaf=200, random_state=0).fit(X, y)
     splits = split_table_from_estimator(rf)
-    target = _Target(np.ascontiguousarray(y), 0, float(y.mean()), float(y.std()), float(y.var()),
+    target = Target(np.ascontiguousarray(y), 0, float(y.mean()), float(y.std()), float(y.var()),
                      1e-9 * float(y.var()))
-    problem = _fit_problem(splits, splits.kernel_input(splits.prepare(X), 1), target)
+    problem = kernel_problem(splits, splits.kernel_input(splits.prepare(X), 1), target)
 
     def run(n_threads, live=None, flip=False):
         params, beta = initial_state(np.random.default_rng(0), len(X), len(splits), 4, target, 1e-10)

@@ -5,7 +5,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from conftest import xor_data
 from defrag import DefragModel
-from defrag.defrag_model import AUTO_SUBSAMPLE, AUTO_SUBSAMPLE_ABOVE
+from defrag.fit.config import AUTO_SUBSAMPLE, AUTO_SUBSAMPLE_ABOVE, FitConfig
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +61,14 @@ def test_subsample_changes_the_fit_and_none_uses_all_rows(xor_4000):
 
 
 def test_auto_subsample_size():
-    m = DefragModel(n_restarts=20)
-    assert m._subsample_size(AUTO_SUBSAMPLE_ABOVE) == AUTO_SUBSAMPLE_ABOVE
-    assert m._subsample_size(AUTO_SUBSAMPLE_ABOVE + 1) == AUTO_SUBSAMPLE
-    assert DefragModel(subsample=0.5)._subsample_size(1001) == 501
-    assert DefragModel(subsample=10**9)._subsample_size(1000) == 1000
+    def config(**params):
+        return FitConfig.from_params(DefragModel(**params).get_params())
+
+    m = config(n_restarts=20)
+    assert m.subsample_size(AUTO_SUBSAMPLE_ABOVE) == AUTO_SUBSAMPLE_ABOVE
+    assert m.subsample_size(AUTO_SUBSAMPLE_ABOVE + 1) == AUTO_SUBSAMPLE
+    assert config(subsample=0.5).subsample_size(1001) == 501
+    assert config(subsample=10**9).subsample_size(1000) == 1000
 
 
 def test_subsample_regression():

@@ -7,9 +7,9 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from ..evaluation import predictive_score, rule_scores
+from ..evaluation import estimator_kind, predictive_score, rule_scores
 from ..utils.validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names, tagged
-from ..sources import checked_source, predicts, unwrap
+from ..sources import checked_source
 from ..sources.split_array import SplitArraySource
 
 
@@ -164,19 +164,8 @@ class BaselineModel(BaseEstimator):
                            self.estimator, X, self.n_rules_, getattr(self, "classes_", None))
 
     # ------------------------------------------------------ scikit-learn manners
-    def _estimator_kind(self):
-        from sklearn.base import is_classifier, is_regressor
-
-        try:
-            est = unwrap(self.estimator)
-            if est is None or not predicts(est):
-                return None
-            return "classifier" if is_classifier(est) else ("regressor" if is_regressor(est) else None)
-        except (AttributeError, TypeError):
-            return None
-
     def __sklearn_tags__(self):
-        return tagged(super().__sklearn_tags__(), self._estimator_kind())
+        return tagged(super().__sklearn_tags__(), estimator_kind(self.estimator))
 
     def __str__(self):
         if not hasattr(self, "rules_"):

@@ -1,4 +1,5 @@
-"""Dask inputs: DefragModel.fit on rows spread over a cluster, and lazy predictions.
+"""Dask inputs: the training rows of DefragModel.fit spread over a cluster (``DaskRows``,
+the rows interface of fit/rows.py), for the same stages as rows in memory.
 
 ``DefragModel.fit`` takes a Dask array or DataFrame X (y: None, a Dask array or Series
 partitioned as X, or a NumPy array) and returns the same model as the in-memory fit of
@@ -10,7 +11,7 @@ the same rows and random_state, without collecting X into one process:
   subsample exactly as in memory, and the rules;
 * on the partitions, as pure functions of one partition and a small broadcast state:
   coding X as the source model reads it, the NaN check, the ensemble's predictions when
-  y is None, the target's exact sums (defrag/_exact.py), each restart's error on all
+  y is None, the target's exact sums (utils/exact.py), each restart's error on all
   rows (its rule list refitted on every partition: per-rule counts and sums, reduced on
   the client), the kept list's outputs, and the statistics its printing reads (the
   training values next to each bound, the shares of rows per condition and rule).
@@ -43,7 +44,6 @@ errors either way: the same partitions, the same order).
 """
 import copy
 import dataclasses
-import functools
 import logging
 import operator
 import time
@@ -56,6 +56,10 @@ from ..rules.conditions import combine_training_row_statistics, conditions_print
 from ..rules.lists import first_match_index, rule_columns
 from ..utils.dask_collections import import_dask, is_dask_collection, is_dask_frame
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
+from ..utils.validation import check_missing, feature_names_of
+from .mixture import kernel_problem
+from .rows import FirstPass, InMemoryRows, RowCount, first_pass_of
+from .targets import class_codes, class_target, regression_target, target_values
 
 logger = logging.getLogger("defrag")
 
@@ -134,48 +138,36 @@ class _Partitions:
 
 @dataclasses.dataclass
 class _State:
-    """What a partition's task reads besides its rows: how X is coded, the split table,
-    the task, and for the first pass the source model (its predictions when y is None)."""
+    """What a partition's task reads besides its rows: how X is coded, and for the first
+    pass the task, whether the source model routes NaN and the source model itself (its
+    predictions when y is None), for the mixture's errors the split table."""
 
     encoding: object
     splits: object = None
     task: str = None
     source: object = None
+    supports_missing: bool = True
 
     def coded(self, part):
         return self.encoding.transform(part, allow_nan=True)
 
 
 def _first_pass(part, y_part, state, rows, expected):
-    """One partition: its NaN per column (X as the model reads it), its targets (checked),
-    the subsample's rows of coded X and of y, and the targets' summary (regression: exact
-    sum, min, max; classification: the distinct labels)."""
-    from ..defrag_model import target_values
-
+    """One partition: the NaN check (before the ensemble sees a NaN), its targets
+    (checked; kept on the worker) and its FirstPass statistics (fit/rows.py)."""
     X = state.coded(part)
     if X.shape[0] != expected:
         raise ValueError(f"a partition of X has {X.shape[0]} rows, {expected} expected")
+    check_missing(X, state.supports_missing)
     y = target_values(state.source.predict(part) if y_part is None else y_part, state.task)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"a partition of y has {y.shape[0]} entries but X's has {X.shape[0]} rows: "
                          "partition y as X")
-    if state.task == "regression":
-        summary = (exact_partial(y), float(y.min(initial=np.inf)), float(y.max(initial=-np.inf)))
-    else:
-        summary = np.unique(y)
-    return np.isnan(X).any(axis=0), y, X[rows], y[rows], summary
-
-
-def _without_targets(result):
-    return result[:1] + result[2:]
+    return y, first_pass_of(np.asarray(X, dtype=np.float64), y, state.task, rows)
 
 
 def _variance_partial(y, mean):
     return exact_partial(squared_deviations(y, mean))
-
-
-def _class_codes(y, classes):
-    return np.searchsorted(classes, y).astype(np.int32)
 
 
 def _list_part(part, y, state, payload):
@@ -196,20 +188,18 @@ def _list_part(part, y, state, payload):
 
 def _score_part(part, y, state, payload):
     """A mixture's training error (a sum over rows: score's) on one partition."""
-    from ..defrag_model import _fit_problem
-
     params, target, score, eps, bits = payload
     if y.shape[0] == 0:
         return 0.0
     X = state.splits.prepare(state.coded(part))
     target = dataclasses.replace(target, y=y)
-    problem = _fit_problem(state.splits, state.splits.kernel_input(X, 1, bits=bits), target)
+    problem = kernel_problem(state.splits, state.splits.kernel_input(X, 1, bits=bits), target)
     return float(score(problem, params, target, eps, 1))
 
 
 def _printing_part(part, y, state, rule_set):
     """The statistics RuleSet.on_training_rows reads, on one partition: its conditions'
-    training_row_statistics (defrag/_rules.py) and the rows each rule covers."""
+    training_row_statistics (rules/conditions.py) and the rows each rule covers."""
     X = np.ascontiguousarray(state.coded(part), dtype=np.float64)
     stats = training_row_statistics([c for r in rule_set.rules for c in r.conditions], X)
     cover = rule_set.covering(X).sum(axis=0) if X.shape[0] else np.zeros(len(rule_set.rules))
@@ -227,31 +217,102 @@ def _combine_regression(stats):
 
 
 class DaskRows:
-    """The training rows on a cluster: what the fit's passes over all rows compute, one
-    task per partition of X, the targets (y_parts, persisted) alongside."""
+    """The training rows of a Dask X (y: None, a Dask array or Series partitioned as X, or
+    a NumPy array) on a cluster: the rows interface of fit/rows.py, one task per
+    partition of X for each pass over all rows, the targets persisted on the workers."""
 
-    def __init__(self, partitions, y_parts, state):
-        self.partitions = partitions
-        self.y_parts = y_parts
-        self.state = _broadcast(state)
-        self.shape = (partitions.n_samples, partitions.n_features)
+    distributed = True
+
+    def __init__(self, X, y=None):
+        if not is_dask_collection(X):
+            raise TypeError("y is a Dask collection but X is not: pass X as a Dask array or DataFrame "
+                            "partitioned as y, or compute y")
+        self.X_input, self.y_input = X, y
+        self.partitions = _Partitions(X)
+        self.n_samples, self.n_features = self.partitions.n_samples, self.partitions.n_features
+        if self.n_samples < 1:
+            raise ValueError("X has no samples")
+        self.names_in = feature_names_of(X)
+        self.meta = self.partitions.meta
+        self.threads = 1
         self._refitted = {}  # id(rules) -> (rules, RuleList): the kept list is not refitted twice
 
-    def _map(self, fn, payload):
+    def in_memory(self):
+        """InMemoryRows of X and y computed here (restarts that need every row in one process)."""
+        X, y = import_dask().compute(self.X_input, self.y_input)
+        return InMemoryRows(X, y)
+
+    def code(self, encoding):
+        self.encoding = encoding
+        self.y_parts = self.partitions.y_parts(self.y_input)
+        self.state = _broadcast(_State(encoding))
+
+    def resident_rows(self, n_fit):
+        """Rows of X held in this process through the fit (the restarts' subsample)."""
+        return n_fit
+
+    def first_pass(self, supports_missing, task, source, rows):
+        """The first pass (coding, NaN, targets, the subsample's rows) over every partition;
+        the targets stay on the workers."""
+        dask = import_dask()
+        start = time.perf_counter()
+        state = _broadcast(_State(self.encoding, task=task, supports_missing=supports_missing,
+                                  source=source if self.y_input is None else None))
+        first = dask.delayed(_first_pass, pure=False)
+        results = dask.persist(*[first(p, yp, state, r, int(n)) for p, yp, r, n in zip(
+            self.partitions.parts, self.y_parts, self.partitions.split_rows(rows), self.partitions.lengths)])
+        parts = dask.compute(*[dask.delayed(operator.getitem)(r, 1) for r in results])
+        self.targets = list(dask.persist(*[dask.delayed(operator.getitem)(r, 0) for r in results]))
+        del results  # the workers keep the targets only
+        logger.info("first pass over %d partitions (coding, NaN, targets, subsample): %.3f s",
+                    len(self.partitions.parts), time.perf_counter() - start)
+        regression = task == "regression"
+        return FirstPass(
+            nan_columns=np.logical_or.reduce([p.nan_columns for p in parts]),
+            labels=None if regression else np.unique(np.concatenate([p.labels for p in parts])),
+            partial_sums=[s for p in parts for s in p.partial_sums] if regression else None,
+            y_range=(min(p.y_range[0] for p in parts), max(p.y_range[1] for p in parts)) if regression else None,
+            X_fit=np.ascontiguousarray(np.concatenate([p.X_fit for p in parts])),
+            y_fit=np.concatenate([p.y_fit for p in parts]))
+
+    def variance(self, mean):
+        dask = import_dask()
+        return exact_mean(dask.compute(*[dask.delayed(_variance_partial)(t, mean) for t in self.targets]),
+                          self.n_samples)
+
+    def all_targets(self, task, classes=None, mean=0.0, var=1.0):
+        """The Target of all rows, its values on the workers (its y here is empty)."""
+        if task == "regression":
+            return regression_target(np.empty(0), mean, var)
+        dask = import_dask()
+        self.targets = list(dask.persist(*[dask.delayed(class_codes)(t, classes) for t in self.targets]))
+        return class_target(np.empty(0, dtype=classes.dtype), classes)
+
+    def _map(self, fn, payload, state=None):
         """fn(partition, its targets, state, payload) on every partition, computed: the
         results in partition order."""
         dask = import_dask()
         start = time.perf_counter()
         payload = _broadcast(payload)
         task = dask.delayed(fn, pure=False)
-        results = dask.compute(*[task(p, y, self.state, payload)
-                                 for p, y in zip(self.partitions.parts, self.y_parts)])
+        state = self.state if state is None else state
+        results = dask.compute(*[task(p, y, state, payload) for p, y in zip(self.partitions.parts, self.targets)])
         logger.info("pass %s over %d partitions: %.3f s", fn.__name__, len(self.partitions.parts),
                     time.perf_counter() - start)
         return results
 
+    def scorer(self, score, splits, bits):
+        """(a stand-in for the Problem of all rows, score on all rows): the sum of score
+        (problem, params, target, eps, n_threads) on every partition, in partition order."""
+        state = _broadcast(_State(self.encoding, splits=splits))
+
+        def on_all_rows(problem, params, target, eps, n_threads):
+            return float(sum(self._map(_score_part, (params, target, score, eps, bits), state)))
+
+        return RowCount(self.n_samples), on_all_rows
+
     def refit_rule_list(self, rules, target, classes):
-        """refit_rule_list of the rules on all rows (defrag/_rule_list.py), from per-partition
+        """refit_rule_list of the rules on all rows (rules/lists.py), from per-partition
         counts and sums."""
         cached = self._refitted.get(id(rules))
         if cached is not None and cached[0] is rules:
@@ -260,7 +321,7 @@ class DaskRows:
         if used and not used[-1].conditions:  # a last rule without conditions is the default
             used = used[:-1]
         stats = self._map(_list_part, (used, target.n_classes))
-        n = self.shape[0]
+        n = self.n_samples
         if target.n_classes:
             counts = sum(stats)
             size = counts.sum(axis=1)
@@ -281,16 +342,8 @@ class DaskRows:
         self._refitted[id(rules)] = (rules, result)
         return result
 
-    def scorer(self, score, bits):
-        """score(problem, params, target, eps, n_threads) of run_restarts on all rows: the
-        sum of score on every partition (in partition order)."""
-        def on_all_rows(problem, params, target, eps, n_threads):
-            return float(sum(self._map(_score_part, (params, target, score, eps, bits))))
-
-        return on_all_rows
-
     def on_training_rows(self, rule_set):
-        """RuleSet.on_training_rows on all rows (defrag/_rules.py), from per-partition
+        """RuleSet.on_training_rows on all rows (rules/ruleset.py), from per-partition
         statistics."""
         results = self._map(_printing_part, rule_set)
         stats = combine_training_row_statistics(r[0] for r in results)
@@ -301,125 +354,5 @@ class DaskRows:
         new.rules = [copy.copy(r) for r in rule_set.rules]
         for rule, covered in zip(new.rules, cover):
             rule.conditions = [next(printed) for _ in rule.conditions]
-            rule.coverage = float(int(covered) / self.shape[0])
+            rule.coverage = float(int(covered) / self.n_samples)
         return new
-
-
-class _AllRows:
-    """run_restarts' score_problem: only its size is read (the scorer reads the partitions)."""
-
-    def __init__(self, n_samples):
-        self.n_samples = n_samples
-
-
-def fit_dask(model, X, y):
-    """DefragModel.fit(X, y) for a Dask X (see the module docstring)."""
-    from . import emkl as _emkl
-    from .restarts import run_restarts, training_error
-    from ..defrag_model import (_PhaseClock, _check_missing, _fit_problem, _verbose_logging,
-                               class_target, regression_target, target_classes)
-    from ..utils.threads import thread_budget, useful_threads
-    from ..utils.validation import feature_names_of
-    from sklearn.utils import check_random_state
-
-    dask = import_dask()
-    if not is_dask_collection(X):
-        raise TypeError("y is a Dask collection but X is not: pass X as a Dask array or DataFrame "
-                        "partitioned as y, or compute y")
-    phases = _PhaseClock()
-    partitions = _Partitions(X)
-    N, D = partitions.n_samples, partitions.n_features
-    if N < 1:
-        raise ValueError("X has no samples")
-    n_sub = model._subsample_size(N)
-    if n_sub >= N:  # restarts on every row: all of them in this process, as in memory
-        logger.info("Dask input: subsample=%r keeps all %d rows; X and y are computed here", model.subsample, N)
-        X_here, y_here = dask.compute(X, y)
-        return model.fit(X_here, y_here)
-    if not model.rule_list:
-        raise ValueError("rule_list=False prunes the paper's rules on all rows in one process: not "
-                         "supported with a Dask X and a subsample; use rule_list=True, or compute X")
-    names_in = feature_names_of(X)
-    source = model._source(D)
-    if model.task == "auto" and source.task is None:
-        raise ValueError("set task= ('regression' or 'classification'): with a Dask y it is not "
-                         "read off y's values")
-    task = model._task(source, y)
-    splits = source.split_table(model.keep_duplicate_splits)
-    splits.encoding = splits.encoding.bind(partitions.meta)
-    y_parts = partitions.y_parts(y)
-    if y is None and not source.has_predict:
-        raise ValueError("y is required when the model has no scikit-learn predict")
-    # the same draws as in memory: global row indices
-    random_state = check_random_state(model.random_state)
-    entropy = random_state.randint(np.iinfo(np.int32).max)
-    rows = np.sort(random_state.choice(N, n_sub, replace=False))
-    phases.lap("splits")
-
-    # first pass: coding, NaN, targets (kept on the workers), the subsample's rows
-    state = _State(splits.encoding, task=task, source=source if y is None else None)
-    first_start = time.perf_counter()
-    first = dask.delayed(_first_pass, pure=False)
-    shared = _broadcast(state)
-    results = dask.persist(*[first(p, yp, shared, r, int(n)) for p, yp, r, n in zip(
-        partitions.parts, y_parts, partitions.split_rows(rows), partitions.lengths)])
-    small = dask.compute(*[dask.delayed(_without_targets)(r) for r in results])
-    targets = [dask.delayed(operator.getitem)(r, 1) for r in results]
-    nan_columns = np.logical_or.reduce([s[0] for s in small])
-    X_sub = np.ascontiguousarray(np.concatenate([s[1] for s in small]))
-    y_sub = np.concatenate([s[2] for s in small])
-    nan_row = np.where(nan_columns, np.nan, 0.0)[None, :]  # NaN where X has NaN: all these read
-    _check_missing(nan_row, splits)
-    if not model.keep_duplicate_splits:
-        splits = splits.without_idle_directions(nan_row)
-    n_all_splits = len(splits)
-    max_splits = model._max_splits(N)
-    if max_splits is not None:
-        splits = splits.top(max_splits)
-    if task == "regression":
-        mean = exact_mean([s[3][0] for s in small], N)
-        var = exact_mean(dask.compute(*[dask.delayed(_variance_partial)(t, mean) for t in targets]), N)
-        target, classes = regression_target(np.empty(0), mean, var), None
-        sub_target = dataclasses.replace(target, y=np.ascontiguousarray(y_sub))
-        lo, hi = min(s[3][1] for s in small), max(s[3][2] for s in small)
-        single_class = hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi))
-    else:
-        labels = np.unique(np.concatenate([s[3] for s in small]))
-        classes = target_classes(source.classes, labels)
-        target = class_target(np.empty(0, dtype=labels.dtype), classes)
-        sub_target = class_target(y_sub, classes)
-        targets = [dask.delayed(_class_codes)(t, classes) for t in targets]
-        single_class = labels.size == 1
-    targets = list(dask.persist(*targets))
-    del results  # the workers keep the targets only
-    with _verbose_logging(model.verbose):
-        logger.info("first pass over %d partitions (coding, NaN, targets, subsample): %.3f s",
-                    len(partitions.parts), time.perf_counter() - first_start)
-    names = model._feature_names(D, names_in)
-    phases.lap("targets")
-
-    n_components = 1 if single_class else model.max_rules
-    workers, threads = thread_budget(model.n_jobs, model.n_restarts, N)
-    model._check_memory(splits, (n_sub, D), n_components, target.n_classes, workers, threads, n_fit=n_sub)
-    emkl = model.method == "em-kl"
-    bits = False if emkl else splits.uses_bits(N)  # the s matrix as in memory for N rows
-    sub_problem = _fit_problem(splits, splits.kernel_input(
-        X_sub, useful_threads(workers * threads, n_sub), bits=bits), sub_target)
-    options = model._fit_options(splits, n_components, n_all_splits)
-    training = DaskRows(partitions, targets, _State(splits.encoding, splits=splits))
-    kernels = dict(restart=_emkl.run_restart) if emkl else {}
-    kernels["score"] = training.scorer(_emkl.training_error if emkl else training_error, bits)
-    refit = functools.partial(training.refit_rule_list, target=target, classes=classes)
-    rule_list = model._rule_list_scorer(splits, X_sub, sub_target.y, target, classes, names, refit)
-    phases.lap("inputs")
-    with _verbose_logging(model.verbose):
-        logger.info("restarts fitted on %d of %d rows (%d partitions)", n_sub, N, len(partitions.parts))
-        results, best = run_restarts(sub_problem, sub_target, options, model.n_restarts, entropy,
-                                     model.n_jobs, score_problem=_AllRows(N), score_target=target,
-                                     rule_list=None if emkl else rule_list, **kernels)
-        if emkl:
-            best = dataclasses.replace(best, rule_list=rule_list(best.params)[0])
-    phases.lap("restarts")
-    return model._store_fit(training, task=task, classes=classes, names_in=names_in, names=names,
-                            splits=splits, n_all_splits=n_all_splits, n_sub=n_sub, results=results,
-                            best=best, target=target, subsampled=True, phases=phases)

@@ -15,7 +15,6 @@ import functools
 import numpy as np
 
 from . import _encoding
-from ..fit import _fit
 from .inputs import InputEncoding
 from ..utils.memory import check_memory
 
@@ -326,12 +325,6 @@ class SplitTable:
         rank_bytes = 4 * n_samples * (len(self.rank_ptr) - 1)
         bit_bytes = 8 * n_samples * ((len(self) + 63) // 64)
         return bool(self.has_categorical and rank_bytes > max(RANK_BYTES_LIMIT, 4 * bit_bytes))
-
-    def problem(self, s_matrix, **targets):
-        """The fit kernels' ``_fit.Problem`` over s_matrix from kernel_input (or a
-        subset of its rows); targets are Problem's y_value / y_class / n_classes."""
-        feat_ptr = self.rank_ptr if "ranks" in s_matrix else self.feat_ptr
-        return _fit.Problem(feat_ptr, **s_matrix, missing_right=self.missing_right, **targets)
 
     def binary_features(self, X):
         """Dense boolean s matrix (n_samples, L) in NumPy: for tests and small inspection only."""

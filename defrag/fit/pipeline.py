@@ -1,0 +1,136 @@
+"""The fit as one chain of stages, the same for rows in memory and on a Dask cluster:
+
+    rows (fit/rows.py, fit/dask_rows.py)
+    -> prepare (fit/prepare.py): source, split table, targets, encoded inputs, Problem
+    -> search (fit/search.py): the restarts, the kept one
+    -> rules (fit/readout.py): its rule list and the RuleSet as printed
+
+``fit_rules`` runs them and returns the fitted attributes of DefragModel (``FitResult``),
+with the seconds of each phase.
+"""
+import dataclasses
+import logging
+import time
+
+import numpy as np
+
+from ..utils.dask_collections import is_dask_collection
+from .dask_rows import DaskRows
+from .prepare import prepare
+from .readout import read_out
+from .rows import InMemoryRows
+from .search import search
+
+logger = logging.getLogger("defrag")
+
+
+@dataclasses.dataclass
+class FitResult:
+    """What a fit leaves: DefragModel's fitted attributes (``attributes()``)."""
+
+    prepared: object  # fit/prepare.py's Prepared
+    searched: object  # fit/search.py's Searched
+    readout: object  # fit/readout.py's Readout
+    n_samples: int
+    n_features: int
+    names_in: object  # the DataFrame's column names, or None
+    seconds: dict  # wall-clock seconds of the phases, in order
+
+    def attributes(self):
+        """{name_: value} of the fitted attributes (DefragModel's docstring lists them)."""
+        p, s, r = self.prepared, self.searched, self.readout
+        best = s.best
+        out = dict(task_=p.task, n_features_in_=self.n_features, splits_=p.splits)
+        if p.task == "classification":
+            out["classes_"] = p.classes
+        if self.names_in is not None:
+            out["feature_names_in_"] = self.names_in
+        out.update(
+            # error rates (mean squared errors in regression): the restarts' losses on all rows
+            restart_errors_=np.array([x.train_error for x in s.results]) / self.n_samples,
+            restart_n_rules_=np.array([x.n_components if x.rule_list is None else len(x.rule_list.rules) + 1
+                                       for x in s.results]),
+            n_all_splits_=int(p.n_all_splits), subsample_size_=int(p.n_fit),
+            lower_bound_=best.lower_bound, lower_bound_phase_=best.phases, n_iter_=int(best.lower_bound.size),
+            eta_=r.params["eta"], alpha_=r.params["alpha"], n_components_=int(r.params["alpha"].size))
+        if p.task == "regression":
+            out.update(mean_=r.params["mean"], precision_=r.params["precision"])
+        else:
+            out["gamma_"] = r.params["gamma"]
+        if "w" in r.params:
+            out["gate_weights_"] = r.params["w"]
+        out.update(rules_=r.rules, n_rules_=r.n_rules, fit_seconds_=self.seconds)
+        return out
+
+
+def rows_of(X, y=None):
+    """The rows interface of X and y: on a cluster for Dask collections, else in memory."""
+    if is_dask_collection(X) or is_dask_collection(y):
+        return DaskRows(X, y)
+    return InMemoryRows(X, y)
+
+
+def fit_rules(config, estimator, X, y=None, feature_names=None):
+    """The stages on X and y (config: fit/config.py's FitConfig): a FitResult."""
+    clock = PhaseClock()
+    rows = rows_of(X, y)
+    with verbose_logging(config.verbose):
+        if rows.distributed:
+            if config.subsample_size(rows.n_samples) >= rows.n_samples:
+                # restarts on every row: all of them in this process, as in memory
+                logger.info("Dask input: subsample=%r keeps all %d rows; X and y are computed here",
+                            config.subsample, rows.n_samples)
+                rows = rows.in_memory()
+            elif not config.rule_list:
+                raise ValueError("rule_list=False prunes the paper's rules on all rows in one process: not "
+                                 "supported with a Dask X and a subsample; use rule_list=True, or compute X")
+        prepared = prepare(config, estimator, rows, feature_names, clock)
+        if prepared.subsampled:
+            logger.info("restarts fitted on %d of %d rows", prepared.n_fit, rows.n_samples)
+        searched = search(config, prepared, rows)
+        clock.lap("restarts")
+        readout = read_out(config, prepared, searched, rows)
+        clock.lap("rules")
+        logger.info("fit in %.3f s: %s", sum(clock.seconds.values()),
+                    ", ".join(f"{k} {v:.3f} s" for k, v in clock.seconds.items()))
+    return FitResult(prepared, searched, readout, rows.n_samples, rows.n_features, rows.names_in, clock.seconds)
+
+
+class PhaseClock:
+    """Wall-clock seconds of the phases of a fit, in order (fit_seconds_)."""
+
+    def __init__(self):
+        self.seconds = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name):
+        now = time.perf_counter()
+        self.seconds[name] = now - self._last
+        self._last = now
+
+
+class verbose_logging:
+    """Shows the 'defrag' logger's INFO records on stderr while verbose > 0."""
+
+    def __init__(self, verbose):
+        self.verbose = verbose
+        self.handler = None
+
+    def __enter__(self):
+        # a handler of our own only where no logger on the way up has one: with the root
+        # logger configured (logging.basicConfig) every line would print twice
+        if self.verbose and not logger.hasHandlers():
+            self.handler = logging.StreamHandler()
+            self.handler.setFormatter(logging.Formatter("[defrag] %(message)s"))
+            logger.addHandler(self.handler)
+        if self.verbose:
+            self.level = logger.level
+            logger.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *exc):
+        if self.handler is not None:
+            logger.removeHandler(self.handler)
+        if self.verbose:
+            logger.setLevel(self.level)
+        return False

@@ -1,0 +1,119 @@
+"""Stage 1 of the fit, prepare: the source model -> its split table -> the targets and the
+encoded inputs -> the restarts' kernel Problem.
+
+The rows are read through the interface of fit/rows.py (in memory, or partitions on a
+cluster); what this stage returns is plain data (``Prepared``), which the search stage
+(fit/search.py) and the rules stage (fit/readout.py) take.
+"""
+import dataclasses
+import logging
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ..sources import checked_source, unwrap
+from ..sources.split_array import SplitArraySource
+from ..utils.exact import exact_mean
+from ..utils.memory import check_memory, fit_estimate
+from ..utils.threads import thread_budget, useful_threads
+from ..utils.validation import rule_feature_names
+from .mixture import kernel_problem
+from .targets import Target, class_target, decide_task, is_constant, target_classes
+
+logger = logging.getLogger("defrag")
+
+
+@dataclasses.dataclass
+class Prepared:
+    """What the restarts and the rules read: the task, the split table of the fit, the
+    targets of all rows and of the restarts' rows, and the restarts' kernel Problem."""
+
+    task: str
+    splits: object  # SplitTable of the fit (deduplicated, max_splits selected)
+    n_all_splits: int  # the ensemble's distinct splits (before max_splits)
+    classes: np.ndarray  # classification (None for regression)
+    names: list  # the feature names the rules print
+    target: Target  # all rows (its y empty where the rows are on a cluster)
+    fit_target: Target  # the rows the restarts are fitted on
+    X_fit: np.ndarray  # those rows, coded (float64, C-contiguous)
+    problem: object  # the restarts' kernel Problem over X_fit
+    bits: bool  # the s matrix as packed bits (else ranks)
+    n_components: int  # K of the restarts
+    n_fit: int  # rows of the restarts (subsample_size_)
+    subsampled: bool  # fewer than all rows: restarts are scored on all rows
+    entropy: int  # the restarts' seed
+
+
+def prepare(config, estimator, rows, feature_names, clock):
+    """Stage 1 on rows (fit/rows.py's interface); clock.lap(phase) after each phase."""
+    source = checked_source(estimator, rows.n_features)
+    if rows.distributed and config.task == "auto" and source.task is None:
+        raise ValueError("set task= ('regression' or 'classification'): with a Dask y it is not "
+                         "read off y's values")
+    task = decide_task(config.task, source, rows.y_input, isinstance(source, SplitArraySource))
+    if rows.y_input is None and not source.has_predict:
+        raise ValueError("y is required when the model has no scikit-learn predict")
+    splits = source.split_table(config.keep_duplicate_splits)
+    # the inputs as the source model reads them (category codes, zero as missing)
+    splits.encoding = splits.encoding.bind(rows.meta)
+    rows.code(splits.encoding)
+    n = rows.n_samples
+    random_state = check_random_state(config.random_state)
+    entropy = random_state.randint(np.iinfo(np.int32).max)
+    n_fit = config.subsample_size(n)
+    sub_rows = np.sort(random_state.choice(n, n_fit, replace=False)) if n_fit < n else None
+    clock.lap("splits")
+
+    first = rows.first_pass(splits.supports_missing, task, source, sub_rows)
+    if not config.keep_duplicate_splits:  # a row with NaN where X has them: all this reads
+        splits = splits.without_idle_directions(np.where(first.nan_columns, np.nan, 0.0)[None, :])
+    n_all_splits = len(splits)
+    kept = config.splits_kept(n)
+    if kept is not None:
+        splits = splits.top(kept)
+    if task == "regression":
+        mean = exact_mean(first.partial_sums, n)
+        target = rows.all_targets(task, mean=mean, var=rows.variance(mean))
+        fit_target = target if sub_rows is None else dataclasses.replace(
+            target, y=np.ascontiguousarray(first.y_fit, dtype=np.float64))
+        constant, classes = is_constant(task, first.y_range), None
+    else:
+        classes = target_classes(source.classes, first.labels)
+        target = rows.all_targets(task, classes)
+        fit_target = target if sub_rows is None else class_target(first.y_fit, classes)
+        constant = is_constant(task, first.labels)
+    names = rule_feature_names(feature_names, rows.n_features, rows.names_in, unwrap(estimator))
+    clock.lap("targets")
+
+    # A single class (or a constant target) needs a single rule: more components could
+    # only describe where the inputs lie, not the target.
+    n_components = 1 if constant else config.max_rules
+    workers, threads = thread_budget(config.n_jobs, config.n_restarts, n)
+    _check_fit_memory(config, splits, rows.resident_rows(n_fit), n_fit, rows.n_features, n_components,
+                      target.n_classes, workers, threads, source.tree_bytes())
+    rows.threads = useful_threads(workers * threads, n)  # outside the restarts: all threads
+    bits = False if config.emkl else splits.uses_bits(n)  # EM-KL's gate takes the rank path only
+    X_fit = first.X_fit
+    problem = kernel_problem(splits, splits.kernel_input(
+        X_fit, useful_threads(workers * threads, X_fit.shape[0]), bits=bits), fit_target)
+    clock.lap("inputs")
+    return Prepared(task, splits, n_all_splits, classes, names, target, fit_target, X_fit, problem, bits,
+                    n_components, n_fit, sub_rows is not None, entropy)
+
+
+def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_components, n_classes, workers,
+                      threads, tree_bytes=0):
+    """DefragMemoryError before allocating when the fit's working set (utils/memory.py)
+    exceeds the memory limit (n_resident rows of X held here, n_fit of the restarts;
+    tree_bytes: the source model's trees as read, held through the fit)."""
+    bits = splits.uses_bits(n_resident)
+    ptr = splits.feat_ptr if bits else splits.rank_ptr
+    parts = fit_estimate(
+        n_resident, n_fit, n_features, len(splits), len(splits.rank_ptr) - 1,
+        (len(splits) + 63) // 64 if bits else 0, int(np.max(np.diff(ptr), initial=1)),
+        n_components, n_classes, workers, threads, config.rule_list)
+    if tree_bytes:
+        parts["the model's trees as read"] = int(tree_bytes)
+    check_memory(sum(parts.values()), "DefragModel.fit",
+                 "subsample= (rows per restart), n_jobs= (restarts in flight), "
+                 "max_rules= (K), max_splits= (L)", parts)

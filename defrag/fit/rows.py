@@ -1,0 +1,119 @@
+"""The training rows as the fit's stages read them, in one process.
+
+The stages (fit/pipeline.py) read the rows through a small interface that
+``InMemoryRows`` implements here and ``DaskRows`` (fit/dask_rows.py) on a cluster:
+
+* ``names_in``, ``n_features``, ``meta`` (what ``InputEncoding.bind`` reads), and after
+  ``code(encoding)`` (X as the source model reads it) ``n_samples``;
+* ``first_pass(supports_missing, task, source, rows)``: the NaN check, the missing
+  values per column, the targets (y, or the ensemble's predictions) and their summary,
+  and the restarts' rows of coded X and y (``rows``: sorted indices of the subsample, or
+  None for all rows), as a ``FirstPass``;
+* ``variance(mean)`` and ``all_targets(...)``: the targets of all rows, encoded;
+* over all rows once the restarts have run: ``scorer`` (a mixture's training error),
+  ``refit_rule_list`` (a list's outputs) and ``on_training_rows`` (how the rules print).
+"""
+import dataclasses
+
+import numpy as np
+
+from ..rules import refit_rule_list
+from ..utils.exact import exact_mean, exact_partial, squared_deviations
+from ..utils.validation import check_missing, feature_names_of, n_columns
+from .mixture import kernel_problem
+from .targets import class_target, regression_target, target_values
+
+
+@dataclasses.dataclass
+class FirstPass:
+    """What the first pass over the rows gives the fit."""
+
+    nan_columns: np.ndarray  # bool (n_features,): the column has a missing value
+    labels: np.ndarray  # classification: the distinct labels (None for regression)
+    partial_sums: list  # regression: exact partial sums of y (utils/exact.py)
+    y_range: tuple  # regression: (min, max) of y
+    X_fit: np.ndarray  # the restarts' rows of coded X (float64, C-contiguous)
+    y_fit: np.ndarray  # their targets, checked (values, or labels)
+
+
+def first_pass_of(X_coded, y, task, rows):
+    """The FirstPass statistics of one block of coded rows and their checked targets y;
+    rows: the block's rows of the restarts (local indices), or None for all of them."""
+    if task == "regression":
+        labels, partial_sums = None, [exact_partial(y)]
+        y_range = (float(y.min(initial=np.inf)), float(y.max(initial=-np.inf)))
+    else:
+        labels, partial_sums, y_range = np.unique(y), None, None
+    X_fit, y_fit = (X_coded, y) if rows is None else (X_coded[rows], y[rows])
+    return FirstPass(np.isnan(X_coded).any(axis=0), labels, partial_sums, y_range,
+                     np.ascontiguousarray(X_fit, dtype=np.float64), y_fit)
+
+
+class RowCount:
+    """The all-rows Problem of run_restarts (fit/restarts.py) where the scores read the
+    rows themselves: only its size is read."""
+
+    def __init__(self, n_samples):
+        self.n_samples = n_samples
+
+
+class InMemoryRows:
+    """The training rows X (and y, None for the ensemble's predictions) in this process."""
+
+    distributed = False
+
+    def __init__(self, X, y=None):
+        self.X_input = X
+        self.y_input = y
+        self.names_in = feature_names_of(X)
+        self.n_features = n_columns(X)
+        self.meta = X
+        self.threads = 1  # the kernels' OpenMP threads on all rows (set by the pipeline)
+
+    def code(self, encoding):
+        """X as the source model reads it (category codes, zero as missing), checked."""
+        X = encoding.transform(self.X_input, allow_nan=True)
+        if X.shape[0] < 1:
+            raise ValueError("X has no samples")
+        if self.y_input is not None:
+            n_y = len(self.y_input) if hasattr(self.y_input, "__len__") else None
+            if n_y != X.shape[0]:
+                raise ValueError(f"y has {n_y} entries but X has {X.shape[0]} samples")
+        self.X = np.ascontiguousarray(X, dtype=np.float64)  # as the kernels read it
+        self.n_samples = X.shape[0]
+
+    def resident_rows(self, n_fit):
+        """Rows of X held in this process through the fit (all of them)."""
+        return self.n_samples
+
+    def first_pass(self, supports_missing, task, source, rows):
+        check_missing(self.X, supports_missing)  # before the ensemble sees a NaN
+        y = self.y_input if self.y_input is not None else source.predict(self.X_input)
+        self.y = target_values(y, task)
+        return first_pass_of(self.X, self.y, task, rows)
+
+    def variance(self, mean):
+        """The variance of y about mean, correctly rounded from exact sums."""
+        return exact_mean([exact_partial(squared_deviations(self.y, mean))], self.n_samples)
+
+    def all_targets(self, task, classes=None, mean=0.0, var=1.0):
+        """The Target of all rows (regression: of the given mean and variance)."""
+        if task == "regression":
+            self.target = regression_target(self.y, mean, var)
+        else:
+            self.target = class_target(self.y, classes)
+        return self.target
+
+    def scorer(self, score, splits, bits):
+        """(the Problem of all rows, score): score(problem, params, target, eps, n_threads)
+        of the restarts, on all rows (bits: the s matrix's encoding, as the restarts')."""
+        s_matrix = splits.kernel_input(self.X, self.threads, bits=bits)
+        return kernel_problem(splits, s_matrix, self.target), score
+
+    def refit_rule_list(self, rules, target, classes):
+        """The rule list's outputs refitted on all rows (rules/lists.py)."""
+        return refit_rule_list(rules, self.X, target.y, target.n_classes, classes)
+
+    def on_training_rows(self, rule_set):
+        """The rule set printed for all rows (RuleSet.on_training_rows)."""
+        return rule_set.on_training_rows(self.X, self.threads)
