@@ -12,7 +12,7 @@ it lies outside); a missing value satisfies it when every atom sends it that way
 import numpy as np
 
 from ..rules import Condition, Rule, RuleSet
-from ..sources.base import IN_SET, NUMERIC
+from ..sources.base import IN_SET, NUMERIC, walk_tree
 
 
 def node_atom(tree, node, right):
@@ -114,13 +114,9 @@ class TreeRulesMixin:
 
     def apply(self, X):
         """The leaf (node id of ``tree_``) of each row."""
-        from ..sources.base import walk_tree
-
         return walk_tree(self.tree_, self._check_X(X))
 
     def _leaf_values(self, Xf):
-        from ..sources.base import walk_tree
-
         return self.tree_.value[walk_tree(self.tree_, Xf)]
 
     def _predict_coded(self, Xf):

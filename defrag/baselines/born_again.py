@@ -21,10 +21,14 @@ tree per fold to the largest depth of the grid and scores every depth from it.
 import numbers
 
 import numpy as np
+from sklearn.model_selection import KFold
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
 
+from ..evaluation import prediction_error
+from ..sources.base import Tree, walk_tree
+from ..sources.sklearn_trees import read_sklearn_trees
 from ..utils.validation import check_positive_int
-from ..sources.base import Tree
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
 
@@ -66,15 +70,11 @@ class _Grower:
 
     def _stump(self, Xp, yp):
         """(feature, float64 threshold, missing_right) of the best split, or None."""
-        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
-        from ..sources.sklearn_trees import _sklearn_trees
-
         Stump = DecisionTreeClassifier if self.n_classes else DecisionTreeRegressor
         dt = Stump(max_depth=1, random_state=0).fit(Xp, yp)
         if dt.tree_.node_count < 3:
             return None
-        t = _sklearn_trees([dt], [dt.tree_.value[:, 0, :]], [0])[0]
+        t = read_sklearn_trees([dt], [dt.tree_.value[:, 0, :]], [0])[0]
         return int(t.feature[0]), float(t.threshold[0]), bool(t.missing_right[0])
 
     def grow(self, rows, max_depth):
@@ -211,11 +211,6 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
             raise ValueError(f"p_alt must be a number in (0, 1]; got {self.p_alt!r}")
 
     def _fit(self, fitting):
-        from sklearn.model_selection import KFold
-
-        from ..evaluation import prediction_error
-        from ..sources.base import walk_tree
-
         rng = check_random_state(self.random_state)
         labels = fitting.ensemble_predictions()
         n = fitting.Xf.shape[0]

@@ -1,6 +1,8 @@
 """DTree2: a CART of depth 2, the paper's smallest baseline (Hara & Hayashi, sec. 7)."""
 import numpy as np
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from ..sources.sklearn_trees import read_sklearn_trees
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
@@ -10,14 +12,13 @@ def sklearn_tree(dt, n_classes):
     """A fitted scikit-learn DecisionTree as a sources Tree (thresholds converted to the
     float64 test ``x > t``, missing values routed as it routes them); ``value`` holds
     class probabilities over all n_classes codes (classification) or the mean."""
-    from ..sources.sklearn_trees import _sklearn_trees
 
     value = dt.tree_.value[:, 0, :]
     if n_classes:
         full = np.zeros((value.shape[0], n_classes))
         full[:, dt.classes_.astype(np.int64)] = value / value.sum(axis=1, keepdims=True)
         value = full
-    return _sklearn_trees([dt], [value], [0])[0]
+    return read_sklearn_trees([dt], [value], [0])[0]
 
 
 class DepthTwoTree(TreeRulesMixin, BaselineModel):
@@ -57,8 +58,6 @@ class DepthTwoTree(TreeRulesMixin, BaselineModel):
         self._needs_predict = self.target == "ensemble"
 
     def _fit(self, fitting):
-        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
         target = fitting.ensemble_predictions() if self.target == "ensemble" else fitting.y
         Tree = DecisionTreeRegressor if fitting.task == "regression" else DecisionTreeClassifier
         dt = Tree(max_depth=self.max_depth, random_state=self.random_state).fit(fitting.Xf, target)

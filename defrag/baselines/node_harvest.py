@@ -34,6 +34,8 @@ to y on subsamples (``nodes=1000``); here they are the given ensemble's nodes, a
 import numbers
 
 import numpy as np
+from scipy.linalg import qr
+from scipy.optimize import Bounds, LinearConstraint, lsq_linear, minimize
 from sklearn.utils import check_random_state
 
 from ..rules import Rule, RuleSet
@@ -60,7 +62,6 @@ def harvest_weights(member, means, y, root, ridge=RIDGE, root_weight=ROOT_WEIGHT
     """The node weights w of Node Harvest: minimise ||y - (member * means) w||^2 + ridge
     ||w - w0||^2 subject to member w = 1, w >= 0, w[root] >= root_weight (w0: 1 at
     the root). member: (n, p) 0/1 with a column of ones at root. Returns w (p,)."""
-    from scipy.optimize import lsq_linear
 
     n, p = member.shape
     w0 = np.zeros(p)
@@ -101,8 +102,6 @@ def harvest_weights(member, means, y, root, ridge=RIDGE, root_weight=ROOT_WEIGHT
 def _interior_point(I, y, A, lb, w0):
     """The same problem by scipy's trust-constr (slower; a fallback should the least
     distance solution miss the constraints)."""
-    from scipy.linalg import qr
-    from scipy.optimize import Bounds, LinearConstraint, minimize
 
     rows = np.sort(qr(A.T, pivoting=True)[2][:np.linalg.matrix_rank(A)])
     Q, c = I.T @ I, -(I.T @ y)

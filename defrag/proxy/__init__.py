@@ -24,8 +24,8 @@ The package holds one concern per module: ``reference`` (the reference model's
 predictions), ``grow`` and ``prune`` (the tree), ``estimators`` (ProxyTree,
 ProxyTreeClassifier), ``local`` (local explanations) and ``stability``.
 """
-from .estimators import ProxyTree, ProxyTreeClassifier
-from .local import LimeExplanation, LocalExplanation, explain_local, local_fidelity
+from .estimators import ProxyTree, ProxyTreeClassifier, explain_local
+from .local import LimeExplanation, LocalExplanation, local_fidelity
 from .reference import reference_predictions, reference_proba
 from .stability import bootstrap_instability, tree_dissimilarity
 

@@ -6,16 +6,23 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from . import _proxy_split
-from ..utils.memory import check_memory, proxy_estimate
 from ..rules import Condition, Rule, RuleSet
-from ..utils.validation import as_2d_float, check_positive_int, feature_names_of
 from ..sources import unwrap
 from ..sources.sklearn_trees import bagged_members
+from ..utils.memory import check_memory, proxy_estimate
+from ..utils.validation import as_2d_float, check_positive_int, feature_names_of
+from . import _proxy_split
 from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
+from .local import local_explanation, nan_safe_scale
 from .prune import _apply, _leaf_mask, _pruning_path, _select
-from .reference import (_as_1d_float, _check_variance, check_reference_missing, handles_missing,
-                        reference_predictions, reference_proba)
+from .reference import (
+    _as_1d_float,
+    _check_variance,
+    check_reference_missing,
+    handles_missing,
+    reference_predictions,
+    reference_proba,
+)
 
 # sigma^2 is floored at this fraction of the root's sigma^2 (and at 1e-300): with
 # zero reference variance a pure node would otherwise score log(0) = -inf.
@@ -25,22 +32,6 @@ _REL_VAR_FLOOR = 1e-12
 def _as_proxy_input(X):
     """X as float64 (NaN allowed here: ``_check_missing`` decides)."""
     return as_2d_float(X, allow_nan=True)
-
-
-def _nan_safe_scale(X):
-    """Per-feature standard deviation and range over the present values (1 and 0 where a
-    feature has fewer than two distinct present values). One column at a time: no
-    temporary of the size of X."""
-    D = X.shape[1]
-    std, rng = np.ones(D), np.zeros(D)
-    for d in range(D):
-        col = X[:, d]
-        col = col[~np.isnan(col)]
-        if col.size:
-            s = col.std()
-            std[d] = s if s > 0 else 1.0
-            rng[d] = col.max() - col.min()
-    return std, rng
 
 
 class ProxyTree(RegressorMixin, BaseEstimator):
@@ -154,7 +145,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.feature_scale_, self.feature_range_ = _nan_safe_scale(X)
+        self.feature_scale_, self.feature_range_ = nan_safe_scale(X)
         self.missing_seen_ = np.isnan(X).any(axis=0)
         self._store_targets(targets)
         self._fit_targets(X, targets)
@@ -357,8 +348,6 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         if self.estimator is None:
             raise ValueError("explain_local needs a reference estimator (ProxyTree(estimator=...))")
-        from .local import explain_local  # local.py builds ProxyTrees: imported on use
-
         return explain_local(self.estimator, x, self.feature_scale_, n_samples=n_samples,
                              scale=scale, max_depth=max_depth, variance=variance,
                              random_state=random_state, **tree_params)
@@ -430,3 +419,13 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
     def _leaf_rule_value(self, value):
         return self.classes_[int(np.argmax(value))], value
+
+
+def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_depth=3,
+                  variance=None, random_state=None, **tree_params):
+    """Explain the reference around x with a depth-limited proxy tree (sec. 4.2): a
+    ProxyTree on a regressor's predictive mean and variance, a ProxyTreeClassifier on a
+    classifier's class probabilities, fitted to the reference at samples of a Gaussian
+    neighbourhood of x (see proxy/local.py's ``local_explanation`` for the parameters)."""
+    return local_explanation(ProxyTree, ProxyTreeClassifier, estimator, x, feature_scale, n_samples, scale,
+                             max_depth, variance, random_state, **tree_params)

@@ -7,8 +7,23 @@ from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
 from ..sources import unwrap
-from .estimators import ProxyTree, ProxyTreeClassifier, _nan_safe_scale
 from .reference import check_reference_missing, reference_predictions, reference_proba
+
+
+def nan_safe_scale(X):
+    """Per-feature standard deviation and range over the present values (1 and 0 where a
+    feature has fewer than two distinct present values). One column at a time: no
+    temporary of the size of X."""
+    D = X.shape[1]
+    std, rng = np.ones(D), np.zeros(D)
+    for d in range(D):
+        col = X[:, d]
+        col = col[~np.isnan(col)]
+        if col.size:
+            s = col.std()
+            std[d] = s if s > 0 else 1.0
+            rng[d] = col.max() - col.min()
+    return std, rng
 
 
 class LocalExplanation:
@@ -116,12 +131,14 @@ def _standardised(Z, x, scale):
     return U
 
 
-def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_depth=3,
-                  variance=None, random_state=None, **tree_params):
+def local_explanation(proxy_tree, proxy_tree_classifier, estimator, x, feature_scale, n_samples=200,
+                      scale=1.0, max_depth=3, variance=None, random_state=None, **tree_params):
     """Explain the reference around x with a depth-limited proxy tree (sec. 4.2).
 
-    A regressor is explained by a ProxyTree on its predictive mean and variance, a
-    classifier by a ProxyTreeClassifier on its class probabilities.
+    A regressor is explained by a proxy_tree (ProxyTree) on its predictive mean and
+    variance, a classifier by a proxy_tree_classifier (ProxyTreeClassifier) on its class
+    probabilities (the classes are arguments: proxy/estimators.py, which defines them,
+    calls this as ``explain_local``).
 
     Samples z_s ~ N(x, scale^2 I) in standardised units (z = x + scale * u *
     feature_scale, u ~ N(0, I)), queries the reference's mean and variance at
@@ -144,7 +161,7 @@ def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_dep
     if fs.ndim == 2:
         if fs.shape[1] != x.size:
             raise ValueError(f"the training matrix has {fs.shape[1]} features but x has {x.size}")
-        fs = _nan_safe_scale(fs)[0]
+        fs = nan_safe_scale(fs)[0]
     if fs.shape != x.shape:
         raise ValueError(f"feature_scale has {fs.size} entries but x has {x.size}")
     if np.any(np.isinf(x)) or not np.all(np.isfinite(fs)) or np.any(fs <= 0):
@@ -169,10 +186,10 @@ def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_dep
     tree_params.setdefault("random_state", rng.randint(2 ** 31 - 1))
     if classifier:
         # soft targets: the reference's probabilities at the samples (footnote 3)
-        tree = ProxyTreeClassifier(estimator, max_depth=max_depth, **tree_params).fit(Z)
+        tree = proxy_tree_classifier(estimator, max_depth=max_depth, **tree_params).fit(Z)
         P = tree.reference_proba_
         explained = int(np.argmax(reference_proba(estimator, x[None, :])[0]))
         return LocalExplanation(x, tree, Z, weights, P, None, fs, explained=explained)
     mean, var = reference_predictions(estimator, Z, variance)
-    tree = ProxyTree(max_depth=max_depth, **tree_params).fit(Z, mean, variance=var)
+    tree = proxy_tree(max_depth=max_depth, **tree_params).fit(Z, mean, variance=var)
     return LocalExplanation(x, tree, Z, weights, mean, var, fs)

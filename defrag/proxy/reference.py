@@ -2,10 +2,11 @@
 probabilities (classification), at the rows of X."""
 import numpy as np
 from sklearn.base import is_classifier
+from sklearn.utils import get_tags
 
-from ..utils.validation import as_2d_float
 from ..sources import adapt, unwrap
 from ..sources.sklearn_trees import bagged_members
+from ..utils.validation import as_2d_float
 
 
 def _as_1d_float(a, n, what):
@@ -42,7 +43,6 @@ def handles_missing(estimator):
     except (TypeError, ValueError):  # not a tree ensemble defrag reads
         pass
     try:
-        from sklearn.utils import get_tags
 
         return bool(get_tags(est).input_tags.allow_nan)
     except (AttributeError, TypeError, ValueError):

@@ -7,7 +7,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from ..utils.validation import as_2d_float
-from .estimators import _nan_safe_scale
+from .local import nan_safe_scale
 
 
 def _internal_nodes(tree):
@@ -80,7 +80,7 @@ def bootstrap_instability(estimator_factory, X, y=None, n_boot=10, random_state=
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows")
     rng = check_random_state(random_state)
-    feature_range = _nan_safe_scale(X)[1]
+    feature_range = nan_safe_scale(X)[1]
     trees = []
     for _ in range(n_boot):
         idx = rng.randint(0, X.shape[0], X.shape[0])

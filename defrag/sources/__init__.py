@@ -13,9 +13,7 @@ from .base import predicts as _predicts
 __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
            "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source"]
 
-SUPPORTED = ("scikit-learn " + ", ".join(sklearn_trees.FORESTS + sklearn_trees.BOOSTING
-                                         + sklearn_hist.NAMES)
-             + "; XGBoost and LightGBM models")
+from .sklearn_trees import SUPPORTED
 
 # (accepts(estimator), SourceModel subclass), first match wins. ApplySource, last, gives
 # prototypes the leaves of any other model with scikit-learn's apply().

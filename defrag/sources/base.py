@@ -17,6 +17,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NOT_IN_SET, NUMERIC, SplitTable, slices
@@ -318,7 +319,6 @@ class SourceModel:
         """"classification", "regression", or None when the model does not say."""
         if not self.has_predict:
             return None
-        from sklearn.base import is_classifier
 
         return "classification" if is_classifier(self.estimator) else "regression"
 

@@ -6,9 +6,11 @@ known ones; codes are the positions in the estimator's encoder categories, and a
 unknown category is missing. Missing values go where missing_go_to_left says.
 """
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NUMERIC
+from ..utils.validation import as_2d_float
 from .base import SourceModel, Tree, walk_tree
 
 NAMES = ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor")
@@ -32,8 +34,6 @@ class HistGradientBoostingSource(SourceModel):
     is_boosting = True
 
     def __init__(self, estimator):
-        from sklearn.utils.validation import check_is_fitted
-
         check_is_fitted(estimator)
         super().__init__(estimator)
         self.column = self._input_columns()
@@ -116,7 +116,6 @@ class HistGradientBoostingSource(SourceModel):
         if self.has_categorical:
             raise TypeError("prototypes of a HistGradientBoosting model with categorical features "
                             "are not supported")
-        from ..utils.validation import as_2d_float
 
         X = as_2d_float(X, allow_nan=True)  # the trees send NaN their own way
         columns = [walk_tree(tree, X) for tree in self.trees()]

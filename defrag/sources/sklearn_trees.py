@@ -6,13 +6,18 @@ unrounded inputs (``float32_threshold``). Forests route missing values by each
 node's ``missing_go_to_left`` (scikit-learn >= 1.4); gradient boosting rejects NaN.
 """
 import numpy as np
+from sklearn.ensemble import BaggingRegressor, ExtraTreesRegressor, RandomForestRegressor
+from sklearn.utils.validation import check_is_fitted
 
-from ..splits.table import float32_threshold
+from ..splits import float32_threshold
 from .base import SourceModel, Tree
+from .sklearn_hist import NAMES as HIST_NAMES
 
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
            "ExtraTreesRegressor")
 BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
+# what the readers of defrag/sources take, for messages
+SUPPORTED = "scikit-learn " + ", ".join(FORESTS + BOOSTING + HIST_NAMES) + "; XGBoost and LightGBM models"
 
 
 def _is_sklearn(est):
@@ -28,7 +33,7 @@ def accepts_apply(est):
     return hasattr(est, "apply") and not isinstance(est, (list, tuple, np.ndarray))
 
 
-def _sklearn_trees(trees, values, outputs):
+def read_sklearn_trees(trees, values, outputs):
     """Trees from scikit-learn tree estimators, their thresholds converted in one pass."""
     thresholds = np.concatenate([np.where(t.tree_.children_left >= 0, t.tree_.threshold, 0.0)
                                  for t in trees]) if len(trees) else np.zeros(0)
@@ -53,8 +58,6 @@ class SklearnTreesSource(SourceModel):
     library = "scikit-learn"
 
     def __init__(self, estimator):
-        from sklearn.utils.validation import check_is_fitted
-
         check_is_fitted(estimator)
         super().__init__(estimator)
         name = type(estimator).__name__
@@ -78,9 +81,9 @@ class SklearnTreesSource(SourceModel):
             per_stage = np.asarray(est.estimators_).shape[1]
             # scikit-learn multiplies the stored (line-search adjusted) leaf values by the
             # learning rate when predicting
-            return _sklearn_trees(trees, [est.learning_rate * t.tree_.value[:, 0, 0] for t in trees],
+            return read_sklearn_trees(trees, [est.learning_rate * t.tree_.value[:, 0, 0] for t in trees],
                                   [i % per_stage for i in range(len(trees))])
-        return _sklearn_trees(trees, [t.tree_.value[:, 0, :] for t in trees], [0] * len(trees))
+        return read_sklearn_trees(trees, [t.tree_.value[:, 0, :] for t in trees], [0] * len(trees))
 
     def leaves(self, X):
         # gradient boosting: (n, n_stages, n_trees_per_stage), flattened stage-major
@@ -95,8 +98,6 @@ class ApplySource(SourceModel):
     library = "scikit-learn"
 
     def __init__(self, estimator):
-        from sklearn.utils.validation import check_is_fitted
-
         check_is_fitted(estimator)
         super().__init__(estimator)
 
@@ -114,8 +115,6 @@ class ApplySource(SourceModel):
 
 
 def unsupported_message(est):
-    from . import SUPPORTED
-
     return (f"unsupported estimator type {type(est).__module__}.{type(est).__name__}; "
             f"supported: {SUPPORTED}, or an array of (feature, threshold) pairs")
 
@@ -123,7 +122,6 @@ def unsupported_message(est):
 def bagged_members(est):
     """(members, feature subsets or None) of a bagged scikit-learn regressor (random
     forest, extra trees, bagging), else None: their spread is a predictive variance."""
-    from sklearn.ensemble import BaggingRegressor, ExtraTreesRegressor, RandomForestRegressor
 
     if isinstance(est, (RandomForestRegressor, ExtraTreesRegressor)):
         return list(est.estimators_), None

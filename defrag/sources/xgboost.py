@@ -9,6 +9,7 @@ left. Leaves hold their output (learning rate included) in split_conditions.
 import json
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NUMERIC, float32_threshold, slices
@@ -32,7 +33,6 @@ def model_json(model):
         except (ValueError, UnicodeDecodeError) as exc:
             raise ValueError(f"malformed XGBoost model JSON: {exc}") from exc
     if hasattr(model, "get_booster"):
-        from sklearn.exceptions import NotFittedError
 
         try:
             booster = model.get_booster()

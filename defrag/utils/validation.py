@@ -144,6 +144,8 @@ def check_predict_X(X, n_features_in, fitted_names, who):
 def tagged(tags, kind):
     """scikit-learn tags of a rule estimator whose kind ("classifier", "regressor" or None)
     follows its task or wrapped model; NaN allowed where the source model routes it."""
+    # scikit-learn is imported by the estimators only: a service that unpickles a RuleSet
+    # (utils/ is imported by `import defrag`) never loads it
     from sklearn.utils import ClassifierTags, RegressorTags
 
     tags.estimator_type = kind
