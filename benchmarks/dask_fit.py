@@ -1,4 +1,4 @@
-"""Dask benchmark: DefragModel.fit on 10,000,000 rows x 28 on a local cluster (defrag/_dask.py).
+"""Dask benchmark: DefragModel.fit on 10,000,000 rows x 28 on a local cluster (defrag/fit/dask_rows.py).
 
 Usage (from the repository root, defrag built in place, dask[distributed] installed):
 

@@ -12,7 +12,7 @@ equations are those the tests check the C kernels against (tests/reference.py):
 * eq. 14: the M-step (``reference.mstep``).
 
 To make the timing a like-for-like comparison, the control flow copies
-defrag's run (src_c/dfg_fit.c with ``eps_schedule=()``, defrag/_restarts.py)
+defrag's run (src_c/dfg_fit.c with ``eps_schedule=()``, defrag/fit/restarts.py)
 step for step: the same random initial state drawn from the same seed, the
 same warm-up (few E-step updates in the first outer iterations), the same
 convergence tests, and the bound evaluated at the start of each outer

@@ -1,4 +1,4 @@
-"""The memory guard's estimate against the measured peak (defrag/_memory.py).
+"""The memory guard's estimate against the measured peak (defrag/utils/memory.py).
 
 Usage (from the repository root, defrag built in place or installed; Linux):
 

@@ -1,6 +1,6 @@
 /*
  * dfg_cover.h - the first covering rule of each row of a rule list's cover matrix (the
- * rule list's first-match groups, defrag/_rule_list.py): a scan of N x R bytes that NumPy
+ * rule list's first-match groups, defrag/rules/lists.py): a scan of N x R bytes that NumPy
  * does as an argmax and a fancy-indexed check, while holding the GIL between them.
  */
 #ifndef DFG_COVER_H

@@ -1,4 +1,4 @@
-"""Dask inputs (defrag/_dask.py): the fit on a local cluster of 2 worker processes equals
+"""Dask inputs (defrag/fit/dask_rows.py): the fit on a local cluster of 2 worker processes equals
 the in-memory fit of the same rows and seed; predictions are lazy Dask arrays."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The memory guard (defrag/_memory.py): a fit whose working set exceeds the limit is
+"""The memory guard (defrag/utils/memory.py): a fit whose working set exceeds the limit is
 refused before it allocates, with the estimate, the limit and the knobs in the message;
 one that fits runs unchanged."""
 import time

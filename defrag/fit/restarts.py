@@ -170,7 +170,7 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     ``rule_list(params) -> (RuleList, training error)``, each restart is scored by the
     error of its rule list instead of the mixture's MAP prediction. restart and score:
     one restart's fit (run_restart's signature) and the training error of its params
-    (training_error's), FAB / EM's by default, EM-KL's from defrag/_emkl.py."""
+    (training_error's), FAB / EM's by default, EM-KL's from defrag/fit/emkl.py."""
     seeds = np.random.SeedSequence(random_state).spawn(n_restarts)
     workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
@@ -232,7 +232,7 @@ def run_screened_restarts(problem, sub_problem, target, sub_target, options, n_r
     Rule models fitted on a few tens of thousands of rows generalise to the rest:
     on the 1,000,000-row benchmark every restart's error on all rows was within
     0.003 of its error on a 30,000-row subsample, at a fraction of the time.
-    kernels: run_restarts' restart and score (EM-KL's, defrag/_emkl.py).
+    kernels: run_restarts' restart and score (EM-KL's, defrag/fit/emkl.py).
     Returns (all restarts, with their errors on all rows; the selected one)."""
     return run_restarts(sub_problem, sub_target, options, n_restarts, random_state, n_jobs,
                         score_problem=problem, score_target=target, rule_list=rule_list,

@@ -223,7 +223,7 @@ class PrototypeExplainer(BaseEstimator):
         return self
 
     def _check_memory(self, n, n_candidates, n_features, n_classes, kind):
-        """DefragMemoryError before allocating when fit's working set (defrag/_memory.py)
+        """DefragMemoryError before allocating when fit's working set (defrag/utils/memory.py)
         exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
         euclidean = kind == "euclidean"
         n_trees = 0 if euclidean else len(self._source().trees())

@@ -158,7 +158,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         return 2  # mean and variance
 
     def _check_memory(self, shape, y, variance, x_copied):
-        """DefragMemoryError before allocating when fit's working set (defrag/_memory.py)
+        """DefragMemoryError before allocating when fit's working set (defrag/utils/memory.py)
         exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
         members = 0
         if self.estimator is not None and variance is None and not is_classifier(self):

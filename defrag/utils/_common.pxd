@@ -1,5 +1,5 @@
 # Helpers the kernel modules share: status codes to exceptions, optional flag arrays,
-# category sets. Cimported by the other modules (one copy, in defrag/_common.pyx).
+# category sets. Cimported by the other modules (one copy, in defrag/utils/_common.pyx).
 from libc.stdint cimport int64_t, uint8_t
 
 from defrag._cdefs cimport dfg_sets

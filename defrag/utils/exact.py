@@ -1,7 +1,7 @@
 """Sums of float64 values rounded once, whatever the order or the partitioning of the values.
 
-The target's mean and variance start every restart (defrag/_restarts.py, initial_state),
-so a fit on data split into partitions (defrag/_dask.py) gives the same bits as one in
+The target's mean and variance start every restart (defrag/fit/restarts.py, initial_state),
+so a fit on data split into partitions (defrag/fit/dask_rows.py) gives the same bits as one in
 memory only if they do not depend on how the rows are grouped. A float sum does: NumPy
 sums pairwise, a sum of partial sums rounds at other places. Here each partition's sum is
 exact, an integer multiple of 2**-SCALE (a Python int), partial sums add exactly, and the

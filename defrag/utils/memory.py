@@ -165,7 +165,7 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
     bit_words > 0, as bit_words 64-bit words per row; max_group splits on one feature;
     K = n_components; ``workers`` restarts in flight with ``threads`` OpenMP threads each.
 
-    Per restart (defrag/_restarts.py, src_c/dfg_fit.c): responsibilities beta (n_fit x K)
+    Per restart (defrag/fit/restarts.py, src_c/dfg_fit.c): responsibilities beta (n_fit x K)
     and the kernel's log-likelihoods and E-step scratch (2 n_fit x K), eta (K x L) with its
     random draw, the per-component tables ((L + 2D) x K), the per-thread run buffers of
     the likelihood kernel (12 bytes x K x max_group each), and the MAP assignment's
@@ -183,7 +183,7 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
         per_restart = max(per_restart, 8.0 * K * (n + N + 2 * L))
     if rule_list:
         # a bool column per condition (at most one condition per feature: both bounds in
-        # one Condition, defrag/_rule_list.py), the cover matrix and a float64 column
+        # one Condition, defrag/rules/lists.py), the cover matrix and a float64 column
         per_restart += float(n) * K * (min(L, D) + 2) + 8.0 * n
     parts["restarts in flight"] = per_restart * workers
     return parts
@@ -191,7 +191,7 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
 
 def prototype_estimate(n_samples, n_candidates, n_trees, n_features, n_classes, euclidean,
                        supervised):
-    """{part: bytes} of PrototypeExplainer.fit (defrag/prototypes.py), N = n_samples points,
+    """{part: bytes} of PrototypeExplainer.fit (defrag/prototypes/), N = n_samples points,
     c = n_candidates, T = n_trees.
 
     Tree distances: the model's leaf matrix (int64 from ``apply``, then its int32 copy),
