@@ -6,7 +6,7 @@ registered reader that accepts the model. Adding a library is one module with a
 ``SourceModel`` subclass and an ``accepts(estimator)`` test, one line in ``_REGISTRY``
 and one test file.
 """
-from . import lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
+from . import catboost, lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
 from .base import SourceModel, Tree, walk_tree
 from .base import predicts as _predicts
 
@@ -15,7 +15,7 @@ __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array"
 
 SUPPORTED = ("scikit-learn " + ", ".join(sklearn_trees.FORESTS + sklearn_trees.BOOSTING
                                          + sklearn_hist.NAMES)
-             + "; XGBoost and LightGBM models")
+             + "; XGBoost, LightGBM and CatBoost models")
 
 # (accepts(estimator), SourceModel subclass), first match wins. ApplySource, last, gives
 # prototypes the leaves of any other model with scikit-learn's apply().
@@ -24,6 +24,7 @@ _REGISTRY = [
     (sklearn_hist.accepts, sklearn_hist.HistGradientBoostingSource),
     (xgboost.accepts, xgboost.XGBoostSource),
     (lightgbm.accepts, lightgbm.LightGBMSource),
+    (catboost.accepts, catboost.CatBoostSource),
     (sklearn_trees.accepts_apply, sklearn_trees.ApplySource),
 ]
 
