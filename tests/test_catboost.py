@@ -139,6 +139,27 @@ def test_values_at_the_float32_borders_go_where_catboost_sends_them():
             assert any(np.any(t.threshold[~t.is_leaf] > 3.4e38) for t in adapt(model).trees())
 
 
+def test_a_border_between_float32_values_is_read_as_catboost_reads_it(tmp_path):
+    """A JSON model file (CatBoost loads them too) may give a border that is no float32:
+    CatBoost rounds it to the nearest float32, and so does the reader."""
+    X, y = numeric_data(2, n=600)
+    doc = model_json(cb.CatBoostRegressor(iterations=20, depth=3, **QUIET).fit(X, y))
+    old = doc["features_info"]["float_features"][0]["borders"][1]
+    up = float(np.nextafter(np.float32(old), np.float32(np.inf)))
+    new = old + 0.7 * (up - old)  # rounds up to the next float32
+    doc["features_info"]["float_features"][0]["borders"][1] = new
+    used = [s for t in doc["oblivious_trees"] for s in t["splits"] if s.get("border") == old]
+    assert used
+    for split in used:
+        split["border"] = new
+    text = json.dumps(doc)
+    (tmp_path / "model.json").write_text(text)
+    model = cb.CatBoost().load_model(str(tmp_path / "model.json"), format="json")
+    model.save_model = lambda path, format="cbm", **kw: open(path, "w").write(text)
+    values = np.array([old, new, up, np.nextafter(up, np.inf), np.nextafter(up, -np.inf), (old + up) / 2])
+    check_catboost_exactness(model, np.vstack([np.tile(values[:, None], (1, 4)), X]))
+
+
 # ------------------------------------------------------------------ categories
 
 def test_one_hot_categories_are_category_sets():
@@ -388,10 +409,109 @@ def test_malformed_json_is_a_value_error_naming_the_field(small_model, monkeypat
         DefragModel(model, n_restarts=1).fit(X)
 
 
+def test_more_malformed_types_name_the_field(small_model, monkeypatch):
+    model, X, doc = small_model
+    cases = {"leaf_values": lambda d: d["oblivious_trees"][0].__setitem__("leaf_values", ["a"] * 8),
+             "oblivious_trees": lambda d: d["oblivious_trees"].__setitem__(0, 1),
+             "splits": lambda d: d["oblivious_trees"][0]["splits"].__setitem__(0, "x"),
+             "features_info": lambda d: d.pop("features_info"),
+             "feature_index": lambda d: d["features_info"]["float_features"][0].__setitem__("feature_index", "a")}
+    for words, mutate in cases.items():
+        bad = copy.deepcopy(doc)
+        mutate(bad)
+        monkeypatch.setattr(model, "save_model", lambda path, format="cbm", text=json.dumps(bad), **kw:
+                            open(path, "w").write(text))
+        with pytest.raises(ValueError, match=words):
+            DefragModel(model, n_restarts=1).fit(X)
+
+
+def test_fitted_rules_pickle_and_baselines_read_catboost(small_model):
+    import pickle
+
+    from defrag.baselines import DepthTwoTree, InTrees
+
+    model, X, _ = small_model
+    m = DefragModel(model, n_restarts=2, random_state=0).fit(X)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).predict(X), m.predict(X))
+    y = model.predict(X)
+    for baseline in (InTrees(model), DepthTwoTree(model)):
+        assert baseline.fit(X, y).predict(X).shape == (len(X),)
+
+
 def test_feature_count_mismatch_names_both_numbers(small_model):
     model, X, _ = small_model
     with pytest.raises(ValueError, match="X has 4 features but the CatBoost model has 5"):
         DefragModel(model).fit(X.iloc[:, :4])
+
+
+# ------------------------------------------------------------------ fuzzing
+
+def _paths(node, prefix=()):
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _paths(value, prefix + (i,))
+    return out
+
+
+def test_mutated_json_is_read_or_rejected(small_model):
+    """Another number, a dropped key or entry, a value of another type, a number as text,
+    a list cut short anywhere in the model JSON (without model_info): a ValueError or
+    TypeError, or a model whose trees every row walks to a leaf (as test_fuzz_models.py
+    does for XGBoost and LightGBM; DEFRAG_FUZZ_EXAMPLES=N runs N examples)."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    model, X, doc = small_model
+    doc = {key: value for key, value in doc.items() if key != "model_info"}
+    paths = _paths(doc)[1:]
+    numbers = st.one_of(st.integers(-3, 20), st.sampled_from([2**31, 2**32, -(2**31) - 1, 10**9, 0.5]),
+                        st.floats(allow_nan=True, allow_infinity=True, width=64))
+    others = st.one_of(st.none(), st.booleans(), st.text(max_size=4), st.just([]), st.just({}),
+                       st.lists(st.integers(-2, 5), max_size=3))
+
+    @st.composite
+    def mutations(draw):
+        d = copy.deepcopy(doc)
+        path = draw(st.sampled_from(paths))
+        parent = d
+        for key in path[:-1]:
+            parent = parent[key]
+        key, old = path[-1], parent[path[-1]]
+        kind = draw(st.sampled_from(["number", "drop", "type", "stringify", "cut"]))
+        if kind == "drop" or (kind == "cut" and not (isinstance(old, (list, str)) and old)):
+            del parent[key]
+        elif kind == "cut":
+            parent[key] = old[:draw(st.integers(0, len(old) - 1))]
+        elif kind == "number":
+            parent[key] = draw(numbers)
+        elif kind == "type":
+            parent[key] = draw(others)
+        else:
+            parent[key] = str(old)
+        return json.dumps(d), path
+
+    @given(mutations())
+    def check(mutated):
+        text, path = mutated
+        model.save_model = lambda p, format="cbm", **kw: open(p, "w").write(text)
+        try:
+            source = adapt(model)
+            trees = source.trees()
+            source.split_table()
+            Xe = source.encoding.transform(X)
+        except (ValueError, TypeError):
+            return
+        finally:
+            del model.save_model
+        for tree in trees:
+            assert np.all(tree.is_leaf[walk_tree(tree, Xe)]), path
+
+    check()
 
 
 # ------------------------------------------------------------------ import and CLI

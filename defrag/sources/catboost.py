@@ -463,8 +463,9 @@ class CatBoostSource(SourceModel):
                 if index not in self._float_column:
                     raise ValueError(f"float_feature_index {index} is not in features_info.float_features")
                 border = _number(split["border"], "border")
-                if not np.isfinite(border):
-                    raise ValueError(f"border must be a finite number; got {split['border']!r}")
+                if not abs(border) <= FLT_MAX:
+                    raise ValueError(f"border must be a finite float32 number; got {split['border']!r}")
+                border = float(np.float32(border))  # CatBoost keeps borders as float32
                 out.append((self._float_column[index], border, self._nan_right[index], -1, -1))
             elif kind == "OneHotFeature":
                 index = as_integer(split["cat_feature_index"], "cat_feature_index")
@@ -662,8 +663,10 @@ def _node_gains(leaves, weights, depth):
         high = low | (1 << bit)
         w1, w2 = weights[low], weights[high]
         total = w1 + w2
-        pair = np.where(total > 0, w1 * w2 / np.where(total > 0, total, 1.0), 0.0) * \
-            np.sum((leaves[low] - leaves[high]) ** 2, axis=1)
+        pair_weight = np.where(total > 0, w1 * (w2 / np.where(total > 0, total, 1.0)), 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):  # leaf values of a file: any finite number
+            squares = np.sum((leaves[low] - leaves[high]) ** 2, axis=1)
+            pair = np.where(pair_weight > 0, pair_weight * squares, 0.0)
         level = depth - 1 - bit
         np.add.at(gain, (1 << level) - 1 + (low >> (bit + 1)), pair)
     return gain
