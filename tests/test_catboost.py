@@ -182,6 +182,9 @@ def test_one_hot_categories_are_category_sets():
     bound = source.encoding.bind(X[X["colour"] != "red"])
     leaves = np.stack([walk_tree(t, bound.transform(Z)) for t in source.trees()], axis=1)
     np.testing.assert_array_equal(leaves, source.leaves(Z))
+    # CatBoost takes a DataFrame's columns by name, defrag by position: other orders are refused
+    with pytest.raises(ValueError, match="not the CatBoost model's features in its order"):
+        DefragModel(model).fit(X[["x2", "colour", "x0", "size", "word"]])
     # the codes are named by the values of X (not CatBoost's hashes)
     names = source.encoding.bind(X).category_names(1)
     assert set(names) <= {"red", "green", "blue", "black", "white"}

@@ -234,11 +234,12 @@ class CatBoostEncoding(InputEncoding):
     other encodings do.
     """
 
-    def __init__(self, n_features, categorical, hashes):
+    def __init__(self, n_features, categorical, hashes, feature_names=None):
         super().__init__(n_features, categorical=categorical, lookup_numbers=True, unknown="missing")
         self.hashes = [None if h is None else np.asarray(h, dtype=np.uint32) for h in hashes]
         if len(self.hashes) != self.n_features:
             raise ValueError(f"expected {self.n_features} hash lists; got {len(self.hashes)}")
+        self.feature_names = feature_names
 
     @property
     def _hashed(self):
@@ -254,9 +255,16 @@ class CatBoostEncoding(InputEncoding):
         return codes
 
     def bind(self, X):
-        """This encoding with the codes named by the values of X that have their hashes."""
+        """This encoding with the codes named by the values of X that have their hashes.
+        ValueError when X's columns are not the model's features in order: CatBoost takes a
+        DataFrame's columns by name, defrag by position."""
         new = super().bind(X)
         if hasattr(X, "columns") and hasattr(X, "iloc"):
+            names = [str(c) for c in X.columns]
+            if self.feature_names is not None and len(names) == self.n_features and names != self.feature_names:
+                raise ValueError(f"X's columns ({', '.join(names[:10])}) are not the CatBoost model's "
+                                 f"features in its order ({', '.join(self.feature_names[:10])}); "
+                                 "pass X[model.feature_names_]")
             fits = X.shape[1] == self.n_features
             column = (lambda j: X.iloc[:, j]) if fits else None
         else:
@@ -401,6 +409,12 @@ class CatBoostSource(SourceModel):
         if len(set(flat)) != len(flat):
             raise ValueError("two features share a flat_feature_index")
         self._n_features = check_count(max(flat, default=-1) + 1, "flat_feature_index + 1", MAX_FEATURES)
+        # the training DataFrame's column names (feature_id; "" after training on an array)
+        names = {column: e.get("feature_id") for entries, columns in
+                 ((floats, self._float_column), (cats, self._cat_column))
+                 for e, column in zip(entries, columns.values())}
+        named = len(names) == self._n_features and all(isinstance(n, str) and n for n in names.values())
+        self._names = [names[j] for j in range(self._n_features)] if named else None
         # a missing value goes right only where CatBoost reads it as +inf
         self._nan_right = {}
         for e in floats:
@@ -546,7 +560,7 @@ class CatBoostSource(SourceModel):
         for d, column in self._cat_column.items():
             categorical[column] = True
             hashes[column] = self._hashes[d]
-        return CatBoostEncoding(self._n_features, categorical, hashes)
+        return CatBoostEncoding(self._n_features, categorical, hashes, self._names)
 
     @property
     def has_leaves(self):
