@@ -6,7 +6,8 @@
     defrag config                how the compiled kernels were built
 
 MODEL: a pickled or joblib scikit-learn ensemble (or Pipeline), an XGBoost model file
-(.json or .ubj) or a LightGBM model text file. DATA: CSV, or Parquet with pyarrow.
+(.json or .ubj), a LightGBM model text file or a CatBoost model file (.cbm). DATA: CSV, or
+Parquet with pyarrow.
 """
 import argparse
 import logging
@@ -91,9 +92,11 @@ def write_data(frame, path, out):
 
 
 def _library_of(path):
-    """'xgboost', 'lightgbm' or 'pickle', from the file's first bytes."""
+    """'catboost', 'xgboost', 'lightgbm' or 'pickle', from the file's first bytes."""
     with open(path, "rb") as f:
         head = f.read(4096)
+    if head.startswith(CATBOOST_MAGIC) or path.lower().endswith(".cbm"):
+        return "catboost"
     if head.startswith(b"tree\n") or b"\nversion=v" in head[:200]:
         return "lightgbm"
     stripped = head.lstrip()
@@ -109,6 +112,8 @@ def load_model(path):
     if not os.path.exists(path):
         raise CommandError(f"no such model file: {path}")
     library = _library_of(path)
+    if library == "catboost":
+        return _load_catboost(path), library
     if library == "lightgbm":
         try:
             import lightgbm as lgb
@@ -136,8 +141,36 @@ def load_model(path):
     return model, library
 
 
+# CatBoost's binary model format (.cbm) starts with these bytes
+CATBOOST_MAGIC = b"CBM1"
+
+
+def _load_catboost(path):
+    """A CatBoost model file (.cbm) as a catboost.CatBoost, checked to be one first."""
+    with open(path, "rb") as f:
+        if f.read(len(CATBOOST_MAGIC)) != CATBOOST_MAGIC:
+            raise CommandError(f"{path} is not a CatBoost model file (a .cbm file starts with "
+                               f"{CATBOOST_MAGIC.decode()})")
+    try:
+        import catboost
+    except ImportError:
+        raise CommandError("a CatBoost model file needs catboost: pip install catboost") from None
+    try:
+        return catboost.CatBoost().load_model(path)
+    except catboost.CatBoostError as exc:
+        raise CommandError(f"cannot read {path} as a CatBoost model: {str(exc).splitlines()[0]}") from None
+
+
+def _catboost_columns(model):
+    """A CatBoost model's feature names, unless they are the "0", "1", ... of an array."""
+    names = [str(n) for n in (model.feature_names_ or [])]
+    return None if names == [str(i) for i in range(len(names))] else names
+
+
 def _model_columns(model, library):
     """The model's feature names, when it stores real ones."""
+    if library == "catboost":
+        return _catboost_columns(model)
     if library == "xgboost":
         return model.feature_names
     if library == "lightgbm":

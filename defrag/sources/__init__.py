@@ -6,7 +6,7 @@ registered reader that accepts the model. Adding a library is one module with a
 ``SourceModel`` subclass and an ``accepts(estimator)`` test, one line in ``_REGISTRY``
 and one test file.
 """
-from . import lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
+from . import catboost, lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
 from .base import SourceModel, Tree, walk_tree
 from .base import predicts as _predicts
 
@@ -22,6 +22,7 @@ _REGISTRY = [
     (sklearn_hist.accepts, sklearn_hist.HistGradientBoostingSource),
     (xgboost.accepts, xgboost.XGBoostSource),
     (lightgbm.accepts, lightgbm.LightGBMSource),
+    (catboost.accepts, catboost.CatBoostSource),
     (sklearn_trees.accepts_apply, sklearn_trees.ApplySource),
 ]
 

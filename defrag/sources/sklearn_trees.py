@@ -17,7 +17,7 @@ FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassif
            "ExtraTreesRegressor")
 BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
 # what the readers of defrag/sources take, for messages
-SUPPORTED = "scikit-learn " + ", ".join(FORESTS + BOOSTING + HIST_NAMES) + "; XGBoost and LightGBM models"
+SUPPORTED = "scikit-learn " + ", ".join(FORESTS + BOOSTING + HIST_NAMES) + "; XGBoost, LightGBM and CatBoost models"
 
 
 def _is_sklearn(est):

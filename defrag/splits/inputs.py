@@ -163,7 +163,10 @@ class InputEncoding:
                 new.categories[j] = np.asarray(X.iloc[:, j].cat.categories)
         return new
 
-    def _lookup(self, values, feature, name, what):
+    def category_codes(self, values, feature, name, what):
+        """The codes (float64, NaN for missing) of a categorical column's values, as the
+        source model codes them; a source with its own coding overrides this
+        (sources/catboost.py hashes the values). name, what: for messages."""
         codes = _codes_of(values, self.categories[feature]).astype(np.float64)
         missing = _missing(values)
         unknown = (codes < 0) & ~missing
@@ -190,7 +193,7 @@ class InputEncoding:
                 col = X.iloc[:, j]
                 if self.categories[j] is not None and (
                         _is_category(col) or col.dtype == object or self.lookup_numbers):
-                    arr[:, j] = self._lookup(col, j, X.columns[j], what)
+                    arr[:, j] = self.category_codes(col, j, X.columns[j], what)
                     looked_up[j] = True
                 elif _is_category(col):
                     codes = col.cat.codes.to_numpy().astype(np.float64)
@@ -213,7 +216,7 @@ class InputEncoding:
             if self.lookup_numbers:
                 for j in range(self.n_features):
                     if self.categories[j] is not None:
-                        arr[:, j] = self._lookup(arr[:, j], j, f"x{j}", what)
+                        arr[:, j] = self.category_codes(arr[:, j], j, f"x{j}", what)
                         looked_up[j] = True
         for j in np.flatnonzero(self.categorical & ~looked_up):
             v = arr[:, j]
