@@ -14,6 +14,7 @@ at a categorical node when its code is in the node's set (kind IN_SET) or not in
 (NOT_IN_SET); a missing value goes right when ``missing_right``.
 """
 import functools
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +70,19 @@ def integer_array(values, what):
         raise ValueError(f"{what} must hold integers; got {arr[bad].ravel()[0]!r} at index "
                          f"{int(np.flatnonzero(bad.ravel())[0])}")
     return arr.astype(np.int64)
+
+
+def parsed_json(model, library):
+    """A model document given as a dict (taken as is) or JSON text (parsed), else None; a
+    ValueError naming the library for text that is not JSON."""
+    if isinstance(model, dict):
+        return model
+    if isinstance(model, (str, bytes, bytearray)):
+        try:
+            return json.loads(model)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"malformed {library} model JSON: {exc}") from exc
+    return None
 
 
 def check_count(value, what, limit=MAX_COUNT):

@@ -34,14 +34,13 @@ The raw prediction is ``scale * sum of leaf values + bias`` (``scale_and_bias``)
 leaf values are stored times scale, and the first tree's leaves carry the bias, so
 the leaves a row reaches add up to CatBoost's RawFormulaVal.
 """
-import json
 import os
 import tempfile
 
 import numpy as np
 
 from ..splits import IN_SET, NUMERIC, InputEncoding, float32_threshold
-from .base import MAX_FEATURES, SourceModel, SplitCollector, Tree, as_integer, check_count
+from .base import MAX_FEATURES, SourceModel, SplitCollector, Tree, as_integer, check_count, parsed_json
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, OverflowError)
 
@@ -291,13 +290,9 @@ class CatBoostEncoding(InputEncoding):
 # ------------------------------------------------------------------ the model document
 def model_json(model):
     """The parsed JSON export of a CatBoost model (a dict, or JSON text, is taken as is)."""
-    if isinstance(model, dict):
-        return model
-    if isinstance(model, (str, bytes, bytearray)):
-        try:
-            return json.loads(model)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"malformed CatBoost model JSON: {exc}") from exc
+    document = parsed_json(model, "CatBoost")
+    if document is not None:
+        return document
     from sklearn.exceptions import NotFittedError
 
     if hasattr(model, "is_fitted") and not model.is_fitted():

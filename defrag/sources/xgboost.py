@@ -6,14 +6,13 @@ t2 = float32_threshold(the float32 just below t). A categorical node (split_type
 sends the listed category codes right and every other code, negative ones included,
 left. Leaves hold their output (learning rate included) in split_conditions.
 """
-import json
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NUMERIC, float32_threshold, slices
-from .base import MAX_FEATURES, SourceModel, Tree, check_count, integer_array
+from .base import MAX_FEATURES, SourceModel, Tree, check_count, integer_array, parsed_json
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, UnicodeDecodeError,
               OverflowError)
@@ -25,13 +24,9 @@ def accepts(est):
 
 def model_json(model):
     """The parsed JSON of an XGBoost Booster, scikit-learn wrapper, or JSON text/dict."""
-    if isinstance(model, dict):
-        return model
-    if isinstance(model, (str, bytes, bytearray)):
-        try:
-            return json.loads(model)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"malformed XGBoost model JSON: {exc}") from exc
+    document = parsed_json(model, "XGBoost")
+    if document is not None:
+        return document
     if hasattr(model, "get_booster"):
 
         try:
