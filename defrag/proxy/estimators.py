@@ -405,7 +405,10 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     def _n_targets(self, y):
         if self.estimator is not None:
             return max(len(getattr(unwrap(self.estimator), "classes_", ())), 2)
-        return max(np.unique(np.asarray(y)).size, 2) if y is not None else 2
+        if y is None:
+            return 2
+        check_labels(y)  # first: np.unique would count each NaN as a class (and fail on None)
+        return max(np.unique(np.asarray(y)).size, 2)
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
