@@ -134,7 +134,7 @@ class PrototypeExplainer(BaseEstimator):
         the model's feature names (the ensemble's, or a labelling model's
         feature_names_in_), at predict to those seen at fit (feature_names_in_)."""
         if kind is None:
-            return columns_by_name(X, getattr(self, "feature_names_in_", None), "PrototypeExplainer", 4)
+            return columns_by_name(X, getattr(self, "feature_names_in_", None), "PrototypeExplainer", 5)
         if est is None:
             return X
         names = model_feature_names(est) if kind == "euclidean" else self._source().feature_names

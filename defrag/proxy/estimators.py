@@ -261,7 +261,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     def _check_X(self, X):
         """X as float64, a DataFrame's columns matched by name to feature_names_in_."""
         check_is_fitted(self, "tree_")
-        X = _as_proxy_input(columns_by_name(X, getattr(self, "feature_names_in_", None), type(self).__name__, 4))
+        X = _as_proxy_input(columns_by_name(X, getattr(self, "feature_names_in_", None), type(self).__name__, 5))
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features but the tree was fitted with {self.n_features_in_}")
         if not getattr(self, "supports_missing_", False):

@@ -101,7 +101,7 @@ def matched_source(estimator, X, who="DefragModel"):
     if unwrap(estimator) is None:
         raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
     source = adapt(estimator, n_columns(X))
-    X = columns_by_name(X, source.feature_names, f"the {source.library} model", stacklevel=4,
+    X = columns_by_name(X, source.feature_names, f"the {source.library} model", stacklevel=5,
                         spelled=source.column_name)
     return checked_source(estimator, n_columns(X), who, source), X
 

@@ -232,7 +232,7 @@ def check_predict_X(X, n_features_in, fitted_names, who):
     """X given to a fitted model, its columns matched by name to those seen at fit
     (fitted_names, ``columns_by_name``); ValueError when it then has another number of
     columns than at fit time."""
-    X = columns_by_name(X, fitted_names, who, stacklevel=4)
+    X = columns_by_name(X, fitted_names, who, stacklevel=5)
     n_cols = n_columns(X)
     if n_cols != n_features_in:
         raise ValueError(f"X has {n_cols} features but {who} was fitted with {n_features_in}")
