@@ -144,7 +144,7 @@ class DefragModel(BaseEstimator):
         the model, the split table), "targets" (coding X, the ensemble's predictions when y
         is None), "inputs" (the s matrix), "restarts", "rules" (the printed rules)
     restart_n_rules_ : ndarray, number of rules of every restart
-    n_features_in_, feature_names_in_ (when X is a DataFrame)
+    n_features_in_, feature_names_in_ (X a DataFrame: the columns read, in the model's order)
     """
 
     def __init__(self, estimator=None, *, max_rules=10, method="fab", n_restarts=20,
@@ -186,10 +186,9 @@ class DefragModel(BaseEstimator):
 
     # --------------------------------------------------------------------- fit
     def fit(self, X, y=None):
-        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None.
-
-        X may be a Dask array or DataFrame (y then None, a Dask array or Series, or a NumPy
-        array): see defrag/fit/dask_rows.py."""
+        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None. A
+        DataFrame's columns are matched by name to the model's feature names (others ignored);
+        a Dask X (y: None, a Dask array or Series, or NumPy): see defrag/fit/dask_rows.py."""
         result = fit_rules(FitConfig.from_params(self.get_params(deep=False)), self.estimator, X, y,
                            self.feature_names)
         # Only now, with the run complete, replace the fitted state: a failed refit
@@ -211,30 +210,28 @@ class DefragModel(BaseEstimator):
         super().__setstate__(state)
 
     # ----------------------------------------------------------------- predict
-    def _check_X(self, X):
-        """X as the model reads it (coded), checked against the fit."""
+    def _check_X(self, X, matched=False):
+        """X as the model reads it (coded), checked; matched: (X by column name, coded X)."""
         check_is_fitted(self, "rules_")
         if is_dask_collection(X):
             raise TypeError("a Dask collection is taken by fit, predict and predict_proba (lazily); "
                             "compute X for the other methods")
-        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
+        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
         Xf = self.splits_.encoding.transform(X, allow_nan=True)
         check_missing(Xf, self.splits_.supports_missing)
-        return Xf
+        return (X, Xf) if matched else Xf
 
     def _map_dask(self, method, X):
         """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
         array. The partitions' tasks hold a copy of the model without its estimator."""
         check_is_fitted(self, "rules_")
-        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
+        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
         light = copy.copy(self)
         light.estimator = None  # not read by predict; a forest can be large
         if method == "predict_proba":
             return map_rows(light.predict_proba, X, np.float64, len(self.classes_))
-        if self._by_rules():
-            dtype = self.rules_.predictions().dtype
-        else:
-            dtype = np.float64 if self.task_ == "regression" else self.classes_.dtype
+        dtype = self.rules_.predictions().dtype if self._by_rules() else \
+            np.float64 if self.task_ == "regression" else self.classes_.dtype
         return map_rows(light.predict, X, dtype)
 
     def _emkl_fitted(self):
@@ -317,7 +314,7 @@ class DefragModel(BaseEstimator):
         of the expert of largest weight, and ``error_rules`` that of the rules as printed
         (``rules_.predict``), which coverage and overlap describe.
         """
-        Xf = self._check_X(X)
+        X, Xf = self._check_X(X, matched=True)
         y = np.asarray(y)
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")

@@ -182,9 +182,10 @@ def test_one_hot_categories_are_category_sets():
     bound = source.encoding.bind(X[X["colour"] != "red"])
     leaves = np.stack([walk_tree(t, bound.transform(Z)) for t in source.trees()], axis=1)
     np.testing.assert_array_equal(leaves, source.leaves(Z))
-    # CatBoost takes a DataFrame's columns by name, defrag by position: other orders are refused
-    with pytest.raises(ValueError, match="not the CatBoost model's features in its order"):
-        DefragModel(model).fit(X[["x2", "colour", "x0", "size", "word"]])
+    # a DataFrame's columns are read by the model's names, as CatBoost reads them
+    reordered = DefragModel(model, n_restarts=2, random_state=0).fit(X[["x2", "colour", "x0", "size", "word"]])
+    ordered = DefragModel(model, n_restarts=2, random_state=0).fit(X)
+    assert str(reordered.rules_) == str(ordered.rules_)
     # the codes are named by the values of X (not CatBoost's hashes)
     names = source.encoding.bind(X).category_names(1)
     assert set(names) <= {"red", "green", "blue", "black", "white"}
@@ -443,8 +444,10 @@ def test_fitted_rules_pickle_and_baselines_read_catboost(small_model):
 
 def test_feature_count_mismatch_names_both_numbers(small_model):
     model, X, _ = small_model
-    with pytest.raises(ValueError, match="X has 4 features but the CatBoost model has 5"):
+    with pytest.raises(ValueError, match="X lacks 1 of the 5 columns the CatBoost model reads by name: 'word'"):
         DefragModel(model).fit(X.iloc[:, :4])
+    with pytest.raises(ValueError, match="X has 4 features but the CatBoost model has 5"):
+        DefragModel(model).fit(X.iloc[:, :4].to_numpy())
 
 
 # ------------------------------------------------------------------ fuzzing

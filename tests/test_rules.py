@@ -162,9 +162,10 @@ def test_ruleset_kernels_match_conditions(fitted):
 
 def test_dataframe_columns_must_match_at_predict(fitted):
     m, _, _, Xte, *_ = fitted
-    with pytest.raises(ValueError, match="feature names"):
+    with pytest.raises(ValueError, match=r"lacks.*'age \(years\)', 'größe \[cm\]'"):
         m.predict(pd.DataFrame(Xte, columns=["a", "b"]))
-    m.predict(Xte)  # a plain array is accepted
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        m.predict(Xte)  # a plain array is read by position
 
 
 def test_feature_names_parameter_and_regression_rules():

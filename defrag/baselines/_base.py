@@ -8,8 +8,9 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..evaluation import estimator_kind, predictive_score, rule_scores
-from ..utils.validation import check_missing, check_predict_X, feature_names_of, n_columns, rule_feature_names, tagged
-from ..sources import checked_source
+from ..utils.validation import (check_labels, check_missing, check_predict_X, feature_names_of,
+                                rule_feature_names, tagged)
+from ..sources import matched_source
 from ..sources.split_array import SplitArraySource
 
 
@@ -54,8 +55,9 @@ class BaselineModel(BaseEstimator):
     def _prepare(self, X, y):
         """Check X and y as DefragModel does and read the source model."""
         self._check_params()
+        # a DataFrame's columns by name, in the model's order (utils/validation.py)
+        source, X = matched_source(self.estimator, X, type(self).__name__)
         names_in = feature_names_of(X)
-        source = checked_source(self.estimator, n_columns(X), type(self).__name__)
         if isinstance(source, SplitArraySource):
             raise TypeError(f"{type(self).__name__} reads the ensemble's trees; an array of "
                             "splits has none: pass the fitted ensemble")
@@ -90,6 +92,7 @@ class BaselineModel(BaseEstimator):
             if not np.all(np.isfinite(fitting.y)):
                 raise ValueError("y contains NaN or infinite values")
         else:
+            check_labels(y)
             if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
                 raise ValueError("y contains NaN or infinite values")
             known = source.classes
@@ -128,13 +131,15 @@ class BaselineModel(BaseEstimator):
                     encoding=self.encoding_, feature_names_in=getattr(self, "feature_names_in_", None))
 
     # ---------------------------------------------------------------- predict
-    def _check_X(self, X):
+    def _check_X(self, X, matched=False):
+        """X as the rules read it (coded), checked; matched: (X, its columns matched by name
+        to feature_names_in_, and coded X)."""
         check_is_fitted(self, "rules_")
-        check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
-                        type(self).__name__)
+        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
+                            type(self).__name__)
         Xf = self.encoding_.transform(X, allow_nan=True)
         check_missing(Xf, self.supports_missing_)
-        return Xf
+        return (X, Xf) if matched else Xf
 
     def predict(self, X):
         return self._predict_coded(self._check_X(X))
@@ -156,7 +161,7 @@ class BaselineModel(BaseEstimator):
         predict), ``coverage`` and ``overlap`` (share of points covered by a rule of
         ``rules_``, mean number of rules covering a point), ``fidelity`` (agreement with
         the ensemble, R^2 against it for regression) and ``n_rules``."""
-        Xf = self._check_X(X)
+        X, Xf = self._check_X(X, matched=True)
         y = np.asarray(y)
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")

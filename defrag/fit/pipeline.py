@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
 from .dask_rows import DaskRows
 from .prepare import prepare
@@ -71,8 +72,10 @@ def rows_of(X, y=None):
 
 
 def fit_rules(config, estimator, X, y=None, feature_names=None):
-    """The stages on X and y (config: fit/config.py's FitConfig): a FitResult."""
+    """The stages on X and y (config: fit/config.py's FitConfig): a FitResult. A DataFrame's
+    columns are matched by name to the model's feature names (sources.matched_source)."""
     clock = PhaseClock()
+    source, X = matched_source(estimator, X)
     rows = rows_of(X, y)
     with verbose_logging(config.verbose):
         if rows.distributed:
@@ -84,7 +87,7 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
             elif not config.rule_list:
                 raise ValueError("rule_list=False prunes the paper's rules on all rows in one process: not "
                                  "supported with a Dask X and a subsample; use rule_list=True, or compute X")
-        prepared = prepare(config, estimator, rows, feature_names, clock)
+        prepared = prepare(config, source, rows, feature_names, clock)
         if prepared.subsampled:
             logger.info("restarts fitted on %d of %d rows", prepared.n_fit, rows.n_samples)
         searched = search(config, prepared, rows)

@@ -11,7 +11,6 @@ import logging
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..sources import checked_source, unwrap
 from ..sources.split_array import SplitArraySource
 from ..utils.exact import exact_mean
 from ..utils.memory import check_memory, fit_estimate
@@ -44,9 +43,9 @@ class Prepared:
     entropy: int  # the restarts' seed
 
 
-def prepare(config, estimator, rows, feature_names, clock):
-    """Stage 1 on rows (fit/rows.py's interface); clock.lap(phase) after each phase."""
-    source = checked_source(estimator, rows.n_features)
+def prepare(config, source, rows, feature_names, clock):
+    """Stage 1 on rows (fit/rows.py's interface) of the source model (its columns matched,
+    sources.matched_source); clock.lap(phase) after each phase."""
     if rows.distributed and config.task == "auto" and source.task is None:
         raise ValueError("set task= ('regression' or 'classification'): with a Dask y it is not "
                          "read off y's values")
@@ -82,7 +81,7 @@ def prepare(config, estimator, rows, feature_names, clock):
         target = rows.all_targets(task, classes)
         fit_target = target if sub_rows is None else class_target(first.y_fit, classes)
         constant = is_constant(task, first.labels)
-    names = rule_feature_names(feature_names, rows.n_features, rows.names_in, unwrap(estimator))
+    names = rule_feature_names(feature_names, rows.n_features, rows.names_in, source.estimator)
     clock.lap("targets")
 
     # A single class (or a constant target) needs a single rule: more components could

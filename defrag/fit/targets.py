@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
+from ..utils.validation import check_labels
+
 
 @dataclass
 class Target:
@@ -48,6 +50,8 @@ def target_values(y, task):
             y = y.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError("y must be numeric for regression") from exc
+    else:
+        check_labels(y)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinite values")
     return y

@@ -27,8 +27,9 @@ from .distance import _euclidean, _int32_leaves, _tree_weights, tree_distance
 from .selection import select_submodular, select_supervised
 from ..utils.memory import check_memory, prototype_estimate
 from ..utils.threads import threads_from_n_jobs
-from ..utils.validation import as_2d_float, check_missing, check_n_jobs, check_positive_int
-from ..sources import adapt, unwrap
+from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
+                                columns_by_name, feature_names_of)
+from ..sources import adapt, check_fitted, model_feature_names, unwrap
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
@@ -99,9 +100,9 @@ class PrototypeExplainer(BaseEstimator):
                                  "(or distance='euclidean')")
             return "euclidean"
         if self.distance == "euclidean":  # the estimator only labels the points
-            check_is_fitted(est)
+            check_fitted(est)
             return "euclidean"
-        check_is_fitted(est)  # first: an unfitted HistGradientBoosting has no trees to walk
+        check_fitted(est)  # first: an unfitted HistGradientBoosting has no trees to walk
         try:
             source = self._source()
         except TypeError:  # not a tree ensemble defrag reads
@@ -127,6 +128,17 @@ class PrototypeExplainer(BaseEstimator):
         state = super().__getstate__()
         state.pop("_cached_source", None)
         return state
+
+    def _columns(self, X, est=None, kind=None):
+        """X with its columns matched by name (utils/validation.py): at fit (kind given) to
+        the model's feature names (the ensemble's, or a labelling model's
+        feature_names_in_), at predict to those seen at fit (feature_names_in_)."""
+        if kind is None:
+            return columns_by_name(X, getattr(self, "feature_names_in_", None), "PrototypeExplainer", 5)
+        if est is None:
+            return X
+        names = model_feature_names(est) if kind == "euclidean" else self._source().feature_names
+        return columns_by_name(X, names, f"the {type(est).__name__} model", 4)
 
     def _check_X(self, X, fitting=False, distance=None):
         """X as float64. NaN only with a tree distance whose model routes missing values
@@ -159,9 +171,13 @@ class PrototypeExplainer(BaseEstimator):
         return tree_distance(A_leaves, B_leaves, self.tree_weights_, self._threads())
 
     def fit(self, X, y=None):
+        """Choose the prototypes among the rows of X (y: their classes; None: the model's
+        predictions). A DataFrame's columns are matched by name to the model's feature
+        names (others are ignored), and at predict to those seen here."""
         self._check_params()
         est = unwrap(self.estimator) if self.estimator is not None else None
         kind = self._resolve_distance(est)
+        X = self._columns(X, est, kind)
         Xf = self._check_X(X, fitting=True, distance=kind)
         n = Xf.shape[0]
         if n == 0:
@@ -178,6 +194,7 @@ class PrototypeExplainer(BaseEstimator):
             raise ValueError(f"y must be 1-D; got shape {y.shape}")
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} entries but X has {n} samples")
+        check_labels(y)
         if type_of_target(y) not in ("binary", "multiclass"):
             raise ValueError(f"y must hold class labels; got target type {type_of_target(y)!r}")
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -196,6 +213,11 @@ class PrototypeExplainer(BaseEstimator):
         self._check_memory(n, cand.shape[0], Xf.shape[1], q, kind)
         self.distance_ = kind
         self.n_features_in_ = Xf.shape[1]
+        names = feature_names_of(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         if kind == "euclidean":
             leaves = None
             self._scale = 1.0
@@ -236,6 +258,7 @@ class PrototypeExplainer(BaseEstimator):
 
     def _distances_to_prototypes(self, X):
         check_is_fitted(self, "prototypes_")
+        X = self._columns(X)
         Xf = self._check_X(X)
         leaves = None if self.distance_ == "euclidean" else self._leaves(X, Xf)
         return self._dist(Xf, leaves, self._proto_X, self._proto_leaves)
@@ -263,8 +286,8 @@ class PrototypeExplainer(BaseEstimator):
         each of shape (n_samples, n_neighbors), nearest first (ties: lower training
         index). A single 1-D point gives 1-D arrays."""
         single = np.ndim(X) == 1
-        if single:
-            X = np.asarray(X).reshape(1, -1)
+        if single:  # one point (a row of a DataFrame keeps its names)
+            X = X.to_frame().T if hasattr(X, "to_frame") else np.asarray(X).reshape(1, -1)
         if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
             raise ValueError(f"n_neighbors must be an integer >= 1; got {n_neighbors!r}")
         D = self._distances_to_prototypes(X)

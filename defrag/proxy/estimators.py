@@ -7,10 +7,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..rules import Condition, Rule, RuleSet
-from ..sources import unwrap
+from ..sources import check_fitted, model_feature_names, unwrap
 from ..sources.sklearn_trees import bagged_members
 from ..utils.memory import check_memory, proxy_estimate
-from ..utils.validation import as_2d_float, check_positive_int, feature_names_of
+from ..utils.validation import as_2d_float, check_labels, check_positive_int, columns_by_name, feature_names_of
 from . import _proxy_split
 from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
 from .local import local_explanation, nan_safe_scale
@@ -129,8 +129,14 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     def fit(self, X, y=None, variance=None):
         """Fit to the reference's mean/variance at X (``y`` ignored when an
         estimator is set), or to the targets ``y`` with per-point ``variance``
-        (array, callable ``variance(X)`` or None for zero) without one."""
+        (array, callable ``variance(X)`` or None for zero) without one. A DataFrame's
+        columns are matched by name to the reference's feature names (others are
+        ignored), and at predict to those seen here (``feature_names_in_``)."""
         self._check_params()
+        if self.estimator is not None:  # a DataFrame's columns by name, in the reference's order
+            check_fitted(self.estimator)
+            X = columns_by_name(X, model_feature_names(self.estimator),
+                                f"the {type(unwrap(self.estimator)).__name__} model", 3)
         names = feature_names_of(X)
         X_in, X = X, np.ascontiguousarray(_as_proxy_input(X))
         if X.shape[0] < 1:
@@ -253,8 +259,9 @@ class ProxyTree(RegressorMixin, BaseEstimator):
 
     # -- use
     def _check_X(self, X):
+        """X as float64, a DataFrame's columns matched by name to feature_names_in_."""
         check_is_fitted(self, "tree_")
-        X = _as_proxy_input(X)
+        X = _as_proxy_input(columns_by_name(X, getattr(self, "feature_names_in_", None), type(self).__name__, 5))
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features but the tree was fitted with {self.n_features_in_}")
         if not getattr(self, "supports_missing_", False):
@@ -384,6 +391,7 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
         if y is None:
             raise ValueError("without an estimator, fit needs the labels y")
         y = np.asarray(y)
+        check_labels(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -397,7 +405,10 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     def _n_targets(self, y):
         if self.estimator is not None:
             return max(len(getattr(unwrap(self.estimator), "classes_", ())), 2)
-        return max(np.unique(np.asarray(y)).size, 2) if y is not None else 2
+        if y is None:
+            return 2
+        check_labels(y)  # first: np.unique would count each NaN as a class (and fail on None)
+        return max(np.unique(np.asarray(y)).size, 2)
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])

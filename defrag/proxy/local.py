@@ -1,6 +1,7 @@
 """Local explanations (sec. 4.2): a depth-limited proxy tree fitted around one point, and a
 LIME-style baseline on the same neighbourhood samples."""
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import is_classifier
@@ -186,7 +187,9 @@ def local_explanation(proxy_tree, proxy_tree_classifier, estimator, x, feature_s
     tree_params.setdefault("random_state", rng.randint(2 ** 31 - 1))
     if classifier:
         # soft targets: the reference's probabilities at the samples (footnote 3)
-        tree = proxy_tree_classifier(estimator, max_depth=max_depth, **tree_params).fit(Z)
+        with warnings.catch_warnings():  # Z's columns are x's, in the model's order by construction
+            warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
+            tree = proxy_tree_classifier(estimator, max_depth=max_depth, **tree_params).fit(Z)
         P = tree.reference_proba_
         explained = int(np.argmax(reference_proba(estimator, x[None, :])[0]))
         return LocalExplanation(x, tree, Z, weights, P, None, fs, explained=explained)

@@ -6,12 +6,23 @@ registered reader that accepts the model. Adding a library is one module with a
 ``SourceModel`` subclass and an ``accepts(estimator)`` test, one line in ``_REGISTRY``
 and one test file.
 """
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils.validation import columns_by_name, n_columns
 from . import catboost, lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
-from .base import SourceModel, Tree, walk_tree
+from .base import SourceModel, Tree, feature_names_in, walk_tree
 from .base import predicts as _predicts
 
 __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
-           "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source"]
+           "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source",
+           "matched_source", "model_feature_names", "check_fitted", "FIT_FIRST"]
+
+# what a NotFittedError of the wrapped model adds: clone (GridSearchCV, cross_validate)
+# clones the estimator parameter too, and a clone of a model is not fitted
+FIT_FIRST = ("defrag explains a fitted model: fit it before passing it; where clone() copies the "
+             "defrag estimator (GridSearchCV, cross_validate), pass the fitted model wrapped in "
+             "sklearn.frozen.FrozenEstimator(model), which clone keeps fitted")
 
 from .sklearn_trees import SUPPORTED
 
@@ -53,17 +64,56 @@ def adapt(estimator, n_features=None):
         return split_array.SplitArraySource(est, n_features)
     for accepts, source in _REGISTRY:
         if accepts(est):
-            return source(est)
+            try:
+                return source(est)
+            except NotFittedError as exc:
+                raise NotFittedError(f"{exc} {FIT_FIRST}") from None
     raise TypeError(sklearn_trees.unsupported_message(est))
 
 
-def checked_source(estimator, n_features, who="DefragModel"):
+def check_fitted(estimator):
+    """NotFittedError, saying how to pass a model that clone() keeps (FIT_FIRST), when
+    scikit-learn's check_is_fitted finds the (unwrapped) model unfitted; a model that is
+    no scikit-learn estimator (a Booster) is left to its reader."""
+    try:
+        check_is_fitted(unwrap(estimator))
+    except NotFittedError as exc:
+        raise NotFittedError(f"{exc} {FIT_FIRST}") from None
+    except TypeError:  # not an estimator: nothing check_is_fitted can judge
+        pass
+
+
+def model_feature_names(estimator):
+    """The feature names a fitted model stores, in its order: ``SourceModel.feature_names``
+    for a model defrag reads, scikit-learn's ``feature_names_in_`` for any other; None
+    when it has none."""
+    est = unwrap(estimator)
+    try:
+        return adapt(est).feature_names
+    except (TypeError, ValueError):  # not a model defrag reads (or unfitted: reported later)
+        return feature_names_in(est)
+
+
+def matched_source(estimator, X, who="DefragModel"):
+    """(the SourceModel of estimator, X with its columns in the model's order): a DataFrame's
+    columns matched by name to the model's feature names, the others ignored (see
+    ``utils.validation.columns_by_name``), then their number checked against the model's
+    (``checked_source``). A Dask DataFrame is matched lazily."""
+    if unwrap(estimator) is None:
+        raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
+    source = adapt(estimator, n_columns(X))
+    X = columns_by_name(X, source.feature_names, f"the {source.library} model", stacklevel=5,
+                        spelled=source.column_name)
+    return checked_source(estimator, n_columns(X), who, source), X
+
+
+def checked_source(estimator, n_features, who="DefragModel", source=None):
     """The SourceModel of estimator, its feature count checked against X's n_features first
     (a malformed model's count must not size anything); ValueError naming who when there
     is no estimator."""
     if unwrap(estimator) is None:
         raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
-    source = adapt(estimator, n_features)
+    source = adapt(estimator, n_features) if source is None else source
     if source.n_features != n_features:
         raise ValueError(
             f"X has {n_features} features but the {source.library} model has "

@@ -24,7 +24,7 @@ from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NOT_IN_SET, NUMERIC, SplitTable, slices
 
 __all__ = ["MAX_FEATURES", "Tree", "SourceModel", "SplitCollector", "check_count", "as_integer",
-           "integer_array", "predicts", "walk_tree"]
+           "integer_array", "predicts", "walk_tree", "feature_names_in"]
 
 # Feature or node counts above this in a model file are a malformed model, not a model
 # (they would make defrag allocate accordingly before any other check could fail).
@@ -246,6 +246,13 @@ class SplitCollector:
                           gain=None if np.all(np.isnan(gain)) else gain, **kwargs)
 
 
+def feature_names_in(estimator):
+    """scikit-learn's ``feature_names_in_`` of a model fitted on a DataFrame, as a list of
+    str, or None."""
+    names = getattr(estimator, "feature_names_in_", None)
+    return None if names is None else [str(n) for n in names]
+
+
 def predicts(estimator):
     """The model has scikit-learn's predict (a raw Booster or a split array has not)."""
     return hasattr(estimator, "predict") and hasattr(estimator, "get_params")
@@ -283,6 +290,18 @@ class SourceModel:
     def encoding(self):
         """How the model reads its inputs."""
         return InputEncoding(self.n_features)
+
+    @property
+    def feature_names(self):
+        """The names of the model's input columns, in its order (a list of str), or None
+        when the model stores none (fitted on an array): a DataFrame's columns are matched
+        to them by name."""
+        return None
+
+    def column_name(self, name):
+        """A DataFrame column's name as the model stores it (LightGBM writes spaces as
+        underscores): the name matched to ``feature_names`` when no column has the very name."""
+        return name
 
     def leaves(self, X):
         """Node id (in ``trees()``) of the leaf each row reaches in each tree, int32

@@ -437,6 +437,11 @@ class CatBoostSource(SourceModel):
         self._loss = ((model_info.get("params") or {}).get("loss_function") or {}).get("type")
 
     @property
+    def feature_names(self):
+        """The training DataFrame's column names (None after training on an array)."""
+        return self._names
+
+    @property
     def n_features(self):
         return self._n_features
 

@@ -89,6 +89,9 @@ class LightGBMSource(SourceModel):
             if names is not None and len(names) != self._n_features:
                 raise ValueError(f"feature_names lists {len(names)} features but max_feature_idx + 1 "
                                  f"= {self._n_features}")
+            # LightGBM names the columns of an array Column_0, Column_1, ...: no names
+            self._feature_names = None if names is None or all(
+                str(n) == f"Column_{i}" for i, n in enumerate(names)) else [str(n) for n in names]
             self._tree_info = dump["tree_info"]
             self._per_iteration = max(1, as_integer(dump.get("num_tree_per_iteration", 1),
                                                           "num_tree_per_iteration"))
@@ -104,6 +107,13 @@ class LightGBMSource(SourceModel):
     @property
     def n_features(self):
         return self._n_features
+
+    @property
+    def feature_names(self):
+        return self._feature_names
+
+    def column_name(self, name):
+        return name.replace(" ", "_")  # as LightGBM's Dataset stores the names
 
     def _read_trees(self):
         try:

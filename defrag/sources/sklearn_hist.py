@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NUMERIC
 from ..utils.validation import as_2d_float
-from .base import SourceModel, Tree, walk_tree
+from .base import SourceModel, Tree, feature_names_in, walk_tree
 
 NAMES = ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor")
 
@@ -41,6 +41,10 @@ class HistGradientBoostingSource(SourceModel):
     @property
     def n_features(self):
         return int(self.estimator.n_features_in_)
+
+    @property
+    def feature_names(self):
+        return feature_names_in(self.estimator)
 
     @property
     def has_categorical(self):

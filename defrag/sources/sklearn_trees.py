@@ -10,7 +10,7 @@ from sklearn.ensemble import BaggingRegressor, ExtraTreesRegressor, RandomForest
 from sklearn.utils.validation import check_is_fitted
 
 from ..splits import float32_threshold
-from .base import SourceModel, Tree
+from .base import SourceModel, Tree, feature_names_in
 from .sklearn_hist import NAMES as HIST_NAMES
 
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -74,6 +74,10 @@ class SklearnTreesSource(SourceModel):
     def n_features(self):
         return int(self.estimator.n_features_in_)
 
+    @property
+    def feature_names(self):
+        return feature_names_in(self.estimator)
+
     def _read_trees(self):
         est = self.estimator
         trees = self._estimators()
@@ -105,6 +109,10 @@ class ApplySource(SourceModel):
     def n_features(self):
         n = getattr(self.estimator, "n_features_in_", None)
         return None if n is None else int(n)
+
+    @property
+    def feature_names(self):
+        return feature_names_in(self.estimator)
 
     def split_table(self, keep_duplicates=False):
         raise TypeError(unsupported_message(self.estimator))

@@ -40,6 +40,16 @@ def model_json(model):
     return model_json(bytes(booster.save_raw(raw_format="json")))
 
 
+def _feature_names(names, n_features):
+    """The model's feature names (learner.feature_names: empty when it was fitted on an
+    array), checked: one string per feature."""
+    if not names:
+        return None
+    if not isinstance(names, list) or len(names) != n_features or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"feature_names must list {n_features} names (num_feature)")
+    return list(names)
+
+
 def _sets(tree, internal):
     """(kind, set sizes, codes) of a tree's internal nodes: split_type 1 nodes send
     the categories listed for them (categories_nodes / _segments / _sizes) right."""
@@ -160,6 +170,7 @@ class XGBoostSource(SourceModel):
                                   check_count(param.get("num_target", 1), "learner_model_param.num_target",
                                               MAX_FEATURES))
             self._feature_types = learner.get("feature_types") or []
+            self._feature_names = _feature_names(learner.get("feature_names"), self._n_features)
         except _MALFORMED as exc:
             raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
         if self._gbtree is None:
@@ -171,6 +182,10 @@ class XGBoostSource(SourceModel):
     @property
     def n_features(self):
         return self._n_features
+
+    @property
+    def feature_names(self):
+        return self._feature_names
 
     def _read_trees(self):
         try:

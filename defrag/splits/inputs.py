@@ -15,7 +15,7 @@ import copy
 
 import numpy as np
 
-from ..utils.validation import as_2d_float, check_numeric_column
+from ..utils.validation import as_2d_float, check_not_temporal, check_numeric_column
 
 # LightGBM's kZeroThreshold (1e-35f): |x| <= this counts as zero.
 ZERO_THRESHOLD = float(np.float32(1e-35))
@@ -185,12 +185,15 @@ class InputEncoding:
         if self.trivial:
             return np.ascontiguousarray(as_2d_float(X, what, allow_nan, allow_inf))
         looked_up = np.zeros(self.n_features, dtype=bool)
+        labels = list(range(self.n_features))  # how messages name a column
         if _is_frame(X):
             if X.shape[1] != self.n_features:
                 raise ValueError(f"{what} has {X.shape[1]} features but the model has {self.n_features}")
+            labels = [repr(c) for c in X.columns]
             arr = np.empty(X.shape, dtype=np.float64)
             for j in range(self.n_features):
                 col = X.iloc[:, j]
+                check_not_temporal(col, X.columns[j], what)  # not a category either
                 if self.categories[j] is not None and (
                         _is_category(col) or col.dtype == object or self.lookup_numbers):
                     arr[:, j] = self.category_codes(col, j, X.columns[j], what)
@@ -223,7 +226,7 @@ class InputEncoding:
             if self.lightgbm_reads:
                 arr[:, j] = np.trunc(v)  # LightGBM's int cast (NaN stays NaN)
             elif np.any(v[~np.isnan(v)] != np.trunc(v[~np.isnan(v)])):
-                raise ValueError(f"{what} column {j} is categorical: its values must be integer "
+                raise ValueError(f"{what} column {labels[j]} is categorical: its values must be integer "
                                  "category codes (or NaN)")
         if self.zero_missing.any():
             sub = arr[:, self.zero_missing]

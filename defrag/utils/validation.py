@@ -1,5 +1,7 @@
 """Checks shared by every estimator: inputs, parameters, feature names."""
+import collections
 import numbers
+import warnings
 
 import numpy as np
 
@@ -15,10 +17,24 @@ def check_not_sparse(X, what="X"):
 _NUMERIC_OBJECTS = {"integer", "floating", "mixed-integer-float", "decimal", "boolean", "empty"}
 
 
+def check_not_temporal(col, name, what="X"):
+    """TypeError naming the column when a pandas column holds datetimes or time spans
+    (datetime64, with or without a time zone, or timedelta64): read as numbers they
+    would be nanoseconds, which no rule should print; the user converts them on purpose."""
+    kind = getattr(col.dtype, "kind", None)
+    if kind in ("M", "m"):
+        held = "datetimes" if kind == "M" else "timedeltas"
+        raise TypeError(f"{what} column {name!r} holds {held} (dtype {col.dtype}); defrag needs numeric "
+                        "features: convert it on purpose (for example to days since a date, a year, "
+                        "or seconds)")
+
+
 def check_numeric_column(col, name, what="X"):
     """TypeError when a pandas column holds text: an object or string column of numeric
     strings would otherwise be parsed as numbers, while a NumPy array of strings is
-    refused (as_2d_float); both are refused. Object columns of numbers pass."""
+    refused (as_2d_float); both are refused. Object columns of numbers pass. Datetime
+    and timedelta columns are refused (``check_not_temporal``)."""
+    check_not_temporal(col, name, what)
     if getattr(col.dtype, "kind", None) not in ("O", "S", "U") or col.dtype.name == "category":
         return  # (categorical columns: the caller codes them or says they are not numeric)
     from pandas.api.types import infer_dtype
@@ -40,7 +56,7 @@ def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
         try:
             X = X.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"{what} has non-numeric columns; defrag needs numeric features") from exc
+            raise TypeError(_non_numeric_column(X, what)) from exc
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar
@@ -62,6 +78,23 @@ def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
                 "are not supported, and NaN only with a model that handles missing values"
             )
     return arr
+
+
+def _non_numeric_column(X, what):
+    """The message for a DataFrame that does not convert to numbers, naming its first
+    column that does not (a categorical column of text, for a model without categorical
+    features)."""
+    for name, col in X.items():
+        try:
+            col.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            if getattr(col.dtype, "name", "") == "category":
+                return (f"{what} column {name!r} is categorical with non-numeric categories "
+                        f"({', '.join(map(str, list(col.cat.categories)[:3]))}, ...), but the model reads "
+                        "it as a number: pass the values the model was trained on (a model with "
+                        "categorical features codes such a column itself)")
+            return f"{what} column {name!r} (dtype {col.dtype}) is not numeric; defrag needs numeric features"
+    return f"{what} has non-numeric columns; defrag needs numeric features"
 
 
 def feature_names_of(X):
@@ -130,15 +163,106 @@ def rule_feature_names(feature_names, n_features, names_in, estimator):
     return [f"x{d}" for d in range(n_features)]
 
 
+def is_frame(X):
+    """X is a DataFrame (pandas, or Dask): it has named columns and positional access."""
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _numbers_only(columns):
+    """Column labels that only number the features (x0, x1, ... as rules print features
+    without names, or the integers 0, 1, ... of a DataFrame made from an array)."""
+    return all(str(c) == f"x{d}" or (isinstance(c, numbers.Integral) and c == d)
+               for d, c in enumerate(columns))
+
+
+def columns_by_name(X, names, whose, stacklevel=3, spelled=None):
+    """X's columns in the order of names, matched by name: the feature names of the model
+    being read (at fit) or those seen at fit (``feature_names_in_``, at predict).
+
+    * names and a DataFrame: its columns are taken by name, in the order of names (Dask
+      DataFrames too, lazily); columns names do not list are ignored; a name X lacks is a
+      ValueError naming it.
+    * names and an array (no column names): its columns are read by position, with a
+      UserWarning (as scikit-learn reads an array given to a model fitted on a DataFrame).
+    * no names (None) and a DataFrame: by position, with a UserWarning unless its columns
+      only number the features (x0, x1, ... or 0, 1, ...).
+
+    A DataFrame with a repeated column name is a ValueError (which column is meant?), and
+    so are repeated names. whose names the owner of names in messages ("the XGBoost
+    model", "DefragModel"). spelled(column name): how the model writes a column's name,
+    for a name no column has exactly (LightGBM stores "a b" as "a_b")."""
+    frame = is_frame(X)
+    if frame:
+        columns = [str(c) for c in X.columns]
+        if len(set(columns)) != len(columns):
+            repeated = sorted(c for c, k in collections.Counter(columns).items() if k > 1)
+            raise ValueError(f"X has repeated column names: {', '.join(map(repr, repeated[:10]))}; "
+                             "columns are matched by name, so each name must be unique")
+    if names is None:
+        if frame and not _numbers_only(X.columns):
+            warnings.warn(f"X has feature names, but {whose} has none: its columns are read by "
+                          "position", UserWarning, stacklevel=stacklevel)
+        return X
+    names = [str(n) for n in names]
+    if len(set(names)) != len(names):
+        repeated = sorted(n for n, k in collections.Counter(names).items() if k > 1)
+        raise ValueError(f"{whose} has repeated feature names ({', '.join(map(repr, repeated[:10]))}): "
+                         "columns cannot be matched by name")
+    if not frame:
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        warnings.warn(f"X does not have valid feature names, but {whose} has feature names ({shown}): "
+                      "its columns are read by position, in that order", UserWarning, stacklevel=stacklevel)
+        return X
+    if columns == names:
+        return X
+    position = {c: i for i, c in enumerate(columns)}
+    if spelled is not None and any(n not in position for n in names):
+        respelled = collections.Counter(spelled(c) for c in columns)
+        for i, c in enumerate(columns):  # only where the spelling names one column
+            if respelled[spelled(c)] == 1:
+                position.setdefault(spelled(c), i)
+    missing = [n for n in names if n not in position]
+    if missing:
+        raise ValueError(f"X lacks {len(missing)} of the {len(names)} columns {whose} reads by name: "
+                         f"{', '.join(map(repr, missing[:10]))}{', ...' if len(missing) > 10 else ''}")
+    return X.iloc[:, [position[n] for n in names]]
+
+
 def check_predict_X(X, n_features_in, fitted_names, who):
-    """ValueError when X, given to a fitted model, has another number of columns or other
-    column names (in order) than at fit time."""
+    """X given to a fitted model, its columns matched by name to those seen at fit
+    (fitted_names, ``columns_by_name``); ValueError when it then has another number of
+    columns than at fit time."""
+    X = columns_by_name(X, fitted_names, who, stacklevel=5)
     n_cols = n_columns(X)
     if n_cols != n_features_in:
         raise ValueError(f"X has {n_cols} features but {who} was fitted with {n_features_in}")
-    names = feature_names_of(X)
-    if names is not None and fitted_names is not None and list(names) != list(fitted_names):
-        raise ValueError("X has different feature names (or order) than at fit time")
+    return X
+
+
+def missing_labels(y):
+    """Boolean mask of the missing entries of a 1-D array of labels: NaN, None, NaT,
+    pandas' NA."""
+    y = np.asarray(y)
+    if y.dtype.kind in "fc":
+        return np.isnan(y)
+    if y.dtype.kind in "mM":
+        return np.isnat(y)
+    if y.dtype.kind != "O":
+        return np.zeros(y.shape, dtype=bool)
+    try:  # optional; it knows every missing marker (None, NaN, NaT, NA)
+        import pandas as pd
+    except ImportError:
+        return np.array([v is None or v != v for v in y.ravel().tolist()], dtype=bool).reshape(y.shape)
+    return np.asarray(pd.isna(y), dtype=bool)
+
+
+def check_labels(y, what="y"):
+    """ValueError when class labels hold missing values (NaN, None, NaT, pandas' NA): a
+    missing label is no class (np.unique would count each NaN as a class of its own)."""
+    missing = missing_labels(y)
+    if missing.any():
+        raise ValueError(f"{what} has {int(missing.sum())} missing labels (NaN or None) among "
+                         f"{missing.size}: drop those rows or give them a class")
 
 
 def tagged(tags, kind):
