@@ -12,6 +12,7 @@ pyarrow. Every error with the user's files is one line on stderr and exit status
 """
 import argparse
 import importlib
+import io
 import json
 import logging
 import os
@@ -39,7 +40,11 @@ class CommandError(Exception):
 
 
 def _one_line(text):
-    return " ".join(str(text).split())
+    """text as one line: XGBoost's stack trace and '[time] file:line: ' prefixes dropped,
+    line breaks (scikit-learn's lists of names) and runs of spaces made single spaces."""
+    text = str(text).split("Stack trace:")[0]
+    text = re.sub(r"\[\d\d:\d\d:\d\d\] [^ ]+:\d+: ", "", text)
+    return " ".join(text.split())
 
 
 def _whole(text):
@@ -141,10 +146,11 @@ def _checked(check, data, path, what):
         raise CommandError(f"cannot read {path} as {what}: {exc}") from None
 
 
-def _library_error(exc):
-    """The first line of a library's error, without XGBoost's '[time] file:line: ' prefix."""
-    lines = str(exc).strip().splitlines() or [type(exc).__name__]
-    return re.sub(r"^\[[\d:]+\] [^ ]+:\d+: ", "", lines[0])
+def _library_error(exc, limit=300):
+    """A library's error as one line (its message, else its type), at most limit
+    characters (XGBoost may quote a whole model document)."""
+    text = _one_line(exc) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _import(module, purpose, install=None):
@@ -249,10 +255,10 @@ def _library_of_object(model):
     return "sklearn"
 
 
-def _load_pickle(path):
+def _load_pickle(path, data):
     joblib = _import("joblib", "a pickle or joblib file")
     try:
-        model = joblib.load(path)  # pickles too
+        model = joblib.load(io.BytesIO(data))  # pickles too
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is the file's
         raise CommandError(f"cannot load {path} as a pickle or joblib file: "
                            f"{type(exc).__name__}: {exc}") from None
@@ -293,12 +299,16 @@ def _not_a_model(path, data):
 def load_model(path, allow_pickle=False):
     """(model, library) of a model file: 'xgboost' or 'lightgbm' for a raw Booster, else
     'sklearn'. A pickle or joblib file is loaded only when allow_pickle is true."""
-    data = _read_file(path, "model file")
+    return load_model_bytes(_read_file(path, "model file"), path, allow_pickle)
+
+
+def load_model_bytes(data, path, allow_pickle=False):
+    """load_model of a file's bytes (path names it in messages and gives its extension)."""
     for _, accepts, load in MODEL_FORMATS:
         if accepts(path, data):
             return load(path, data)
     if allow_pickle:
-        return _load_pickle(path)
+        return _load_pickle(path, data)
     raise CommandError(_not_a_model(path, data))
 
 
@@ -332,9 +342,10 @@ def model_columns(model, library):
 
 
 def match_columns(frame, names, n_features, command, err, say_extra=True):
-    """The columns of frame the model reads, in its order: by name when it has names (a
-    missing one is an error naming it, extra ones are ignored, and said so when
-    say_extra), else by position with a warning."""
+    """The columns of frame the model (or the rules, for predict) reads, in its order: by
+    name when it has names (a missing one is an error naming it, extra ones are ignored,
+    and said so when say_extra), else by position with a warning."""
+    reader, s_ = ("the rules", "") if command == "predict" else ("the model", "s")  # verbs agree
     if names is not None:
         names = [str(n) for n in names]
         have = set(map(str, frame.columns))
@@ -344,20 +355,22 @@ def match_columns(frame, names, n_features, command, err, say_extra=True):
             spaced = [c for c in map(str, frame.columns) if c.replace(" ", "_") == missing[0]]
             hint = (f"; LightGBM writes spaces in names as '_', the data have {spaced[0]!r}"
                     if spaced else "")
-            raise CommandError(f"the data have no column {missing[0]!r}, a feature of the model"
+            raise CommandError(f"the data have no column {missing[0]!r}, a feature of {reader}"
                                f"{more}{hint}")
         extra = [c for c in map(str, frame.columns) if c not in set(names)]
         if extra and say_extra:
             listed = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
             print(f"defrag {command}: note: ignoring {len(extra)} data column"
-                  f"{'s' if len(extra) > 1 else ''} the model does not use: {listed}", file=err)
+                  f"{'s' if len(extra) > 1 else ''} {reader} do{'es' if s_ else ''} "
+                  f"not use: {listed}", file=err)
         frame = frame.copy()
         frame.columns = [str(c) for c in frame.columns]
         return frame[names]
     if n_features is not None and frame.shape[1] != n_features:
-        raise CommandError(f"the model stores no feature names to match the data's columns by, and "
-                           f"it has {n_features} features where the data have {frame.shape[1]} columns")
-    print(f"defrag {command}: warning: the model stores no feature names; the data's columns are "
+        raise CommandError(f"{reader} store{s_} no feature names to match the data's columns by, and "
+                           f"{reader} read{s_} {n_features} features where the data have "
+                           f"{frame.shape[1]} columns")
+    print(f"defrag {command}: warning: {reader} store{s_} no feature names; the data's columns are "
           f"taken by position ({', '.join(map(str, frame.columns[:5]))}"
           f"{', ...' if frame.shape[1] > 5 else ''})", file=err)
     return frame
@@ -552,7 +565,7 @@ def explain(args, out, err):
 # what a rules file that is not one may be instead, by its first bytes
 _NOT_RULES = (
     (_is_lightgbm_text, "a LightGBM model"),
-    (_is_ubjson, "an XGBoost UBJSON model"),
+    (lambda path, data: data.startswith(b"{L"), "an XGBoost UBJSON model"),
     (_is_zip, "a zip archive (a skops model?)"),
     (lambda path, data: data.startswith(_PICKLE_MAGIC), "a pickle or joblib file"),
 )

@@ -566,6 +566,10 @@ def check_xgboost_model(doc):
     outputs, iteration_indptr within the trees."""
     if not isinstance(doc, dict) or "learner" not in doc:
         raise ModelFileError("no 'learner': not an XGBoost model")
+    version = doc.get("version")
+    if version is not None and not (isinstance(version, list) and len(version) == 3 and all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in version)):
+        raise ModelFileError(f"version must be three whole numbers, got {str(version)[:40]}")
     learner = _get(doc, "learner")
     param = _get(learner, "learner_model_param")
     n_features = _count(_get(param, "num_feature"), "learner_model_param.num_feature")
@@ -616,6 +620,8 @@ def _check_xgboost_tree(tree, where, n_features):
         raise ModelFileError(f"{where} is not a JSON object")
     tp = _get(tree, "tree_param")
     n = _count(_get(tp, "num_nodes"), f"{where} num_nodes", 1)
+    if "num_feature" in tp and _count(tp["num_feature"], f"{where} num_feature") != n_features:
+        raise ModelFileError(f"{where} num_feature differs from learner_model_param.num_feature")
     if _count(tp.get("size_leaf_vector", 1), f"{where} size_leaf_vector") > 1:
         raise ModelFileError(f"{where} has vector leaves (multi-target trees), which defrag does not read")
     deleted = _count(tp.get("num_deleted", 0), f"{where} num_deleted")
