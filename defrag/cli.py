@@ -321,6 +321,7 @@ def model_source(model, path):
     try:
         source = adapt(model)
         source.trees()
+        source.encoding  # noqa: B018 - read (and checked) now, not while predicting
     except (TypeError, ValueError) as exc:  # NotFittedError is a ValueError
         raise CommandError(f"{path}: {exc}") from None
     return source
@@ -378,6 +379,13 @@ def match_columns(frame, names, n_features, command, err, say_extra=True):
 
 def _categorical_columns(model, library, source):
     """{column index: categories or None} of the features the model splits by category."""
+    try:
+        return _model_categories(model, library, source)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a malformed dump
+        raise CommandError(f"the model's categorical features: {_library_error(exc)}") from None
+
+
+def _model_categories(model, library, source):
     if library == "lightgbm":  # categorical features list their categories in feature_infos
         dump = model.dump_model()
         infos = dump.get("feature_infos") or {}

@@ -37,35 +37,37 @@ class ModelFileError(ValueError):
 
 
 # ---------------------------------------------------------------------------- numbers
+# Space-separated numbers as LightGBM writes them, matched a whole line at a time (its own
+# parsers read "1_0", " 1" or "0x1" differently from NumPy, so nothing else passes); at
+# most 18 digits an integer, so that NumPy parses each without overflow.
+_INT = rb"[+-]?\d{1,18}"
+_FLOAT = rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:inf|nan|INF|NAN|Inf|NaN)"
+_INT_LINE = re.compile(_INT + rb"(?: " + _INT + rb")*")
+_FLOAT_LINE = re.compile(rb"(?:" + _FLOAT + rb")(?: (?:" + _FLOAT + rb"))*")
+_FLOAT_TOKEN = re.compile(_FLOAT)
+
+
+def _numbers(value, what, count, line, dtype, kind):
+    n = value.count(b" ") + 1 if value else 0
+    if count is not None and n != count:
+        raise ModelFileError(f"{what} has {n} values, {count} expected")
+    if n == 0:
+        return np.zeros(0, dtype=dtype)
+    if not line.fullmatch(value):
+        raise ModelFileError(f"{what} holds something that is not {kind}")
+    return np.fromstring(value.decode("ascii"), dtype=dtype, sep=" ")  # text mode: not deprecated
+
+
 def _ints(value, what, count=None, low=-_INT32_MAX - 1, high=_INT32_MAX):
     """The space-separated integers of value (bytes), all within [low, high]."""
-    tokens = value.split(b" ") if value else []
-    if count is not None and len(tokens) != count:
-        raise ModelFileError(f"{what} has {len(tokens)} values, {count} expected")
-    if not tokens:
-        return np.zeros(0, dtype=np.int64)
-    try:
-        values = np.array(tokens).astype(np.int64)
-    except (ValueError, OverflowError):
-        raise ModelFileError(f"{what} holds something that is not a whole number") from None
-    if values.min() < low or values.max() > high:
+    values = _numbers(value, what, count, _INT_LINE, np.int64, "a whole number")
+    if values.size and (values.min() < low or values.max() > high):
         raise ModelFileError(f"{what} holds a value outside [{low}, {high}]")
     return values
 
 
-_FLOAT_TOKEN = re.compile(rb"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|nan)", re.IGNORECASE)
-
-
 def _floats(value, what, count=None, finite=False):
-    tokens = value.split(b" ") if value else []
-    if count is not None and len(tokens) != count:
-        raise ModelFileError(f"{what} has {len(tokens)} values, {count} expected")
-    if not tokens:
-        return np.zeros(0)
-    # numpy alone would take "1_0" or " 1"; LightGBM's parsers would read those differently
-    if not all(_FLOAT_TOKEN.fullmatch(t) for t in tokens):
-        raise ModelFileError(f"{what} holds something that is not a number")
-    values = np.array(tokens).astype(np.float64)
+    values = _numbers(value, what, count, _FLOAT_LINE, np.float64, "a number")
     if finite and not np.all(np.isfinite(values)):
         raise ModelFileError(f"{what} holds a value that is not finite")
     return values
@@ -366,34 +368,35 @@ def _check_lightgbm_tail(tail):
 
 # ---------------------------------------------------------------------------- XGBoost
 def check_xgboost_json(data):
-    """The document of an XGBoost JSON model file (bytes), parsed and checked by
-    ``check_xgboost_model``; also the bytes to give XGBoost (its loader wants the file to
-    start with '{')."""
+    """The document of an XGBoost JSON model file (bytes), nesting at most MAX_NESTING
+    deep (checked on the text, before any parser recurses on it), and the bytes to give
+    XGBoost (its loader wants the file to start with '{')."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelFileError(f"not UTF-8 text (byte {exc.start})") from None
     text = text.lstrip("\ufeff \t\r\n")
+    raw = text.encode("utf-8")
+    if _json_depth(raw) > MAX_NESTING:
+        raise ModelFileError(f"nesting deeper than {MAX_NESTING} levels")
     try:
         doc = json.loads(text)
-    except RecursionError:
+    except RecursionError:  # pragma: no cover - the depth check comes first
         raise ModelFileError("JSON nested too deeply") from None
     except ValueError as exc:
         raise ModelFileError(f"not JSON: {exc}") from None
-    _check_nesting(doc)
-    return doc, text.encode("utf-8")
+    return doc, raw
 
 
-def _check_nesting(doc):
-    stack = [(doc, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_NESTING:
-            raise ModelFileError(f"nesting deeper than {MAX_NESTING} levels")
-        if isinstance(value, dict):
-            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
-        elif isinstance(value, list):
-            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _json_depth(raw):
+    """The deepest nesting of brackets in JSON text, strings left out."""
+    bare = np.frombuffer(_JSON_STRING.sub(b'""', raw), dtype=np.uint8)
+    step = (np.isin(bare, (ord("{"), ord("["))).astype(np.int64)
+            - np.isin(bare, (ord("}"), ord("]"))))
+    return int(np.cumsum(step).max()) if step.size else 0
 
 
 # UBJSON as XGBoost reads and writes it: objects with 'L'-sized keys, arrays plain,
@@ -520,20 +523,20 @@ def _count(value, what, low=0, high=_INT32_MAX):
     return value
 
 
+def _as_array(values, what, kinds, kind):
+    """values (a JSON list, or a typed UBJSON array) as a 1-d NumPy array of one of kinds."""
+    if not isinstance(values, (list, np.ndarray)):
+        raise ModelFileError(f"{what} must be a list of {kind}")
+    arr = values if isinstance(values, np.ndarray) else np.array(values) if values else np.zeros(0, np.int64)
+    # a list mixing types, holding strings, None, lists or ints beyond 64 bits has dtype
+    # object or str; floats in an index list make it float; true/false make it bool
+    if arr.ndim != 1 or arr.dtype.kind not in kinds:
+        raise ModelFileError(f"{what} must be a list of {kind}")
+    return arr
+
+
 def _index_array(values, what, n=None, low=None, high=None):
-    if isinstance(values, np.ndarray):
-        arr = values
-    else:
-        if not isinstance(values, list) or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in values):
-            raise ModelFileError(f"{what} must be a list of whole numbers")
-        try:
-            arr = np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
-        except OverflowError:
-            raise ModelFileError(f"{what} holds a number out of range") from None
-    if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise ModelFileError(f"{what} must be a list of whole numbers")
-    arr = arr.astype(np.int64)
+    arr = _as_array(values, what, "iu", "whole numbers").astype(np.int64)
     if n is not None and arr.size != n:
         raise ModelFileError(f"{what} has {arr.size} entries for {n} nodes")
     if arr.size and ((low is not None and arr.min() < low) or (high is not None and arr.max() > high)):
@@ -542,14 +545,8 @@ def _index_array(values, what, n=None, low=None, high=None):
 
 
 def _number_array(values, what, n):
-    if isinstance(values, np.ndarray):
-        arr = values
-    else:
-        if not isinstance(values, list) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise ModelFileError(f"{what} must be a list of numbers")
-        arr = np.array(values, dtype=np.float64) if values else np.zeros(0)
-    if arr.ndim != 1 or arr.dtype.kind not in "iuf" or arr.size != n:
+    arr = _as_array(values, what, "iuf", "numbers")
+    if arr.size != n:
         raise ModelFileError(f"{what} has {arr.size} entries for {n} nodes")
     return arr
 
