@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import sys
 import textwrap
 import time
@@ -80,10 +81,7 @@ def _pandas():
 def read_data(path):
     """A DataFrame of a CSV or Parquet file (text columns become categorical later)."""
     pd = _pandas()
-    if not os.path.exists(path):
-        raise CommandError(f"no such data file: {path}")
-    if os.path.isdir(path):
-        raise CommandError(f"{path} is a directory, not a data file")
+    _check_path(path, "data file")
     parquet = path.lower().endswith((".parquet", ".pq"))
     try:
         return pd.read_parquet(path) if parquet else pd.read_csv(path)
@@ -265,12 +263,24 @@ def _load_pickle(path, data):
     return model, _library_of_object(model)
 
 
+def _check_path(path, what):
+    """A one-line error unless path is a file or a pipe (a device such as /dev/zero would
+    be read without end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CommandError(f"no such {what}: {path}") from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise CommandError(f"{path} is a directory, not a {what}")
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        raise CommandError(f"{path} is not a regular file (a device or socket), not a {what}")
+
+
 def _read_file(path, what):
     """The bytes of a file, or a one-line error for a path that is not a readable file."""
-    if not os.path.exists(path):
-        raise CommandError(f"no such {what}: {path}")
-    if os.path.isdir(path):
-        raise CommandError(f"{path} is a directory, not a {what}")
+    _check_path(path, what)
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -324,6 +334,8 @@ def model_source(model, path):
         source.encoding  # noqa: B018 - read (and checked) now, not while predicting
     except (TypeError, ValueError) as exc:  # NotFittedError is a ValueError
         raise CommandError(f"{path}: {exc}") from None
+    except (IndexError, KeyError, AttributeError, OverflowError) as exc:  # a malformed model
+        raise CommandError(f"{path}: a malformed model ({type(exc).__name__}: {_library_error(exc)})") from None
     return source
 
 

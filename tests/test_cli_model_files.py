@@ -162,6 +162,20 @@ def test_skops_files_load_only_trusted_types(data, tmp_path):
     code, out, err = _main("explain", tmp_path / "other.skops", d / "data.csv")
     _one_line_error(code, out, err)
     assert "cannot read" in err and "skops" in err
+    # trusted types holding a tree whose child points outside it (scikit-learn would
+    # follow it unchecked when predicting): refused before anything predicts
+    import copy
+
+    bad = copy.deepcopy(rf)
+    state = bad.estimators_[0].tree_.__getstate__()
+    nodes = state["nodes"].copy()
+    nodes["left_child"][0] = 10**6
+    state["nodes"] = nodes
+    bad.estimators_[0].tree_.__setstate__(state)
+    sio.dump(bad, tmp_path / "bad.skops")
+    res = _run("explain", str(tmp_path / "bad.skops"), str(d / "data.csv"))
+    assert res.returncode == 2 and res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("defrag explain: error: ") and "bad.skops: " in res.stderr
     # HistGradientBoosting with categorical preprocessing needs the listed partial
     Xc = X.assign(c=pd.Categorical(np.arange(len(X)) % 3))
     hgb = HistGradientBoostingClassifier(max_iter=3, categorical_features="from_dtype").fit(Xc, y)
@@ -239,7 +253,11 @@ def _user_error_cases(d, tmp_path, rf):
         ([predict, tmp_path / "rules.json", tmp_path / "junk.bin"], "cannot read"),
         ([predict, tmp_path / "rules.json", data_csv, "--out", tmp_path / "no" / "dir" / "s.csv"],
          "cannot write"),
-    ]
+    ] + ([  # a device is never read (it would be read without end)
+        ([explain, "/dev/zero", data_csv], "not a regular file"),
+        ([explain, d / "xgb.json", "/dev/zero"], "not a regular file"),
+        ([predict, "/dev/zero", data_csv], "not a regular file"),
+    ] if os.path.exists("/dev/zero") else [])
 
 
 def test_every_user_error_is_one_line_and_exit_2(data, tmp_path):
