@@ -6,8 +6,10 @@ JSON or UBJSON document overflows the stack, a string length in UBJSON is copied
 a bound, and node indices (children, parents, category segments) are followed unchecked
 at load or prediction time. The functions here read the same grammar the libraries read,
 with every count, index and depth checked, and raise ``ModelFileError`` (a ``ValueError``)
-naming the first problem. What passes them loads without the library reading outside
-what it was given, and predicts without following an index outside its tree.
+naming the first problem. The aim: what passes them loads and predicts without the library
+reading outside what it was given or following an index outside its tree
+(tests/test_cli_model_checks.py holds the crash cases found and a fuzz run through the
+loaders; the checks follow LightGBM 4.x's and XGBoost 2.x-3.x's readers).
 
 Nothing here imports XGBoost or LightGBM: the libraries see a file only once it passed.
 """
@@ -279,7 +281,7 @@ def _check_lightgbm_tree(f, i, n_features):
         return
     left = _ints(need(b"left_child"), f"{where} left_child", m, -n_leaves, max(m - 1, 0))
     right = _ints(need(b"right_child"), f"{where} right_child", m, -n_leaves, max(m - 1, 0))
-    feature = _ints(need(b"split_feature"), f"{where} split_feature", m, 0, n_features - 1)
+    _ints(need(b"split_feature"), f"{where} split_feature", m, 0, n_features - 1)
     threshold = _floats(need(b"threshold"), f"{where} threshold", m, finite=True)
     if b"internal_count" in f:
         _ints(f[b"internal_count"], f"{where} internal_count", m, 0)
@@ -596,8 +598,8 @@ def check_xgboost_model(doc):
     num_trees = _count(_get(model, "gbtree_model_param", "num_trees"), "gbtree_model_param.num_trees")
     if num_trees != len(trees):
         raise ModelFileError(f"gbtree_model_param.num_trees = {num_trees} but {len(trees)} trees")
-    info = _index_array(_get(model, "tree_info"), "tree_info", len(trees), 0, n_outputs - 1)
-    del info
+    # the output each tree adds to: XGBoost indexes its outputs with it unchecked
+    _index_array(_get(model, "tree_info"), "tree_info", len(trees), 0, n_outputs - 1)
     if "iteration_indptr" in model:
         indptr = _index_array(model["iteration_indptr"], "iteration_indptr", None, 0, len(trees))
         if indptr.size == 0 or indptr[0] != 0 or indptr[-1] != len(trees) or np.any(np.diff(indptr) < 0):
