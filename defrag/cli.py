@@ -5,19 +5,36 @@
     defrag demo                  a random forest on a bundled data set, simplified
     defrag config                how the compiled kernels were built
 
-MODEL: a pickled or joblib scikit-learn ensemble (or Pipeline), an XGBoost model file
-(.json or .ubj), a LightGBM model text file or a CatBoost model file (.cbm). DATA: CSV, or
-Parquet with pyarrow.
+MODEL: an XGBoost model file (.json or .ubj), a LightGBM model text file, a CatBoost model
+file (.cbm), or a scikit-learn ensemble (or Pipeline) saved with skops (.skops); a pickle
+or joblib file only with
+--allow-pickle, since unpickling runs any code the file holds. DATA: CSV, or Parquet with
+pyarrow. Every error with the user's files is one line on stderr and exit status 2.
 """
 import argparse
+import importlib
+import io
+import json
 import logging
 import os
+import re
 import shutil
+import stat
+import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
+
+from .model_files import (
+    ModelFileError,
+    check_lightgbm_text,
+    check_xgboost_json,
+    check_xgboost_model,
+    read_ubjson,
+)
 
 FORMATS = ("text", "json", "sql", "markdown", "python")
 DATASETS = {
@@ -31,6 +48,14 @@ PROGRESS_AFTER_S = 2.0
 
 class CommandError(Exception):
     """A problem with the user's files or data: printed as one line, exit status 2."""
+
+
+def _one_line(text):
+    """text as one line: XGBoost's stack trace and '[time] file:line: ' prefixes dropped,
+    line breaks (scikit-learn's lists of names) and runs of spaces made single spaces."""
+    text = str(text).split("Stack trace:")[0]
+    text = re.sub(r"\[\d\d:\d\d:\d\d\] [^ ]+:\d+: ", "", text)
+    return " ".join(text.split())
 
 
 def _whole(text):
@@ -66,117 +91,306 @@ def _pandas():
 def read_data(path):
     """A DataFrame of a CSV or Parquet file (text columns become categorical later)."""
     pd = _pandas()
-    if not os.path.exists(path):
-        raise CommandError(f"no such data file: {path}")
-    if path.lower().endswith((".parquet", ".pq")):
-        try:
-            return pd.read_parquet(path)
-        except ImportError as exc:
-            raise CommandError(f"reading Parquet needs pyarrow: pip install \"defrag[parquet]\" ({exc})") from None
+    _check_path(path, "data file")
+    parquet = path.lower().endswith((".parquet", ".pq"))
     try:
-        return pd.read_csv(path)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CommandError(f"cannot read {path} as CSV: {exc}") from None
+        return pd.read_parquet(path) if parquet else pd.read_csv(path)
+    except ImportError as exc:
+        raise CommandError(f"reading Parquet needs pyarrow: pip install \"defrag[parquet]\" ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - whatever pandas / pyarrow refuse is the file's
+        raise CommandError(f"cannot read {path} as {'Parquet' if parquet else 'CSV'}: "
+                           f"{_library_error(exc)}") from None
 
 
 def write_data(frame, path, out):
     if path is None:
         frame.to_csv(out, index=False)
-    elif path.lower().endswith((".parquet", ".pq")):
-        try:
-            frame.to_parquet(path, index=False)
-        except ImportError as exc:
-            raise CommandError(f"writing Parquet needs pyarrow ({exc})") from None
-    else:
-        frame.to_csv(path, index=False)
-
-
-def _library_of(path):
-    """'catboost', 'xgboost', 'lightgbm' or 'pickle', from the file's first bytes."""
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    if head.startswith(CATBOOST_MAGIC) or path.lower().endswith(".cbm"):
-        return "catboost"
-    if head.startswith(b"tree\n") or b"\nversion=v" in head[:200]:
-        return "lightgbm"
-    stripped = head.lstrip()
-    if stripped.startswith(b"{") and b'"learner"' in head:
-        return "xgboost"
-    if path.lower().endswith(".ubj") or (stripped.startswith(b"{") and b"learner" in head[:64]):
-        return "xgboost"  # UBJSON: a '{' and length-prefixed keys
-    return "pickle"
-
-
-def load_model(path):
-    """(model, library) of a model file."""
-    if not os.path.exists(path):
-        raise CommandError(f"no such model file: {path}")
-    library = _library_of(path)
-    if library == "catboost":
-        return _load_catboost(path), library
-    if library == "lightgbm":
-        try:
-            import lightgbm as lgb
-        except ImportError:
-            raise CommandError("a LightGBM model file needs lightgbm: pip install lightgbm") from None
-        return lgb.Booster(model_file=path), library
-    if library == "xgboost":
-        try:
-            import xgboost as xgb
-        except ImportError:
-            raise CommandError("an XGBoost model file needs xgboost: pip install xgboost") from None
-        booster = xgb.Booster()
-        try:
-            booster.load_model(path)
-        except xgb.core.XGBoostError as exc:
-            raise CommandError(f"cannot read {path} as an XGBoost model: {str(exc).splitlines()[0]}") from None
-        return booster, library
+        return
     try:
-        import joblib
+        if path.lower().endswith((".parquet", ".pq")):
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+    except ImportError as exc:
+        raise CommandError(f"writing Parquet needs pyarrow ({exc})") from None
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
 
-        model = joblib.load(path)  # pickles too (joblib ships with scikit-learn)
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is the file's
-        raise CommandError(f"cannot load {path} as a pickled or joblib model: "
-                           f"{type(exc).__name__}: {exc}") from None
-    return model, library
+
+# ------------------------------------------------------------------ model files
+# A model file is read once, recognised by its first bytes (not its name), and checked
+# before a library's loader sees it: LightGBM's and XGBoost's loaders trust their input
+# and can take the process down on a file cut short or nested too deeply
+# (defrag.model_files). A pickle runs code when loaded, so it loads only on request.
+#
+# MODEL_FORMATS: (name, test of (path, bytes), loader(path, bytes) -> (model, library)),
+# first match wins. A new format is one test, one loader and one entry.
+
+def _is_lightgbm_text(path, data):
+    return data.startswith((b"tree\n", b"tree\r\n"))
+
+
+def _is_json(path, data):
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"{") and head[1:].lstrip(b" \t\r\n")[:1] in (b'"', b"}")
+
+
+def _is_ubjson(path, data):
+    # XGBoost writes an object whose first key has an int64 length ('L')
+    return data.startswith(b"{L") or (path.lower().endswith(".ubj") and data.startswith(b"{"))
+
+
+def _is_zip(path, data):
+    return data.startswith((b"PK\x03\x04", b"PK\x05\x06"))
+
+
+def _checked(check, data, path, what):
+    """check(data), its ModelFileError as one line naming the file."""
+    try:
+        return check(data)
+    except ModelFileError as exc:
+        raise CommandError(f"cannot read {path} as {what}: {exc}") from None
+
+
+def _library_error(exc, limit=300):
+    """A library's error as one line (its message, else its type), at most limit
+    characters (XGBoost may quote a whole model document)."""
+    text = _one_line(exc) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _import(module, purpose, install=None):
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise CommandError(f"{purpose} needs {module.split('.')[0]}: pip install "
+                           f"{install or module}") from None
+
+
+def _load_lightgbm_text(path, data):
+    text = _checked(check_lightgbm_text, data, path, "a LightGBM model")
+    lgb = _import("lightgbm", "a LightGBM model file", "\"defrag[lightgbm]\"")
+    try:
+        return lgb.Booster(model_str=text), "lightgbm"
+    except Exception as exc:  # noqa: BLE001 - LightGBMError and its Python side's errors
+        raise CommandError(f"LightGBM cannot load {path}: {_library_error(exc)}") from None
+
+
+def _load_xgboost(path, doc, raw):
+    _checked(check_xgboost_model, doc, path, "an XGBoost model")
+    xgb = _import("xgboost", "an XGBoost model file", "\"defrag[xgboost]\"")
+    booster = xgb.Booster()
+    try:
+        booster.load_model(bytearray(raw))  # the bytes checked, not the file again
+    except Exception as exc:  # noqa: BLE001 - XGBoostError (its message may be binary)
+        raise CommandError(f"XGBoost cannot load {path}: {_library_error(exc)}") from None
+    return booster, "xgboost"
+
+
+def _load_json(path, data):
+    doc, raw = _checked(check_xgboost_json, data, path, "an XGBoost JSON model")
+    if isinstance(doc, dict) and "rules" in doc and ("schema" in doc or "schema_version" in doc):
+        raise CommandError(f"{path} is a defrag rules file, not a model: score data with it by "
+                           "'defrag predict RULES DATA'")
+    if not isinstance(doc, dict) or "learner" not in doc:
+        raise CommandError(f"{path} is JSON but not an XGBoost model (it has no 'learner')")
+    return _load_xgboost(path, doc, raw)
+
+
+def _load_ubjson(path, data):
+    doc = _checked(read_ubjson, data, path, "an XGBoost UBJSON model")
+    if not isinstance(doc, dict) or "learner" not in doc:
+        raise CommandError(f"{path} is UBJSON but not an XGBoost model (it has no 'learner')")
+    return _load_xgboost(path, doc, data)
+
+
+# Types a skops file of a supported scikit-learn model holds beyond those skops trusts by
+# default (numpy arrays, scikit-learn estimators and losses): the trees, and the
+# check_array partial of HistGradientBoosting's categorical preprocessing.
+SKOPS_TRUSTED = (
+    "sklearn.tree._tree.Tree",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    "functools.partial",
+    "sklearn.utils.validation.check_array",
+)
+
+
+def _load_skops(path, data):
+    sio = _import("skops.io", "a skops file", "\"defrag[skops]\"")
+    try:
+        untrusted = sorted(set(sio.get_untrusted_types(data=data)) - set(SKOPS_TRUSTED))
+    except Exception as exc:  # noqa: BLE001 - a zip that is not a skops file, or a damaged one
+        raise CommandError(f"cannot read {path} as a skops file: {_library_error(exc)}") from None
+    if untrusted:
+        listed = ", ".join(untrusted[:5]) + (f" and {len(untrusted) - 5} more" if len(untrusted) > 5 else "")
+        raise CommandError(f"{path} holds types defrag does not trust ({listed}); defrag loads skops "
+                           "files of scikit-learn tree ensembles")
+    try:
+        model = sio.loads(data, trusted=list(SKOPS_TRUSTED))
+    except Exception as exc:  # noqa: BLE001 - any failure to rebuild is the file's
+        raise CommandError(f"cannot load {path} as a skops file: {_library_error(exc)}") from None
+    return model, _library_of_object(model)
 
 
 # CatBoost's binary model format (.cbm) starts with these bytes
 CATBOOST_MAGIC = b"CBM1"
+# CatBoost's loader trusts its input: a damaged .cbm can make it run without end, so the
+# file is first loaded (and exported as the JSON defrag reads) by a child process with a
+# time and memory limit; only a file that passed is loaded here.
+CATBOOST_CHECK = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+import catboost, tempfile, os
+model = catboost.CatBoost().load_model(blob=sys.stdin.buffer.read())
+with tempfile.TemporaryDirectory() as tmp:
+    model.save_model(os.path.join(tmp, "model.json"), format="json")
+"""
+CATBOOST_CHECK_SECONDS = 120
 
 
-def _load_catboost(path):
-    """A CatBoost model file (.cbm) as a catboost.CatBoost, checked to be one first."""
-    with open(path, "rb") as f:
-        if f.read(len(CATBOOST_MAGIC)) != CATBOOST_MAGIC:
-            raise CommandError(f"{path} is not a CatBoost model file (a .cbm file starts with "
-                               f"{CATBOOST_MAGIC.decode()})")
+def _is_catboost(path, data):
+    return data.startswith(CATBOOST_MAGIC)
+
+
+def _load_catboost(path, data):
+    catboost = _import("catboost", "a CatBoost model file", "\"defrag[catboost]\"")
     try:
-        import catboost
-    except ImportError:
-        raise CommandError("a CatBoost model file needs catboost: pip install catboost") from None
+        check = subprocess.run([sys.executable, "-c", CATBOOST_CHECK], input=data, capture_output=True,
+                               timeout=CATBOOST_CHECK_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise CommandError(f"cannot read {path} as a CatBoost model: CatBoost's loader ran for over "
+                           f"{CATBOOST_CHECK_SECONDS} s on it (a damaged file?)") from None
+    if check.returncode != 0:
+        lines = [line for line in check.stderr.decode(errors="replace").splitlines() if line.strip()]
+        raise CommandError(f"cannot read {path} as a CatBoost model: "
+                           f"{lines[-1] if lines else f'its loader failed (exit {check.returncode})'}")
     try:
-        return catboost.CatBoost().load_model(path)
-    except catboost.CatBoostError as exc:
-        raise CommandError(f"cannot read {path} as a CatBoost model: {str(exc).splitlines()[0]}") from None
+        return catboost.CatBoost().load_model(blob=data), "catboost"  # the bytes checked
+    except Exception as exc:  # noqa: BLE001 - CatBoostError
+        raise CommandError(f"CatBoost cannot load {path}: {_library_error(exc)}") from None
 
 
-def _catboost_columns(model):
-    """A CatBoost model's feature names, unless they are the "0", "1", ... of an array."""
-    names = [str(n) for n in (model.feature_names_ or [])]
-    return None if names == [str(i) for i in range(len(names))] else names
+MODEL_FORMATS = (
+    ("LightGBM model text", _is_lightgbm_text, _load_lightgbm_text),
+    ("XGBoost JSON", _is_json, _load_json),
+    ("XGBoost UBJSON", _is_ubjson, _load_ubjson),
+    ("skops", _is_zip, _load_skops),
+    ("CatBoost", _is_catboost, _load_catboost),
+)
+
+# first bytes of a pickle (protocol 2 and later) and of joblib's compressed files
+_PICKLE_MAGIC = (b"\x80", b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda", b"\x1f\x8b", b"BZh",
+                 b"\xfd7zXZ", b"\x5d\x00\x00", b"\x04\x22\x4d\x18")
 
 
-def _model_columns(model, library):
-    """The model's feature names, when it stores real ones."""
+def _library_of_object(model):
+    """'xgboost' or 'lightgbm' for those libraries' raw Boosters (no scikit-learn
+    predict), else 'sklearn' (DefragModel asks the model for its predictions)."""
+    kind = type(model)
+    if kind.__name__ == "Booster" and (kind.__module__ or "").startswith(("xgboost", "lightgbm")):
+        return kind.__module__.split(".")[0]
+    return "sklearn"
+
+
+def _load_pickle(path, data):
+    joblib = _import("joblib", "a pickle or joblib file")
+    try:
+        model = joblib.load(io.BytesIO(data))  # pickles too
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure is the file's
+        raise CommandError(f"cannot load {path} as a pickle or joblib file: "
+                           f"{type(exc).__name__}: {exc}") from None
+    return model, _library_of_object(model)
+
+
+def _check_path(path, what):
+    """A one-line error unless path is a file or a pipe (a device such as /dev/zero would
+    be read without end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CommandError(f"no such {what}: {path}") from None
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
+        raise CommandError(f"{path} is a directory, not a {what}")
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        raise CommandError(f"{path} is not a regular file (a device or socket), not a {what}")
+
+
+def _read_file(path, what):
+    """The bytes of a file, or a one-line error for a path that is not a readable file."""
+    _check_path(path, what)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not data:
+        raise CommandError(f"{path} is empty")
+    return data
+
+
+def _not_a_model(path, data):
+    """The one-line reason a file that no loader took is refused."""
+    if data.startswith(_PICKLE_MAGIC):
+        return (f"{path} is a pickle or joblib file; loading one runs any code it holds, so defrag "
+                "loads it only with --allow-pickle (give it only for files you trust; save "
+                "scikit-learn models with skops as .skops to need no flag)")
+    hint = {".ubj": "not UBJSON (an XGBoost .ubj model starts with '{L')",
+            ".json": "not JSON text of an XGBoost model",
+            ".txt": "not a LightGBM model text (which starts with the line 'tree')",
+            ".skops": "not a skops file (a zip archive)",
+            ".cbm": "not a CatBoost model (which starts with CBM1)"}.get(os.path.splitext(path)[1].lower())
+    what = hint or "not a model file defrag reads"
+    return (f"{path} is {what}; defrag reads XGBoost JSON or UBJSON, LightGBM model text, CatBoost "
+            ".cbm and skops files, and pickle or joblib files only with --allow-pickle")
+
+
+def load_model(path, allow_pickle=False):
+    """(model, library) of a model file: 'xgboost' or 'lightgbm' for a raw Booster, else
+    'sklearn'. A pickle or joblib file is loaded only when allow_pickle is true."""
+    return load_model_bytes(_read_file(path, "model file"), path, allow_pickle)
+
+
+def load_model_bytes(data, path, allow_pickle=False):
+    """load_model of a file's bytes (path names it in messages and gives its extension)."""
+    for _, accepts, load in MODEL_FORMATS:
+        if accepts(path, data):
+            return load(path, data)
+    if allow_pickle:
+        return _load_pickle(path, data)
+    raise CommandError(_not_a_model(path, data))
+
+
+def model_source(model, path):
+    """The defrag source of a loaded model, its trees read and checked (an index outside
+    a tree is an error here, before any library predicts with it); an unsupported or
+    unfitted model is a one-line error."""
+    from .sources import adapt  # the readers import scikit-learn: loaded by the commands that need them
+
+    try:
+        source = adapt(model)
+        source.trees()
+        source.encoding  # noqa: B018 - read (and checked) now, not while predicting
+    except (TypeError, ValueError) as exc:  # NotFittedError is a ValueError
+        raise CommandError(f"{path}: {exc}") from None
+    except (IndexError, KeyError, AttributeError, OverflowError) as exc:  # a malformed model
+        raise CommandError(f"{path}: a malformed model ({type(exc).__name__}: {_library_error(exc)})") from None
+    return source
+
+
+def model_columns(model, library):
+    """The model's feature names, when it stores real ones (not LightGBM's Column_0...,
+    nor CatBoost's 0, 1, ... of a model trained on an array)."""
     if library == "catboost":
-        return _catboost_columns(model)
+        names = [str(n) for n in (model.feature_names_ or [])]
+        return None if names == [str(i) for i in range(len(names))] else names
     if library == "xgboost":
         return model.feature_names
     if library == "lightgbm":
         names = model.feature_name()
         return None if all(n == f"Column_{i}" for i, n in enumerate(names)) else names
-    from .sources import unwrap
+    from .sources import unwrap  # (the readers import scikit-learn; see model_source)
 
     names = getattr(unwrap(model), "feature_names_in_", None)
     if names is None:
@@ -184,8 +398,50 @@ def _model_columns(model, library):
     return None if names is None else [str(n) for n in names]
 
 
-def _categorical_columns(model, library, n_features):
+def match_columns(frame, names, n_features, command, err, say_extra=True):
+    """The columns of frame the model (or the rules, for predict) reads, in its order: by
+    name when it has names (a missing one is an error naming it, extra ones are ignored,
+    and said so when say_extra), else by position with a warning."""
+    reader, s_ = ("the rules", "") if command == "predict" else ("the model", "s")  # verbs agree
+    if names is not None:
+        names = [str(n) for n in names]
+        have = set(map(str, frame.columns))
+        missing = [n for n in names if n not in have]
+        if missing:
+            more = f" (and {len(missing) - 1} more: {', '.join(missing[1:6])})" if len(missing) > 1 else ""
+            spaced = [c for c in map(str, frame.columns) if c.replace(" ", "_") == missing[0]]
+            hint = (f"; LightGBM writes spaces in names as '_', the data have {spaced[0]!r}"
+                    if spaced else "")
+            raise CommandError(f"the data have no column {missing[0]!r}, a feature of {reader}"
+                               f"{more}{hint}")
+        extra = [c for c in map(str, frame.columns) if c not in set(names)]
+        if extra and say_extra:
+            listed = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
+            print(f"defrag {command}: note: ignoring {len(extra)} data column"
+                  f"{'s' if len(extra) > 1 else ''} {reader} do{'es' if s_ else ''} "
+                  f"not use: {listed}", file=err)
+        frame = frame.copy()
+        frame.columns = [str(c) for c in frame.columns]
+        return frame[names]
+    if n_features is not None and frame.shape[1] != n_features:
+        raise CommandError(f"{reader} store{s_} no feature names to match the data's columns by, and "
+                           f"{reader} read{s_} {n_features} features where the data have "
+                           f"{frame.shape[1]} columns")
+    print(f"defrag {command}: warning: {reader} store{s_} no feature names; the data's columns are "
+          f"taken by position ({', '.join(map(str, frame.columns[:5]))}"
+          f"{', ...' if frame.shape[1] > 5 else ''})", file=err)
+    return frame
+
+
+def _categorical_columns(model, library, source):
     """{column index: categories or None} of the features the model splits by category."""
+    try:
+        return _model_categories(model, library, source)
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a malformed dump
+        raise CommandError(f"the model's categorical features: {_library_error(exc)}") from None
+
+
+def _model_categories(model, library, source):
     if library == "lightgbm":  # categorical features list their categories in feature_infos
         dump = model.dump_model()
         infos = dump.get("feature_infos") or {}
@@ -193,22 +449,15 @@ def _categorical_columns(model, library, n_features):
         flagged = [j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")]
         cats = dump.get("pandas_categorical") or []
         return {j: (cats[i] if i < len(cats) else None) for i, j in enumerate(flagged)}
-    from .sources import adapt
-
-    enc = adapt(model, n_features).encoding
+    enc = source.encoding
     return {j: (None if enc.categories[j] is None else list(enc.categories[j]))
             for j in np.flatnonzero(enc.categorical)}
 
 
-def prepare_frame(frame, columns=None, categorical=None):
-    """The columns (by name, in order) of frame, text and categorical features as pandas
-    categorical columns (with the model's categories where it stores them)."""
+def prepare_frame(frame, categorical=None):
+    """frame with text and categorical features as pandas categorical columns (with the
+    model's categories where it stores them)."""
     pd = _pandas()
-    if columns is not None:
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise CommandError(f"the data lack the model's columns: {', '.join(map(str, missing[:10]))}")
-        frame = frame[list(columns)]
     frame = frame.copy()
     categorical = categorical or {}
     for j, col in enumerate(frame.columns):
@@ -218,7 +467,10 @@ def prepare_frame(frame, columns=None, categorical=None):
             if (whole == np.trunc(whole)).all():  # integer categories read as floats (NaN)
                 values = values.astype("Int64")
         if j in categorical and categorical[j] is not None:
-            frame[col] = pd.Categorical(values, categories=categorical[j])
+            try:
+                frame[col] = pd.Categorical(values, categories=categorical[j])
+            except (TypeError, ValueError) as exc:
+                raise CommandError(f"the model's categories of column {col!r}: {exc}") from None
         elif j in categorical or values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
             if values.dtype.name != "category":
                 frame[col] = values.astype("category")
@@ -226,10 +478,17 @@ def prepare_frame(frame, columns=None, categorical=None):
 
 
 def own_predictions(model, library, X):
-    """The model's predictions on X (class labels or values), for fitting rules to them."""
-    if library == "xgboost":
-        import json
+    """The model's predictions on X (class labels or values), for fitting rules to them;
+    what the library refuses in X is a one-line error."""
+    try:
+        return _own_predictions(model, library, X)
+    except Exception as exc:  # noqa: BLE001 - XGBoostError, LightGBMError, their ValueErrors
+        name = {"xgboost": "XGBoost", "lightgbm": "LightGBM"}[library]
+        raise CommandError(f"{name} cannot predict the data: {_library_error(exc)}") from None
 
+
+def _own_predictions(model, library, X):
+    if library == "xgboost":
         import xgboost as xgb
 
         objective = json.loads(model.save_config())["learner"]["objective"]["name"]
@@ -267,9 +526,10 @@ def _markdown(model):
 
 
 def _prediction(prediction, proba):
-    from .rules.ruleset import prediction_text
-
-    return prediction_text(prediction, proba)
+    """A rule's output as the rules' text prints it: a value, or a class and its probability."""
+    if proba is None:
+        return f"{prediction:.6g}" if isinstance(prediction, (float, np.floating)) else str(prediction)
+    return f"{prediction} (p={float(np.max(proba)):.3f})"
 
 
 def render(model, fmt):
@@ -323,17 +583,21 @@ class _Progress:
 def _write_text(text, path, out):
     if path is None:
         print(text, file=out)
-    else:
+        return
+    try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text if text.endswith("\n") else text + "\n")
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 # --------------------------------------------------------------------- commands
 def explain(args, out, err):
     """Fit rules to a model on a data file and write them."""
-    from . import DefragModel
+    from . import DefragMemoryError, DefragModel  # scikit-learn: only when a command fits
 
-    model, library = load_model(args.model)
+    model, library = load_model(args.model, args.allow_pickle)
+    source = model_source(model, args.model)
     frame = read_data(args.data)
     y = None
     if args.target is not None:
@@ -341,45 +605,81 @@ def explain(args, out, err):
             raise CommandError(f"the data have no column {args.target!r} (--target)")
         y = frame[args.target].to_numpy()
         frame = frame.drop(columns=[args.target])
-    columns = _model_columns(model, library)
-    if columns is not None and not set(columns) <= set(frame.columns):
-        columns = None if len(frame.columns) == len(columns) else columns  # unnamed data: by position
-    n_features = len(columns) if columns is not None else frame.shape[1]
-    X = prepare_frame(frame, columns, _categorical_columns(model, library, n_features))
-    if y is None and library != "pickle":
+    frame = match_columns(frame, model_columns(model, library), source.n_features, "explain", err,
+                          say_extra=not args.quiet)
+    X = prepare_frame(frame, _categorical_columns(model, library, source))
+    if y is None and library != "sklearn":
         y = own_predictions(model, library, X)  # a raw Booster has no scikit-learn predict
     with _Progress(args.quiet, err) as progress:
         dm = DefragModel(model, max_rules=args.max_rules, method=args.method,
                          n_restarts=args.n_restarts, n_jobs=args.n_jobs, random_state=args.seed,
                          verbose=0 if args.quiet else 1)
         try:
-            dm.fit(X, y)
-        except (TypeError, ValueError) as exc:
+            with warnings.catch_warnings():
+                # a model without names read by position was said so above
+                warnings.filterwarnings("ignore", "X has feature names, but", UserWarning)
+                dm.fit(X, y)
+        except (TypeError, ValueError, DefragMemoryError) as exc:
             raise CommandError(str(exc)) from None
         progress.say(f"{dm.n_rules_} rules fitted in {progress.elapsed():.1f} s")
     _write_text(render(dm, args.format), args.out, out)
     return 0
 
 
+# what a rules file that is not one may be instead, by its first bytes
+_NOT_RULES = (
+    (_is_lightgbm_text, "a LightGBM model"),
+    (lambda path, data: data.startswith(b"{L"), "an XGBoost UBJSON model"),
+    (_is_zip, "a zip archive (a skops model?)"),
+    (lambda path, data: data.startswith(_PICKLE_MAGIC), "a pickle or joblib file"),
+)
+
+
+def read_rules(path):
+    """The RuleSet of a rules file written by 'defrag explain --format json'. A file that
+    is not JSON text (a model, a pickle, binary) is refused before any parsing."""
+    from . import RuleSet  # (defrag's estimators stay unloaded when rules only score)
+
+    data = _read_file(path, "rules file")
+    for accepts, what in _NOT_RULES:
+        if accepts(path, data):
+            raise CommandError(f"{path} is {what}, not a defrag rules file: models go to 'defrag "
+                               "explain', rules it writes with --format json to 'defrag predict'")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{path} is not a defrag rules file: not UTF-8 text (byte {exc.start})") from None
+    if "\0" in text or not text.lstrip("\ufeff \t\r\n").startswith("{"):
+        raise CommandError(f"{path} is not a defrag rules file: not JSON text (a rules file is "
+                           "a JSON object)")
+    text = text.lstrip("\ufeff")
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise CommandError(f"{path} is not a defrag rules file: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise CommandError(f"{path} is not a defrag rules file: not JSON ({exc})") from None
+    if isinstance(doc, dict) and "learner" in doc:
+        raise CommandError(f"{path} is an XGBoost model, not a defrag rules file: models go to "
+                           "'defrag explain', rules it writes with --format json to 'defrag predict'")
+    try:
+        return RuleSet.from_json(text)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+        raise CommandError(f"{path} is not a valid defrag rules file: {type(exc).__name__}: {exc}") from None
+
+
 def predict(args, out, err):
     """Score a data file with rules saved by ``defrag explain --format json``."""
-    from .rules import RuleSet
-
-    if not os.path.exists(args.rules):
-        raise CommandError(f"no such rules file: {args.rules}")
-    with open(args.rules, encoding="utf-8") as f:
-        text = f.read()
-    try:
-        rules = RuleSet.from_json(text)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CommandError(f"{args.rules} is not a defrag rules file: {exc}") from None
+    rules = read_rules(args.rules)
     frame = read_data(args.data)
-    columns = rules.feature_names_in
+    n_features = None if rules.feature_names is None else len(rules.feature_names)
+    # the output keeps every column of the data, so unused ones are no news
+    X = match_columns(frame, rules.feature_names_in, n_features, "predict", err, say_extra=False)
     enc = rules.encoding
     categorical = {} if enc is None else {
         j: (None if enc.categories[j] is None else list(enc.categories[j]))
         for j in np.flatnonzero(enc.categorical)}
-    X = prepare_frame(frame, columns, categorical)
+    X = prepare_frame(X, categorical)
     try:
         pred = rules.predict(X)
     except (TypeError, ValueError) as exc:
@@ -395,6 +695,8 @@ def predict(args, out, err):
 
 def demo(args, out, err):
     """Train a random forest on a bundled data set, simplify it, print the rules."""
+    # scikit-learn and the estimators load with the command that needs them (`defrag
+    # predict` and `--help` start without them)
     import sklearn.datasets
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
     from sklearn.model_selection import train_test_split
@@ -462,7 +764,7 @@ def demo(args, out, err):
 
 
 def config(args, out, err):
-    from . import show_config
+    from . import show_config  # (the package's own __init__; imported by the command only)
 
     print(show_config(), file=out)
     return 0
@@ -474,7 +776,7 @@ def build_parser():
         prog="defrag", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Explain a fitted tree ensemble with a few readable rules, and deploy them.",
         epilog="examples:\n"
-               "  defrag explain forest.joblib train.csv --format json --out rules.json\n"
+               "  defrag explain forest.skops train.csv --format json --out rules.json\n"
                "  defrag explain model.json train.csv --target label --max-rules 5\n"
                "  defrag predict rules.json new.csv --out scored.csv\n\n"
                "Run 'defrag COMMAND --help' for a command's options.")
@@ -483,10 +785,14 @@ def build_parser():
     e = sub.add_parser(
         "explain", help="rules that explain a fitted model on a data file",
         description="Fit rules to a fitted tree ensemble on a data file and write them. Without "
-                    "--target the rules fit the model's own predictions on the data.")
+                    "--target the rules fit the model's own predictions on the data. The data's "
+                    "columns are matched to the model's feature names (other columns are "
+                    "ignored); by position only when the model stores no names. Pickle and "
+                    "joblib files load only with --allow-pickle: unpickling runs code.")
     e.add_argument("model", metavar="MODEL",
-                   help="pickled or joblib scikit-learn ensemble or Pipeline, XGBoost model file "
-                        "(JSON or UBJ), or LightGBM model text file")
+                   help="XGBoost model file (JSON or UBJ), LightGBM model text file, or a "
+                        "scikit-learn ensemble or Pipeline saved with skops (.skops); a pickle or "
+                        "joblib file only with --allow-pickle")
     e.add_argument("data", metavar="DATA", help="CSV file, or Parquet (needs pyarrow)")
     e.add_argument("--target", metavar="COL", help="column with the target to fit instead of the "
                    "model's predictions (dropped from the features)")
@@ -498,6 +804,10 @@ def build_parser():
                    help="random restarts, the best kept (default 20)")
     e.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     e.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    e.add_argument("--allow-pickle", action="store_true",
+                   help="load MODEL even if it is a pickle or joblib file. Loading a pickle runs "
+                        "any code it holds: give this only for files you trust. XGBoost, LightGBM "
+                        "and skops files never need it")
     _common_options(e)
     e.set_defaults(func=explain)
 
@@ -543,7 +853,7 @@ def main(argv=None, out=None, err=None):
     try:
         return args.func(args, out, err)
     except CommandError as exc:
-        print(f"defrag {args.command}: error: {exc}", file=err)
+        print(f"defrag {args.command}: error: {_one_line(exc)}", file=err)
         return 2
     except BrokenPipeError:  # the reader (head, less) closed the pipe: not an error of ours
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -551,7 +551,7 @@ def test_cli_explains_a_cbm_file(tmp_path):
     # a file that is not a CatBoost model: one line, no traceback
     (tmp_path / "fake.cbm").write_text("x0,x1\n1,2\n")
     (tmp_path / "cut.cbm").write_bytes((tmp_path / "model.cbm").read_bytes()[:64])
-    for name, message in (("fake.cbm", "is not a CatBoost model file"), ("cut.cbm", "cannot read")):
+    for name, message in (("fake.cbm", "is not a CatBoost model"), ("cut.cbm", "cannot read")):
         out, err = io.StringIO(), io.StringIO()
         assert cli.main(["explain", str(tmp_path / name), str(tmp_path / "data.csv")], out, err) == 2
         assert message in err.getvalue() and err.getvalue().count("\n") == 1, err.getvalue()

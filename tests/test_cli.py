@@ -24,7 +24,8 @@ def _run(*args):
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """A CSV with NaN, a text and an integer categorical column and a label; a random
-    forest (joblib) on two of its columns, an XGBoost JSON file and a LightGBM text file."""
+    forest on two of its columns (joblib, and skops when installed), an XGBoost JSON file
+    and a LightGBM text file."""
     import joblib
     from sklearn.ensemble import RandomForestClassifier
 
@@ -36,7 +37,13 @@ def files(tmp_path_factory):
     models = {}
     rf = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(X[["x0", "x2"]], y)
     joblib.dump(rf, d / "rf.joblib")
-    models["rf.joblib"] = rf
+    models["rf.joblib"] = models["rf.skops"] = rf
+    try:
+        import skops.io
+    except ImportError:
+        pass
+    else:
+        skops.io.dump(rf, d / "rf.skops")
     xgb = pytest.importorskip("xgboost")
     model = xgb.XGBClassifier(n_estimators=10, max_depth=3, enable_categorical=True,
                               max_cat_to_onehot=1, random_state=0).fit(X, y)
@@ -50,9 +57,11 @@ def files(tmp_path_factory):
     return d, X, y, models
 
 
-@pytest.mark.parametrize("name", ["rf.joblib", "xgb.json", "lgb.txt"])
+@pytest.mark.parametrize("name", ["rf.skops", "xgb.json", "lgb.txt"])
 def test_explain_a_model_file_end_to_end(files, name):
     d, X, y, models = files
+    if not (d / name).exists():
+        pytest.skip("skops is not installed")
     out = d / f"{name}.rules.json"
     res = _run("explain", str(d / name), str(d / "data.csv"), "--format", "json", "--out", str(out),
                "--max-rules", "5", "--n-restarts", "3", "--seed", "0", "--quiet")
@@ -61,7 +70,7 @@ def test_explain_a_model_file_end_to_end(files, name):
     rules = RuleSet.from_json(out.read_text())
     # the rules fit the model's own predictions, as DefragModel on the fitted model does
     model = models[name]
-    cols = ["x0", "x2"] if name == "rf.joblib" else list(X.columns)
+    cols = ["x0", "x2"] if name == "rf.skops" else list(X.columns)
     expected = DefragModel(model, max_rules=5, n_restarts=3, random_state=0).fit(X[cols])
     assert str(rules) == str(expected.rules_)
     np.testing.assert_array_equal(rules.predict(X[cols]), expected.predict(X[cols]))
@@ -81,7 +90,7 @@ def test_explain_a_model_file_end_to_end(files, name):
 def test_explain_with_a_target_and_every_format(files):
     d, X, y, _ = files
     expected = DefragModel(cli.load_model(str(d / "lgb.txt"))[0], max_rules=4, n_restarts=2,
-                           random_state=0).fit(cli.prepare_frame(X, None, {1: None, 3: None}), y)
+                           random_state=0).fit(cli.prepare_frame(X, {1: None, 3: None}), y)
     texts = {}
     for fmt in cli.FORMATS:
         out, err = io.StringIO(), io.StringIO()
@@ -95,7 +104,7 @@ def test_explain_with_a_target_and_every_format(files):
     namespace = {}
     exec(texts["python"], namespace)
     assert [namespace["predict"](r) for r in X.head(50).to_dict("records")] == \
-        expected.predict(cli.prepare_frame(X.head(50), None, {1: None, 3: None})).tolist()
+        expected.predict(cli.prepare_frame(X.head(50), {1: None, 3: None})).tolist()
     table = texts["markdown"].strip().splitlines()
     assert table[0].startswith("| # | if | then") and len(table) == 2 + len(expected.rules_) + 1
     assert "otherwise" in table[-1]
@@ -104,17 +113,21 @@ def test_explain_with_a_target_and_every_format(files):
 def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
     d, *_ = files
     monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
-    args = ["explain", str(d / "rf.joblib"), str(d / "data.csv"), "--n-restarts", "2", "--n-jobs", "1"]
+    args = ["explain", str(d / "rf.joblib"), str(d / "data.csv"), "--n-restarts", "2", "--n-jobs", "1",
+            "--allow-pickle"]
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(args, out, err) == 0
     assert "restart 1" in err.getvalue() and "rules fitted in" in err.getvalue()
+    assert "ignoring 3 data columns the model does not use: colour, size, label" in err.getvalue()
     assert "[defrag" not in out.getvalue()
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(args + ["--quiet"], out, err) == 0
     assert err.getvalue() == ""
     monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 3600.0)  # a short fit says nothing
     out, err = io.StringIO(), io.StringIO()
-    assert cli.main(args, out, err) == 0 and err.getvalue() == ""
+    assert cli.main(args, out, err) == 0
+    assert err.getvalue().startswith("defrag explain: note: ignoring 3 data columns")
+    assert err.getvalue().count("\n") == 1
 
 
 def test_bad_arguments_and_files_are_errors_not_tracebacks(files, capsys):
@@ -127,9 +140,11 @@ def test_bad_arguments_and_files_are_errors_not_tracebacks(files, capsys):
         assert "usage: defrag" in capsys.readouterr().err
     cases = [
         (["explain", str(d / "nope.json"), str(d / "data.csv")], "no such model file"),
-        (["explain", str(d / "rf.joblib"), str(d / "nope.csv")], "no such data file"),
-        (["explain", str(d / "rf.joblib"), str(d / "data.csv"), "--target", "y"], "no column 'y'"),
-        (["explain", str(d / "data.csv"), str(d / "data.csv")], "cannot load"),
+        (["explain", str(d / "xgb.json"), str(d / "nope.csv")], "no such data file"),
+        (["explain", str(d / "rf.joblib"), str(d / "data.csv"), "--target", "y", "--allow-pickle"],
+         "no column 'y'"),
+        (["explain", str(d / "data.csv"), str(d / "data.csv")], "not a model file defrag reads"),
+        (["explain", str(d / "data.csv"), str(d / "data.csv"), "--allow-pickle"], "cannot load"),
         (["predict", str(d / "data.csv"), str(d / "data.csv")], "not a defrag rules file"),
     ]
     for argv, message in cases:
@@ -155,7 +170,7 @@ def test_console_script_points_at_the_cli():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         project = tomllib.load(f)["project"]
     assert project["scripts"]["defrag"] == "defrag.cli:main"
-    assert {"plot", "parquet"} <= set(project["optional-dependencies"])
+    assert {"plot", "parquet", "skops"} <= set(project["optional-dependencies"])
 
 
 def test_demo_wraps_rules_and_explains_fidelity(monkeypatch):

@@ -38,6 +38,7 @@ import os
 import tempfile
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 
 from ..splits import IN_SET, NUMERIC, InputEncoding, float32_threshold
 from .base import MAX_FEATURES, SourceModel, SplitCollector, Tree, as_integer, check_count, parsed_json
@@ -293,7 +294,6 @@ def model_json(model):
     document = parsed_json(model, "CatBoost")
     if document is not None:
         return document
-    from sklearn.exceptions import NotFittedError
 
     if hasattr(model, "is_fitted") and not model.is_fitted():
         raise NotFittedError(f"this {type(model).__name__} is not fitted yet; call fit first")

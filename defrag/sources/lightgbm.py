@@ -10,6 +10,7 @@ Nodes are numbered in the dump's preorder (left subtree first); ``leaves`` maps 
 leaf indices of ``predict(pred_leaf=True)`` to those node numbers.
 """
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ..splits.inputs import InputEncoding
 from ..splits.table import MAX_CATEGORY, NOT_IN_SET, NUMERIC
@@ -27,8 +28,6 @@ def model_dump(model):
     if isinstance(model, dict):
         return model
     if hasattr(type(model), "booster_"):  # LGBMModel: booster_ raises while unfitted
-        from sklearn.utils.validation import check_is_fitted
-
         check_is_fitted(model)
         model = model.booster_
     return model.dump_model()

@@ -1,0 +1,191 @@
+"""The package's import graph, read from the source with ast: no cycles, no private names
+taken from a room above, no imports inside functions but optional dependencies and
+commented lazy loading (README, "Layout")."""
+import ast
+import os
+
+import pytest
+
+PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "defrag")
+PACKAGE = "defrag"
+# third-party packages that are optional extras: imported where they are used
+OPTIONAL = {"dask", "distributed", "pandas", "pyarrow", "matplotlib", "xgboost", "lightgbm",
+            "catboost", "skops", "joblib", "tqdm", "IPython", "imodels"}
+
+
+def _modules():
+    """{dotted module name: (path, is_package)} of every .py, .pyx and .pxd file of the package."""
+    found = {}
+    for folder, _, files in os.walk(PACKAGE_DIR):
+        rel = os.path.relpath(folder, os.path.dirname(PACKAGE_DIR)).split(os.sep)
+        for name in files:
+            stem, ext = os.path.splitext(name)
+            if ext not in (".py", ".pyx", ".pxd"):
+                continue
+            if stem == "__init__":
+                found[".".join(rel)] = (os.path.join(folder, name), True)
+            else:
+                found.setdefault(".".join(rel + [stem]), (os.path.join(folder, name), False))
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_private(part):
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
+def _commented(lines, first, last):
+    """Whether a comment says why: on the import's lines, or above it in the group of
+    imports (and comment lines) it belongs to."""
+    if any("#" in lines[i - 1] for i in range(first, last + 1)):
+        return True
+    i = first - 1
+    while i >= 1:
+        text = lines[i - 1].strip()
+        if text.startswith("#"):
+            return True
+        if not (text.startswith(("from ", "import ")) or text == ""):
+            return False
+        i -= 1
+    return False
+
+
+def _imports(module):
+    """(target dotted path, [imported names], line, inside a function, commented) of each
+    import of a .py module, relative imports resolved."""
+    path, is_package = MODULES[module]
+    with open(path) as f:
+        source = f.read()
+    lines = source.splitlines()
+    package = module if is_package else module.rsplit(".", 1)[0]
+    out = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                commented = _commented(lines, child.lineno, child.end_lineno)
+                if isinstance(child, ast.Import):
+                    for alias in child.names:
+                        out.append((alias.name, [], child.lineno, in_function, commented))
+                else:
+                    if child.level:
+                        base = package.split(".")[: len(package.split(".")) - child.level + 1]
+                        target = ".".join(base + ([child.module] if child.module else []))
+                    else:
+                        target = child.module
+                    out.append((target, [a.name for a in child.names], child.lineno, in_function, commented))
+            visit(child, inner)
+
+    visit(ast.parse(source), False)
+    return out
+
+
+def _edges():
+    """{module: {imported package module}} for the package's .py modules."""
+    graph = {}
+    for module, (path, _) in MODULES.items():
+        if not path.endswith(".py"):
+            continue
+        targets = graph.setdefault(module, set())
+        for target, names, *_ in _imports(module):
+            if not (target == PACKAGE or target.startswith(PACKAGE + ".")):
+                continue
+            for name in names or [None]:
+                full = f"{target}.{name}" if name else target
+                targets.add(full if full in MODULES else target)
+    return graph
+
+
+def find_cycles(graph):
+    """The strongly connected components of more than one module (or a self-import)."""
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+    counter = [0]
+
+    def connect(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return cycles
+
+
+def private_imports():
+    """Imports of a private name (a module or an attribute whose name starts with _) that lies
+    in a package which is not the importer's own package or one below it."""
+    bad = []
+    for module, (path, is_package) in MODULES.items():
+        if not path.endswith(".py"):
+            continue
+        package = module if is_package else module.rsplit(".", 1)[0]
+        for target, names, line, *_ in _imports(module):
+            if not (target == PACKAGE or target.startswith(PACKAGE + ".")):
+                continue
+            for name in names or [None]:
+                parts = (target + (f".{name}" if name else "")).split(".")
+                for i, part in enumerate(parts):
+                    if _is_private(part):
+                        home = ".".join(parts[:i])
+                        message = f"{module}:{line} imports {'.'.join(parts[:i + 1])}"
+                        if not (home == package or home.startswith(package + ".")) and message not in bad:
+                            bad.append(message)
+                        break
+    return bad
+
+
+def function_imports():
+    """Imports inside functions that are neither an optional dependency nor commented."""
+    bad = []
+    for module, (path, _) in MODULES.items():
+        if not path.endswith(".py"):
+            continue
+        for target, names, line, in_function, commented in _imports(module):
+            if in_function and target.split(".")[0] not in OPTIONAL and not commented:
+                bad.append(f"{module}:{line} imports {target} inside a function, without a comment")
+    return bad
+
+
+def test_no_import_cycles():
+    cycles = find_cycles(_edges())
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_no_private_names_from_a_room_above():
+    bad = private_imports()
+    assert not bad, "\n".join(bad)
+
+
+def test_imports_inside_functions_are_optional_or_commented():
+    bad = function_imports()
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("graph, expected", [
+    ({"a": {"b"}, "b": {"a"}, "c": {"a"}}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+    ({"a": {"a"}}, [["a"]]),
+])
+def test_cycle_finder(graph, expected):
+    assert find_cycles(graph) == expected
