@@ -101,8 +101,7 @@ for wheel in "${wheels[@]}"; do
         python -c "import sys; sys.stdout.write(open(sys.argv[1]).read())" "$logs/fingerprint-$tag.stderr"
         exit 1; }
     fi
-  ) 2>&1 | tee "$logs/check-$tag.log" | sed "s/^/$tag: /"
-  [ "${PIPESTATUS[0]}" = 0 ] || die "$name failed (log above)"
+  ) 2>&1 | tee "$logs/check-$tag.log" | sed "s/^/$tag: /" || die "$name failed (log above)"
   if [ "$fingerprint" = 1 ]; then sed "s/^/$tag: fingerprint: /" "$logs/fingerprint-$tag.txt"; fi
   echo "check_wheels: $name passed in $((SECONDS - t0)) s"
   tags+=("$tag")
