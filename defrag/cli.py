@@ -408,7 +408,7 @@ def demo(args, out, err):
     print(file=out)
     print(f"DefragModel: {model.n_rules_} rules ({model.task_}, {model.method.upper()})", file=out)
     for line in str(model.rules_).splitlines():
-        print(textwrap.fill(line, width, subsequent_indent=" " * (line.index("]") + 2)), file=out)
+        print(textwrap.fill(line, width, subsequent_indent=" " * (line.find("]") + 2)), file=out)
     print(file=out)
     rows = [
         ("", "rules", metric, "coverage", "fidelity", "fit seconds"),

@@ -4,6 +4,7 @@ targets (``lists``), and exports to JSON, SQL, Python and tables (``export``). T
 condition tests and first matches run in C (``_rules_eval``). Imports ``splits`` and
 ``utils``."""
 from .lists import RuleList, fit_rule_list, refit_rule_list
-from .ruleset import Condition, Rule, RuleSet
+from .ruleset import Condition, Rule, RuleSet, rule_count_text
 
-__all__ = ["Condition", "Rule", "RuleList", "RuleSet", "fit_rule_list", "refit_rule_list"]
+__all__ = ["Condition", "Rule", "RuleList", "RuleSet", "fit_rule_list", "refit_rule_list",
+           "rule_count_text"]

@@ -16,7 +16,8 @@ from . import _rules_eval, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.validation import as_2d_float
-from .conditions import Condition, _fmt, condition_arrays, conditions_on_training_rows
+from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows,
+                         missing_value_note)
 
 
 class Rule:
@@ -45,18 +46,32 @@ class Rule:
             ok &= cond.holds(X)
         return ok
 
-    def condition_text(self):
-        return " and ".join(str(c) for c in self.conditions) if self.conditions else "always"
+    def condition_text(self, mark_unseen=False):
+        """The conditions joined by "and" ("always" for none); mark_unseen: as a rule
+        set's listing prints them (Condition.text)."""
+        if not self.conditions:
+            return "always"
+        return " and ".join(c.text(mark_unseen) for c in self.conditions)
 
     def to_dict(self):
         """The rule as a JSON-ready dict (rules/document.py)."""
         return document.rule_to_dict(self)
 
     def __str__(self):
-        return f"if {self.condition_text()} then y = {prediction_text(self.prediction, self.proba)}"
+        return self.text()
+
+    def text(self, mark_unseen=False):
+        return f"if {self.condition_text(mark_unseen)} then y = {prediction_text(self.prediction, self.proba)}"
 
     def __repr__(self):
         return f"Rule({self})"
+
+
+def rule_count_text(n_rules):
+    """How a count of rules reads wherever it is printed (headers, titles, reprs):
+    n_rules rules before the default, "1 rule and otherwise", "3 rules and otherwise"."""
+    n_rules = int(n_rules)
+    return f"{n_rules} rule{'' if n_rules == 1 else 's'} and otherwise"
 
 
 def prediction_text(prediction, proba):
@@ -276,16 +291,22 @@ class RuleSet:
         return export.query_strings(self, column_names)
 
     def __str__(self):
+        """The listing: one line per rule, in order, then the default; below it, where
+        the conditions do not say it all, one line on where missing values go
+        (conditions.missing_value_note)."""
         lines = []
         width = len(str(len(self.rules)))
         for i, rule in enumerate(self.rules, 1):
-            lines.append(
-                f"[{str(i).rjust(width)}] {rule}   (support {rule.support}, weight {rule.weight:.3f})"
-            )
+            lines.append(f"[{str(i).rjust(width)}] {rule.text(mark_unseen=True)}   "
+                         f"(support {rule.support}, weight {rule.weight:.3f})")
         lines.append(
             f"[{'*'.rjust(width)}] otherwise y = {prediction_text(self.default_prediction, self.default_proba)}"
         )
+        note = missing_value_note((c for r in self.rules for c in r.conditions), self.supports_missing,
+                                  getattr(self.encoding, "unknown", None) == "missing")
+        if note is not None:
+            lines.append(note)
         return "\n".join(lines)
 
     def __repr__(self):
-        return f"<RuleSet of {len(self.rules)} rules>"
+        return f"<RuleSet: {rule_count_text(len(self.rules))}>"
