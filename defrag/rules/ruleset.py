@@ -15,7 +15,7 @@ import numpy as np
 from . import _rules_eval, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
-from ..utils.validation import as_2d_float
+from ..utils.validation import as_2d_float, checked_names
 from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows,
                          missing_value_note)
 
@@ -91,12 +91,18 @@ class RuleSet:
                  classes=None, supports_missing=False, encoding=None, feature_names_in=None):
         self.supports_missing = bool(supports_missing)
         # the DataFrame columns the rules were fitted on (None: fitted on an array); a
-        # DataFrame given to predict is matched by these names
-        self.feature_names_in = None if feature_names_in is None else [str(n) for n in feature_names_in]
+        # DataFrame given to predict is matched by these names. Names are never empty
+        # nor repeated: printed rules and exports name columns by them
+        self.feature_names_in = None if feature_names_in is None else checked_names(feature_names_in,
+                                                                                    "feature_names_in")
         self.rules = list(rules)
         self.default_prediction = default_prediction
         self.default_proba = None if default_proba is None else np.asarray(default_proba)
-        self.feature_names = None if feature_names is None else list(feature_names)
+        self.feature_names = None if feature_names is None else checked_names(feature_names)
+        if self.feature_names is not None and self.feature_names_in is not None and \
+                len(self.feature_names) != len(self.feature_names_in):
+            raise ValueError(f"feature_names has {len(self.feature_names)} names but feature_names_in "
+                             f"{len(self.feature_names_in)}")
         self.classes = classes
         self.encoding = encoding
 
