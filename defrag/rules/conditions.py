@@ -312,7 +312,9 @@ class Condition:
             return f"{lo[1]} {lo[0].replace('>', '<')} {self.name} {hi[0]} {hi[1]}"
         if lo is not None:
             return f"{self.name} {lo[0]} {lo[1]}"
-        return f"{self.name} {hi[0]} {hi[1]}"
+        if hi is not None:
+            return f"{self.name} {hi[0]} {hi[1]}"
+        return f"{self.name} is any number"  # no bound: every present value
 
     def __str__(self):
         return self.text()

@@ -254,7 +254,9 @@ class RuleSet:
 
     @classmethod
     def from_dict(cls, d):
-        """The rule set of ``to_dict``; it predicts as the original did."""
+        """The rule set of ``to_dict``; it predicts as the original did. The whole
+        document is checked before anything is built: a bad one raises
+        ``RulesDocumentError`` (a ValueError) naming the JSON path of the bad field."""
         fields = document.ruleset_fields(d)
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)
@@ -265,8 +267,10 @@ class RuleSet:
 
     @classmethod
     def from_json(cls, text):
-        """The rule set of ``to_json`` (imports neither scikit-learn nor pandas)."""
-        return cls.from_dict(json.loads(text))
+        """The rule set of ``to_json`` (imports neither scikit-learn nor pandas); a bad
+        document raises ``RulesDocumentError`` (see ``from_dict``), text that is not
+        JSON or nests too deep too."""
+        return cls.from_dict(document.parse(text))
 
     def to_frame(self, X=None, y=None):
         """One row per rule and a last one for the default, as a pandas DataFrame: rule
