@@ -336,7 +336,10 @@ def test_lightgbm_category_codes_print_the_truth():
     model = DefragModel(source, n_restarts=2, random_state=0).fit(X)
     assert any(c.is_set for r in model.rules_ for c in r.conditions), str(model)
     X_test = knock_out(X)
-    check_truthful(model, {n: X_test[:, d] for d, n in enumerate(model.rules_.feature_names)}, X_test, False)
+    X_test[np.random.default_rng(2).random(len(X_test)) < 0.05, 0] = 9.0  # a code never seen: not in any set
+    # (were the text to say that unknown categories count as missing, code 9 would be read so)
+    check_truthful(model, {n: X_test[:, d] for d, n in enumerate(model.rules_.feature_names)}, X_test, False,
+                   known={"x0": {str(k) for k in range(6)}})
 
 
 # ------------------------------------------------------------ the printed form
@@ -379,3 +382,19 @@ def test_issue_example_xgboost_classifier_on_a_missing_b():
     test.loc[rng.random(len(test)) < NAN_SHARE, "b"] = np.nan
     test.loc[rng.random(len(test)) < NAN_SHARE, "a"] = np.nan
     check_truthful(model, frame_columns(test), test, False)
+
+
+def test_unknown_categories_are_said_where_labels_are_known():
+    from defrag.rules import Condition, Rule, RuleSet
+    from defrag.splits.inputs import InputEncoding
+
+    enc = InputEncoding(2, categorical=[True, True], categories=[np.array(["a", "b"], dtype=object), None])
+    labelled = Condition(0, "x0", categories=[0], category_names=["a", "b"], missing=True)
+    coded = Condition(1, "x1", categories=[2], missing=True)
+    note = "a category the model was not trained with counts as missing"
+    for conds, said in (([labelled], True), ([coded], False)):
+        rs = RuleSet([Rule(conds, 1)], 0, feature_names=["x0", "x1"], supports_missing=True, encoding=enc)
+        assert str(rs).endswith(note) == said, str(rs)
+    strict = InputEncoding(2, categorical=[True, True], categories=enc.categories, unknown="error")
+    rs = RuleSet([Rule([labelled], 1)], 0, feature_names=["x0", "x1"], supports_missing=True, encoding=strict)
+    assert note not in str(rs)  # XGBoost refuses such a category: predict raises

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 
+from conftest import json_paths
 from defrag import Condition, DefragModel, Rule, RuleSet
 from defrag.rules import RulesDocumentError
 from defrag.splits.inputs import InputEncoding
@@ -45,7 +46,7 @@ def hand_rules():
 
 def regression_rules():
     rules = [Rule([Condition(0, "x0", upper=0.5), Condition(1, "x1", lower=-1.0, missing=True)], 1.5),
-             Rule([Condition(1, "x1", upper=np.inf)], "inf" and 2.0)]
+             Rule([Condition(1, "x1", upper=np.inf)], 2.0)]
     return RuleSet(rules, -0.25, feature_names=["x0", "x1"], supports_missing=False)
 
 
@@ -159,18 +160,6 @@ def test_valid_documents_load_as_before(fitted_document):
 
 
 # --------------------------------------------------------------------- fuzzing
-def paths(node, prefix=()):
-    """Every place in a JSON document: tuples of keys / indices."""
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += paths(value, prefix + (key,))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out += paths(value, prefix + (i,))
-    return out
-
-
 NUMBERS = st.one_of(st.integers(-3, 10), st.sampled_from([2**31, -(2**31), 2**40, 2**63, 10**30, 10**400]),
                     st.floats(allow_nan=True, allow_infinity=True, width=64))
 OTHERS = st.one_of(st.none(), st.booleans(), st.text(max_size=5), st.just([]), st.just({}),
@@ -205,7 +194,7 @@ def mutations(draw, docs):
     if kind == "cut":
         text = json.dumps(doc)
         return Mutated((name, text[: draw(st.integers(0, len(text) - 1))], ("text",)))
-    path = draw(st.sampled_from(paths(doc)[1:]))
+    path = draw(st.sampled_from(json_paths(doc)[1:]))
     parent = doc
     for key in path[:-1]:
         parent = parent[key]

@@ -21,14 +21,15 @@ from ..splits import ZERO_THRESHOLD, category_words
 MISSING_MARK = "*"
 
 
-def missing_value_note(conditions, supports_missing=True, unknown_is_missing=False):
+def missing_value_note(conditions, supports_missing=True, unknown_missing=()):
     """The line below a rule set's listing that says where a missing value goes, or None
     when the conditions say it all: when a condition carries MISSING_MARK; when a "not
     in" set fails on a missing value (a reader could take a missing value for one
-    outside the set); when a category the model was not trained with reads as missing
-    (unknown_is_missing: LightGBM, HistGradientBoosting) and a condition is a set.
-    Where the rules' source has no direction for missing values (supports_missing
-    False), a missing value that no condition lets through is an error of predict."""
+    outside the set); when a set condition is on a feature of unknown_missing, where a
+    category the model was not trained with reads as missing (the labels are known:
+    LightGBM's pandas categories, HistGradientBoosting). Where the rules' source has no
+    direction for missing values (supports_missing False), a missing value that no
+    condition lets through is an error of predict."""
     conditions = list(conditions)
     said = any(c.missing and not c.marked() for c in conditions)  # "(or missing)", "is missing"
     notes = []
@@ -42,7 +43,7 @@ def missing_value_note(conditions, supports_missing=True, unknown_is_missing=Fal
             notes.append("a missing value fails every other condition")
     elif supports_missing and any(c.is_set and c.negated and not c.missing for c in conditions):
         notes.append('a missing value fails every condition without "(or missing)"')
-    if unknown_is_missing and any(c.is_set for c in conditions):
+    if any(c.is_set and c.feature in unknown_missing for c in conditions):
         notes.append("a category the model was not trained with counts as missing")
     return "; ".join(notes) or None
 

@@ -408,8 +408,11 @@ class RuleSet:
         lines.append(
             f"[{'*'.rjust(width)}] otherwise y = {prediction_text(self.default_prediction, self.default_proba)}"
         )
+        enc = self.encoding
+        unknown_missing = () if enc is None or enc.unknown != "missing" else \
+            {d for d, cats in enumerate(enc.categories) if cats is not None}
         note = missing_value_note((c for r in self.rules for c in r.conditions), self.supports_missing,
-                                  getattr(self.encoding, "unknown", None) == "missing")
+                                  unknown_missing)
         if note is not None:
             lines.append(note)
         return "\n".join(lines)
