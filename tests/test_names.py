@@ -10,6 +10,7 @@ import pytest
 
 from defrag import Condition, DefragModel, Rule, RuleSet
 from defrag.baselines import DepthTwoTree
+from defrag.rules import RulesDocumentError
 
 pd = pytest.importorskip("pandas")
 
@@ -47,7 +48,7 @@ def test_repeated_and_empty_feature_names_are_refused(forest, names, match):
         RuleSet([], 0, feature_names_in=names)
     doc = RuleSet([], 0, feature_names=["a", "b", "c"]).to_dict()
     doc["feature_names"] = names
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(RulesDocumentError, match=r"^feature_names\[1\]: .*" + match):
         RuleSet.from_dict(doc)
 
 

@@ -220,9 +220,9 @@ def _names(value, path, max_len=MAX_FEATURES):
         if not isinstance(n, str):
             _fail(f"{path}[{i}]", f"expected a string; got {_kind(n)}")
         if not n.strip():
-            _fail(f"{path}[{i}]", "a feature name cannot be empty")
+            _fail(f"{path}[{i}]", "an empty name: every feature needs a name that can be printed")
         if n in seen:
-            _fail(f"{path}[{i}]", f"repeated name {n!r}")
+            _fail(f"{path}[{i}]", f"names must be unique; repeated: {n!r}")
         seen.add(n)
     return list(names)
 
