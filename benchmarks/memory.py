@@ -12,6 +12,11 @@ checked against the limit (DefragModel.fit, PrototypeExplainer.fit, ProxyTree.fi
 the measured growth of the peak resident memory over the resident memory before the
 fit, tracemalloc's peak over the fit (NumPy's and Python's allocations), and the
 ratio of the estimate to the larger of the two. The acceptance asks the estimate to be within 2x of the measured peak.
+
+The predict-* cases (``--cases predict-10m-c,predict-10m-f32,predict-10m-fortran``; 2.2 GB
+of input each, so not run by default) measure RuleSet.predict on 10,000,000 x 28 rows
+(C-ordered float64, float32, Fortran-ordered float64) the same way; their "estimate" is
+the target, the output plus one float64 column, so a ratio of 1 or more meets it.
 """
 import argparse
 import json
@@ -46,7 +51,13 @@ CASES = {
     # no reference: fitted to y (regression) or labels (classifier), 1,000,000 rows
     "proxy-y-1m": ("proxy", {"rows": 1_000_000, "y": "regression", "max_depth": 4, "max_leaves": 8}),
     "proxy-labels-1m": ("proxy", {"rows": 1_000_000, "y": "classes", "max_depth": 4, "max_leaves": 8}),
+    # RuleSet.predict of the cls28 rules on 10,000,000 x 28 rows (not part of the default
+    # run: 2.2 GB of input each); "estimate": the target, the output plus one column
+    "predict-10m-c": ("predict", {"rows": 10_000_000, "layout": "C"}),
+    "predict-10m-f32": ("predict", {"rows": 10_000_000, "layout": "float32"}),
+    "predict-10m-fortran": ("predict", {"rows": 10_000_000, "layout": "F"}),
 }
+DEFAULT_CASES = [name for name in CASES if not name.startswith("predict-")]
 # the proxy cases' reference: a random forest regressor on 100,000 rows, 10 features
 PROXY_DATA = {"rows": 100_000, "features": 10, "members": 250, "max_depth": 8}
 
@@ -70,13 +81,15 @@ def measure(module, fit):
     import gc
     import tracemalloc
 
-    seen, original = {}, module.check_memory
+    seen = {}
+    if module is not None:  # (None: a call that checks no estimate)
+        original = module.check_memory
 
-    def record(estimate, what, knobs, parts=None):
-        seen["estimate"], seen["parts"] = estimate, parts
-        return original(estimate, what, knobs, parts)
+        def record(estimate, what, knobs, parts=None):
+            seen["estimate"], seen["parts"] = estimate, parts
+            return original(estimate, what, knobs, parts)
 
-    module.check_memory = record
+        module.check_memory = record
     gc.collect()
     tracemalloc.start()
     with open("/proc/self/clear_refs", "w") as f:
@@ -87,9 +100,9 @@ def measure(module, fit):
     seconds = time.perf_counter() - t
     peak, traced = status_kb("VmHWM"), tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return result, {"estimate_mb": seen["estimate"] / 2**20, "rss_mb": (peak - before) / 1024,
+    return result, {"estimate_mb": seen.get("estimate", 0) / 2**20, "rss_mb": (peak - before) / 1024,
                     "traced_mb": traced / 2**20, "seconds": seconds,
-                    "parts_mb": {k: v / 2**20 for k, v in seen["parts"].items()}}
+                    "parts_mb": {k: v / 2**20 for k, v in (seen.get("parts") or {}).items()}}
 
 
 def proxy_reference(cache):
@@ -116,6 +129,8 @@ def proxy_reference(cache):
 
 def child(name, cache):
     data, params = CASES[name]
+    if name.startswith("predict-"):
+        return child_predict(name, cache, params)
     if name.startswith("proxy-"):
         return child_proxy(name, cache, dict(params))
     if name.startswith("proto-"):
@@ -129,6 +144,32 @@ def child(name, cache):
     model, figures = measure(dm, lambda: DefragModel(forest, random_state=0, **params).fit(Xtr))
     return {"case": name, "N": len(Xtr), "L": len(model.splits_), "K": int(params.get("max_rules", 10)),
             **figures}
+
+
+def child_predict(name, cache, params):
+    """RuleSet.predict of the default cls28 rules on rows x 28 normal values, C-ordered
+    float64, float32 or Fortran-ordered float64; the figures' estimate is the target:
+    the output plus one float64 column."""
+    import numpy as np
+
+    from defrag import DefragModel
+    from run import load_data
+
+    Xtr, ytr, _, _, forest = load_data("cls28", cache)
+    rules = DefragModel(forest, random_state=0).fit(Xtr).rules_
+    rng = np.random.default_rng(0)
+    rows, layout = params["rows"], params["layout"]
+    if layout == "float32":
+        X = rng.standard_normal((rows, 28), dtype=np.float32)
+    elif layout == "F":
+        X = rng.standard_normal((28, rows)).T
+    else:
+        X = rng.standard_normal((rows, 28))
+    rules.predict(X[:1000])  # warm-up
+    out, figures = measure(None, lambda: rules.predict(X))
+    figures["estimate_mb"] = (out.nbytes + 8 * rows) / 2**20
+    used = len({c.feature for r in rules for c in r.conditions})
+    return {"case": name, "N": rows, "L": used, "K": len(rules), **figures}
 
 
 def child_prototypes(name, cache, data, params):
@@ -169,7 +210,8 @@ def child_proxy(name, cache, params):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
+                    help=f"comma-separated cases (default: all but predict-*); all: {','.join(CASES)}")
     ap.add_argument("--cache", default=os.path.join(HERE, ".cache"))
     ap.add_argument("--parts", action="store_true", help="print each estimate's parts (MB)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -179,7 +221,8 @@ def main():
         return
     print(f"{'case':<20} {'N':>7} {'L':>6} {'K':>5} {'estimate MB':>12} {'RSS MB':>8} {'traced MB':>9} "
           f"{'ratio':>6} {'s':>6}"
-          "   (proto: K prototypes; proxy: L leaves, K reference members)")
+          "   (proto: K prototypes; proxy: L leaves, K reference members;\n"
+          f"{'':>62}predict: L features used, K rules, estimate = output + one column)")
     for name in args.cases.split(","):
         out = subprocess.run([sys.executable, __file__, "--child", name, "--cache", args.cache],
                              check=True, capture_output=True, text=True).stdout

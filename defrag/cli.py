@@ -35,6 +35,7 @@ from .model_files import (
     check_xgboost_model,
     read_ubjson,
 )
+from .rules import rule_count_text
 
 FORMATS = ("text", "json", "sql", "markdown", "python")
 DATASETS = {
@@ -741,9 +742,9 @@ def demo(args, out, err):
          "simplified to fit its own predictions on the training points. The rules below are the "
          "predictor, read in order: the first rule that holds gives the prediction.")
     print(file=out)
-    print(f"DefragModel: {model.n_rules_} rules ({model.task_}, {model.method.upper()})", file=out)
+    print(f"DefragModel: {rule_count_text(len(model.rules_))} ({model.task_}, {model.method.upper()})", file=out)
     for line in str(model.rules_).splitlines():
-        print(textwrap.fill(line, width, subsequent_indent=" " * (line.index("]") + 2)), file=out)
+        print(textwrap.fill(line, width, subsequent_indent=" " * (line.find("]") + 2)), file=out)
     print(file=out)
     rows = [
         ("", "rules", metric, "coverage", "fidelity", "fit seconds"),

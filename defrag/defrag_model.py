@@ -14,6 +14,7 @@ from .evaluation import estimator_kind, prediction_error, predictive_score, rule
 from .fit.config import FitConfig
 from .fit.mixture import FittedMixture
 from .fit.pipeline import fit_rules
+from .rules import rule_count_text
 from .utils.dask_collections import is_dask_collection, map_rows
 from .utils.validation import check_missing, check_predict_X, tagged
 
@@ -178,10 +179,9 @@ class DefragModel(BaseEstimator):
 
     @classmethod
     def paper(cls, estimator=None, **params):
-        """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it: every
-        split of the ensemble, the rules read off the mixture's components in weight
-        order, prediction by the two-step MAP (eq. 10-11), restarts chosen by its
-        training error. ``params`` are DefragModel's other parameters."""
+        """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it: every split,
+        the rules read off the components in weight order, prediction by the two-step MAP (eq.
+        10-11), restarts chosen by its training error. ``params``: DefragModel's other parameters."""
         return cls(estimator, **{"max_splits": None, "rule_list": False, **params})
 
     # --------------------------------------------------------------------- fit
@@ -346,5 +346,5 @@ class DefragModel(BaseEstimator):
     def __str__(self):
         if not hasattr(self, "rules_"):
             return self.__repr__()
-        head = f"DefragModel: {self.n_rules_} rule{'s' if self.n_rules_ != 1 else ''} ({self.task_}, {self.method.upper()})"
+        head = f"DefragModel: {rule_count_text(len(self.rules_))} ({self.task_}, {self.method.upper()})"
         return head + "\n" + str(self.rules_)

@@ -12,7 +12,7 @@ Each function draws on a new ``Figure`` (no pyplot state; works headless) or on 
 """
 import numpy as np
 
-from .rules import RuleSet
+from .rules import RuleSet, rule_count_text
 
 
 def _matplotlib():
@@ -133,7 +133,7 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     names = rules.feature_names or [f"x{d}" for d in range(rules._n_features())]
     ax.set_xlabel(names[i])
     ax.set_ylabel(names[j])
-    ax.set_title(f"{len(rules)} rules, otherwise y = {_label(rules.default_prediction)}")
+    ax.set_title(f"{rule_count_text(len(rules))} (y = {_label(rules.default_prediction)})")
     if classes is not None:
         ax.legend(loc="lower right", fontsize=8, markerscale=2)
     return fig

@@ -2,6 +2,7 @@
 #include "dfg_cpu.h"
 #include "dfg_portable.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +22,55 @@ int dfg_ruleset_check(const dfg_ruleset *rules, int64_t n_features) {
     return DFG_OK;
 }
 
-/* 1 if rule r covers x, 0 if not; sets *nan when a compared value is NaN.
-   Conditions are checked branch-free in groups of four, leaving the rule only
-   between groups: whether one condition holds is data dependent and mispredicts
-   often, while long rules still stop early. */
-static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t r, int *nan) {
-    int ok = 1, has_nan = 0;
+/* A value as the rules compare it: -inf as -DBL_MAX, below every threshold, so that
+   an absent lower bound (-inf) holds for it as for any present value (NaN stays NaN). */
+static inline double as_compared(double v) {
+    return v < -DBL_MAX ? -DBL_MAX : v;
+}
+
+/* 1 if rule r covers x, 0 if not. Conditions are checked branch-free in groups of
+   four, leaving the rule only between groups: whether one condition holds is data
+   dependent and mispredicts often, while long rules still stop early. */
+static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t r) {
+    int ok = 1;
     int64_t c = rules->rule_ptr[r], end = rules->rule_ptr[r + 1];
     while (c < end && ok) {
         int64_t stop = c + 4 < end ? c + 4 : end;
         for (; c < stop; c++) {
-            double v = x[rules->feature[c]];
+            double v = as_compared(x[rules->feature[c]]);
             int missing = v != v;
             int holds = rules->sets && rules->sets->kind[c] != DFG_KIND_NUMERIC
                             ? dfg_sets_test(rules->sets, c, v)
                             : (v > rules->lower[c]) & (v <= rules->upper[c]);
             ok &= missing ? rules->missing[c] == 1 : holds;
-            has_nan |= missing & (rules->missing[c] == 2);
         }
     }
-    *nan |= has_nan;
     return ok;
+}
+
+/* The features where a NaN is an error (a condition with missing == 2), each once:
+   DFG_OK and *out (malloc'ed, NULL when none) with *n_out entries, or DFG_ENOMEM.
+   Every row is checked on all of them, whichever conditions its rules read. */
+static int strict_features(const dfg_ruleset *rules, int64_t n_features, int32_t **out, int64_t *n_out) {
+    const int64_t n_cond = rules->rule_ptr[rules->n_rules];
+    *out = NULL;
+    *n_out = 0;
+    uint8_t *seen = (uint8_t *)calloc((size_t)n_features, 1);
+    if (!seen) return DFG_ENOMEM;
+    for (int64_t c = 0; c < n_cond; c++)
+        if (rules->missing[c] == 2 && !seen[rules->feature[c]]) {
+            seen[rules->feature[c]] = 1;
+            (*n_out)++;
+        }
+    if (*n_out) {
+        *out = (int32_t *)malloc((size_t)*n_out * sizeof(int32_t));
+        if (!*out) { free(seen); return DFG_ENOMEM; }
+        int64_t k = 0;
+        for (int64_t f = 0; f < n_features; f++)
+            if (seen[f]) (*out)[k++] = (int32_t)f;
+    }
+    free(seen);
+    return DFG_OK;
 }
 
 /* Rules read a row's features out of order, so the hardware prefetcher sees
@@ -166,11 +195,7 @@ DFG_TARGET("avx2") static int dense_rows(const double *X, int64_t n0, int64_t n1
     for (int64_t n = n0; n < n1; n++) {
         DFG_PREFETCH_ROW(X, n, n_samples, n_features);
         const double *x = X + n * n_features, *x_used = xs;
-        if (U == n_features) {
-            x_used = x;
-        } else {
-            for (int64_t u = 0; u < U; u++) xs[u] = x[d->used[u]];
-        }
+        for (int64_t u = 0; u < U; u++) xs[u] = as_compared(x[d->used[u]]);
         if (d->any_strict) nan |= (int)strict_nan(x_used, d->strict, U);
         const int64_t row_nan = any_nan(x_used, U);
 #define DFG_BOX(r) (row_nan ? box_holds(x_used, d->lower + (r) * U, d->upper + (r) * U, d->nan_ok + (r) * U, U) \
@@ -205,7 +230,8 @@ static int try_dense(const double *X, int64_t n_samples, int64_t n_features,
     if (d.n_used > 256) { dense_free(&d); return 0; } /* the row buffer below */
     const int64_t R = rules->n_rules, rows = 4096, n_tasks = (n_samples + rows - 1) / rows;
     int nan = 0;
-    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
+    /* (one task: no thread team to start, as for the small blocks predict gives) */
+    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan) if(n_tasks > 1)
     for (int64_t t = 0; t < n_tasks; t++) {
         int64_t n0 = t * rows, n1 = n0 + rows < n_samples ? n0 + rows : n_samples;
         nan |= dense_rows(X, n0, n1, n_samples, n_features, &d, R, covers, first);
@@ -228,21 +254,26 @@ static int evaluate(const double *X, int64_t n_samples, int64_t n_features,
     int status = dfg_ruleset_check(rules, n_features);
     if (status != DFG_OK) return status;
     if (try_dense(X, n_samples, n_features, rules, covers, first, n_threads, &status)) return status;
+    int32_t *strict;
+    int64_t n_strict;
+    if (strict_features(rules, n_features, &strict, &n_strict) != DFG_OK) return DFG_ENOMEM;
     const int64_t R = rules->n_rules;
     int nan = 0;
-    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan)
+    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan) if(n_samples > 4096)
     for (int64_t n = 0; n < n_samples; n++) {
         DFG_PREFETCH_ROW(X, n, n_samples, n_features);
         const double *x = X + n * n_features;
+        for (int64_t s = 0; s < n_strict; s++) nan |= x[strict[s]] != x[strict[s]];
         if (first) {
             int32_t hit = -1;
             for (int64_t r = 0; r < R; r++)
-                if (covers_row(x, rules, r, &nan)) { hit = (int32_t)r; break; }
+                if (covers_row(x, rules, r)) { hit = (int32_t)r; break; }
             first[n] = hit;
         } else {
-            for (int64_t r = 0; r < R; r++) covers[n * R + r] = (uint8_t)covers_row(x, rules, r, &nan);
+            for (int64_t r = 0; r < R; r++) covers[n * R + r] = (uint8_t)covers_row(x, rules, r);
         }
     }
+    free(strict);
     return nan ? DFG_ENAN : DFG_OK;
 }
 

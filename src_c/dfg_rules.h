@@ -7,7 +7,10 @@
  *   on the category code x[feature[c]] (dfg_sets.h; its bounds are then not read).
  * Only the features a rule names are read. A missing value (NaN) satisfies
  * condition c when missing[c] == 1, fails it when 0, and when 2 (the source model
- * had no rule for missing values) makes the kernels return DFG_ENAN.
+ * had no rule for missing values) makes the kernels return DFG_ENAN: a NaN in any
+ * row, on any feature where some condition has missing == 2, whether or not the
+ * row's rules reach that condition. -inf is compared as -DBL_MAX (below every
+ * threshold: x <= t holds, and so does an absent lower bound, -inf).
  */
 #ifndef DFG_RULES_H
 #define DFG_RULES_H

@@ -62,6 +62,19 @@ def categorical_frame(n_classes, seed=0, n=600, nan=0.1):
     return X, np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1]))
 
 
+def json_paths(node, prefix=()):
+    """Every place in a JSON document: tuples of keys / indices (the fuzz tests mutate
+    one)."""
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += json_paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += json_paths(value, prefix + (i,))
+    return out
+
+
 def _hypothesis_profiles():
     """Property tests (test_properties.py, test_fuzz_models.py): a bounded, derandomised
     "ci" run by default; DEFRAG_FUZZ_EXAMPLES=N runs N examples per property."""

@@ -31,6 +31,7 @@ from hypothesis import strategies as st  # noqa: E402
 import defrag  # noqa: E402
 from defrag import DefragMemoryError, DefragModel  # noqa: E402
 from defrag.sources import adapt, walk_tree  # noqa: E402
+from conftest import json_paths  # noqa: E402
 from test_malformed_models import small_data  # noqa: E402
 
 PEAK_LIMIT_BYTES = 100 * 2**20
@@ -105,19 +106,7 @@ def test_unmutated_trees_give_the_libraries_own_raw_scores():
         np.testing.assert_allclose(diff, diff[0], atol=1e-5)  # up to base_score
 
 
-def paths(node, prefix=()):
-    """Every place in a JSON document: tuples of keys / indices."""
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += paths(value, prefix + (key,))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out += paths(value, prefix + (i,))
-    return out
-
-
-PATHS = {"xgb": paths(XGB_DOC)[1:], "lgb": paths(LGB_DOC)[1:]}
+PATHS = {"xgb": json_paths(XGB_DOC)[1:], "lgb": json_paths(LGB_DOC)[1:]}
 
 NUMBERS = st.one_of(st.integers(-3, 20), st.sampled_from([-1, 0, 1, 2**31, -(2**31), 2**63, 10**9, 10**30]),
                     st.floats(allow_nan=True, allow_infinity=True, width=64))

@@ -8,10 +8,17 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..evaluation import estimator_kind, predictive_score, rule_scores
-from ..utils.validation import (check_labels, check_missing, check_predict_X, feature_names_of,
-                                rule_feature_names, tagged)
+from ..rules import rule_count_text
 from ..sources import matched_source
 from ..sources.split_array import SplitArraySource
+from ..utils.validation import (
+    check_labels,
+    check_missing,
+    check_predict_X,
+    feature_names_of,
+    rule_feature_names,
+    tagged,
+)
 
 
 class _Fitting:
@@ -175,4 +182,4 @@ class BaselineModel(BaseEstimator):
     def __str__(self):
         if not hasattr(self, "rules_"):
             return self.__repr__()
-        return f"{type(self).__name__}: {self.n_rules_} rules ({self.task_})\n{self.rules_}"
+        return f"{type(self).__name__}: {rule_count_text(len(self.rules_))} ({self.task_})\n{self.rules_}"

@@ -3,7 +3,9 @@ sets (``ruleset``: Condition, Rule, RuleSet, printing and prediction), rule list
 targets (``lists``), and exports to JSON, SQL, Python and tables (``export``). The
 condition tests and first matches run in C (``_rules_eval``). Imports ``splits`` and
 ``utils``."""
+from .document import RulesDocumentError
 from .lists import RuleList, fit_rule_list, refit_rule_list
-from .ruleset import Condition, Rule, RuleSet
+from .ruleset import Condition, Rule, RuleSet, rule_count_text
 
-__all__ = ["Condition", "Rule", "RuleList", "RuleSet", "fit_rule_list", "refit_rule_list"]
+__all__ = ["Condition", "Rule", "RuleList", "RuleSet", "RulesDocumentError", "fit_rule_list",
+           "refit_rule_list", "rule_count_text"]

@@ -16,6 +16,38 @@ from . import _rules_eval, document
 from ..splits import ZERO_THRESHOLD, category_words
 
 
+# ends a condition of a rule set's listing that a missing value satisfies where training
+# had no missing value in its feature (Condition.text, missing_value_note)
+MISSING_MARK = "*"
+
+
+def missing_value_note(conditions, supports_missing=True, unknown_missing=()):
+    """The line below a rule set's listing that says where a missing value goes, or None
+    when the conditions say it all: when a condition carries MISSING_MARK; when a "not
+    in" set fails on a missing value (a reader could take a missing value for one
+    outside the set); when a set condition is on a feature of unknown_missing, where a
+    category the model was not trained with reads as missing (the labels are known:
+    LightGBM's pandas categories, HistGradientBoosting). Where the rules' source has no
+    direction for missing values (supports_missing False), a missing value that no
+    condition lets through is an error of predict."""
+    conditions = list(conditions)
+    said = any(c.missing and not c.marked() for c in conditions)  # "(or missing)", "is missing"
+    notes = []
+    if any(c.marked() for c in conditions):
+        notes.append(f"{MISSING_MARK} or missing (none was missing there in training)")
+        if not supports_missing:
+            notes.append("anywhere else a missing value is an error (the source model has no direction for it)")
+        elif said:
+            notes.append(f'a missing value fails every condition without {MISSING_MARK} or "(or missing)"')
+        else:
+            notes.append("a missing value fails every other condition")
+    elif supports_missing and any(c.is_set and c.negated and not c.missing for c in conditions):
+        notes.append('a missing value fails every condition without "(or missing)"')
+    if any(c.is_set and c.feature in unknown_missing for c in conditions):
+        notes.append("a category the model was not trained with counts as missing")
+    return "; ".join(notes) or None
+
+
 def _fmt(value):
     return f"{value:.6g}"
 
@@ -218,8 +250,9 @@ class Condition:
         self.category_names = None if category_names is None else tuple(str(n) for n in category_names)
         self.zero_missing = bool(zero_missing)
         # how the bounds print (printed_bound; None: 6 significant digits), and whether the
-        # training data had missing values here (if not, "(or missing)" is not printed:
-        # the condition still lets a missing value through, as the exports say)
+        # training data had missing values here (if not, a rule set's listing marks a
+        # condition that lets a missing value through with MISSING_MARK, explained below
+        # the listing, rather than "(or missing)")
         self.printed_lower = None if printed_lower is None else float(printed_lower)
         self.printed_upper = None if printed_upper is None else float(printed_upper)
         self.missing_seen = bool(missing_seen)
@@ -280,16 +313,31 @@ class Condition:
             return f"{lo[1]} {lo[0].replace('>', '<')} {self.name} {hi[0]} {hi[1]}"
         if lo is not None:
             return f"{self.name} {lo[0]} {lo[1]}"
-        return f"{self.name} {hi[0]} {hi[1]}"
+        if hi is not None:
+            return f"{self.name} {hi[0]} {hi[1]}"
+        return f"{self.name} is any number"  # no bound: every present value
 
     def __str__(self):
+        return self.text()
+
+    def text(self, mark_unseen=False):
+        """The condition as printed, stating where a missing value goes: "(or missing)"
+        after a test that a missing value satisfies ("(or missing or 0)" where zero
+        reads as missing too), or "x is missing" when no present value does; a missing
+        value fails any other condition. With mark_unseen (a rule set's listing), a
+        condition that a missing value satisfies where training had none in this
+        feature ends with MISSING_MARK instead of "(or missing)": short for readers
+        without missing values, and explained once below the listing
+        (missing_value_note)."""
         text = self._text()
         missing = "missing or 0" if self.zero_missing else "missing"
         if text is None:
             return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
-        # "(or missing)" where training had missing values; a zero read as missing
-        # (LightGBM's zero-as-missing) is common at predict time: always said
-        if self.missing and (self.missing_seen or self.zero_missing):
+        if self.missing:
+            # a zero read as missing (LightGBM's zero-as-missing) is common at predict
+            # time: always said in full
+            if mark_unseen and not self.missing_seen and not self.zero_missing:
+                return text + MISSING_MARK
             return f"{text} (or {missing})"
         # does the printed interval hold 0? (where zero is missing, a bound at +-1e-35
         # prints as one that excludes it: x > 0, x < 0)
@@ -297,6 +345,10 @@ class Condition:
             (self.lower is None or (self.lower < 0.0 and self.lower != -ZERO_THRESHOLD))
             and (self.upper is None or (self.upper >= 0.0 and self.upper != ZERO_THRESHOLD)))
         return f"{text} (except 0)" if zero_inside else text
+
+    def marked(self):
+        """Whether text(mark_unseen=True) ends with MISSING_MARK."""
+        return self.missing and not self.missing_seen and not self.zero_missing and self._text() is not None
 
     def to_dict(self):
         """The condition as a JSON-ready dict (rules/document.py)."""

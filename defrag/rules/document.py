@@ -5,15 +5,39 @@ outputs, feature names, the input encoding), under a schema name and version.
 Writing reads the attributes of a rule set, its rules and conditions; reading gives the
 constructors' arguments (``ruleset_fields``), from which the classes (rules/conditions.py,
 rules/ruleset.py) build themselves: this module needs none of them.
+
+Reading checks the whole document before anything is built: every key known, every
+value of its type (an integer is an integer, a boolean a boolean), feature indices within
+the feature count, bounds finite numbers or the strings "inf" / "-inf" the writer uses,
+probabilities as many as the classes, category codes within the limit, a schema version
+this version knows. A bad document raises ``RulesDocumentError`` (a ValueError) naming
+the JSON path of the first bad field, e.g. ``rules[2].conditions[0].feature``.
 """
+import json
 import math
+import re
 
 import numpy as np
 
-from ..splits import InputEncoding
+from ..splits import MAX_CATEGORY, InputEncoding
 
 SCHEMA = "defrag.rules"
 SCHEMA_VERSION = 1
+# features a document may index when it gives no feature count (no feature_names nor
+# encoding): the source readers' limit (sources/base.py)
+MAX_FEATURES = 2**24
+# nesting of a document's JSON text: a valid one nests 6 deep
+MAX_DEPTH = 32
+
+
+class RulesDocumentError(ValueError):
+    """A rule set document that ``RuleSet.from_dict`` / ``from_json`` refuse. ``path`` is
+    the JSON path of the bad field (``rules[2].conditions[0].feature``; "" for the whole
+    document), and the message starts with it."""
+
+    def __init__(self, path, problem):
+        self.path = path
+        super().__init__(f"{path}: {problem}" if path else problem)
 
 
 def _plain(value):
@@ -28,30 +52,11 @@ def _plain(value):
                     "categories must be numbers, strings or booleans")
 
 
-def _number(value):
-    """A float written by _plain (a bound, a threshold) back as a float."""
-    return None if value is None else float(value)
-
-
 def _array(values):
     """A 1-D array to JSON: its values and its dtype (so that it reads back as it was)."""
     arr = np.asarray(values)
     kind = "object" if arr.dtype == object or arr.dtype.kind in "US" else arr.dtype.str
     return {"dtype": kind, "values": [_plain(v) for v in arr.tolist()]}
-
-
-def _from_array(d):
-    if d["dtype"] == "object":
-        out = np.empty(len(d["values"]), dtype=object)
-        out[:] = d["values"]
-        return out
-    return np.asarray(d["values"], dtype=np.dtype(d["dtype"]))
-
-
-def _labels_array(values):
-    """Labels (classes) read back: strings as a NumPy string array, as fitting made them."""
-    arr = np.asarray(values)
-    return arr.astype(object) if arr.dtype.kind not in "USbifu" else arr
 
 
 def condition_to_dict(c):
@@ -67,18 +72,6 @@ def condition_to_dict(c):
     }
 
 
-def condition_fields(d):
-    """Condition's constructor arguments of a condition's dict."""
-    set_cond = d.get("codes") is not None
-    return dict(
-        feature=d["feature"], name=d["name"], lower=_number(d.get("lower")), upper=_number(d.get("upper")),
-        train_share=d.get("train_share"), missing=d.get("missing", False),
-        categories=d["codes"] if set_cond else None, negated=d.get("negated", False),
-        category_names=d.get("category_names"), zero_missing=d.get("zero_missing", False),
-        printed_lower=_number(d.get("printed_lower")), printed_upper=_number(d.get("printed_upper")),
-        missing_seen=d.get("missing_seen", True))
-
-
 def rule_to_dict(r):
     return {
         "conditions": [condition_to_dict(c) for c in r.conditions],
@@ -86,16 +79,6 @@ def rule_to_dict(r):
         "proba": None if r.proba is None else [float(p) for p in r.proba],
         "support": r.support, "weight": r.weight, "coverage": r.coverage,
     }
-
-
-def rule_fields(d):
-    """Rule's constructor arguments of a rule's dict, its conditions as condition_fields."""
-    prediction = d["prediction"]
-    if isinstance(prediction, str) and d.get("proba") is None:  # a regression output "inf"
-        prediction = float(prediction)
-    return dict(conditions=[condition_fields(c) for c in d["conditions"]], prediction=prediction,
-                proba=d.get("proba"), support=d.get("support", 0), weight=d.get("weight", 0.0),
-                coverage=d.get("coverage"))
 
 
 def encoding_to_dict(enc):
@@ -107,15 +90,6 @@ def encoding_to_dict(enc):
         "lookup_numbers": enc.lookup_numbers, "unknown": enc.unknown,
         "zero_missing": enc.zero_missing.tolist(), "lightgbm_reads": bool(enc.lightgbm_reads),
     }
-
-
-def encoding_from_dict(d):
-    if d is None:
-        return None
-    return InputEncoding(d["n_features"], d["categorical"],
-                         [None if c is None else _from_array(c) for c in d["categories"]],
-                         d["lookup_numbers"], d["unknown"], d["zero_missing"],
-                         lightgbm_reads=d.get("lightgbm_reads", False))
 
 
 def ruleset_to_dict(rs):
@@ -134,25 +108,370 @@ def ruleset_to_dict(rs):
     }
 
 
+# ------------------------------------------------------------------------- reading
+_DTYPE = re.compile(r"^[<>|=]?(b1|i[1248]|u[1248]|f[248])$")
+_INFINITE = {"inf": math.inf, "-inf": -math.inf}
+
+
+def _fail(path, problem):
+    raise RulesDocumentError(path, problem)
+
+
+def _kind(value):
+    """How a JSON value is named in messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def _object(d, path, required, optional):
+    """d, a dict whose keys are all known and whose required keys are there."""
+    if not isinstance(d, dict):
+        _fail(path, f"expected an object; got {_kind(d)}")
+    for key in d:
+        if key not in required and key not in optional:
+            _fail(f"{path}.{key}" if path else str(key), "unknown field")
+    for key in required:
+        if key not in d:
+            _fail(path, f"missing field {key!r}")
+    return d
+
+
+def _list(value, path, what="a list", max_len=None):
+    if not isinstance(value, list):
+        _fail(path, f"expected {what}; got {_kind(value)}")
+    if max_len is not None and len(value) > max_len:
+        _fail(path, f"expected at most {max_len} entries; got {len(value)}")
+    return value
+
+
+def _bool(value, path):
+    if not isinstance(value, bool):
+        _fail(path, f"expected true or false; got {_kind(value)}")
+    return value
+
+
+def _int(value, path, low=0, high=None):
+    """An integer (never a boolean, nor a number with a fraction) in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        _fail(path, f"expected an integer; got {_kind(value)} ({_short(value)})")
+    if value < low or (high is not None and value > high):
+        _fail(path, f"{value} is out of range (expected {low} to {high})" if high is not None
+              else f"{value} is out of range (expected at least {low})")
+    return value
+
+
+def _short(value):
+    """A value for a message: a scalar's repr, cut short; a list or object by its kind only
+    (its repr could recurse as deep as it nests)."""
+    if not isinstance(value, (str, int, float)) or value is None:
+        return _kind(value)
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else "a very large integer"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _finite(value, path, low=-math.inf, high=math.inf):
+    """A finite number in [low, high] (an integer is taken as a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(path, f"expected a number; got {_kind(value)} ({_short(value)})")
+    try:
+        number = float(value)
+    except OverflowError:
+        _fail(path, "the number is out of range")
+    if not math.isfinite(number):
+        _fail(path, "expected a finite number (infinite values are written \"inf\" or \"-inf\")")
+    if not low <= number <= high:
+        _fail(path, f"{number!r} is out of range (expected {low} to {high})")
+    return number
+
+
+def _bound(value, path):
+    """A bound: null, a finite number, or the writer's "inf" / "-inf"."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value not in _INFINITE:
+            _fail(path, f"expected a number, \"inf\" or \"-inf\"; got {_short(value)}")
+        return _INFINITE[value]
+    return _finite(value, path)
+
+
+def _optional(d, key, path, read, default=None, **kw):
+    """read(d[key]) where the key is there and not null, else default."""
+    value = d.get(key)
+    return default if value is None else read(value, f"{path}.{key}" if path else key, **kw)
+
+
+def _names(value, path, max_len=MAX_FEATURES):
+    """Feature names: a list of distinct, non-blank strings."""
+    names = _list(value, path, "a list of names", max_len)
+    seen = set()
+    for i, n in enumerate(names):
+        if not isinstance(n, str):
+            _fail(f"{path}[{i}]", f"expected a string; got {_kind(n)}")
+        if not n.strip():
+            _fail(f"{path}[{i}]", "an empty name: every feature needs a name that can be printed")
+        if n in seen:
+            _fail(f"{path}[{i}]", f"names must be unique; repeated: {n!r}")
+        seen.add(n)
+    return list(names)
+
+
+def _scalar(value, path):
+    """A label or category as JSON holds it: a string, a number or a boolean."""
+    if isinstance(value, float) and not math.isfinite(value):
+        _fail(path, "expected a finite number (infinite values are written \"inf\" or \"-inf\")")
+    if not isinstance(value, (str, int, float)):  # (bool is an int)
+        _fail(path, f"expected a string, a number or a boolean; got {_kind(value)}")
+    return value
+
+
+def _values(values, dtype, path):
+    """The values of a 1-D array written by _array, as an array of dtype ("object" or a
+    NumPy dtype of booleans or numbers), refused where a value does not fit it exactly."""
+    values = _list(values, path)
+    if dtype == "object":
+        out = np.empty(len(values), dtype=object)
+        out[:] = [_scalar(v, f"{path}[{i}]") for i, v in enumerate(values)]
+        return out
+    if not isinstance(dtype, str) or not _DTYPE.match(dtype):
+        _fail(path, f"unknown dtype {_short(dtype)} (expected \"object\" or a NumPy dtype of booleans or numbers)")
+    dt = np.dtype(dtype)
+    items = []
+    for i, v in enumerate(values):
+        where = f"{path}[{i}]"
+        if dt.kind == "b":
+            items.append(_bool(v, where))
+        elif dt.kind in "iu":
+            info = np.iinfo(dt)
+            items.append(_int(v, where, int(info.min), int(info.max)))
+        elif isinstance(v, str) and v in _INFINITE:
+            items.append(_INFINITE[v])
+        else:
+            number = _finite(v, where)
+            if not math.isfinite(float(np.array(number, dtype=dt))):  # float16 / float32 range
+                _fail(where, f"{number!r} does not fit {dt.name}")
+            items.append(number)
+    return np.asarray(items, dtype=dt)
+
+
+def _unique(arr, path):
+    if len({(type(v), v) if isinstance(v, str) else v for v in arr.tolist()}) != len(arr):
+        _fail(path, "values must be distinct")
+    return arr
+
+
+def _condition(d, path, n_features, names):
+    _object(d, path, ("feature", "name"),
+            ("lower", "upper", "categories", "codes", "negated", "missing", "zero_missing", "train_share",
+             "category_names", "printed_lower", "printed_upper", "missing_seen"))
+    feature = _int(d["feature"], f"{path}.feature", 0, n_features - 1)
+    name = d["name"]
+    if not isinstance(name, str):
+        _fail(f"{path}.name", f"expected a string; got {_kind(name)}")
+    if names is not None and name != names[feature]:
+        _fail(f"{path}.name", f"{_short(name)} is not the name of feature {feature} ({names[feature]!r})")
+    codes = d.get("codes")
+    if codes is not None:
+        codes = [_int(c, f"{path}.codes[{i}]", 0, MAX_CATEGORY)
+                 for i, c in enumerate(_list(codes, f"{path}.codes", "a list of category codes"))]
+        for key in ("lower", "upper", "printed_lower", "printed_upper"):
+            if d.get(key) is not None:
+                _fail(f"{path}.{key}", "a condition on a category set has no bounds")
+    elif d.get("lower") is None and d.get("upper") is None:
+        _fail(path, "a condition needs a bound (lower, upper) or a category set (codes)")
+    labels = d.get("categories")
+    if labels is not None:
+        if codes is None:
+            _fail(f"{path}.categories", "category labels without a category set (codes)")
+        for i, v in enumerate(_list(labels, f"{path}.categories")):
+            _scalar(v, f"{path}.categories[{i}]")
+    lower, upper = _bound(d.get("lower"), f"{path}.lower"), _bound(d.get("upper"), f"{path}.upper")
+    printed = {}
+    for key, bound in (("printed_lower", lower), ("printed_upper", upper)):
+        printed[key] = _bound(d.get(key), f"{path}.{key}")
+        if printed[key] is not None and bound is None:
+            _fail(f"{path}.{key}", f"a printed bound where the condition has none ({key[8:]} is null)")
+    category_names = d.get("category_names")
+    if category_names is not None:
+        for i, n in enumerate(_list(category_names, f"{path}.category_names")):
+            if not isinstance(n, str):
+                _fail(f"{path}.category_names[{i}]", f"expected a string; got {_kind(n)}")
+    return dict(
+        feature=feature, name=name, lower=lower, upper=upper,
+        train_share=_optional(d, "train_share", path, _finite, low=0.0, high=1.0),
+        missing=_optional(d, "missing", path, _bool, False), categories=codes,
+        negated=_optional(d, "negated", path, _bool, False), category_names=category_names,
+        zero_missing=_optional(d, "zero_missing", path, _bool, False),
+        missing_seen=_optional(d, "missing_seen", path, _bool, True), **printed)
+
+
+def _prediction(value, path, classes):
+    """A rule's output: a class label among classes, or a regression value (a finite
+    number, or the writer's "inf" / "-inf")."""
+    if classes is None:
+        if isinstance(value, str):
+            if value not in _INFINITE:
+                _fail(path, f"expected a number; got {_short(value)}")
+            return _INFINITE[value]
+        return _finite(value, path)
+    _scalar(value, path)
+    if not any(type(value) is type(c) and value == c for c in classes.tolist()) and \
+            not any(value == c and not isinstance(c, bool) and not isinstance(value, bool) and
+                    not isinstance(c, str) and not isinstance(value, str) for c in classes.tolist()):
+        _fail(path, f"{_short(value)} is not one of the classes")
+    return value
+
+
+def _proba(value, path, classes):
+    if classes is None:
+        if value is not None:
+            _fail(path, "class probabilities without classes")
+        return None
+    if value is None:
+        _fail(path, "missing class probabilities (the rule set has classes)")
+    p = _list(value, path, "a list of probabilities")
+    if len(p) != len(classes):
+        _fail(path, f"expected {len(classes)} probabilities (one per class); got {len(p)}")
+    return [_finite(v, f"{path}[{i}]", 0.0, 1.0) for i, v in enumerate(p)]
+
+
+def _rule(d, path, n_features, names, classes):
+    _object(d, path, ("conditions", "prediction"), ("proba", "support", "weight", "coverage"))
+    conditions = [_condition(c, f"{path}.conditions[{i}]", n_features, names)
+                  for i, c in enumerate(_list(d["conditions"], f"{path}.conditions"))]
+    return dict(conditions=conditions, prediction=_prediction(d["prediction"], f"{path}.prediction", classes),
+                proba=_proba(d.get("proba"), f"{path}.proba", classes),
+                support=_optional(d, "support", path, _int, 0),
+                weight=_optional(d, "weight", path, _finite, 0.0),
+                coverage=_optional(d, "coverage", path, _finite, low=0.0, high=1.0))
+
+
+def _encoding(d, path):
+    """InputEncoding's arguments of an encoding's dict."""
+    _object(d, path, ("n_features", "categorical", "categories", "lookup_numbers", "unknown", "zero_missing"),
+            ("lightgbm_reads",))
+    n = _int(d["n_features"], f"{path}.n_features", 1, MAX_FEATURES)
+
+    def flags(key):
+        values = _list(d[key], f"{path}.{key}", "a list of booleans")
+        if len(values) != n:
+            _fail(f"{path}.{key}", f"expected {n} entries (one per feature); got {len(values)}")
+        return [_bool(v, f"{path}.{key}[{i}]") for i, v in enumerate(values)]
+
+    categorical, zero_missing = flags("categorical"), flags("zero_missing")
+    categories = _list(d["categories"], f"{path}.categories")
+    if len(categories) != n:
+        _fail(f"{path}.categories", f"expected {n} entries (one per feature); got {len(categories)}")
+    read = []
+    for i, c in enumerate(categories):
+        where = f"{path}.categories[{i}]"
+        if c is None:
+            read.append(None)
+            continue
+        _object(c, where, ("dtype", "values"), ())
+        read.append(_unique(_values(c["values"], c["dtype"], f"{where}.values"), f"{where}.values"))
+    unknown = d["unknown"]
+    if unknown not in ("missing", "error"):
+        _fail(f"{path}.unknown", f"expected \"missing\" or \"error\"; got {_short(unknown)}")
+    return dict(n_features=n, categorical=categorical, categories=read,
+                lookup_numbers=_bool(d["lookup_numbers"], f"{path}.lookup_numbers"), unknown=unknown,
+                zero_missing=zero_missing, lightgbm_reads=_optional(d, "lightgbm_reads", path, _bool, False))
+
+
+def _classes(d):
+    values = d.get("classes")
+    if values is None:
+        if d.get("classes_dtype") is not None:
+            _fail("classes_dtype", "a dtype without classes")
+        return None
+    dtype = d.get("classes_dtype") or "object"
+    classes = _unique(_values(values, dtype, "classes"), "classes")
+    if not len(classes):
+        _fail("classes", "expected at least one class")
+    if classes.dtype == object and all(isinstance(c, str) for c in classes):
+        classes = classes.astype(str)
+    return classes
+
+
 def ruleset_fields(d):
-    """RuleSet's constructor arguments of a rule set's dict, its rules as rule_fields."""
+    """RuleSet's constructor arguments of a rule set's dict, its rules as dicts of Rule's
+    arguments and theirs of Condition's, after checking the whole document
+    (RulesDocumentError naming the bad field's JSON path)."""
     if not isinstance(d, dict) or "rules" not in d:
-        raise ValueError("not a defrag rule set: a dict with 'rules' is expected")
+        _fail("", "not a defrag rule set: a JSON object with 'rules' is expected")
     if d.get("schema", SCHEMA) != SCHEMA:
-        raise ValueError(f"not a defrag rule set: schema {d.get('schema')!r}")
+        _fail("schema", f"not a defrag rule set: schema {_short(d.get('schema'))}")
     version = d.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise ValueError(f"rule set schema version {version!r} is newer than this defrag "
-                         f"reads ({SCHEMA_VERSION}): upgrade defrag")
-    classes = d.get("classes")
-    if classes is not None:
-        classes = _from_array({"dtype": d.get("classes_dtype") or "object", "values": classes})
-        if classes.dtype == object and all(isinstance(c, str) for c in classes):
-            classes = classes.astype(str)
-    default = d["default_prediction"]
-    if isinstance(default, str) and d.get("default_proba") is None:
-        default = float(default)
-    return dict(rules=[rule_fields(r) for r in d["rules"]], default_prediction=default,
-                default_proba=d.get("default_proba"), feature_names=d.get("feature_names"), classes=classes,
-                supports_missing=d.get("supports_missing", False),
-                encoding=encoding_from_dict(d.get("encoding")), feature_names_in=d.get("feature_names_in"))
+    if isinstance(version, bool) or not isinstance(version, int):
+        _fail("schema_version", f"expected an integer; got {_kind(version)}")
+    if version > SCHEMA_VERSION:
+        _fail("schema_version", f"version {version} is newer than this defrag reads ({SCHEMA_VERSION}): "
+                                "upgrade defrag")
+    if version < 1:
+        _fail("schema_version", f"unknown version {version} (versions start at 1)")
+    _object(d, "", ("rules", "default_prediction"),
+            ("schema", "schema_version", "default_proba", "feature_names", "feature_names_in", "classes",
+             "classes_dtype", "supports_missing", "encoding"))
+    names = _optional(d, "feature_names", "", _names)
+    names_in = _optional(d, "feature_names_in", "", _names)
+    encoding = _optional(d, "encoding", "", _encoding)
+    counts = {key: n for key, n in (("feature_names", None if names is None else len(names)),
+                                    ("feature_names_in", None if names_in is None else len(names_in)),
+                                    ("encoding.n_features", None if encoding is None else encoding["n_features"]))
+              if n is not None}
+    if len(set(counts.values())) > 1:
+        key = list(counts)[-1]
+        _fail(key, "the feature counts disagree: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+    n_features = next(iter(counts.values()), MAX_FEATURES)
+    classes = _classes(d)
+    rules = [_rule(r, f"rules[{i}]", n_features, names, classes)
+             for i, r in enumerate(_list(d["rules"], "rules"))]
+    fields = dict(rules=rules, default_prediction=_prediction(d["default_prediction"], "default_prediction", classes),
+                  default_proba=_proba(d.get("default_proba"), "default_proba", classes),
+                  feature_names=names, classes=classes,
+                  supports_missing=_optional(d, "supports_missing", "", _bool, False), feature_names_in=names_in)
+    # built last: everything is checked
+    fields["encoding"] = None if encoding is None else InputEncoding(**encoding)
+    return fields
+
+
+def nesting_depth(text):
+    """The deepest nesting of lists and objects in JSON text (strings skipped), in
+    vectorised passes: the text is checked before a recursive parser reads it."""
+    stripped = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    codes = np.frombuffer(stripped.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.isin(codes, (ord("["), ord("{"))).astype(np.int64) - np.isin(codes, (ord("]"), ord("}")))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def parse(text):
+    """A document's JSON text as Python values; RulesDocumentError for text that is not
+    JSON or nests deeper than MAX_DEPTH."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RulesDocumentError("", f"the document is not UTF-8 text: {exc}") from None
+    if not isinstance(text, str):
+        raise TypeError(f"from_json reads JSON text (str or bytes); got {type(text).__name__}")
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise RulesDocumentError("", f"the document nests {depth} deep; a rule set nests at most "
+                                     f"{MAX_DEPTH} deep")
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, an integer too long to read
+        raise RulesDocumentError("", f"not JSON: {exc}") from None
+    except RecursionError:  # (MAX_DEPTH keeps the parser far from it)
+        raise RulesDocumentError("", "the document nests too deep") from None

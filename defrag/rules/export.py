@@ -21,11 +21,13 @@ DataFrame given to ``predict``): the first rule that holds, else the default. Wh
 Thresholds are written exactly (Python's ``repr`` of the float: the shortest decimal
 that reads back as the same double).
 """
+import keyword
 import math
 
 import numpy as np
 
 from ..splits import ZERO_THRESHOLD
+from ..utils.validation import checked_names
 from .document import _plain
 
 
@@ -203,7 +205,7 @@ def _features(rs):
 
 
 def _column_names(rs, column_names):
-    """Names of the data's columns, by feature index."""
+    """Names of the data's columns, by feature index (never empty nor repeated)."""
     names = getattr(rs, "feature_names_in", None) or rs.feature_names
     n = rs._n_features()
     if names is None:
@@ -214,22 +216,37 @@ def _column_names(rs, column_names):
         unknown = [k for k in column_names if k not in names]
         if unknown:
             raise ValueError(f"column_names renames columns the rules do not have: {unknown[:5]}")
-        return [column_names.get(n, n) for n in names]
-    column_names = [str(c) for c in column_names]
+        return checked_names([column_names.get(n, n) for n in names], "column_names")
+    column_names = checked_names(column_names, "column_names")
     if len(column_names) != n:
         raise ValueError(f"column_names has {len(column_names)} names but the rules have {n} features")
     return column_names
 
 
-def _sql_identifier(name):
-    return '"' + str(name).replace('"', '""') + '"'
+def _sql_identifier(name, what="column name"):
+    """A quoted SQL identifier (a double quote doubled); ValueError for an empty one or one
+    holding NUL, which no SQL engine takes."""
+    name = str(name)
+    if not name or "\x00" in name:
+        raise ValueError(f"the {what} {name!r} cannot be an SQL identifier"
+                         f"{' (it holds a NUL character)' if name else ''}")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql_table(table):
+    """The quoted, dot-separated parts of a table name: "s.t" (schema s, table t) is
+    "s"."t"; a tuple or list gives the parts as they are (a part holding a dot)."""
+    parts = table.split(".") if isinstance(table, str) else [str(p) for p in table]
+    if not parts:
+        raise ValueError("table must name a table: a string such as 'schema.table' or a tuple of parts")
+    return ".".join(_sql_identifier(p, "table name part") for p in parts)
 
 
 def to_sql(rs, table=None, column_names=None):
     """One SQL ``CASE WHEN ... THEN ... ELSE ... END`` expression (see the module doc)."""
     names = _column_names(rs, column_names)
-    prefix = "" if table is None else _sql_identifier(table) + "."
-    refs = {d: prefix + _sql_identifier(n) for d, n in enumerate(names)}
+    prefix = "" if table is None else _sql_table(table) + "."
+    refs = {d: prefix + _sql_identifier(names[d]) for d in _used_features(rs)}
     sql = _Dialect("sql", refs)
     features = _features(rs)
     lines = ["CASE"]
@@ -248,22 +265,42 @@ def query_strings(rs, column_names=None):
     """pandas ``DataFrame.query`` expressions, one per rule: the rows the rule covers
     (the rows it predicts for are those it covers and no earlier rule does)."""
     names = _column_names(rs, column_names)
-    refs = {d: "`" + n.replace("`", "``") + "`" for d, n in enumerate(names)}
+    refs = {d: _query_name(names[d]) for d in _used_features(rs)}
     q = _Dialect("query", refs)
     features = _features(rs)
     return [q.rule(r, features) for r in rs.rules]
 
 
+def _query_name(name):
+    """A column name in pandas query syntax: in backticks, a backtick doubled. ValueError
+    for a name pandas cannot read back there (it turns a quoted name into a Python
+    identifier: line breaks, tabs, some combining and compatibility characters fail),
+    tried with pandas itself where it is installed."""
+    ref = "`" + name.replace("`", "``") + "`"
+    try:
+        import pandas as pd  # optional: the strings are for pandas
+    except ImportError:
+        readable = name.isprintable()
+    else:
+        try:
+            readable = len(pd.DataFrame({name: [1.0]}).query(f"{ref} == {ref}")) == 1
+        except Exception:  # whatever pandas raises for a name it cannot parse
+            readable = False
+    if not readable:
+        raise ValueError(f"the column name {name!r} cannot be written in a pandas query string (pandas "
+                         "reads a name in backticks as a Python identifier): rename the column, or "
+                         "give query_strings another name for it (column_names=)")
+    return ref
+
+
 # --------------------------------------------------------------------------- Python
-_PYTHON_PRELUDE = '''
+_PYTHON_HELPERS = '''
 import math
 
 ZERO = {zero!r}
 
-
 def _missing(v):
     return v is None or type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and v != v)
-
 
 def _number(v, name, zero_missing=False, lightgbm=False):
     """A numeric value as the rules read it (NaN: missing)."""
@@ -277,7 +314,6 @@ def _number(v, name, zero_missing=False, lightgbm=False):
         return math.nan if zero_missing else 0.0
     return v
 
-
 def _code(v, name, zero_missing=False, lightgbm=False):
     """A category code given as a number (LightGBM truncates it toward zero)."""
     v = _number(v, name)
@@ -286,7 +322,6 @@ def _code(v, name, zero_missing=False, lightgbm=False):
             raise ValueError("column %r is categorical: %r is not an integer code" % (name, v))
         v = float(int(v))
     return math.nan if zero_missing and v == 0 else v
-
 
 def _label(v, name, codes, unknown_error=False, zero_missing=False):
     """The code of a category label (NaN: missing, or a label the model never saw)."""
@@ -301,32 +336,39 @@ def _label(v, name, codes, unknown_error=False, zero_missing=False):
 '''
 
 
+def _indented(text, prefix="    "):
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
 def to_python(rs, name="predict"):
     """Source of a dependency-free function ``name(row)`` that returns what
     ``rs.predict`` returns for one row: a mapping from column name to value (a dict, a
-    pandas Series), or a sequence of the values in the columns' order."""
-    if not name.isidentifier():
-        raise ValueError(f"name must be a Python identifier; got {name!r}")
+    pandas Series), or a sequence of the values in the columns' order.
+
+    Everything the function needs is built inside ``_defrag_rules()``, which returns it,
+    so that any identifier works as ``name`` (``ZERO``, ``COLUMNS``, ``math``...): the
+    module binds only ``_defrag_rules`` and ``name``. A keyword cannot name a function."""
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"name must be a Python identifier that is not a keyword; got {name!r}")
     columns = _column_names(rs, None)
     features = _features(rs)
     refs = {d: f"x{d}" for d in features}
     py = _Dialect("python", refs)
-    out = [f'"""Rules exported by defrag: {name}(row) reproduces RuleSet.predict."""',
-           _PYTHON_PRELUDE.format(zero=ZERO_THRESHOLD).strip("\n"), "", f"COLUMNS = {columns!r}"]
+    body = [_PYTHON_HELPERS.format(zero=ZERO_THRESHOLD).strip("\n"), "", f"COLUMNS = {columns!r}"]
     for f in features.values():
         if f.labels is not None:
-            out.append(f"CODES_{f.d} = {{{', '.join(f'{py.literal(v)}: {k}' for k, v in enumerate(f.labels))}}}")
-    out += ["", "", f"def {name}(row):",
-            '    """The prediction of the first rule that holds for row, else the default."""',
-            "    if hasattr(row, 'keys'):",
-            "        try:",
-            "            values = [row[c] for c in COLUMNS]",
-            "        except KeyError as exc:",
-            "            raise ValueError('row lacks column %r' % (exc.args[0],)) from None",
-            "    else:",
-            "        values = list(row)",
-            "        if len(values) != len(COLUMNS):",
-            "            raise ValueError('row has %d values but the rules read %d columns' % (len(values), len(COLUMNS)))"]
+            body.append(f"CODES_{f.d} = {{{', '.join(f'{py.literal(v)}: {k}' for k, v in enumerate(f.labels))}}}")
+    body += ["", "def predict(row):",
+             '    """The prediction of the first rule that holds for row, else the default."""',
+             "    if hasattr(row, 'keys'):",
+             "        try:",
+             "            values = [row[c] for c in COLUMNS]",
+             "        except KeyError as exc:",
+             "            raise ValueError('row lacks column %r' % (exc.args[0],)) from None",
+             "    else:",
+             "        values = list(row)",
+             "        if len(values) != len(COLUMNS):",
+             "            raise ValueError('row has %d values but the rules read %d columns' % (len(values), len(COLUMNS)))"]
     for f in features.values():
         col = repr(columns[f.d])
         if f.labels is not None:
@@ -335,14 +377,17 @@ def to_python(rs, name="predict"):
             read = f"_code(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})"
         else:
             read = f"_number(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})"
-        out.append(f"    x{f.d} = {read}")
+        body.append(f"    x{f.d} = {read}")
         if f.missing_error:
-            out += [f"    if x{f.d} != x{f.d}:",
-                    f"        raise ValueError('column %r is missing, and the model the rules come "
-                    f"from has no rule for missing values' % ({col},))"]
+            body += [f"    if x{f.d} != x{f.d}:",
+                     f"        raise ValueError('column %r is missing, and the model the rules come "
+                     f"from has no rule for missing values' % ({col},))"]
     for r in rs.rules:
-        out += [f"    if {py.rule(r, features)}:", f"        return {py.literal(r.prediction)}"]
-    out.append(f"    return {py.literal(rs.default_prediction)}")
+        body += [f"    if {py.rule(r, features)}:", f"        return {py.literal(r.prediction)}"]
+    body += [f"    return {py.literal(rs.default_prediction)}", "",
+             f"predict.__name__ = predict.__qualname__ = {name!r}", "return predict"]
+    out = [f'"""Rules exported by defrag: {name}(row) reproduces RuleSet.predict."""', "", "",
+           "def _defrag_rules():", _indented("\n".join(body)), "", "", f"{name} = _defrag_rules()"]
     return "\n".join(out) + "\n"
 
 

@@ -15,8 +15,9 @@ import numpy as np
 from . import _rules_eval, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
-from ..utils.validation import as_2d_float
-from .conditions import Condition, _fmt, condition_arrays, conditions_on_training_rows
+from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names
+from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows,
+                         missing_value_note)
 
 
 class Rule:
@@ -45,18 +46,41 @@ class Rule:
             ok &= cond.holds(X)
         return ok
 
-    def condition_text(self):
-        return " and ".join(str(c) for c in self.conditions) if self.conditions else "always"
+    def condition_text(self, mark_unseen=False):
+        """The conditions joined by "and" ("always" for none); mark_unseen: as a rule
+        set's listing prints them (Condition.text)."""
+        if not self.conditions:
+            return "always"
+        return " and ".join(c.text(mark_unseen) for c in self.conditions)
 
     def to_dict(self):
         """The rule as a JSON-ready dict (rules/document.py)."""
         return document.rule_to_dict(self)
 
     def __str__(self):
-        return f"if {self.condition_text()} then y = {prediction_text(self.prediction, self.proba)}"
+        return self.text()
+
+    def text(self, mark_unseen=False):
+        return f"if {self.condition_text(mark_unseen)} then y = {prediction_text(self.prediction, self.proba)}"
 
     def __repr__(self):
         return f"Rule({self})"
+
+
+# rows of input converted at a time where predict cannot read the input in place
+BLOCK_ROWS = 65536
+
+
+def _zero_as_missing(values):
+    """values (float64) with |x| <= ZERO_THRESHOLD as NaN (a copy)."""
+    return np.where(np.abs(values) <= ZERO_THRESHOLD, np.nan, values)
+
+
+def rule_count_text(n_rules):
+    """How a count of rules reads wherever it is printed (headers, titles, reprs):
+    n_rules rules before the default, "1 rule and otherwise", "3 rules and otherwise"."""
+    n_rules = int(n_rules)
+    return f"{n_rules} rule{'' if n_rules == 1 else 's'} and otherwise"
 
 
 def prediction_text(prediction, proba):
@@ -76,12 +100,18 @@ class RuleSet:
                  classes=None, supports_missing=False, encoding=None, feature_names_in=None):
         self.supports_missing = bool(supports_missing)
         # the DataFrame columns the rules were fitted on (None: fitted on an array); a
-        # DataFrame given to predict is matched by these names
-        self.feature_names_in = None if feature_names_in is None else [str(n) for n in feature_names_in]
+        # DataFrame given to predict is matched by these names. Names are never empty
+        # nor repeated: printed rules and exports name columns by them
+        self.feature_names_in = None if feature_names_in is None else checked_names(feature_names_in,
+                                                                                    "feature_names_in")
         self.rules = list(rules)
         self.default_prediction = default_prediction
         self.default_proba = None if default_proba is None else np.asarray(default_proba)
-        self.feature_names = None if feature_names is None else list(feature_names)
+        self.feature_names = None if feature_names is None else checked_names(feature_names)
+        if self.feature_names is not None and self.feature_names_in is not None and \
+                len(self.feature_names) != len(self.feature_names_in):
+            raise ValueError(f"feature_names has {len(self.feature_names)} names but feature_names_in "
+                             f"{len(self.feature_names_in)}")
         self.classes = classes
         self.encoding = encoding
 
@@ -99,10 +129,19 @@ class RuleSet:
             return len(self.feature_names)
         return 1 + max((c.feature for r in self.rules for c in r.conditions), default=0)
 
-    def _compiled(self):
-        """Flat arrays of the conditions for the C kernels (built once, cached)."""
-        cached = getattr(self, "_arrays", None)
+    def _used_features(self):
+        """The features the rules name, in order."""
+        return sorted({c.feature for r in self.rules for c in r.conditions})
+
+    def _compiled(self, used_only=False):
+        """Flat arrays of the conditions for the C kernels (built once, cached); with
+        used_only, their features numbered among the used ones (_used_features), for
+        blocks holding only those columns."""
+        cached = self.__dict__.get("_arrays")
         if cached is None:
+            cached = self._arrays = {}
+        key = "used" if used_only else "all"
+        if key not in cached:
             # within a rule, the condition most training points fail comes first: a row
             # leaves the rule after fewer comparisons (the result does not depend on order)
             def order(rule):
@@ -111,66 +150,68 @@ class RuleSet:
             conds = [c for r in self.rules for c in order(r)]
             ptr = np.zeros(len(self.rules) + 1, dtype=np.int64)
             np.cumsum([len(r.conditions) for r in self.rules], out=ptr[1:])
-            cached = self._arrays = dict(rule_ptr=ptr, **condition_arrays(conds, self.supports_missing))
-        return cached
+            arrays = dict(rule_ptr=ptr, **condition_arrays(conds, self.supports_missing))
+            if used_only:
+                arrays["feature"] = np.searchsorted(self._used_features(), arrays["feature"]).astype(np.int32)
+            cached[key] = arrays
+        return cached[key]
 
     def encode(self, X):
         """X as the rules read it: float64, categorical columns as category codes (by the
         source model's encoding, when the rule set has one; otherwise X must hold codes).
         A DataFrame is matched by column name when the rules were fitted on one: its
-        columns are taken in the fitted order, and a missing one is a ValueError."""
-        X = self._by_column_name(X)
+        columns are taken in the fitted order, and a missing one is a ValueError. The
+        kernels (covering, first_match) refuse a NaN where the rules' source has no
+        direction for it, and compare -inf below every threshold."""
+        return self._encoded(self._by_column_name(X))
+
+    def _encoded(self, X):
+        """encode of X whose columns are in the fitted order."""
         if self.encoding is not None:
             X = self.encoding.transform(X, allow_nan=True, allow_inf=True)
         else:
             X = as_2d_float(X, allow_nan=True, allow_inf=True)
         if X.shape[1] != self._n_features():
             raise ValueError(f"X has {X.shape[1]} features but the rules use {self._n_features()}")
-        zero = sorted({c.feature for r in self.rules for c in r.conditions if c.zero_missing})
+        zero = self._zero_features()
         if zero:  # zero reads as missing on these features (idempotent after the encoding)
             X = np.array(X, dtype=np.float64)
-            sub = X[:, zero]
-            sub[np.abs(sub) <= ZERO_THRESHOLD] = np.nan
-            X[:, zero] = sub
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        # a NaN where a condition has no direction for it is an error wherever it lies
-        # (the kernels would refuse it only where they happen to read it)
-        strict = sorted({c.feature for r in self.rules for c in r.conditions
-                         if not c.missing and not self.supports_missing})
-        if strict and np.isnan(X[:, strict]).any():
-            raise ValueError("X contains NaN in a feature the rules use, and the model they come "
-                             "from has no rule for missing values")
-        # -inf is below every threshold: x <= t holds. The kernels test an absent lower
-        # bound as x > -inf, which -inf fails; -DBL_MAX compares as -inf with every
-        # finite threshold
-        neg_inf = np.isneginf(X)
-        if neg_inf.any():
-            X = np.where(neg_inf, -np.finfo(np.float64).max, X)
-        return X
+            X[:, zero] = _zero_as_missing(X[:, zero])
+        return np.ascontiguousarray(X, dtype=np.float64)
+
+    def _zero_features(self):
+        """Features where a condition reads zero as missing."""
+        return sorted({c.feature for r in self.rules for c in r.conditions if c.zero_missing})
 
     def _by_column_name(self, X):
+        positions = self._column_positions(X)
+        return X if positions is None else X.iloc[:, positions]
+
+    def _column_positions(self, X):
+        """Where a DataFrame holds the fitted columns, in the fitted order (None: as they
+        are), warning where names are there on one side only."""
         names = getattr(self, "feature_names_in", None)  # None in rule sets pickled before it
         is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
         if names is None:
             if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
                 warnings.warn("X has feature names, but the rules were fitted without feature "
-                              "names: its columns are read in order", UserWarning, stacklevel=3)
-            return X
+                              "names: its columns are read in order", UserWarning, stacklevel=4)
+            return None
         if not is_frame:
             warnings.warn("X does not have valid feature names, but the rules were fitted with "
                           "feature names: its columns are read in the fitted order", UserWarning,
-                          stacklevel=3)
-            return X
+                          stacklevel=4)
+            return None
         columns = [str(c) for c in X.columns]
         if columns == names:
-            return X
+            return None
         missing = [n for n in names if n not in columns]
         if missing:
             raise ValueError(f"X lacks the columns the rules were fitted with: {', '.join(map(repr, missing[:10]))}")
         if len(set(columns)) != len(columns):
             raise ValueError("X has repeated column names")
         position = {c: i for i, c in enumerate(columns)}
-        return X.iloc[:, [position[n] for n in names]]
+        return [position[n] for n in names]
 
     def covers(self, X, n_threads=1):
         """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
@@ -198,12 +239,88 @@ class RuleSet:
     def predict(self, X, n_threads=1):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
-        Only the features the rules name are read; a NaN in one of them is a ValueError.
-        A Dask array or DataFrame gives a lazy Dask array."""
+        Only the features the rules name are read, without a copy of the others: a
+        C-ordered float64 array in place, any other input (float32, integers, Fortran
+        order, strided views, DataFrames) converted in blocks of rows, those columns
+        only. A NaN in a feature where the rules' source has no direction for missing
+        values is a ValueError. A Dask array or DataFrame gives a lazy Dask array."""
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict, n_threads=n_threads), X, self.predictions().dtype)
-        first = self.first_match(self.encode(X), n_threads)
+        first = self._first_matches(X, n_threads)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
+
+    def _first_matches(self, X, n_threads=1):
+        """first_match(encode(X)) without encoding X whole: the same values, bit for bit
+        (encode converts each row on its own), with memory for the output and a block."""
+        check_not_sparse(X)
+        positions = self._column_positions(X)
+        is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
+        if not is_frame:
+            try:
+                X = np.asarray(X)
+            except Exception:  # ragged lists and the like: encode says what is wrong
+                return self.first_match(self._encoded(X), n_threads)
+            if X.ndim != 2:
+                return self.first_match(self._encoded(X), n_threads)  # (refused there)
+        if self.encoding is not None and not self.encoding.trivial:
+            # categories, LightGBM's reading: the encoding reads whole rows, a block at a time
+            cols = slice(None) if positions is None else positions
+
+            def block(r0, r1):
+                return self._encoded(X.iloc[r0:r1, cols] if is_frame else X[r0:r1])
+
+            return self._blockwise(len(X), block, self._compiled(), n_threads)
+        used, zero = self._used_features(), self._zero_features()
+        n = self._n_features()
+        if is_frame:
+            fitted = range(X.shape[1]) if positions is None else positions  # (extra columns ignored)
+            if len(fitted) != n:
+                raise ValueError(f"X has {len(fitted)} features but the rules use {n}")
+            for j in fitted:  # the refusals of as_2d_float, by dtype
+                check_numeric_column(X.iloc[:, j], X.columns[j])
+            take = [fitted[d] for d in used]
+
+            def block(r0, r1):
+                try:
+                    return X.iloc[r0:r1, take].to_numpy(dtype=np.float64, na_value=np.nan)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError("X has non-numeric columns; defrag needs numeric features") from exc
+        else:
+            arr = X
+            as_2d_float(arr[:0], allow_nan=True, allow_inf=True)  # its refusals, by dtype
+            if arr.shape[1] != n:
+                raise ValueError(f"X has {arr.shape[1]} features but the rules use {n}")
+            if arr.dtype == np.float64 and arr.flags.c_contiguous and not zero:
+                return self.first_match(arr, n_threads)  # read in place
+
+            def block(r0, r1):
+                out = np.empty((r1 - r0, len(used)))
+                for j, d in enumerate(used):  # one strided column at a time (a cast as astype's)
+                    out[:, j] = arr[r0:r1, d]
+                return out
+
+        if not used:  # no conditions: the first rule, if any, covers every row
+            return np.full(len(X), 0 if self.rules else -1, dtype=np.int32)
+        zero_at = [used.index(d) for d in zero]
+
+        def used_block(r0, r1):
+            out = block(r0, r1)
+            if zero_at:
+                out[:, zero_at] = _zero_as_missing(out[:, zero_at])
+            return out
+
+        return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads)
+
+    @staticmethod
+    def _blockwise(n_rows, block, arrays, n_threads):
+        """First matches of rows given BLOCK_ROWS at a time by block(r0, r1) (float64, the
+        columns the arrays number), into one int32 array."""
+        first = np.empty(n_rows, dtype=np.int32)
+        for r0 in range(0, n_rows, BLOCK_ROWS):
+            r1 = min(r0 + BLOCK_ROWS, n_rows)
+            first[r0:r1] = _rules_eval.rules_first(np.ascontiguousarray(block(r0, r1), dtype=np.float64),
+                                                   n_threads=n_threads, **arrays)
+        return first
 
     def on_training_rows(self, X, n_threads=1):
         """The rule set with its conditions printed for the training rows X (prepared, as
@@ -233,7 +350,9 @@ class RuleSet:
 
     @classmethod
     def from_dict(cls, d):
-        """The rule set of ``to_dict``; it predicts as the original did."""
+        """The rule set of ``to_dict``; it predicts as the original did. The whole
+        document is checked before anything is built: a bad one raises
+        ``RulesDocumentError`` (a ValueError) naming the JSON path of the bad field."""
         fields = document.ruleset_fields(d)
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)
@@ -244,8 +363,10 @@ class RuleSet:
 
     @classmethod
     def from_json(cls, text):
-        """The rule set of ``to_json`` (imports neither scikit-learn nor pandas)."""
-        return cls.from_dict(json.loads(text))
+        """The rule set of ``to_json`` (imports neither scikit-learn nor pandas); a bad
+        document raises ``RulesDocumentError`` (see ``from_dict``), text that is not
+        JSON or nests too deep too."""
+        return cls.from_dict(document.parse(text))
 
     def to_frame(self, X=None, y=None):
         """One row per rule and a last one for the default, as a pandas DataFrame: rule
@@ -276,16 +397,25 @@ class RuleSet:
         return export.query_strings(self, column_names)
 
     def __str__(self):
+        """The listing: one line per rule, in order, then the default; below it, where
+        the conditions do not say it all, one line on where missing values go
+        (conditions.missing_value_note)."""
         lines = []
         width = len(str(len(self.rules)))
         for i, rule in enumerate(self.rules, 1):
-            lines.append(
-                f"[{str(i).rjust(width)}] {rule}   (support {rule.support}, weight {rule.weight:.3f})"
-            )
+            lines.append(f"[{str(i).rjust(width)}] {rule.text(mark_unseen=True)}   "
+                         f"(support {rule.support}, weight {rule.weight:.3f})")
         lines.append(
             f"[{'*'.rjust(width)}] otherwise y = {prediction_text(self.default_prediction, self.default_proba)}"
         )
+        enc = self.encoding
+        unknown_missing = () if enc is None or enc.unknown != "missing" else \
+            {d for d, cats in enumerate(enc.categories) if cats is not None}
+        note = missing_value_note((c for r in self.rules for c in r.conditions), self.supports_missing,
+                                  unknown_missing)
+        if note is not None:
+            lines.append(note)
         return "\n".join(lines)
 
     def __repr__(self):
-        return f"<RuleSet of {len(self.rules)} rules>"
+        return f"<RuleSet: {rule_count_text(len(self.rules))}>"

@@ -146,20 +146,36 @@ def check_missing(X, supports_missing, what="X"):
         )
 
 
+def checked_names(names, what="feature_names"):
+    """names as strings; ValueError for an empty (or blank) name or a repeated one (as
+    scikit-learn refuses repeated column names): rules name features by them, in print
+    and in every export."""
+    names = [str(n) for n in names]
+    blank = [i for i, n in enumerate(names) if not n.strip()]
+    if blank:
+        raise ValueError(f"{what} has an empty name (position {blank[0]}): every feature needs a "
+                         "name that can be printed")
+    seen = set()
+    repeated = list(dict.fromkeys(n for n in names if n in seen or seen.add(n)))
+    if repeated:
+        raise ValueError(f"{what} must be unique; repeated: {', '.join(map(repr, repeated[:5]))}")
+    return names
+
+
 def rule_feature_names(feature_names, n_features, names_in, estimator):
     """The names rules print: feature_names as given (checked against n_features), else
     the DataFrame's columns (names_in), else the estimator's feature_names_in_, else x0,
-    x1, ..."""
+    x1, ...; never empty or repeated (checked_names)."""
     if feature_names is not None:
-        names = [str(n) for n in feature_names]
+        names = checked_names(feature_names)
         if len(names) != n_features:
             raise ValueError(f"feature_names has {len(names)} names but X has {n_features} features")
         return names
     if names_in is not None:
-        return list(names_in)
+        return checked_names(names_in, "X's column names")
     est_names = getattr(estimator, "feature_names_in_", None)
     if est_names is not None and len(est_names) == n_features:
-        return [str(n) for n in est_names]
+        return checked_names(est_names, "the model's feature_names_in_")
     return [f"x{d}" for d in range(n_features)]
 
 

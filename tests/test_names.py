@@ -1,0 +1,141 @@
+"""Feature names valid everywhere they go (issue 22, item 4): repeated and empty names are
+refused where names are accepted (DefragModel and the baselines' feature_names=, the
+DataFrame's columns, RuleSet, from_json); every export either quotes a name correctly
+(SQL run in SQLite, pandas query strings, the Python function) or refuses it with a
+ValueError naming it."""
+import sqlite3
+
+import numpy as np
+import pytest
+
+from defrag import Condition, DefragModel, Rule, RuleSet
+from defrag.baselines import DepthTwoTree
+from defrag.rules import RulesDocumentError
+
+pd = pytest.importorskip("pandas")
+
+# names that a careless export breaks: quotes of each kind, SQL and Python syntax, a
+# backtick, spaces, non-ASCII, the generated module's own names
+ODD_NAMES = ['we"ird', "it's", "a`b", "select", "class", "x y", "é-ü", "ZERO", "COLUMNS", "math"]
+
+
+@pytest.fixture(scope="module")
+def forest():
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    return RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y), X, y
+
+
+@pytest.mark.filterwarnings("ignore:X has feature names")  # the forest was fitted on an array
+@pytest.mark.parametrize("names, match", [(["a", "a", "b"], "unique; repeated: 'a'"),
+                                          (["a", "", "b"], "empty name"),
+                                          (["a", "  ", "b"], "empty name")])
+def test_repeated_and_empty_feature_names_are_refused(forest, names, match):
+    rf, X, y = forest
+    with pytest.raises(ValueError, match=match):
+        DefragModel(rf, feature_names=names, n_restarts=1).fit(X)
+    with pytest.raises(ValueError, match=match):
+        DepthTwoTree(rf, feature_names=names).fit(X, y)
+    frame = pd.DataFrame(X, columns=names)
+    with pytest.raises(ValueError, match="unique" if "unique" in match else match):
+        DefragModel(rf, n_restarts=1).fit(frame)
+    with pytest.raises(ValueError, match=match):
+        RuleSet([], 0, feature_names=names)
+    with pytest.raises(ValueError, match=match):
+        RuleSet([], 0, feature_names_in=names)
+    doc = RuleSet([], 0, feature_names=["a", "b", "c"]).to_dict()
+    doc["feature_names"] = names
+    with pytest.raises(RulesDocumentError, match=r"^feature_names\[1\]: .*" + match):
+        RuleSet.from_dict(doc)
+
+
+def odd_rule_set(names):
+    """Rules over columns with the given names (the first three used), fitted on a DataFrame."""
+    rules = [Rule([Condition(0, names[0], upper=0.5, missing=True), Condition(1, names[1], lower=0.3)], 1.0),
+             Rule([Condition(2, names[2], lower=0.7)], 2.0)]
+    return RuleSet(rules, 3.0, feature_names=names, feature_names_in=names, supports_missing=True)
+
+
+def odd_frame(names, n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, len(names)))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    return pd.DataFrame(X, columns=names)
+
+
+def sqlite_predict(sql, frame, table="data", schema=None):
+    con = sqlite3.connect(":memory:")
+    qualified = table if schema is None else f"{schema}.{table}"
+    cols = ", ".join('"' + c.replace('"', '""') + '"' for c in frame.columns)
+    con.execute(f"CREATE TABLE {qualified} ({cols})")
+    rows = [tuple(None if v != v else float(v) for v in row) for row in frame.itertuples(index=False)]
+    con.executemany(f"INSERT INTO {qualified} VALUES ({', '.join('?' * frame.shape[1])})", rows)
+    return np.array([r[0] for r in con.execute(f"SELECT {sql} FROM {qualified} ORDER BY rowid")])
+
+
+@pytest.mark.parametrize("start", range(0, len(ODD_NAMES), 3))
+def test_odd_names_in_every_export(start):
+    names = (ODD_NAMES[start:] + ODD_NAMES[:start])[:4]
+    rs = odd_rule_set(names)
+    frame = odd_frame(names)
+    expected = rs.predict(frame)
+    assert len(set(expected.tolist())) == 3
+    # SQL, with and without a schema, run by SQLite
+    np.testing.assert_array_equal(sqlite_predict(rs.to_sql(), frame), expected)
+    np.testing.assert_array_equal(sqlite_predict(rs.to_sql(table="main.data"), frame, schema="main"), expected)
+    np.testing.assert_array_equal(sqlite_predict(rs.to_sql(table=("main", "data")), frame, schema="main"),
+                                  expected)
+    # the Python function, under any name that is not a keyword
+    for fname in ("predict", "ZERO", "COLUMNS", "math", "_defrag_rules", "_missing", "match"):
+        namespace = {}
+        exec(compile(rs.to_python(fname), "<rules>", "exec"), namespace)
+        f = namespace[fname]
+        assert f.__name__ == fname
+        assert [f(row) for row in frame.to_dict("records")] == expected.tolist()
+    # pandas query strings select what the rules cover
+    cover = rs.covers(frame)
+    for r, q in enumerate(rs.query_strings()):
+        selected = np.zeros(len(frame), dtype=bool)
+        selected[frame.query(q).index] = True
+        np.testing.assert_array_equal(selected, cover[:, r], err_msg=q)
+
+
+def test_to_sql_names_a_schema():
+    rs = odd_rule_set(["a", "b", "c"])
+    assert '"s"."t"."a"' in rs.to_sql(table="s.t")
+    assert '"my.schema"."t"."a"' in rs.to_sql(table=("my.schema", "t"))
+    assert '"t"."a"' in rs.to_sql(table="t")
+    with pytest.raises(ValueError, match="table name part"):
+        rs.to_sql(table="s..t")
+    with pytest.raises(ValueError, match="NUL"):
+        odd_rule_set(["a\x00", "b", "c"]).to_sql()
+
+
+def test_to_python_refuses_keywords():
+    rs = odd_rule_set(["a", "b", "c"])
+    for bad in ("class", "None", "not a name", "", "1x"):
+        with pytest.raises(ValueError, match="identifier that is not a keyword"):
+            rs.to_python(bad)
+
+
+def test_query_strings_refuse_a_name_pandas_cannot_read():
+    rs = odd_rule_set(["a\nb", "tab\there", "c"])
+    with pytest.raises(ValueError, match=r"'a\\nb' cannot be written in a pandas query string"):
+        rs.query_strings()
+    # renamed, they work; a name with a line break is fine in SQL and Python
+    renamed = rs.query_strings(column_names=["a b", "tab here", "c"])
+    frame = odd_frame(["a b", "tab here", "c"])
+    np.testing.assert_array_equal(frame.eval(renamed[1]).to_numpy(), rs.covers(frame.set_axis(
+        ["a\nb", "tab\there", "c"], axis=1))[:, 1])
+    frame = odd_frame(["a\nb", "tab\there", "c"])
+    np.testing.assert_array_equal(sqlite_predict(rs.to_sql(), frame), rs.predict(frame))
+    namespace = {}
+    exec(rs.to_python(), namespace)
+    assert [namespace["predict"](row) for row in frame.to_dict("records")] == rs.predict(frame).tolist()
+    with pytest.raises(ValueError, match="column_names must be unique"):
+        rs.query_strings(column_names=["a", "a", "c"])
+    with pytest.raises(ValueError, match="column_names has an empty name"):
+        rs.to_sql(column_names={"c": ""})
