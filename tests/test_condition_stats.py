@@ -58,9 +58,17 @@ def test_conditions_on_training_rows_match_numpy_per_condition(seed, n_threads):
     for c, got in zip(conds, new):
         lower, upper, seen, share = reference_on_training_rows(c, X)
         if not c.is_set:
-            assert (got.printed_lower, got.printed_upper) == (lower, upper), c
+            crossed = None not in (lower, upper) and lower >= upper
+            if not crossed:
+                assert (got.printed_lower, got.printed_upper) == (lower, upper), c
+                # the printed bounds are the bounds (but at LightGBM's zero threshold)
+                assert got.lower == (c.lower if c.lower is None or abs(c.lower) == ZERO_THRESHOLD else lower), c
+                assert got.upper == (c.upper if c.upper is None or abs(c.upper) == ZERO_THRESHOLD else upper), c
+            else:  # no training row between the bounds: both kept
+                assert (got.lower, got.upper) == (c.lower, c.upper), c
         assert got.missing_seen == seen and got.train_share == share, c
-        assert (got.lower, got.upper, got.categories) == (c.lower, c.upper, c.categories)
+        assert got.categories == c.categories
+        np.testing.assert_array_equal(got.holds(X), c.holds(X))  # the same split of every training row
 
 
 def test_bound_neighbours_are_the_training_values_next_to_each_bound():

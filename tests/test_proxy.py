@@ -10,6 +10,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from defrag.proxy import _proxy_split
 from defrag import _testing
+from defrag.rules.conditions import printed_thresholds
 from defrag.proxy import (ProxyTree, ProxyTreeClassifier, bootstrap_instability, explain_local,
                           local_fidelity, reference_predictions, tree_dissimilarity)
 
@@ -114,8 +115,10 @@ def grown_splits_by_brute_force(X, m, v, rows, min_leaf, out, path=""):
     g, f, t, mr, _ = brute_split(X[rows], m[rows], v[rows], min_leaf, full=True)
     if f < 0 or not g > 0:
         return out
-    out[path] = (f, t, mr) if np.isnan(X).any() else (f, t)
     x = X[rows, f]
+    t0, t = t, float(printed_thresholds(X, [f], [t])[0])  # ProxyTree keeps the printed threshold
+    assert np.array_equal(X[:, f] > t, X[:, f] > t0)  # (the same split of every training row)
+    out[path] = (f, t, mr) if np.isnan(X).any() else (f, t)
     go_right = np.where(np.isnan(x), mr, x > t)
     left, right = rows[~go_right], rows[go_right]
     grown_splits_by_brute_force(X, m, v, left, min_leaf, out, path + "L")
@@ -416,7 +419,8 @@ def test_classifier_tree_path_and_rules():
             np.testing.assert_allclose(t["value"][node], Pr[rows].mean(axis=0))
             continue
         g, f, thr = brute_split_proba(X[rows], Pr[rows], 5)
-        assert t["feature"][node] == f and t["threshold"][node] == pytest.approx(thr)
+        # the printed threshold: the same split of the training rows
+        assert t["feature"][node] == f and np.array_equal(X[:, f] <= t["threshold"][node], X[:, f] <= thr)
         left = X[rows, f] <= t["threshold"][node]
         stack += [(t["children_left"][node], rows[left]), (t["children_right"][node], rows[~left])]
     # pruning cost: -2 log-likelihood of the leaves, additive; nested sequence
@@ -466,7 +470,7 @@ def test_edge_cases_strided_targets_tiny_and_constant_inputs():
     t = ProxyTree(min_samples_leaf=10, alpha=0.0).fit(X, X[:, 0], variance=X[:, 1])  # strided views
     _, f, thr = brute_split(X, X[:, 0].copy(), X[:, 1].copy(), 10)
     assert t.n_leaves_ >= 2 and t.tree_["feature"][0] == f
-    assert t.tree_["threshold"][0] == pytest.approx(thr)
+    assert np.array_equal(X[:, f] <= t.tree_["threshold"][0], X[:, f] <= thr)  # (printed threshold)
     assert ProxyTree(max_depth=0).fit(X, X[:, 0]).n_leaves_ == 1
     const = ProxyTree().fit(X, np.ones(30))
     assert const.n_leaves_ == 1 and np.all(const.predict(X) == 1.0)
@@ -685,3 +689,20 @@ def test_non_tree_reference_says_by_its_allow_nan_tag():
     knn = KNeighborsRegressor(n_neighbors=3).fit(np.nan_to_num(X), np.zeros(X.shape[0]))
     with pytest.raises(ValueError, match=r"reference model \(KNeighborsRegressor\) has no rule"):
         ProxyTree(knn, max_leaves=3).fit(X)
+
+
+@pytest.mark.parametrize("classifier", [False, True])
+def test_printed_rules_are_the_tree_on_new_rows(classifier):
+    """The thresholds the rules print are those predict tests, on rows the fit never saw."""
+    X, m, _ = problem(5, n=300)
+    if classifier:
+        rf = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, m > np.median(m))
+        tree = ProxyTreeClassifier(rf, max_leaves=6).fit(X)
+    else:
+        tree = ProxyTree(min_samples_leaf=10, max_leaves=6).fit(X, m)
+    new = np.random.default_rng(9).random((5000, X.shape[1])) * np.ptp(X, axis=0) + X.min(axis=0)
+    np.testing.assert_array_equal(tree.predict(new), tree.rules_.predict(new))
+    for rule in tree.rules_:
+        for c in rule.conditions:  # the text holds the bounds exactly
+            for bound in (c.lower, c.upper):
+                assert bound is None or repr(bound).removesuffix(".0") in str(c)

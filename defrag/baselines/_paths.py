@@ -113,11 +113,22 @@ class TreeRulesMixin:
         return self.classes_[int(np.argmax(value))], np.asarray(value, dtype=np.float64)
 
     def apply(self, X):
-        """The leaf (node id of ``tree_``) of each row."""
-        return walk_tree(self.tree_, self._check_X(X))
+        """The leaf (node id of ``tree_``) of each row, as the printed rules place it."""
+        return self._leaves(self._check_X(X))
+
+    def _leaves(self, Xf):
+        """Each row's leaf by the first rule of ``rules_`` that covers it: the rules print the
+        thresholds they test (rules/conditions.py), so predict is what the rules say; a row
+        no rule covers (two printed bounds of an empty leaf kept apart) walks the tree."""
+        nodes = np.array([node for node, _ in leaf_paths(self.tree_)], dtype=np.intp)
+        first = self.rules_.first_match(Xf)
+        leaves = np.where(first >= 0, nodes[first], -1)
+        if np.any(first < 0):
+            leaves[first < 0] = walk_tree(self.tree_, Xf[first < 0])
+        return leaves
 
     def _leaf_values(self, Xf):
-        return self.tree_.value[walk_tree(self.tree_, Xf)]
+        return self.tree_.value[self._leaves(Xf)]
 
     def _predict_coded(self, Xf):
         value = self._leaf_values(Xf)

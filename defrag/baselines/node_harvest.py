@@ -214,8 +214,6 @@ class NodeHarvest(BaselineModel):
                       weight=w[j]) for j in kept[:-1]]
         self.rules_ = RuleSet(rules, *self._output(means[root]), fitting.names,
                               **self._rule_set_options())
-        self._nodes = RuleSet([Rule(maker.conditions(cands[j]), None) for j in kept], None,
-                              feature_names=fitting.names, supports_missing=self.supports_missing_)
 
     def _output(self, mean):
         if self.task_ == "regression":
@@ -229,7 +227,8 @@ class NodeHarvest(BaselineModel):
         return self._harvest(self._check_X(X))
 
     def _harvest(self, Xf):
-        member = self._nodes.covering(Xf).astype(np.float64)
+        # the kept nodes are the rules as printed (their printed thresholds), the root last
+        member = np.column_stack([self.rules_.covering(Xf), np.ones(Xf.shape[0], dtype=bool)]).astype(np.float64)
         means = self.node_means_[self._kept]
         return (member @ (self.weights_ * means)) / (member @ self.weights_)
 

@@ -7,10 +7,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..rules import Condition, Rule, RuleSet
+from ..rules.conditions import printed_thresholds
 from ..sources import check_fitted, model_feature_names, unwrap
 from ..sources.sklearn_trees import bagged_members
 from ..utils.memory import check_memory, proxy_estimate
-from ..utils.validation import as_2d_float, check_labels, check_positive_int, columns_by_name, feature_names_of
+from ..utils.validation import (
+    as_2d_float,
+    check_labels,
+    check_positive_int,
+    columns_by_name,
+    feature_names_of,
+)
 from . import _proxy_split
 from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
 from .local import local_explanation, nan_safe_scale
@@ -207,6 +214,11 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             self.alpha_ = self._cv_alpha(X, targets, alphas)
             k = _select(fits, n_leaves, self.alpha_)
         self.tree_ = self._compact(grown, _leaf_mask(grown, order, k))
+        # each threshold as printed: the shortest decimal with the same split of the
+        # training rows, so that the rules (rules_) say exactly what predict tests
+        split = self.tree_["feature"] >= 0
+        self.tree_["threshold"][split] = printed_thresholds(X, self.tree_["feature"][split],
+                                                            self.tree_["threshold"][split])
         self.n_leaves_ = int(n_leaves[k])
 
     def _cv_alpha(self, X, targets, alphas):

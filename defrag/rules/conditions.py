@@ -4,8 +4,9 @@ value takes, as a reader sees them and as the C kernels test them.
 The kernels (src_c/dfg_condition_stats.c, dfg_rules.c through ``_rules_eval``) test every
 condition of a rule set in one pass over X: truth values (bit-packed or as booleans), and
 what printing needs from the training rows: each bound's training neighbours, so that the
-printed threshold is the shortest decimal that splits the training values as the real one
-does (``printed_between``), the rows each condition holds on, the NaN count per column.
+printed threshold is the shortest decimal that splits the training values as the fitted one
+does (``printed_between``; it then replaces the fitted one, so that the text is the test),
+the rows each condition holds on, the NaN count per column.
 """
 import copy
 import decimal
@@ -58,13 +59,23 @@ _EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)  # any double, exactly
 def printed_bound(value, column):
     """The shortest decimal p with the same training split as the bound value: every
     training value of column (NaN ignored) is <= p exactly when it is <= value. Printed
-    instead of the bound, so that no training point lies between the printed and the
-    real threshold; the real one is kept for prediction and exports."""
+    instead of the bound, and used in its place once printed (conditions_printed): no
+    training point lies between the two."""
     column = column[~np.isnan(column)]
     below = column[column <= value]
     above = column[column > value]
     return printed_between(value, below.max() if below.size else -np.inf,
                            above.min() if above.size else np.inf)
+
+
+def printed_thresholds(X, features, thresholds, n_threads=1):
+    """For each split ``x[feature] > threshold``, the shortest decimal that splits the rows of
+    X (NaN ignored) as the threshold does (printed_between of its neighbours in X, found
+    for all splits in one pass of the C kernel)."""
+    thresholds = np.asarray(thresholds, dtype=np.float64)
+    lo, hi = _rules_eval.bound_neighbours(np.ascontiguousarray(X, dtype=np.float64),
+                                          np.asarray(features, dtype=np.int32), thresholds, n_threads=n_threads)
+    return np.array([printed_between(t, a, b) for t, a, b in zip(thresholds, lo, hi)], dtype=np.float64)
 
 
 def printed_between(value, lo, hi):
@@ -184,14 +195,24 @@ def combine_training_row_statistics(parts):
 
 def conditions_printed(conditions, stats):
     """Copies of the conditions printed for the rows of stats (training_row_statistics):
-    printed bounds, missing_seen, train_share."""
+    printed bounds, missing_seen, train_share.
+
+    The printed bounds become the bounds: each is the shortest decimal that splits the
+    training rows as the fitted bound does, and predict, the exports and the text then
+    use the same number, so that a reader who applies the printed rules by hand gets
+    predict's answer on any row, not only on training rows. (Bounds at LightGBM's zero
+    threshold, +-1e-35, print as 0 with the encoding's reading of zero and stay as they
+    are; two bounds that would cross, no training row lying between them, stay too.)"""
     new = [copy.copy(c) for c in conditions]
     n = stats["n_rows"]
     for i, c in enumerate(new):
         if not c.is_set:
-            c.printed_lower, c.printed_upper = (
-                None if value is None else printed_between(value, stats["below"][i, j], stats["above"][i, j])
-                for j, value in enumerate((c.lower, c.upper)))
+            printed = [None if value is None else printed_between(value, stats["below"][i, j], stats["above"][i, j])
+                       for j, value in enumerate((c.lower, c.upper))]
+            if None not in printed and printed[0] >= printed[1]:
+                printed = [c.lower, c.upper]
+            c.printed_lower, c.printed_upper = printed
+            c._test_printed_bounds()
         c.missing_seen = bool(stats["n_nan"][c.feature])
         c.train_share = float(stats["holds"][i] / n) if n else None
     return new
@@ -203,15 +224,18 @@ def _shortest(value):
     return text[:-2] if text.endswith(".0") else text
 
 
-def _bound_text(value, lower, zero_missing, printed=None):
-    """(operator, number) of a printed bound ``x > value`` (lower) or ``x <= value``.
+def _bound_text(value, lower, zero_missing):
+    """(operator, number) of a printed bound ``x > value`` (lower) or ``x <= value``: the
+    number exactly (the shortest text that reads back as it), so that the text is the test
+    predict makes; conditions printed for training rows have short bounds
+    (conditions_printed).
 
     A bound at +-1e-35 is LightGBM's zero threshold: its encoding reads |x| <= 1e-35 as
     0 (or as missing, zero_missing), so x > 1e-35 means x > 0, x > -1e-35 means
     x >= 0, x <= 1e-35 means x <= 0 and x <= -1e-35 means x < 0; where zero is
     missing, >= 0 and <= 0 are > 0 and < 0."""
     if abs(value) != ZERO_THRESHOLD:
-        return (">" if lower else "<="), _fmt(value) if printed is None else _shortest(printed)
+        return (">" if lower else "<="), _shortest(value)
     if lower:
         return (">=" if value < 0 and not zero_missing else ">"), "0"
     return ("<=" if value > 0 and not zero_missing else "<"), "0"
@@ -256,6 +280,20 @@ class Condition:
         self.printed_lower = None if printed_lower is None else float(printed_lower)
         self.printed_upper = None if printed_upper is None else float(printed_upper)
         self.missing_seen = bool(missing_seen)
+        self._test_printed_bounds()
+
+    def _test_printed_bounds(self):
+        """Make the printed bounds the bounds that are tested (see conditions_printed): a
+        condition printed for its training rows, by this version or an earlier one (which
+        printed them but tested the fitted ones), tests what it prints. Bounds at LightGBM's
+        zero threshold, and printed bounds that cross, stay as they are."""
+        lo, hi = self.printed_lower, self.printed_upper
+        if lo is not None and hi is not None and lo >= hi:
+            return
+        if lo is not None and self.lower is not None and abs(self.lower) != ZERO_THRESHOLD:
+            self.lower = lo
+        if hi is not None and self.upper is not None and abs(self.upper) != ZERO_THRESHOLD:
+            self.upper = hi
 
     def on_training_rows(self, X):
         """A copy whose printing follows the training rows X (prepared, as the model reads
@@ -266,6 +304,7 @@ class Condition:
         state = state[1] if isinstance(state, tuple) else state
         for name in self.__slots__:
             setattr(self, name, state.get(name, True if name == "missing_seen" else None))
+        self._test_printed_bounds()
 
     @property
     def is_set(self):
@@ -305,10 +344,8 @@ class Condition:
         if (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
                 self.lower is not None and self.upper is not None and self.lower >= self.upper):
             return None
-        lo = None if self.lower is None else _bound_text(self.lower, True, self.zero_missing,
-                                                         self.printed_lower)
-        hi = None if self.upper is None else _bound_text(self.upper, False, self.zero_missing,
-                                                         self.printed_upper)
+        lo = None if self.lower is None else _bound_text(self.lower, True, self.zero_missing)
+        hi = None if self.upper is None else _bound_text(self.upper, False, self.zero_missing)
         if lo is not None and hi is not None:
             return f"{lo[1]} {lo[0].replace('>', '<')} {self.name} {hi[0]} {hi[1]}"
         if lo is not None:
