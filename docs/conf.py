@@ -6,9 +6,12 @@ package is imported as installed (``pip install .``); with an in-place build
 ``PYTHONPATH=$PWD make -C docs html``.
 """
 import os
+import sys
 import warnings
 
 import defrag
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sphinxext"))
 
 project = "defrag"
 author = "the defrag developers"
@@ -52,13 +55,15 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "only_warn_on_example_error": False,
     "matplotlib_animations": False,
-    "image_scrapers": ("matplotlib",),
-    "reference_url": {"defrag": None},
+    # defrag.plot draws without pyplot: sphinxext/defrag_figures.py saves its Figures
+    "image_scrapers": ("matplotlib", "defrag_figures.scraper"),
     "backreferences_dir": None,
     "within_subsection_order": "FileNameSortKey",
     "show_memory": False,
     "plot_gallery": "True",
 }
+
+
 
 # -- HTML --------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"

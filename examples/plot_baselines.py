@@ -53,7 +53,7 @@ for name, model in models.items():
 # %%
 # Number of rules against test error, one point per method (the layout of the paper's
 # Figure 5): the lower left is best.
-fig = tradeoff(results)
+fig = tradeoff(results, log_rules=False)
 
 # %%
 # The rules of Born-Again Trees, for comparison with defrag's (one rule per leaf).
