@@ -6,7 +6,7 @@ The rules are a deliverable of their own. ``model.rules_`` (a ``RuleSet``) saves
 loads itself as JSON, and exports itself as one SQL expression, as a Python function
 without dependencies, as pandas query strings and as a table; every export predicts as
 ``rules_.predict`` does, row for row, missing values included. This example checks that
-on a model with missing values: the SQL runs in SQLite.
+on data with missing values (a random forest routes them): the SQL runs in SQLite.
 """
 
 import json
@@ -14,7 +14,7 @@ import sqlite3
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.ensemble import RandomForestClassifier
 
 from defrag import DefragModel, RuleSet
 
@@ -26,13 +26,15 @@ churn = (X["tenure months"] < 24) & (X["monthly charge"] > 70)
 y = np.where(rng.random(n) < 0.05, ~churn, churn).astype(int)
 X.loc[rng.random(n) < 0.05, "monthly charge"] = np.nan  # missing values, routed by the model
 
-model_hgb = HistGradientBoostingClassifier(random_state=0).fit(X, y)
-model = DefragModel(model_hgb, random_state=0).fit(X)
+forest = RandomForestClassifier(n_estimators=100, min_samples_leaf=5, random_state=0).fit(X, y)
+model = DefragModel(forest, random_state=0).fit(X)
 print(model.rules_)
 
 # %%
 # JSON keeps everything the rules need (exact thresholds, feature names, how the
-# inputs are coded, a schema version); ``RuleSet.from_json`` predicts identically and
+# inputs are coded, a schema version): a condition holds the forest's real threshold
+# (``upper``) beside the printed one, the shortest decimal that puts every training point
+# on the same side; ``RuleSet.from_json`` predicts identically and
 # imports neither scikit-learn nor pandas.
 text = model.rules_.to_json(indent=2)
 rules = RuleSet.from_json(text)
