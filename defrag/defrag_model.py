@@ -26,7 +26,7 @@ class DefragModel(BaseEstimator):
     ----------
     estimator : fitted tree ensemble or array of shape (n_splits, 2)
         A fitted scikit-learn RandomForest, ExtraTrees, GradientBoosting or
-        HistGradientBoosting classifier or regressor, an XGBoost or LightGBM model
+        HistGradientBoosting classifier or regressor, an XGBoost, LightGBM or CatBoost model
         (categorical splits included), or (feature index, threshold) pairs of
         splits ``x_feature > threshold`` from any ensemble. With categorical
         features X may be a DataFrame with pandas categorical columns; it is coded
@@ -76,7 +76,7 @@ class DefragModel(BaseEstimator):
         array it follows the type of y.
     feature_names : list of str, optional
         Names used in printed rules; by default the DataFrame columns of X at
-        fit time, else the estimator's feature_names_in_, else x0, x1, ...
+        fit time, else the estimator's ``feature_names_in_``, else x0, x1, ...
     subsample : "auto", int, float or None, default="auto"
         Restarts on a subsample, for large inputs: every restart is fitted on the same
         random subsample of this many rows (a float: this share of the rows) and the one
@@ -120,32 +120,55 @@ class DefragModel(BaseEstimator):
 
     Attributes
     ----------
-    rules_ : RuleSet, the rules as printed and, with rule_list, as predicted
-    n_rules_ : int, the rules of the list, its default ("otherwise") included: the
-        number of its regions, comparable with a tree's leaves (the components'
-        number with rule_list=False)
-    n_components_ : int, the mixture's components that FAB kept
-    n_all_splits_ : int, the ensemble's distinct splits (before max_splits)
-    classes_ : ndarray (classification)
+    rules_ : RuleSet
+        The rules as printed and, with ``rule_list``, as predicted.
+    n_rules_ : int
+        The rules of the list, its default ("otherwise") included: the number of its
+        regions, comparable with a tree's leaves (the components' number with
+        ``rule_list=False``).
+    n_components_ : int
+        The mixture's components that FAB kept.
+    n_all_splits_ : int
+        The ensemble's distinct splits (before ``max_splits``).
+    classes_ : ndarray
+        The class labels (classification).
     task_ : str
-    splits_ : SplitTable; ``splits_.encoding`` codes inputs as the source model does
-        (category codes, categories of the DataFrame given to fit, zero as missing)
-    eta_, alpha_ : fitted Bernoulli parameters (n_components_, n_splits) and weights
-    mean_, precision_ : Gaussian outputs (regression); gamma_ : class probabilities
-    lower_bound_ : ndarray, the bound (eq. 12) per outer iteration of the kept restart
-        (EM-KL: the bound (6) of the 2016 paper minus the gate's penalty)
-    gate_weights_ : ndarray (n_components_, n_splits), EM-KL's gate weights w_k
-    lower_bound_phase_ : ndarray, the eps_schedule phase of each iteration (the
-        bound is non-decreasing within a phase)
-    restart_errors_ : ndarray, training error rate (regression: mean squared error) of
-        every restart on all rows: of its rule list, or with rule_list=False of its MAP
-        prediction
-    subsample_size_ : int, rows each restart was fitted on (n_samples without subsample)
-    fit_seconds_ : dict, wall-clock seconds of the fit's phases, in order: "splits" (reading
-        the model, the split table), "targets" (coding X, the ensemble's predictions when y
-        is None), "inputs" (the s matrix), "restarts", "rules" (the printed rules)
-    restart_n_rules_ : ndarray, number of rules of every restart
-    n_features_in_, feature_names_in_ (X a DataFrame: the columns read, in the model's order)
+        "regression" or "classification".
+    splits_ : SplitTable
+        The splits the mixture was fitted on; ``splits_.encoding`` codes inputs as the
+        source model does (category codes, categories of the DataFrame given to fit,
+        zero as missing).
+    eta_ : ndarray of shape (n_components, n_splits)
+        The fitted Bernoulli parameters.
+    alpha_ : ndarray of shape (n_components,)
+        The mixing weights.
+    mean_, precision_ : ndarray of shape (n_components,)
+        The Gaussian outputs (regression).
+    gamma_ : ndarray of shape (n_components, n_classes)
+        The class probabilities (classification).
+    lower_bound_ : ndarray
+        The bound (eq. 12) per outer iteration of the kept restart (EM-KL: the bound
+        (6) of the 2016 paper minus the gate's penalty).
+    gate_weights_ : ndarray of shape (n_components, n_splits)
+        EM-KL's gate weights w_k.
+    lower_bound_phase_ : ndarray
+        The ``eps_schedule`` phase of each iteration (the bound is non-decreasing
+        within a phase).
+    restart_errors_ : ndarray
+        Training error rate (regression: mean squared error) of every restart on all
+        rows: of its rule list, or with ``rule_list=False`` of its MAP prediction.
+    subsample_size_ : int
+        Rows each restart was fitted on (n_samples without subsample).
+    fit_seconds_ : dict
+        Wall-clock seconds of the fit's phases, in order: "splits" (reading the model,
+        the split table), "targets" (coding X, the ensemble's predictions when y is
+        None), "inputs" (the s matrix), "restarts", "rules" (the printed rules).
+    restart_n_rules_ : ndarray
+        Number of rules of every restart.
+    n_features_in_ : int
+        Number of features of X at fit time.
+    feature_names_in_ : ndarray of str
+        X a DataFrame: the columns read, in the model's order.
     """
 
     def __init__(self, estimator=None, *, max_rules=10, method="fab", n_restarts=20,

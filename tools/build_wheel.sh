@@ -11,7 +11,7 @@
 # clean copy of the sources, then `auditwheel repair`, which bundles the OpenMP runtime and
 # checks the platform tag (--plat, default manylinux2014 = glibc 2.17).
 #
-# The route to an old glibc (docs/wheels.md has the measurements): the system GCC compiles
+# The route to an old glibc (docs/install.rst, "Wheels" has the measurements): the system GCC compiles
 # the extensions (they need glibc 2.14 at most), and they are linked against, and bundled
 # with, the libgomp that scikit-learn's manylinux2014 wheel ships (built on CentOS 7: it needs
 # glibc 2.17), not the system's (GCC 12 on Debian 12: glibc 2.34). That wheel is downloaded
@@ -32,7 +32,7 @@ set -euo pipefail
 
 SUPPORTED=(3.10 3.11 3.12 3.13)
 PLAT="${DEFRAG_WHEEL_PLAT:-manylinux2014_x86_64}"
-MAX_GLIBC="2.28"                 # the promise (README, docs/wheels.md): nothing newer than this
+MAX_GLIBC="2.28"                 # the promise (README, docs/install.rst, "Wheels"): nothing newer than this
 MAX_BYTES=$((8 * 1000 * 1000))   # 8 MB per wheel
 # The OpenMP runtime: scikit-learn's manylinux2014 wheel (its last release with one) carries
 # libgomp-a34b3233.so.1.0.0 (GOMP_1.0 ... GOMP_4.5, OMP_1.0 ... OMP_4.5; needs GLIBC_2.17).

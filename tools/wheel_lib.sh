@@ -86,7 +86,7 @@ describe_wheel() {
   return "$ok"
 }
 
-# wheel_table: the rows left by describe_wheel, as a Markdown table (docs/wheels.md).
+# wheel_table: the rows left by describe_wheel, as a Markdown table (docs/install.rst, "Wheels").
 wheel_table() {
   echo
   echo "| wheel | size | newest GLIBC symbol | bundled |"

@@ -175,7 +175,8 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
     ----------
     rules_ : RuleSet, one rule per leaf (``rules_.predict`` equals ``predict``)
     n_rules_ : int, the leaves
-    max_depth_ : int, the depth used; cv_errors_ : dict depth -> mean CV error
+    max_depth_ : int, the depth used
+    cv_errors_ : dict, depth -> mean CV error
     tree_ : the fitted tree (defrag.sources.Tree)
     classes_, task_, n_features_in_
     """

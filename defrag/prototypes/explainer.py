@@ -264,7 +264,7 @@ class PrototypeExplainer(BaseEstimator):
         return self._dist(Xf, leaves, self._proto_X, self._proto_leaves)
 
     def transform(self, X):
-        """Distances (float32) of each point to each prototype, columns in prototypes_ order."""
+        """Distances (float32) of each point to each prototype, columns in ``prototypes_`` order."""
         return self._distances_to_prototypes(X)
 
     def predict(self, X):

@@ -70,7 +70,7 @@ class LocalExplanation:
 
     def lime_baseline(self, n_features=2, ridge_alpha=1.0):
         """LIME-style baseline on the same samples: a weighted ridge regression (on
-        standardised features) picks the ``n_features`` largest |coefficients|, and
+        standardised features) picks the ``n_features`` largest ``|coefficients|``, and
         a weighted ridge on those features alone is the explanation."""
         return LimeExplanation(self, n_features, ridge_alpha)
 

@@ -36,8 +36,8 @@ def tree_dissimilarity(tree1, tree2, feature_range, weights="union"):
     """Dissimilarity d(T1, T2) = 1 - sum_t q_t S_t of eq. 10 (Briand et al. 2009).
 
     Nodes are matched by their position (path from the root). At a position
-    internal in both trees with the same feature k, S_t = 1 - |delta_1 -
-    delta_2| / range(X_k) (clipped at 0); otherwise S_t = 0.
+    internal in both trees with the same feature k,
+    ``S_t = 1 - |delta_1 - delta_2| / range(X_k)`` (clipped at 0); otherwise S_t = 0.
     ``weights="union"`` (default) sets q_t = 1 / (number of positions internal in
     either tree), so d(T, T) = 0 and d lies in [0, 1]; ``weights="paper"`` uses
     q_t = 1/b with b the larger leaf count, as printed in the paper (there

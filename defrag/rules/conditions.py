@@ -248,7 +248,7 @@ class Condition:
 
     ``missing``: whether a missing value (NaN) satisfies the condition (the source
     model sends missing values into the region). ``zero_missing``: the source model
-    reads zero (|x| <= 1e-35) as missing too (LightGBM ``missing_type`` Zero).
+    reads zero (``|x| <= 1e-35``) as missing too (LightGBM ``missing_type`` Zero).
     ``category_names``: printable names of the codes (indexed by code), when known.
     ``train_share``: share of the training points that satisfy the condition (when
     known); rule evaluation checks the most selective conditions first.
