@@ -10,16 +10,15 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .evaluation import estimator_kind, prediction_error, predictive_score, rule_scores
+from .evaluation import RuleEstimatorMixin, prediction_error
 from .fit.config import FitConfig
 from .fit.mixture import FittedMixture
 from .fit.pipeline import fit_rules
-from .rules import rule_count_text
 from .utils.dask_collections import is_dask_collection, map_rows
-from .utils.validation import check_missing, check_predict_X, tagged
+from .utils.validation import check_predict_X
 
 
-class DefragModel(BaseEstimator):
+class DefragModel(RuleEstimatorMixin, BaseEstimator):
     """Simplify a fitted tree ensemble into a few rules (defrag, FAB inference).
 
     Parameters
@@ -233,16 +232,14 @@ class DefragModel(BaseEstimator):
         super().__setstate__(state)
 
     # ----------------------------------------------------------------- predict
-    def _check_X(self, X, matched=False):
-        """X as the model reads it (coded), checked; matched: (X by column name, coded X)."""
-        check_is_fitted(self, "rules_")
-        if is_dask_collection(X):
-            raise TypeError("a Dask collection is taken by fit, predict and predict_proba (lazily); "
-                            "compute X for the other methods")
-        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
-        Xf = self.splits_.encoding.transform(X, allow_nan=True)
-        check_missing(Xf, self.splits_.supports_missing)
-        return (X, Xf) if matched else Xf
+    def _reading(self):
+        return self.splits_.encoding, self.splits_.supports_missing
+
+    def _task_setting(self):
+        return self.task
+
+    def _description(self):
+        return f"{self.task_}, {self.method.upper()}"
 
     def _map_dask(self, method, X):
         """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
@@ -320,10 +317,6 @@ class DefragModel(BaseEstimator):
             return self.rules_.probabilities()[self.rules_.first_match(Xf)]
         return self._mixture().predict_proba(Xf)
 
-    def score(self, X, y):
-        """Accuracy (classification) or R^2 (regression) of predict."""
-        return predictive_score(self.predict(X), y, self.task_)
-
     def evaluate(self, X, y):
         """Test error, coverage, overlap and fidelity of the rules on (X, y).
 
@@ -337,13 +330,7 @@ class DefragModel(BaseEstimator):
         of the expert of largest weight, and ``error_rules`` that of the rules as printed
         (``rules_.predict``), which coverage and overlap describe.
         """
-        X, Xf = self._check_X(X, matched=True)
-        y = np.asarray(y)
-        if y.shape[0] != Xf.shape[0]:
-            raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
-        pred = self._predict_coded(Xf)  # X checked and coded once
-        scores = rule_scores(pred, y, self.task_, self.rules_.covering(Xf), self.estimator, X,
-                             self.n_rules_, getattr(self, "classes_", None))
+        Xf, y, scores = self._scores(X, y)
         emkl = self._emkl_fitted()
         error_map = scores["error"] if not (self.rule_list or emkl) else \
             prediction_error(self._mixture().predict_map(Xf), y, self.task_)
@@ -351,23 +338,3 @@ class DefragModel(BaseEstimator):
         rules = ({"error_rules": prediction_error(
             self.rules_.predictions()[self.rules_.first_match(Xf)], y, self.task_)} if emkl else {})
         return {"error": scores.pop("error"), "error_map": error_map, **rules, **scores}
-
-    # --------------------------------------------------------------- estimator
-    @property
-    def _estimator_type(self):  # scikit-learn < 1.6 reads this
-        return estimator_kind(self.estimator, self.task)
-
-    def __sklearn_tags__(self):
-        return tagged(super().__sklearn_tags__(), estimator_kind(self.estimator, self.task))
-
-    def set_params(self, **params):
-        try:
-            return super().set_params(**params)
-        except ValueError as exc:  # scikit-learn's message prints the estimator: its repr, not the rules
-            raise ValueError(str(exc).replace(str(self), repr(self))) from None
-
-    def __str__(self):
-        if not hasattr(self, "rules_"):
-            return self.__repr__()
-        head = f"DefragModel: {rule_count_text(len(self.rules_))} ({self.task_}, {self.method.upper()})"
-        return head + "\n" + str(self.rules_)

@@ -7,8 +7,12 @@ import warnings
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
 from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils.validation import check_is_fitted
 
+from .rules import rule_count_text
 from .sources import predicts, unwrap
+from .utils.dask_collections import is_dask_collection
+from .utils.validation import check_missing, check_predict_X, tagged
 
 
 def warn_unseen_labels(y, classes, task):
@@ -77,3 +81,63 @@ def estimator_kind(estimator, task="auto"):
         return "classifier" if is_classifier(est) else ("regressor" if is_regressor(est) else None)
     except (AttributeError, TypeError):  # a Pipeline that transforms its inputs (fit says so)
         return None
+
+
+class RuleEstimatorMixin:
+    """What every rule model shares (DefragModel and the baselines): X read at predict as
+    at fit (columns by name, the source model's coding, NaN only where it routes it),
+    ``score``, the measures of ``evaluate``, scikit-learn's estimator kind and tags, and
+    printing. A subclass provides ``_reading()`` -> (InputEncoding, supports_missing),
+    ``_predict_coded(Xf)``, and may override ``_task_setting()`` and ``_description()``."""
+
+    def _task_setting(self):
+        """The task as the parameters set it ("auto": the wrapped model's)."""
+        return "auto"
+
+    def _description(self):
+        return self.task_
+
+    def _check_X(self, X, matched=False):
+        """X as the rules read it (coded), checked against the fit; matched: (X with its
+        columns matched by name to feature_names_in_, coded X)."""
+        check_is_fitted(self, "rules_")
+        if is_dask_collection(X):
+            raise TypeError("a Dask collection is taken only by DefragModel's fit, predict and "
+                            "predict_proba (lazily); compute X for this method")
+        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), type(self).__name__)
+        encoding, supports_missing = self._reading()
+        Xf = encoding.transform(X, allow_nan=True)
+        check_missing(Xf, supports_missing)
+        return (X, Xf) if matched else Xf
+
+    def score(self, X, y):
+        """Accuracy (classification) or R^2 (regression) of predict."""
+        return predictive_score(self.predict(X), y, self.task_)
+
+    def _scores(self, X, y):
+        """(coded X, y, the rule_scores of predict on them) for evaluate."""
+        X, Xf = self._check_X(X, matched=True)
+        y = np.asarray(y)
+        if y.shape[0] != Xf.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
+        scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator,
+                             X, self.n_rules_, getattr(self, "classes_", None))
+        return Xf, y, scores
+
+    @property
+    def _estimator_type(self):  # scikit-learn < 1.6 reads this
+        return estimator_kind(self.estimator, self._task_setting())
+
+    def __sklearn_tags__(self):
+        return tagged(super().__sklearn_tags__(), estimator_kind(self.estimator, self._task_setting()))
+
+    def set_params(self, **params):
+        try:
+            return super().set_params(**params)
+        except ValueError as exc:  # scikit-learn's message prints the estimator: its repr, not the rules
+            raise ValueError(str(exc).replace(str(self), repr(self))) from None
+
+    def __str__(self):
+        if not hasattr(self, "rules_"):
+            return self.__repr__()
+        return f"{type(self).__name__}: {rule_count_text(len(self.rules_))} ({self._description()})\n{self.rules_}"

@@ -7,17 +7,14 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from ..evaluation import estimator_kind, predictive_score, rule_scores
-from ..rules import rule_count_text
+from ..evaluation import RuleEstimatorMixin
 from ..sources import matched_source
 from ..sources.split_array import SplitArraySource
 from ..utils.validation import (
     check_labels,
     check_missing,
-    check_predict_X,
     feature_names_of,
     rule_feature_names,
-    tagged,
 )
 
 
@@ -49,7 +46,7 @@ class _Fitting:
         return np.searchsorted(self.classes, np.asarray(labels).ravel())
 
 
-class BaselineModel(BaseEstimator):
+class BaselineModel(RuleEstimatorMixin, BaseEstimator):
     """Common plumbing of the baselines; subclasses set ``rules_``, ``n_rules_`` and
     implement ``_fit(fitting)`` and ``_predict_coded(Xf)`` (and ``_proba_coded``)."""
 
@@ -138,15 +135,8 @@ class BaselineModel(BaseEstimator):
                     encoding=self.encoding_, feature_names_in=getattr(self, "feature_names_in_", None))
 
     # ---------------------------------------------------------------- predict
-    def _check_X(self, X, matched=False):
-        """X as the rules read it (coded), checked; matched: (X, its columns matched by name
-        to feature_names_in_, and coded X)."""
-        check_is_fitted(self, "rules_")
-        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
-                            type(self).__name__)
-        Xf = self.encoding_.transform(X, allow_nan=True)
-        check_missing(Xf, self.supports_missing_)
-        return (X, Xf) if matched else Xf
+    def _reading(self):
+        return self.encoding_, self.supports_missing_
 
     def predict(self, X):
         return self._predict_coded(self._check_X(X))
@@ -158,28 +148,10 @@ class BaselineModel(BaseEstimator):
             raise AttributeError("predict_proba is only available for classification")
         return self._proba_coded(self._check_X(X))
 
-    def score(self, X, y):
-        """Accuracy (classification) or R^2 (regression) of predict."""
-        return predictive_score(self.predict(X), y, self.task_)
-
     def evaluate(self, X, y):
         """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``
         computes them: ``error`` (misclassification rate or mean squared error of
         predict), ``coverage`` and ``overlap`` (share of points covered by a rule of
         ``rules_``, mean number of rules covering a point), ``fidelity`` (agreement with
         the ensemble, R^2 against it for regression) and ``n_rules``."""
-        X, Xf = self._check_X(X, matched=True)
-        y = np.asarray(y)
-        if y.shape[0] != Xf.shape[0]:
-            raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
-        return rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf),
-                           self.estimator, X, self.n_rules_, getattr(self, "classes_", None))
-
-    # ------------------------------------------------------ scikit-learn manners
-    def __sklearn_tags__(self):
-        return tagged(super().__sklearn_tags__(), estimator_kind(self.estimator))
-
-    def __str__(self):
-        if not hasattr(self, "rules_"):
-            return self.__repr__()
-        return f"{type(self).__name__}: {rule_count_text(len(self.rules_))} ({self.task_})\n{self.rules_}"
+        return self._scores(X, y)[2]
