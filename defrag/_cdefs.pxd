@@ -1,6 +1,8 @@
 # The C kernels' interface (src_c/*.h) as the Cython modules see it: every
 # declaration they call, in one place, header by header. Each declaration must match
-# its header; the C compiler checks the calls against the headers themselves.
+# its header; the C compiler checks the calls against the headers themselves. A stop
+# flag (`const volatile int *stop`, src_c/dfg_common.h) is declared `const int *`:
+# Cython has no volatile, and C converts the pointer implicitly.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 
@@ -8,6 +10,7 @@ cdef extern from "dfg_common.h":
     int DFG_OK
     int DFG_EINVAL
     int DFG_ENOMEM
+    int DFG_EINTERRUPTED
 
 cdef extern from "dfg_config.h":
     int dfg_has_openmp() nogil
@@ -26,17 +29,18 @@ cdef extern from "dfg_sets.h":
 cdef extern from "dfg_ranks.h":
     int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
                           const int64_t *feat_ptr, const double *thresholds,
-                          int32_t *ranks, int n_threads) nogil
+                          int32_t *ranks, int n_threads, const int *stop) nogil
     int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_features,
                                 int64_t n_groups, const int32_t *group_feature,
                                 const int64_t *group_ptr, const double *thresholds,
-                                const dfg_sets *sets, int32_t *ranks, int n_threads) nogil
+                                const dfg_sets *sets, int32_t *ranks, int n_threads,
+                                const int *stop) nogil
 
 cdef extern from "dfg_bits.h":
     int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                       const int32_t *split_feature, const double *split_threshold,
                       const uint8_t *missing_right, const dfg_sets *sets, int64_t n_splits,
-                      uint64_t *S, int n_threads) nogil
+                      uint64_t *S, int n_threads, const int *stop) nogil
 
 cdef extern from "dfg_cover.h":
     int dfg_first_cover(const uint8_t *cover, int64_t n_samples, int64_t n_rules, int64_t *first,
@@ -101,7 +105,7 @@ cdef extern from "dfg_estep.h":
                         double *value, int n_threads) nogil
     int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
                   int max_inner, double tol, double *beta, double *colsum, double *value,
-                  int *n_inner, double *scratch, int n_threads) nogil
+                  int *n_inner, double *scratch, int n_threads, const int *stop) nogil
 
 cdef extern from "dfg_model.h":
     int DFG_METHOD_FAB
@@ -139,6 +143,7 @@ cdef extern from "dfg_model.h":
         int anneal_iter
         int n_threads
         const int *live_threads  # const volatile int * in C
+        const int *stop  # const volatile int * in C
         int64_t penalty_splits
     double dfg_omega(const dfg_data *data) nogil
 
@@ -169,7 +174,7 @@ cdef extern from "dfg_assign.h":
 cdef extern from "dfg_proximity.h":
     int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leaves_bt,
                           int64_t n_b, int64_t n_trees, const float *weights, float *out,
-                          int n_threads) nogil
+                          int n_threads, const int *stop) nogil
 
 cdef extern from "dfg_proxy_split.h":
     int dfg_proxy_node_score(const int64_t *rows, int64_t n_rows, int64_t n_samples,
@@ -180,12 +185,14 @@ cdef extern from "dfg_proxy_split.h":
                              const double *mean, const double *var,
                              int64_t min_leaf, double var_floor,
                              int32_t *feature, double *threshold, double *gain,
-                             int64_t *n_left, int32_t *missing_right, int n_threads) nogil
+                             int64_t *n_left, int32_t *missing_right, int n_threads,
+                             const int *stop) nogil
     int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_features,
                                    const int64_t *rows, int64_t n_rows,
                                    const double *P, int64_t n_classes, int64_t min_leaf,
                                    int32_t *feature, double *threshold, double *gain,
-                                   int64_t *n_left, int32_t *missing_right, int n_threads) nogil
+                                   int64_t *n_left, int32_t *missing_right, int n_threads,
+                                   const int *stop) nogil
 
 cdef extern from "dfg_gate.h":
     int dfg_gate_tables(const double *w, int64_t n_components, const int64_t *feat_ptr,
@@ -197,11 +204,13 @@ cdef extern from "dfg_gate.h":
     int dfg_gate_objective(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                            const int64_t *feat_ptr, const uint8_t *missing_right,
                            const double *beta, const double *w, int64_t n_components,
-                           double rho, double *value, double *grad, int n_threads) nogil
+                           double rho, double *value, double *grad, int n_threads,
+                           const int *stop) nogil
 
 cdef extern from "dfg_emkl.h":
     int dfg_emkl_estep(const dfg_data *data, const dfg_params *params, const double *w,
-                       double *beta, double *logf, double *bound, int n_threads) nogil
+                       double *beta, double *logf, double *bound, int n_threads,
+                       const int *stop) nogil
     int dfg_emkl_mstep(const dfg_data *data, const double *beta, double eps, double var_floor,
                        dfg_params *params, int n_threads) nogil
     int dfg_emkl_posterior(const dfg_data *data, const double *eta, const double *w,

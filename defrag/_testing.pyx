@@ -11,7 +11,7 @@ from defrag._cdefs cimport (DFG_OK, dfg_estep, dfg_log_array_kind, dfg_log_joint
                             dfg_lower_bound, dfg_mstep, dfg_options, dfg_params,
                             dfg_proxy_node_score, dfg_rank_tables, dfg_split_stats_bits,
                             dfg_split_stats_ranks)
-from defrag.utils._common cimport check_status, optional_flags
+from defrag.utils._common cimport check_status, optional_flags, stop_pointer
 from defrag.fit._fit cimport Problem, fit_options, params_view
 
 
@@ -84,10 +84,12 @@ def lower_bound(const double[:, ::1] logf, const double[:, ::1] beta, double ome
 
 
 def estep(const double[:, ::1] logf, double[:, ::1] beta, double omega, int max_inner,
-          double tol, int n_threads=1):
-    """E-step (eq. 13 iterated; EM when omega == 0) in place on beta.
+          double tol, int n_threads=1, stop=None):
+    """E-step (eq. 13 iterated; EM when omega == 0) in place on beta; stop: a stop flag
+    (one-element int32 array, src_c/dfg_common.h) or None.
 
     Returns (column sums, bound, number of updates)."""
+    cdef const int *stop_ptr = stop_pointer(stop)
     check_responsibilities(logf, beta, "estep")
     cdef int64_t N = logf.shape[0], K = logf.shape[1]
     colsum = np.empty(K, dtype=np.float64)
@@ -96,7 +98,7 @@ def estep(const double[:, ::1] logf, double[:, ::1] beta, double omega, int max_
     cdef int n_inner = 0, status
     with nogil:
         status = dfg_estep(&logf[0, 0], N, K, omega, max_inner, tol, &beta[0, 0], &c[0],
-                           &value, &n_inner, NULL, n_threads)
+                           &value, &n_inner, NULL, n_threads, stop_ptr)
     check_status(status, "estep")
     return colsum, value, n_inner
 
@@ -156,13 +158,15 @@ def log_joint(Problem problem, dict params, int n_threads=1):
 
 
 def mstep(Problem problem, const double[:, ::1] beta, dict params, double eps,
-          double var_floor, int n_threads=1):
-    """M-step (eq. 14) into the arrays of params (sized for beta.shape[1] components)."""
+          double var_floor, int n_threads=1, stop=None):
+    """M-step (eq. 14) into the arrays of params (sized for beta.shape[1] components);
+    stop: a stop flag (one-element int32 array) or None."""
     cdef int64_t K = beta.shape[1]
     if beta.shape[0] != problem.data.n_samples:
         raise ValueError("mstep: beta must have one row per sample of the problem")
     cdef dfg_params p = params_view(params, K, problem.data.n_classes, problem.data.n_splits)
     cdef dfg_options o = fit_options("fab", 1, 0.0, 0.0, eps, var_floor, n_threads, (5, 2, 20))
+    o.stop = stop_pointer(stop)
     cdef int status
     with nogil:
         status = dfg_mstep(&problem.data, &beta[0, 0], &o, &p)

@@ -15,6 +15,7 @@ from .fit.config import FitConfig
 from .fit.mixture import FittedMixture
 from .fit.pipeline import fit_rules
 from .utils.dask_collections import is_dask_collection, map_rows
+from .utils.interrupt import interruptible_fit
 from .utils.validation import check_predict_X
 
 
@@ -207,6 +208,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         return cls(estimator, **{"max_splits": None, "rule_list": False, **params})
 
     # --------------------------------------------------------------------- fit
+    @interruptible_fit()
     def fit(self, X, y=None):
         """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None. A
         DataFrame's columns are matched by name to the model's feature names (others ignored);

@@ -16,10 +16,12 @@
 
 /* Pack the N x L binary features of X (N x D row-major) into S (N x n_words); a
    missing x gives missing_right[l] (NULL: 0). sets (NULL: every split is numeric)
-   holds one item per split: the kind of split l and, for a categorical one, its set. */
+   holds one item per split: the kind of split l and, for a categorical one, its set.
+   stop: the caller's stop flag (dfg_common.h) or NULL, read before each block of
+   DFG_BLOCK rows (DFG_EINTERRUPTED). */
 int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
                   const int32_t *split_feature, const double *split_threshold,
                   const uint8_t *missing_right, const dfg_sets *sets, int64_t n_splits,
-                  uint64_t *S, int n_threads);
+                  uint64_t *S, int n_threads, const volatile int *stop);
 
 #endif

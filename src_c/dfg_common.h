@@ -18,11 +18,25 @@
 #define DFG_OK 0
 #define DFG_EINVAL (-1) /* a size or argument is out of range */
 #define DFG_ENOMEM (-2) /* an allocation failed */
+/* (-3 is DFG_ENAN, dfg_rules.h) */
+#define DFG_EINTERRUPTED (-4) /* the caller's stop flag was set: the kernel returned early */
 
 /* Rows per reduction block: fixed so that sums are identical for any thread count. */
 #define DFG_BLOCK 2048
 
 static inline int64_t dfg_n_blocks(int64_t n) { return (n + DFG_BLOCK - 1) / DFG_BLOCK; }
+
+/*
+ * Stopping early. The kernels that can run for long take `const volatile int *stop`: a
+ * flag that another thread (the caller's) may set while the kernel runs, NULL for none.
+ * They read it between units of work (an outer iteration and its stages, a block of
+ * rows, a feature, a tile of distances) and return DFG_EINTERRUPTED once it is set,
+ * their outputs then unspecified, after freeing what they allocated. Reading it
+ * changes no arithmetic: a run that is not stopped gives the same result bit for bit.
+ * The flag is read, never written, and needs no lock: a plain int that goes from 0
+ * to 1 once, read through volatile so that every check loads it again.
+ */
+static inline int dfg_stop_requested(const volatile int *stop) { return stop != NULL && *stop != 0; }
 
 /* Words of 64 bits needed for n bits. */
 static inline int64_t dfg_n_words(int64_t nbits) { return (nbits + 63) / 64; }

@@ -25,7 +25,8 @@ static int add_gate(const dfg_data *data, const double *w, int64_t K, double *ou
 }
 
 int dfg_emkl_estep(const dfg_data *data, const dfg_params *params, const double *w,
-                   double *beta, double *logf, double *bound, int n_threads) {
+                   double *beta, double *logf, double *bound, int n_threads,
+                   const volatile int *stop) {
     int status = dfg_check_data(data);
     if (status != DFG_OK) return status;
     const int64_t N = data->n_samples, K = params->n_components;
@@ -37,14 +38,17 @@ int dfg_emkl_estep(const dfg_data *data, const dfg_params *params, const double 
     for (int64_t k = 0; k < K; k++) ones[k] = 1.0;
     dfg_params p = *params;
     p.alpha = ones;
-    status = dfg_log_joint(data, &p, logf, n_threads);
+    /* the stop flag between the passes over the rows */
+    status = dfg_stop_requested(stop) ? DFG_EINTERRUPTED : dfg_log_joint(data, &p, logf, n_threads);
+    if (status == DFG_OK && dfg_stop_requested(stop)) status = DFG_EINTERRUPTED;
     if (status == DFG_OK) status = add_gate(data, w, K, logf, n_threads);
+    if (status == DFG_OK && dfg_stop_requested(stop)) status = DFG_EINTERRUPTED;
     if (status == DFG_OK)
         status = dfg_lower_bound(logf, beta, N, K, 0.0, colsum, bound, n_threads);
     int n_inner = 0;
     if (status == DFG_OK)
         status = dfg_estep(logf, N, K, 0.0, 1, 0.0, beta, colsum, NULL, &n_inner, NULL,
-                           n_threads);
+                           n_threads, stop);
     free(ones);
     return status;
 }

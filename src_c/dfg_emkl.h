@@ -22,7 +22,8 @@
  * <- softmax_k(logf_n), the maximiser of (6) over q(u).
  */
 int dfg_emkl_estep(const dfg_data *data, const dfg_params *params, const double *w,
-                   double *beta, double *logf, double *bound, int n_threads);
+                   double *beta, double *logf, double *bound, int n_threads,
+                   const volatile int *stop);
 
 /*
  * M-step closed forms from beta (N x K): eta_kl = sum_n beta_nk s_nl / sum_n beta_nk

@@ -121,7 +121,7 @@ static void block_scaled_update(const double *logf, const double *E, const doubl
 
 int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
               int max_inner, double tol, double *beta, double *colsum, double *value,
-              int *n_inner, double *scratch, int n_threads) {
+              int *n_inner, double *scratch, int n_threads, const volatile int *stop) {
     if (n_samples < 0 || n_components < 1 || n_threads < 1 || omega < 0.0 || max_inner < 1)
         return DFG_EINVAL;
     const int64_t K = n_components, n_blocks = dfg_n_blocks(n_samples);
@@ -151,6 +151,7 @@ int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, doubl
     }
     int it = 0;
     while (it < max_inner) {
+        if (dfg_stop_requested(stop)) break;
         double low = INFINITY;
         for (int64_t k = 0; k < K; k++) {
             penalty[k] = omega / (colsum[k] + 1.0);
@@ -177,6 +178,7 @@ int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, doubl
     free(partials);
     free(penalty);
     free(owned);
+    if (dfg_stop_requested(stop)) return DFG_EINTERRUPTED;
     if (!value) return DFG_OK; /* the bound costs N K logarithms: only when asked */
     return dfg_lower_bound(logf, beta, n_samples, K, omega, colsum, value, n_threads);
 }

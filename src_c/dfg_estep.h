@@ -28,9 +28,10 @@ int dfg_lower_bound(const double *logf, const double *beta, int64_t n_samples,
  * beta is updated in place; colsum (out, K) = sum_n beta_nk; value (out, may be
  * NULL) is the bound after the last update; n_inner (out) the number of updates.
  * scratch: N x K doubles of workspace for FAB, or NULL to allocate it per call.
+ * stop (may be NULL): read before every update; DFG_EINTERRUPTED once it is set.
  */
 int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, double omega,
               int max_inner, double tol, double *beta, double *colsum, double *value,
-              int *n_inner, double *scratch, int n_threads);
+              int *n_inner, double *scratch, int n_threads, const volatile int *stop);
 
 #endif

@@ -131,10 +131,13 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
         const int64_t K = params->n_components;
         if (opt->live_threads && *opt->live_threads >= 1) step.n_threads = *opt->live_threads;
         const int n_threads = step.n_threads;
+        /* the stop flag between the stages: each is at most a few passes over the rows */
+        if (dfg_stop_requested(opt->stop)) { status = DFG_EINTERRUPTED; break; }
         status = dfg_log_joint_clamped(data, params, logf, tables, n_threads);
         if (status != DFG_OK) break;
         /* Bound at (q_t, Pi_t): within a phase the E-step and the M-step each raise it. */
         status = dfg_lower_bound(logf, beta, N, K, omega, colsum, &lower_bound[t], n_threads);
+        if (status == DFG_OK && dfg_stop_requested(opt->stop)) status = DFG_EINTERRUPTED;
         if (status != DFG_OK) break;
         phase[t] = ph;
         int converged = t > ph_start &&
@@ -154,7 +157,7 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
         int max_inner = t < opt->warmup_iter ? opt->warmup_inner : opt->max_inner;
         int n_inner = 0;
         status = dfg_estep(logf, N, K, omega, max_inner, opt->tol, beta, colsum, NULL, &n_inner,
-                           scratch, n_threads);
+                           scratch, n_threads, opt->stop);
         if (status != DFG_OK) break;
         if (opt->method == DFG_METHOD_FAB) {
             /* Algorithm 1: remove k when (1/N) sum_n q(u_k) < delta. */
@@ -171,6 +174,7 @@ int dfg_fit(const dfg_data *data_in, const dfg_options *opt, dfg_params *params,
             }
             if (n_keep < K) compact(data, params, beta, keep);
         }
+        if (dfg_stop_requested(opt->stop)) { status = DFG_EINTERRUPTED; break; }
         status = dfg_mstep(data, beta, &step, params);
     }
     *n_iter = t;

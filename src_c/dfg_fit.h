@@ -19,6 +19,8 @@ int dfg_fit_max_iterations(const dfg_options *opt);
  * of outer iteration t < *n_iter, phase[t] its phase (0 .. n_anneal, n_anneal
  * being the final one). Within a phase the bound never decreases (App. C);
  * both arrays must hold dfg_fit_max_iterations(opt) values.
+ * With opt->stop set during the run it returns DFG_EINTERRUPTED (params, beta and
+ * the trace then hold a run cut short, to be discarded).
  */
 int dfg_fit(const dfg_data *data, const dfg_options *opt, dfg_params *params,
             double *beta, double *lower_bound, int32_t *phase, int *n_iter);

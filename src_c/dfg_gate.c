@@ -87,7 +87,7 @@ int dfg_gate_log_prob(const int32_t *ranks, int64_t n_samples, int64_t n_feature
 int dfg_gate_objective(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                        const int64_t *feat_ptr, const uint8_t *missing_right,
                        const double *beta, const double *w, int64_t n_components, double rho,
-                       double *value, double *grad, int n_threads) {
+                       double *value, double *grad, int n_threads, const volatile int *stop) {
     int status = check_layout(n_samples, n_features, feat_ptr, n_components, n_threads);
     if (status != DFG_OK) return status;
     if (!(rho >= 0.0)) return DFG_EINVAL;
@@ -100,7 +100,10 @@ int dfg_gate_objective(const int32_t *ranks, int64_t n_samples, int64_t n_featur
         free(table); free(resid); free(partial);
         return DFG_ENOMEM;
     }
-    status = gate_scores(ranks, N, D, feat_ptr, missing_right, w, K, table, resid, n_threads);
+    if (dfg_stop_requested(stop)) status = DFG_EINTERRUPTED;
+    if (status == DFG_OK)
+        status = gate_scores(ranks, N, D, feat_ptr, missing_right, w, K, table, resid, n_threads);
+    if (status == DFG_OK && dfg_stop_requested(stop)) status = DFG_EINTERRUPTED;
     if (status == DFG_OK) {
         /* per row: sum_k beta_nk log q_nk into the block's partial, and the residual
            beta_nk - r_n q_nk in place of the scores */
@@ -125,7 +128,9 @@ int dfg_gate_objective(const int32_t *ranks, int64_t n_samples, int64_t n_featur
         }
         double fit = 0.0;
         for (int64_t b = 0; b < n_blocks; b++) fit += partial[b];
-        if (N > 0 && L > 0)
+        if (dfg_stop_requested(stop))
+            status = DFG_EINTERRUPTED;
+        else if (N > 0 && L > 0)
             status = dfg_split_stats_ranks(ranks, N, D, feat_ptr, missing_right, resid, K, grad,
                                            n_threads);
         else

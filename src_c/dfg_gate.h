@@ -41,11 +41,12 @@ int dfg_gate_log_prob(const int32_t *ranks, int64_t n_samples, int64_t n_feature
 
 /*
  * value (out) = f(w); grad (out, K x L) = its gradient; beta: N x K non-negative
- * weights (responsibilities). rho >= 0.
+ * weights (responsibilities). rho >= 0. stop: the caller's stop flag (dfg_common.h) or
+ * NULL, read between the passes over the rows (DFG_EINTERRUPTED).
  */
 int dfg_gate_objective(const int32_t *ranks, int64_t n_samples, int64_t n_features,
                        const int64_t *feat_ptr, const uint8_t *missing_right,
                        const double *beta, const double *w, int64_t n_components, double rho,
-                       double *value, double *grad, int n_threads);
+                       double *value, double *grad, int n_threads, const volatile int *stop);
 
 #endif

@@ -63,6 +63,10 @@ typedef struct {
        running. Every kernel reduces in blocks fixed by the sizes alone, so the
        result does not depend on it. */
     const volatile int *live_threads;
+    /* When not NULL, the caller's stop flag (dfg_common.h): dfg_fit reads it at every
+       outer iteration and between its stages, the E-step at every update, and
+       returns DFG_EINTERRUPTED once it is set. */
+    const volatile int *stop;
     /* FAB: the number of splits L in the penalty omega (eq. 12); 0 takes the data's
        n_splits. A fit on a selection of an ensemble's splits can keep the penalty of
        the whole ensemble, whose split count measures the model's complexity. */

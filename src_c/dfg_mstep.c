@@ -263,6 +263,7 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
     /* eq. 41; eta clamped to [eps, 1 - eps], the constrained maximiser. The rank path
        divides and clamps while it writes the sums; the bit path in a pass after. */
     const double lo = opt->eps, hi = 1.0 - opt->eps;
+    if (status == DFG_OK && dfg_stop_requested(opt->stop)) status = DFG_EINTERRUPTED;
     if (status == DFG_OK) {
         if (data->ranks)
             status = dfg_split_eta_ranks(data->ranks, N, data->n_features, data->feat_ptr,

@@ -170,7 +170,7 @@ static int64_t keep_first(const float *weights, int64_t n_trees) {
 
 int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leaves_bt,
                       int64_t n_b, int64_t n_trees, const float *weights, float *out,
-                      int n_threads) {
+                      int n_threads, const volatile int *stop) {
     if (n_a < 0 || n_b < 0 || n_trees < 1 || n_threads < 1) return DFG_EINVAL;
     if (n_b > 0 && n_a > INT64_MAX / n_b) return DFG_EINVAL;
     if (n_a + PA > INT64_MAX / n_trees || n_b + PB > INT64_MAX / n_trees) return DFG_EINVAL;
@@ -221,6 +221,8 @@ int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leave
     int64_t n_tasks = n_chunks * panels_a;
     #pragma omp parallel for schedule(dynamic, 16) num_threads(n_threads)
     for (int64_t task = 0; task < n_tasks; task++) {
+        /* a task is 8 points against one chunk of B: stopping skips the rest */
+        if (dfg_stop_requested(stop)) continue;
         int64_t c = task / panels_a, p = task % panels_a;
         int64_t q0 = c * chunk, q1 = q0 + chunk < panels_b ? q0 + chunk : panels_b;
         {
@@ -248,5 +250,5 @@ int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leave
         }
     }
     free(keep); free(w); free(pa); free(pb);
-    return DFG_OK;
+    return dfg_stop_requested(stop) ? DFG_EINTERRUPTED : DFG_OK;
 }

@@ -26,11 +26,12 @@
  * leaves_bt: n_trees x n_b, row-major (tree-major: the transpose of B's leaf matrix).
  * weights:   n_trees non-negative finite weights with a positive sum.
  * out:       n_a x n_b, row-major: the distances 1 - proximity.
+ * stop:      the caller's stop flag (dfg_common.h) or NULL, read before each tile.
  * Returns DFG_OK, or DFG_EINVAL for negative sizes, n_trees < 1, n_threads < 1, or
- * bad weights.
+ * bad weights, or DFG_EINTERRUPTED when stopped (out then partly written).
  */
 int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leaves_bt,
                       int64_t n_b, int64_t n_trees, const float *weights, float *out,
-                      int n_threads);
+                      int n_threads, const volatile int *stop);
 
 #endif

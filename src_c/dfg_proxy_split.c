@@ -68,6 +68,7 @@ typedef struct {
     cost_fn cost;
     double var_floor, parent;
     int64_t min_leaf;
+    const volatile int *stop; /* the caller's stop flag, read before each feature */
 } search_ctx;
 
 /* Scratch of one thread: the sorted rows and five W-vectors. */
@@ -158,7 +159,7 @@ static int best_split(const search_ctx *c, int32_t *feature, double *threshold, 
         sc.present = vecs + 3 * W; sc.tmp = vecs + 4 * W;
         #pragma omp for schedule(dynamic, 1)
         for (int64_t d = 0; d < D; d++) {
-            if (!sc.buf || !vecs) { per[d].n_left = -1; continue; }
+            if (!sc.buf || !vecs || dfg_stop_requested(c->stop)) { per[d].n_left = -1; continue; }
             search_feature(c, d, &sc, &per[d]);
         }
         free(sc.buf);
@@ -176,7 +177,8 @@ static int best_split(const search_ctx *c, int32_t *feature, double *threshold, 
         }
     }
     free(per);
-    return nomem ? DFG_ENOMEM : DFG_OK;
+    if (nomem) return DFG_ENOMEM;
+    return dfg_stop_requested(c->stop) ? DFG_EINTERRUPTED : DFG_OK;
 }
 
 static int check_rows(const int64_t *rows, int64_t n_rows, int64_t n_samples) {
@@ -213,7 +215,8 @@ int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
                          const double *mean, const double *var,
                          int64_t min_leaf, double var_floor,
                          int32_t *feature, double *threshold, double *gain,
-                         int64_t *n_left, int32_t *missing_right, int n_threads) {
+                         int64_t *n_left, int32_t *missing_right, int n_threads,
+                         const volatile int *stop) {
     if (check_sizes(n_samples, n_features, n_rows, min_leaf, n_threads) != DFG_OK ||
         !(var_floor > 0.0))
         return DFG_EINVAL;
@@ -232,7 +235,7 @@ int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
         S[3 * i + 2] = dd * dd;
     }
     search_ctx c = {X, n_features, rows, n_rows, S, 3, cost_regression, var_floor, -score,
-                    min_leaf};
+                    min_leaf, stop};
     status = best_split(&c, feature, threshold, gain, n_left, missing_right, n_threads);
     free(S);
     return status;
@@ -242,7 +245,8 @@ int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_fea
                                const int64_t *rows, int64_t n_rows,
                                const double *P, int64_t n_classes, int64_t min_leaf,
                                int32_t *feature, double *threshold, double *gain,
-                               int64_t *n_left, int32_t *missing_right, int n_threads) {
+                               int64_t *n_left, int32_t *missing_right, int n_threads,
+                               const volatile int *stop) {
     if (check_sizes(n_samples, n_features, n_rows, min_leaf, n_threads) != DFG_OK ||
         n_classes < 1)
         return DFG_EINVAL;
@@ -260,7 +264,7 @@ int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_fea
             total[c] += p;
         }
     search_ctx ctx = {X, n_features, rows, n_rows, S, C, cost_entropy, 1.0,
-                      cost_entropy(total, C, (double)n_rows, 1.0), min_leaf};
+                      cost_entropy(total, C, (double)n_rows, 1.0), min_leaf, stop};
     int status = best_split(&ctx, feature, threshold, gain, n_left, missing_right, n_threads);
     free(S);
     return status;

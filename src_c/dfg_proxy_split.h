@@ -35,13 +35,15 @@ int dfg_proxy_node_score(const int64_t *rows, int64_t n_rows, int64_t n_samples,
  * allowed). Outputs: *feature (-1 when no split satisfies min_leaf or no gain
  * is finite), *threshold, *gain, *n_left (rows sent left, NaN rows included
  * when they go left), *missing_right (1: NaN goes right). Features are searched
- * in parallel; the result does not depend on n_threads. */
+ * in parallel; the result does not depend on n_threads. stop: the caller's stop
+ * flag (dfg_common.h) or NULL, read before each feature (DFG_EINTERRUPTED). */
 int dfg_proxy_best_split(const double *X, int64_t n_samples, int64_t n_features,
                          const int64_t *rows, int64_t n_rows,
                          const double *mean, const double *var,
                          int64_t min_leaf, double var_floor,
                          int32_t *feature, double *threshold, double *gain,
-                         int64_t *n_left, int32_t *missing_right, int n_threads);
+                         int64_t *n_left, int32_t *missing_right, int n_threads,
+                         const volatile int *stop);
 
 /* Classification with soft targets: row j carries the reference's class
  * probabilities P[j, 0..C-1] (C = n_classes). The expected categorical
@@ -53,6 +55,7 @@ int dfg_proxy_best_split_proba(const double *X, int64_t n_samples, int64_t n_fea
                                const int64_t *rows, int64_t n_rows,
                                const double *P, int64_t n_classes, int64_t min_leaf,
                                int32_t *feature, double *threshold, double *gain,
-                               int64_t *n_left, int32_t *missing_right, int n_threads);
+                               int64_t *n_left, int32_t *missing_right, int n_threads,
+                               const volatile int *stop);
 
 #endif

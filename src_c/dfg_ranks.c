@@ -26,7 +26,7 @@ static inline void rank_column(const double *X, int64_t n_features, int64_t d, c
 
 int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
                       const int64_t *feat_ptr, const double *thresholds,
-                      int32_t *ranks, int n_threads) {
+                      int32_t *ranks, int n_threads, const volatile int *stop) {
     if (n_samples < 0 || n_features < 0 || n_threads < 1) return DFG_EINVAL;
     if (feat_ptr[0] != 0) return DFG_EINVAL;
     for (int64_t d = 0; d < n_features; d++) {
@@ -36,19 +36,21 @@ int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
     int64_t n_blocks = dfg_n_blocks(n_samples);
     #pragma omp parallel for schedule(static) num_threads(n_threads)
     for (int64_t b = 0; b < n_blocks; b++) {
+        if (dfg_stop_requested(stop)) continue; /* the other blocks are skipped */
         int64_t n0 = b * DFG_BLOCK;
         int64_t n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
         for (int64_t d = 0; d < n_features; d++)
             rank_column(X, n_features, d, thresholds + feat_ptr[d], feat_ptr[d + 1] - feat_ptr[d],
                         n0, n1, ranks + d * n_samples);
     }
-    return DFG_OK;
+    return dfg_stop_requested(stop) ? DFG_EINTERRUPTED : DFG_OK;
 }
 
 int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_features,
                             int64_t n_groups, const int32_t *group_feature,
                             const int64_t *group_ptr, const double *thresholds,
-                            const dfg_sets *sets, int32_t *ranks, int n_threads) {
+                            const dfg_sets *sets, int32_t *ranks, int n_threads,
+                            const volatile int *stop) {
     if (n_samples < 0 || n_features < 0 || n_groups < 0 || n_threads < 1) return DFG_EINVAL;
     if (group_ptr[0] != 0) return DFG_EINVAL;
     int64_t n_splits = group_ptr[n_groups];
@@ -65,6 +67,7 @@ int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_featur
     int64_t n_blocks = dfg_n_blocks(n_samples);
     #pragma omp parallel for schedule(static) num_threads(n_threads)
     for (int64_t b = 0; b < n_blocks; b++) {
+        if (dfg_stop_requested(stop)) continue;
         int64_t n0 = b * DFG_BLOCK;
         int64_t n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
         for (int64_t g = 0; g < n_groups; g++) {
@@ -80,5 +83,5 @@ int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_featur
             }
         }
     }
-    return DFG_OK;
+    return dfg_stop_requested(stop) ? DFG_EINTERRUPTED : DFG_OK;
 }

@@ -20,11 +20,12 @@
 /*
  * X: n_samples x n_features, row-major. thresholds: the sorted split thresholds.
  * ranks (out): n_features x n_samples, feature-major (column d is contiguous).
- * Returns DFG_OK or DFG_EINVAL (bad sizes or unsorted feat_ptr).
+ * stop: the caller's stop flag (dfg_common.h) or NULL, read before each block of rows.
+ * Returns DFG_OK, DFG_EINVAL (bad sizes or unsorted feat_ptr) or DFG_EINTERRUPTED.
  */
 int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
                       const int64_t *feat_ptr, const double *thresholds,
-                      int32_t *ranks, int n_threads);
+                      int32_t *ranks, int n_threads, const volatile int *stop);
 
 /*
  * Ranks of a split table with categorical splits (dfg_sets.h), whose sets have no
@@ -35,11 +36,13 @@ int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
  * ranked s_l (0 or 1: its set test), and a missing value gets rank 2 = m + 1, so
  * that the rank kernels give it missing_right[l] like the bit path. sets NULL:
  * every group is numeric. ranks (out): n_groups x n_samples.
- * Returns DFG_OK or DFG_EINVAL (bad sizes, a set group of more than one split).
+ * Returns DFG_OK, DFG_EINVAL (bad sizes, a set group of more than one split) or
+ * DFG_EINTERRUPTED (stop as for dfg_compute_ranks).
  */
 int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_features,
                             int64_t n_groups, const int32_t *group_feature,
                             const int64_t *group_ptr, const double *thresholds,
-                            const dfg_sets *sets, int32_t *ranks, int n_threads);
+                            const dfg_sets *sets, int32_t *ranks, int n_threads,
+                            const volatile int *stop);
 
 #endif

@@ -10,7 +10,10 @@ import pytest
 
 from defrag.splits import _encoding
 from defrag.fit import _fit
+from defrag.prototypes import _proximity
+from defrag.proxy import _proxy_split
 from defrag.rules import _rules_eval
+from defrag.utils import _common
 from defrag import _testing
 
 X = np.random.default_rng(0).random((10, 3))
@@ -76,7 +79,44 @@ MISMATCHES = {
         lambda: _testing.split_stats_ranks(ranks(), FEAT_PTR, np.zeros((9, 2))),
     "split_stats_bits: packed rows too narrow":
         lambda: _testing.split_stats_bits(np.zeros((10, 1), np.uint64), 70, np.zeros((10, 2))),
+    # the kernels that read a stop flag check their other arguments as before
+    "compute_ranks: no thread":
+        lambda: _encoding.compute_ranks(X, FEAT_PTR, THRESHOLDS, n_threads=0),
+    "compute_group_ranks: no thread":
+        lambda: _encoding.compute_group_ranks(X, np.array([0, 1, 2], np.int32), FEAT_PTR, THRESHOLDS,
+                                              n_threads=0),
+    "pack_rows: no thread":
+        lambda: _encoding.pack_rows(X, np.array([0, 0, 1, 2], np.int32), THRESHOLDS, n_threads=0),
+    "tree_distance: no thread":
+        lambda: _proximity.tree_distance(np.zeros((2, 3), np.int32), np.zeros((3, 4), np.int32),
+                                         np.ones(3, np.float32), n_threads=0),
+    "tree_distance: a negative weight":
+        lambda: _proximity.tree_distance(np.zeros((2, 3), np.int32), np.zeros((3, 4), np.int32),
+                                         -np.ones(3, np.float32)),
+    "proxy_best_split: no thread":
+        lambda: _proxy_split.proxy_best_split(X, np.arange(10, dtype=np.int64), X[:, 0].copy(),
+                                              X[:, 1].copy(), 1, 1e-9, n_threads=0),
+    "proxy_best_split_proba: a row outside X":
+        lambda: _proxy_split.proxy_best_split_proba(X, np.array([0, 10], np.int64), X[:, :2].copy(), 1),
+    "fit: no thread":
+        lambda: _fit.fit(classification_problem(), params(), np.full((10, 2), 0.5), "fab", 5, 1e-6,
+                         1e-8, 1e-10, 1e-12, 0),
+    "estep: no update":
+        lambda: _testing.estep(np.zeros((10, 2)), np.full((10, 2), 0.5), 1.0, 0, 0.0,
+                               stop=np.zeros(1, np.int32)),
+    "estep: a stop flag of another type":
+        lambda: _testing.estep(np.zeros((10, 2)), np.full((10, 2), 0.5), 1.0, 1, 0.0,
+                               stop=np.zeros(1, np.float64)),
 }
+
+
+def test_a_fits_stop_flag_of_another_type_is_a_value_error():
+    token = _common.STOP_FLAG.set(np.zeros(1, np.int64))
+    try:
+        with pytest.raises(ValueError):
+            _encoding.compute_ranks(X, FEAT_PTR, THRESHOLDS)
+    finally:
+        _common.STOP_FLAG.reset(token)
 
 
 @pytest.mark.parametrize("case", list(MISMATCHES))
@@ -102,7 +142,7 @@ def test_checks_hold_under_python_O():
 def test_no_assert_in_the_cython_modules():
     # asserts vanish under python -O: argument checks must raise explicitly
     package = pathlib.Path(__file__).resolve().parent.parent / "defrag"
-    sources = sorted(package.glob("*.pyx")) + sorted(package.glob("*.pxd"))
+    sources = sorted(package.rglob("*.pyx")) + sorted(package.rglob("*.pxd"))  # every room's
     assert sources
     found = [f"{p.name}:{i}" for p in sources
              for i, line in enumerate(p.read_text().splitlines(), 1) if re.match(r"\s*assert\b", line)]

@@ -10,6 +10,7 @@ from threadpoolctl import threadpool_limits
 from ..evaluation import RuleEstimatorMixin
 from ..sources import matched_source
 from ..sources.split_array import SplitArraySource
+from ..utils.interrupt import interruptible_fit
 from ..utils.validation import (
     check_labels,
     check_missing,
@@ -108,6 +109,8 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
         return rule_feature_names(getattr(self, "feature_names", None), n_features, names_in,
                                   source.estimator)
 
+    # one thread: the rule kernels of the baselines run on one (their solvers are Python)
+    @interruptible_fit(threads=lambda est: 1)
     def fit(self, X, y):
         """Fit to (X, y); ``self.estimator`` is the fitted ensemble."""
         fitting = self._prepare(X, y)

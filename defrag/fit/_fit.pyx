@@ -8,7 +8,8 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from defrag._cdefs cimport (DFG_METHOD_EM, DFG_METHOD_FAB, DFG_OK, dfg_fit,
                             dfg_fit_max_iterations, dfg_map_assign, dfg_omega)
-from defrag.utils._common cimport check_status, optional_flags
+from defrag.utils._common cimport (check_status, kernel_threads, optional_flags, stop_flag,
+                                   stop_pointer)
 
 
 cdef class Problem:
@@ -127,6 +128,7 @@ cdef dfg_options fit_options(str method, int max_iter, double tol, double delta,
     o.anneal_iter = 1
     o.n_threads = n_threads
     o.live_threads = NULL
+    o.stop = NULL
     o.penalty_splits = 0
     return o
 
@@ -142,7 +144,11 @@ def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_i
     penalty_splits: L in FAB's penalty (0: the problem's number of splits);
     live_threads: a one-element int32 array read at every outer iteration, the threads
     the run may use from then on (see dfg_options.live_threads); None: n_threads.
+    The run stops (KernelInterrupted) when the stop flag of the fit it works for is set
+    (defrag/utils/interrupt.py).
     Returns (K, lower-bound trace, phase of each iteration)."""
+    flag = stop_flag(False)  # the kernel reads it
+    n_threads = kernel_threads(n_threads, live_threads is not None)
     cdef int64_t K = beta.shape[1]
     if beta.shape[0] != problem.data.n_samples:
         raise ValueError("fit: beta must have one row per sample of the problem")
@@ -161,6 +167,7 @@ def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_i
         if live_threads.shape[0] != 1:
             raise ValueError("fit: live_threads must hold one value")
         o.live_threads = &live_threads[0]
+    o.stop = stop_pointer(flag)
     cdef int cap = dfg_fit_max_iterations(&o)
     if cap < 1:
         raise ValueError("max_iter and the eps schedule give too many iterations")
@@ -177,6 +184,8 @@ def fit(Problem problem, dict params, double[:, ::1] beta, str method, int max_i
 
 def map_assign(Problem problem, dict params, double eps, int n_threads=1):
     """eq. 10: argmax_k log p(s|k) + log alpha_k per sample, int32."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     cdef int64_t K = params["alpha"].shape[0]
     cdef dfg_params p = params_view(params, K, problem.data.n_classes, problem.data.n_splits)
     out = np.empty(problem.data.n_samples, dtype=np.int32)

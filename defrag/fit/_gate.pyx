@@ -2,14 +2,16 @@
 """The EM-KL mixture of experts' kernels (src_c/dfg_gate.h, src_c/dfg_emkl.h): the
 softmax gate over the split bits, its M-step objective and gradient, the E-step with
 the lower bound (6), the closed-form M-step and the experts' posterior weights, over a
-``_fit.Problem`` on the rank path."""
+``_fit.Problem`` on the rank path. EM-KL's loop is Python (defrag/fit/emkl.py): each call
+starts with the stop flag (stop_flag raises once the fit is interrupted) and takes at
+most the fit's threads (kernel_threads)."""
 import numpy as np
 
 from libc.stdint cimport int64_t
 
 from defrag._cdefs cimport (dfg_emkl_estep, dfg_emkl_mstep, dfg_emkl_posterior, dfg_params,
                             dfg_gate_log_prob, dfg_gate_objective)
-from defrag.utils._common cimport check_status
+from defrag.utils._common cimport check_status, kernel_threads, stop_flag, stop_pointer
 from defrag.fit._fit cimport Problem, params_view
 
 
@@ -30,6 +32,8 @@ cdef check_rows(Problem problem, object beta, int64_t K, str what):
 
 def gate_log_prob(Problem problem, const double[:, ::1] w, int n_threads=1):
     """log q(k | x_n) of the gate, shape (N, K)."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     check_ranks(problem, np.asarray(w), "gate_log_prob")
     cdef int64_t K = w.shape[0]
     out = np.empty((problem.data.n_samples, K), dtype=np.float64)
@@ -49,6 +53,9 @@ def gate_objective(Problem problem, const double[:, ::1] beta, const double[:, :
                    double rho, int n_threads=1):
     """(f(w), gradient K x L) of the gate's M-step, to be minimised:
     -sum_nk beta_nk log q(k | x_n) + rho / 2 ||w||^2."""
+    flag = stop_flag(False)  # the kernel reads it
+    cdef const int *stop = stop_pointer(flag)
+    n_threads = kernel_threads(n_threads)
     check_ranks(problem, np.asarray(w), "gate_objective")
     cdef int64_t K = w.shape[0]
     check_rows(problem, np.asarray(beta), K, "gate_objective")
@@ -63,7 +70,7 @@ def gate_objective(Problem problem, const double[:, ::1] beta, const double[:, :
         status = dfg_gate_objective(problem.data.ranks, problem.data.n_samples,
                                     problem.data.n_features, problem.data.feat_ptr,
                                     problem.data.missing_right, &beta[0, 0], &w[0, 0], K, rho,
-                                    &value, &g[0, 0] if g.shape[1] else &dummy, n_threads)
+                                    &value, &g[0, 0] if g.shape[1] else &dummy, n_threads, stop)
     check_status(status, "gate_objective")
     return value, grad
 
@@ -71,6 +78,9 @@ def gate_objective(Problem problem, const double[:, ::1] beta, const double[:, :
 def estep(Problem problem, dict params, const double[:, ::1] w, double[:, ::1] beta,
           int n_threads=1):
     """E-step in place on beta; returns (the bound (6) at the beta given, logf N x K)."""
+    flag = stop_flag(False)  # the kernel reads it
+    cdef const int *stop = stop_pointer(flag)
+    n_threads = kernel_threads(n_threads)
     check_ranks(problem, np.asarray(w), "estep")
     cdef int64_t K = w.shape[0]
     check_rows(problem, np.asarray(beta), K, "estep")
@@ -81,7 +91,7 @@ def estep(Problem problem, dict params, const double[:, ::1] w, double[:, ::1] b
     cdef int status
     with nogil:
         status = dfg_emkl_estep(&problem.data, &p, &w[0, 0], &beta[0, 0], &lf[0, 0], &bound,
-                                n_threads)
+                                n_threads, stop)
     check_status(status, "emkl_estep")
     return bound, logf
 
@@ -89,6 +99,8 @@ def estep(Problem problem, dict params, const double[:, ::1] w, double[:, ::1] b
 def mstep(Problem problem, const double[:, ::1] beta, dict params, double eps, double var_floor,
           int n_threads=1):
     """Closed-form M-step (eta, mean and precision or gamma, alpha) in place on params."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     cdef int64_t K = beta.shape[1]
     check_rows(problem, np.asarray(beta), K, "mstep")
     if problem.data.ranks == NULL:
@@ -103,6 +115,8 @@ def mstep(Problem problem, const double[:, ::1] beta, dict params, double eps, d
 def posterior(Problem problem, const double[:, ::1] eta, const double[:, ::1] w,
               int n_threads=1):
     """q(k | x_n, s_n), proportional to q(s_n | k) q(k | x_n), shape (N, K)."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     check_ranks(problem, np.asarray(w), "posterior")
     cdef int64_t K = w.shape[0]
     if eta.shape[0] != K or eta.shape[1] != w.shape[1]:

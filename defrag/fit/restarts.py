@@ -3,19 +3,23 @@
 Each restart draws its initial state from its own seed (spawned from one
 SeedSequence), runs FAB or EM in C with the GIL released, and is scored by its
 training error under the two-step MAP prediction (eq. 10-11). Restarts run in a
-thread pool; the OpenMP threads of each run are capped so that
-workers x threads <= cores. Every kernel reduces in a fixed order, so the chosen
-model is identical for any n_jobs and any OpenMP thread count.
+thread pool; the OpenMP threads of each run are capped so that workers x threads
+<= the fit's threads (utils/threads.py). Every kernel reduces in a fixed order, so the
+chosen model is identical for any n_jobs and any OpenMP thread count. The pool's
+tasks run in copies of the fit's context (its stop flag and threads), and a stopped
+fit starts no further restart (utils/interrupt.py).
 """
 import dataclasses
+import itertools
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _fit
+from ..utils.interrupt import check_interrupt, copy_context_run
 from ..utils.threads import thread_budget, useful_threads
 
 logger = logging.getLogger("defrag")
@@ -182,6 +186,7 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     n_scored = (problem if score_problem is None else score_problem).n_samples
 
     def job(i):
+        check_interrupt()  # before the random start (N x K draws) of a restart
         live = shares.start(i)
         try:
             return keeper.offer(scored_restart(i, live))
@@ -209,8 +214,20 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     if workers == 1:
         results = [job(i) for i in range(n_restarts)]
     else:
+        # Restarts are handed to the pool one as another ends, in index order, rather
+        # than all at once: a stopped fit then has no queue of restarts to drain
+        # (10,000 queued restarts, each raising at once, took seconds on busy cores).
+        results = [None] * n_restarts
+        indices = iter(range(n_restarts))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(job, range(n_restarts)))
+            running = {pool.submit(copy_context_run(job), i): i
+                       for i in itertools.islice(indices, workers)}
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    results[running.pop(future)] = future.result()
+                for i in itertools.islice(indices, len(done)):
+                    running[pool.submit(copy_context_run(job), i)] = i
     return results, keeper.best
 
 

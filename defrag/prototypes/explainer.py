@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .distance import _euclidean, _int32_leaves, _tree_weights, tree_distance
 from .selection import select_submodular, select_supervised
+from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, prototype_estimate
 from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
@@ -170,6 +171,7 @@ class PrototypeExplainer(BaseEstimator):
             return (_euclidean(A_X, B_X) / self._scale).astype(np.float32)
         return tree_distance(A_leaves, B_leaves, self.tree_weights_, self._threads())
 
+    @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
     def fit(self, X, y=None):
         """Choose the prototypes among the rows of X (y: their classes; None: the model's
         predictions). A DataFrame's columns are matched by name to the model's feature

@@ -10,6 +10,7 @@ from ..rules import Condition, Rule, RuleSet
 from ..rules.conditions import printed_thresholds
 from ..sources import check_fitted, model_feature_names, unwrap
 from ..sources.sklearn_trees import bagged_members
+from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, proxy_estimate
 from ..utils.validation import (
     as_2d_float,
@@ -133,6 +134,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             var = _check_variance(variance, n)
         return mean, var
 
+    @interruptible_fit(threads=lambda est: est.n_threads)
     def fit(self, X, y=None, variance=None):
         """Fit to the reference's mean/variance at X (``y`` ignored when an
         estimator is set), or to the targets ``y`` with per-point ``variance``

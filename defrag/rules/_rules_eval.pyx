@@ -1,7 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Rules on data: one condition as a bit column over the samples, coverage counts and the
 greedy pruning of a rule's conditions, and whole rule sets evaluated on raw inputs
-(src_c/dfg_bits.h, src_c/dfg_prune.h, src_c/dfg_rules.h)."""
+(src_c/dfg_bits.h, src_c/dfg_prune.h, src_c/dfg_rules.h). The calls that take threads
+take at most those of the fit they work for (kernel_threads) and start no kernel once
+that fit is interrupted (stop_flag)."""
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
@@ -10,7 +12,8 @@ from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_conditio
                             dfg_condition_counts, dfg_count_all,
                             dfg_first_cover, dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
-from defrag.utils._common cimport CategorySets, category_sets, check_status, optional_sets
+from defrag.utils._common cimport (CategorySets, category_sets, check_status, kernel_threads,
+                                   optional_sets, stop_flag)
 
 
 cdef int64_t check_items(int64_t n, arrays, str what) except -1:
@@ -25,6 +28,8 @@ def bound_neighbours(const double[:, ::1] X, const int32_t[::1] feature, const d
                      int n_threads=1):
     """(below, above): for each bound, the largest value of its feature in X at or below it
     and the smallest above it (-inf / +inf where none; NaN skipped)."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     cdef int64_t B = check_items(feature.shape[0], (value,), "bound_neighbours")
     below = np.full(B, -np.inf)
     above = np.full(B, np.inf)
@@ -49,6 +54,8 @@ def condition_holds(const double[:, ::1] X, const int32_t[::1] feature, const do
     output "bool": boolean (n_conditions, n_samples); "bits": the same bit-packed,
     uint64 (n_conditions, ceil(n_samples / 64)); "count": (holds, n_nan), the rows
     satisfying each condition and the NaN values of each column."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     if output not in ("bool", "bits", "count"):
         raise ValueError(f"condition_holds: output must be 'bool', 'bits' or 'count', not {output!r}")
     cdef int64_t C = check_items(feature.shape[0], (lower, upper, missing, zero_missing),
@@ -85,6 +92,8 @@ def condition_holds(const double[:, ::1] X, const int32_t[::1] feature, const do
 def first_cover(const uint8_t[:, ::1] cover, int n_threads=1):
     """Each row's first nonzero column of cover (n_samples, n_rules), n_rules where none
     (intp)."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     cdef int64_t N = cover.shape[0], R = cover.shape[1]
     out = np.empty(N, dtype=np.intp)
     cdef int64_t[::1] o = out
@@ -159,6 +168,8 @@ def rules_cover(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32
                 const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
                 int n_threads=1, kind=None, set_ptr=None, set_words=None):
     """Boolean (n_samples, n_rules): rule r covers sample n."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     cdef CategorySets sets = category_sets(feature.shape[0], kind, set_ptr, set_words)
     cdef dfg_ruleset rs = ruleset_view(rule_ptr, feature, lower, upper, missing, sets)
     cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules
@@ -176,6 +187,8 @@ def rules_first(const double[:, ::1] X, const int64_t[::1] rule_ptr, const int32
                 const double[::1] lower, const double[::1] upper, const uint8_t[::1] missing,
                 int n_threads=1, kind=None, set_ptr=None, set_words=None):
     """Index of the first rule covering each sample, -1 for none (int32)."""
+    stop_flag()
+    n_threads = kernel_threads(n_threads)
     cdef CategorySets sets = category_sets(feature.shape[0], kind, set_ptr, set_words)
     cdef dfg_ruleset rs = ruleset_view(rule_ptr, feature, lower, upper, missing, sets)
     cdef int64_t N = X.shape[0], D = X.shape[1], R = rs.n_rules

@@ -1,7 +1,35 @@
-"""How many threads defrag's kernels and restart workers take."""
+"""How many threads defrag's kernels and restart workers take.
+
+Every kernel takes its thread count from Python (the C never asks OpenMP for a
+default), and every count comes through here or through the Cython layer's
+``kernel_threads`` (utils/_common.pyx), which caps it. The limits that meet (README,
+"Threads and cores"):
+
+* the cores: this process's CPU affinity;
+* OpenMP's own limit in the thread that calls fit (``OMP_NUM_THREADS``,
+  ``threadpoolctl.threadpool_limits``, ``omp_set_num_threads``), and the limit that
+  threadpoolctl sets for defrag from any thread (``DefragThreadController``):
+  OpenMP's limit holds only in the thread that set it, so without it a fit started in
+  another thread ran on every core whatever the main thread had asked;
+* the cores that the other fits of this process hold: each fit asks the process's
+  ``CoreBudget`` for its threads, gets at least one and at most the free cores, and
+  waits while none is free, so that fits run side by side in threads (joblib's
+  threading backend, a web server's request threads) never run more threads than
+  cores in total;
+* 1 in a child process forked after this process's kernels ran several threads
+  (GNU libgomp cannot start threads there: see utils/_common.pyx).
+"""
+import contextlib
+import logging
 import os
+import threading
+
+import threadpoolctl
 
 from . import _common
+from .config import VERSION
+
+logger = logging.getLogger("defrag")
 
 
 def available_cores():
@@ -12,15 +40,124 @@ def available_cores():
         return os.cpu_count() or 1
 
 
+# ------------------------------------------------------------ threadpoolctl's limit
+# The limit threadpoolctl set for defrag's kernels (None: none), for every thread.
+_process_limit = [None]
+
+
+class DefragThreadController(threadpoolctl.LibController):
+    """threadpoolctl's handle on defrag's kernels (``user_api="openmp"``), so that
+    ``threadpool_limits(n)`` and ``threadpool_limits(n, user_api="openmp")`` limit the
+    fits of every thread of the process, as they limit OpenBLAS: the limit OpenMP
+    itself takes (``omp_set_num_threads``) holds in the calling thread only. Found by
+    threadpoolctl as the loaded library ``defrag/utils/_common.*`` (the only one with
+    ``dfg_max_threads``). Limits set at once from several threads overwrite each
+    other, as for OpenBLAS."""
+
+    user_api = "openmp"
+    internal_api = "defrag"
+    filename_prefixes = ("_common.",)
+    check_symbols = ("dfg_max_threads",)
+
+    def get_num_threads(self):
+        limit = _process_limit[0]
+        return available_cores() if limit is None else limit
+
+    def set_num_threads(self, num_threads):
+        _process_limit[0] = max(1, int(num_threads))
+
+    def get_version(self):
+        return VERSION
+
+
+if hasattr(threadpoolctl, "register"):  # threadpoolctl >= 3.2
+    threadpoolctl.register(DefragThreadController)
+
+
+def threads_now():
+    """The most threads a fit or kernel call started here may take: the cores, this
+    thread's OpenMP limit, threadpoolctl's limit for defrag, the grant of the fit this
+    context works for, and 1 after a fork that libgomp cannot follow."""
+    _, omp_limit, _ = _common.build_info()
+    n = min(available_cores(), omp_limit)
+    for cap in (_process_limit[0], _common.THREAD_GRANT.get(), _common.fork_thread_cap()):
+        if cap is not None:
+            n = min(n, cap)
+    return max(1, n)
+
+
+# ------------------------------------------------------------ the cores of the process
+class CoreBudget:
+    """The cores that the fits of this process share. ``acquire(n)`` grants between 1
+    and n threads, as many as are free, and waits while none is; ``release`` gives
+    them back. Fits that wait are served as cores come free (no order is promised)."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        """A budget with nothing held: also in a forked child, where the threads that
+        held cores (and perhaps this budget's lock) do not exist."""
+        self._cond = threading.Condition(threading.Lock())
+        self._held = 0
+
+    @property
+    def held(self):
+        return self._held
+
+    def acquire(self, wanted):
+        total = available_cores()
+        with self._cond:
+            if self._held >= total:
+                logger.info("waiting for a core: %d held by other fits", self._held)
+            while self._held >= total:
+                self._cond.wait()  # a lock's wait: Ctrl-C interrupts it in the main thread
+            grant = max(1, min(int(wanted), total - self._held))
+            self._held += grant
+            return grant
+
+    def release(self, granted):
+        with self._cond:
+            self._held = max(0, self._held - granted)
+            self._cond.notify_all()
+
+
+CORES = CoreBudget()
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=CORES.reset)
+
+
+@contextlib.contextmanager
+def fit_threads(wanted):
+    """Holds threads of the process's CoreBudget for one fit and yields how many: at
+    most ``wanted`` and threads_now(), at least 1. Kernel calls in this context (and in
+    the threads that copy it) take no more. Inside another fit's context it takes
+    nothing more and yields that fit's grant (capped at wanted)."""
+    held = _common.THREAD_GRANT.get()
+    if held is not None:
+        yield max(1, min(int(wanted), held))
+        return
+    grant = CORES.acquire(max(1, min(int(wanted), threads_now())))
+    token = _common.THREAD_GRANT.set(grant)
+    try:
+        yield grant
+    finally:
+        _common.THREAD_GRANT.reset(token)
+        CORES.release(grant)
+
+
+# ------------------------------------------------------------ a fit's threads
 def threads_from_n_jobs(n_jobs):
     """Threads for n_jobs in scikit-learn's convention (None: every available core,
-    -1: all cores, -2: all but one, ...)."""
+    -1: all cores, -2: all but one, ...), at most threads_now()."""
     cores = available_cores()
     if n_jobs is None:
-        return max(1, cores)
-    if n_jobs < 0:
-        return max(1, cores + 1 + n_jobs)
-    return int(n_jobs)
+        wanted = cores
+    elif n_jobs < 0:
+        wanted = cores + 1 + n_jobs
+    else:
+        wanted = int(n_jobs)
+    return max(1, min(wanted, threads_now()))
 
 
 # Samples per OpenMP thread below which a restart runs on one thread: each
@@ -36,24 +173,22 @@ MAX_SAMPLES_SIDE_BY_SIDE = 100_000
 
 
 def thread_budget(n_jobs, n_restarts, n_samples=None):
-    """(restart workers, OpenMP threads per worker) with workers x threads <= cores.
+    """(restart workers, OpenMP threads per worker) with workers x threads <=
+    threads_now() (the cores, the OpenMP and threadpoolctl limits, the fit's grant).
 
-    n_jobs=None uses every core the OpenMP runtime allows (OMP_NUM_THREADS): restarts
-    side by side, one thread each, up to n_restarts of them (no barrier between threads
-    at all, so a busy core slows one restart instead of stalling every update), unless
-    the rows are many (MAX_SAMPLES_SIDE_BY_SIDE), where restarts run in turn on all
-    threads. An integer n_jobs is the number of restart workers, the cores shared
-    among them."""
-    cores = available_cores()
-    _, omp_default, _ = _common.build_info()
+    n_jobs=None: restarts side by side, one thread each, up to n_restarts of them (no
+    barrier between threads at all, so a busy core slows one restart instead of
+    stalling every update), unless the rows are many (MAX_SAMPLES_SIDE_BY_SIDE), where
+    restarts run in turn on all threads. An integer n_jobs is the number of restart
+    workers (at most the threads there are: a worker is a running thread), the threads
+    shared among them."""
+    total = threads_now()
     if n_jobs is None:
-        total = max(1, min(omp_default, cores))
         side_by_side = n_samples is None or n_samples <= MAX_SAMPLES_SIDE_BY_SIDE
         workers = max(1, min(total, n_restarts)) if side_by_side else 1
-        threads = max(1, total // workers)
     else:
-        workers = max(1, min(threads_from_n_jobs(n_jobs), n_restarts))
-        threads = max(1, min(omp_default, cores // workers))
+        workers = max(1, min(threads_from_n_jobs(n_jobs), n_restarts, total))
+    threads = max(1, total // workers)
     if n_samples is not None:
         threads = useful_threads(threads, n_samples)
     return workers, threads
