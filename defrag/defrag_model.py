@@ -14,6 +14,7 @@ from .evaluation import RuleEstimatorMixin, prediction_error
 from .fit.config import FitConfig
 from .fit.mixture import FittedMixture
 from .fit.pipeline import fit_rules
+from .fit.readout import sized_model
 from .utils.dask_collections import is_dask_collection, map_rows
 from .utils.interrupt import interruptible_fit
 from .utils.validation import check_predict_X
@@ -48,8 +49,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         scikit-learn's LogisticRegression with C=1); it keeps the gate's logistic
         regression bounded when components separate perfectly. EM maximises the
         log-likelihood (5) minus this penalty.
-    n_restarts : int, default=20
-        Random initialisations; the one with the smallest training error is kept.
+    n_restarts : int or "auto", default="auto"
+        Random initialisations ("auto": 5 with rule_list="search", else the paper's 20).
     max_iter : int, default=100
         Outer iterations per restart.
     tol : float, default=1e-6
@@ -95,14 +96,15 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         splits ("all", the complexity of the model being simplified) or the selected
         ones. "all" keeps FAB's choice of K where the paper's experiments have it
         (Synthetic1: 4 rules); "selected" penalises less and keeps more rules.
-    rule_list : bool, default=True
-        The printed rules are the predictor: each restart's components become an
-        ordered rule list (first match), its outputs refitted on the training points
-        each rule is the first match for, its conditions pruned, and the restart with
-        the smallest training error of its list is kept (see defrag/rules/lists.py).
-        ``predict`` and ``evaluate`` use the list; the mixture's MAP prediction stays
-        ``predict_map``. False: the paper's rules and MAP prediction
-        (``DefragModel.paper`` sets it with ``max_splits=None``).
+    rule_list : {"search", True, False}, default="search"
+        The printed rules predict, as an ordered list (first match); "search": searched for
+        from every restart's components (fit/list_path.py; loss: squared error of y or Gini
+        impurity of its classes, with y None of the ensemble's values or probabilities).
+        True: the kept restart's components as a list (rules/lists.py). False: the paper's
+        rules and MAP prediction (``DefragModel.paper``); ``predict_map`` is the mixture's.
+    n_rules : int or None, default=None
+        rule_list="search": the list's regions (rules and default; fewer, with a warning, where
+        no rule lowers the loss). None: by cross-validation (the one-SE rule on ``path_``).
     prune_tol : float in [0, 1], default=0.0
         A rule list's condition is dropped when the list's training loss grows by at
         most this share of the loss of one constant prediction (0: not at all).
@@ -126,6 +128,10 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         The rules of the list, its default ("otherwise") included: the number of its
         regions, comparable with a tree's leaves (the components' number with
         ``rule_list=False``).
+    path_, path_rules_, path_defaults_ : dict, RuleSet, list
+        rule_list="search": per ``size`` (1 to max(max_rules, n_rules) regions) its
+        ``n_conditions``, ``train_error`` and cross-validated ``validation_error`` (NaN with
+        n_rules); the longest list (each size a prefix) and each size's default.
     n_components_ : int
         The mixture's components that FAB kept.
     n_all_splits_ : int
@@ -138,14 +144,10 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         The splits the mixture was fitted on; ``splits_.encoding`` codes inputs as the
         source model does (category codes, categories of the DataFrame given to fit,
         zero as missing).
-    eta_ : ndarray of shape (n_components, n_splits)
-        The fitted Bernoulli parameters.
-    alpha_ : ndarray of shape (n_components,)
-        The mixing weights.
-    mean_, precision_ : ndarray of shape (n_components,)
-        The Gaussian outputs (regression).
-    gamma_ : ndarray of shape (n_components, n_classes)
-        The class probabilities (classification).
+    eta_, alpha_ : ndarray of shape (n_components, n_splits), (n_components,)
+        The fitted Bernoulli parameters and mixing weights.
+    mean_, precision_, gamma_ : ndarray of shape (n_components,), (n_components, n_classes)
+        The Gaussian outputs (regression); the class probabilities (classification).
     lower_bound_ : ndarray
         The bound (eq. 12) per outer iteration of the kept restart (EM-KL: the bound
         (6) of the 2016 paper minus the gate's penalty).
@@ -156,13 +158,13 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         within a phase).
     restart_errors_ : ndarray
         Training error rate (regression: mean squared error) of every restart on all
-        rows: of its rule list, or with ``rule_list=False`` of its MAP prediction.
+        rows: of its rule list with ``rule_list=True``, else of its MAP prediction.
     subsample_size_ : int
         Rows each restart was fitted on (n_samples without subsample).
     fit_seconds_ : dict
         Wall-clock seconds of the fit's phases, in order: "splits" (reading the model,
         the split table), "targets" (coding X, the ensemble's predictions when y is
-        None), "inputs" (the s matrix), "restarts", "rules" (the printed rules).
+        None), "inputs" (the s matrix), "restarts", "search" (rule_list="search"), "rules".
     restart_n_rules_ : ndarray
         Number of rules of every restart.
     n_features_in_ : int
@@ -171,11 +173,11 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         X a DataFrame: the columns read, in the model's order.
     """
 
-    def __init__(self, estimator=None, *, max_rules=10, method="fab", n_restarts=20,
+    def __init__(self, estimator=None, *, max_rules=10, method="fab", n_restarts="auto",
                  max_iter=100, tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10,
                  eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001), keep_duplicate_splits=False,
                  task="auto", feature_names=None, subsample="auto", max_splits="auto",
-                 penalty_splits="all", rule_list=True, prune_tol=0.0, gate_l2=1.0,
+                 penalty_splits="all", rule_list="search", n_rules=None, prune_tol=0.0, gate_l2=1.0,
                  random_state=None, n_jobs=None, verbose=0):
         self.estimator = estimator
         self.max_rules = max_rules
@@ -194,6 +196,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         self.max_splits = max_splits
         self.penalty_splits = penalty_splits
         self.rule_list = rule_list
+        self.n_rules = n_rules
         self.prune_tol = prune_tol
         self.gate_l2 = gate_l2
         self.random_state = random_state
@@ -205,7 +208,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it: every split,
         the rules read off the components in weight order, prediction by the two-step MAP (eq.
         10-11), restarts chosen by its training error. ``params``: DefragModel's other parameters."""
-        return cls(estimator, **{"max_splits": None, "rule_list": False, **params})
+        return cls(estimator, **{"max_splits": None, "rule_list": False, "n_restarts": 20, **params})
 
     # --------------------------------------------------------------------- fit
     @interruptible_fit()
@@ -226,12 +229,16 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     def __setstate__(self, state):
         # a DefragModel pickled before rule lists existed: it predicts as it did, by MAP
         for name, value in (("max_splits", None), ("penalty_splits", "all"), ("rule_list", False),
-                            ("prune_tol", 0.0), ("gate_l2", 1.0)):
+                            ("prune_tol", 0.0), ("gate_l2", 1.0), ("n_rules", None)):
             state.setdefault(name, value)
         if "rules_" in state:
             state.setdefault("n_components_", len(state["alpha_"]))
             state.setdefault("n_all_splits_", len(state["splits_"]))
         super().__setstate__(state)
+
+    def with_size(self, n_rules):
+        """The fitted model with n_rules regions, a size on ``path_``, without a refit."""
+        return sized_model(self, n_rules)
 
     # ----------------------------------------------------------------- predict
     def _reading(self):

@@ -584,7 +584,7 @@ def test_restarts_on_a_subsample_with_categorical_splits():
     Xtr, ytr = xor_frame(0, "colour", n=1200)
     model = xgb.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True,
                               max_cat_to_onehot=1).fit(Xtr, ytr)
-    m = DefragModel(model, n_restarts=3, subsample=400, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(model, n_restarts=3, subsample=400, rule_list=True, random_state=0).fit(Xtr, ytr)
     assert m.subsample_size_ == 400 and m.splits_.has_categorical
     assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
 

@@ -67,7 +67,7 @@ def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
 
 def test_restart_kept_is_the_one_with_the_smallest_list_error(cancer):
     rf, Xtr, ytr, _, _ = cancer
-    m = DefragModel(rf, n_restarts=6, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=6, rule_list=True, random_state=0).fit(Xtr, ytr)
     assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
     best = m.restart_errors_ == m.restart_errors_.min()
     assert m.n_rules_ == m.restart_n_rules_[best].min()

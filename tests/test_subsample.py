@@ -17,7 +17,7 @@ def xor_4000():
 
 def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
     rf, Xtr, ytr, Xte, yte = xor_4000
-    m = DefragModel(rf, n_restarts=4, subsample=1000, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=4, subsample=1000, rule_list=True, random_state=0).fit(Xtr, ytr)
     assert m.subsample_size_ == 1000
     assert m.restart_errors_.shape == (4,)
     # the error rates are taken on all 4,000 rows: the kept model's is its error on X
@@ -75,7 +75,7 @@ def test_subsample_regression():
     Xtr, ytr, Xte, yte = xor_data(1, n=3000, regression=True)
     rf = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, max_features=1,
                                random_state=0).fit(Xtr, ytr)
-    m = DefragModel(rf, subsample=1000, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, subsample=1000, rule_list=True, random_state=0).fit(Xtr, ytr)
     mse = np.mean((m.predict(Xtr) - ytr) ** 2)
     np.testing.assert_allclose(m.restart_errors_.min(), mse, rtol=1e-9)
     assert m.evaluate(Xte, yte)["error"] <= 0.05

@@ -171,7 +171,7 @@ def test_review_regressions(xor_forest):
     m = DefragModel(rf, n_restarts=1, max_iter=1, eps_schedule=(), random_state=0).fit(Xtr, ytr)
     assert m.n_iter_ == 2
     # a delta above every component's share keeps the largest one
-    assert DefragModel(rf, delta=0.5, n_restarts=2, random_state=0).fit(Xtr, ytr).n_rules_ == 1
+    assert DefragModel(rf, delta=0.5, n_restarts=2, random_state=0).fit(Xtr, ytr).n_components_ == 1
     # array schedules are accepted
     DefragModel(rf, eps_schedule=np.array([0.1, 0.01]), n_restarts=1, random_state=0).fit(Xtr, ytr)
     # a failed refit leaves the previous fit usable

@@ -26,6 +26,13 @@ AUTO_SPLITS_PER_ROOT = 10.0
 
 METHODS = ("fab", "em", "em-kl")
 
+# n_restarts="auto": the restarts of Hara & Hayashi's experiments (20), where the kept
+# restart is the model; 5 where every restart's components are candidate boxes of the
+# searched list (rule_list="search"), which refines them: their variety matters, not
+# the best restart.
+AUTO_RESTARTS = 20
+AUTO_RESTARTS_SEARCH = 5
+
 
 def _is_real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
@@ -55,8 +62,9 @@ class FitConfig:
     subsample: object
     max_splits: object
     penalty_splits: str
-    rule_list: bool
+    rule_list: object  # True, False or "search"
     prune_tol: float
+    n_rules: object  # None or an int >= 1: regions of the searched list
     gate_l2: float
     random_state: object
     n_jobs: object
@@ -66,7 +74,8 @@ class FitConfig:
     def from_params(cls, params):
         """The config of DefragModel's get_params(); ValueError for a bad parameter."""
         check_positive_int("max_rules", params["max_rules"])
-        check_positive_int("n_restarts", params["n_restarts"])
+        if not (isinstance(params["n_restarts"], str) and params["n_restarts"] == "auto"):
+            check_positive_int("n_restarts", params["n_restarts"])
         check_positive_int("max_iter", params["max_iter"])
         if params["method"] not in METHODS:
             raise ValueError(f"method must be 'fab', 'em' or 'em-kl'; got {params['method']!r}")
@@ -101,17 +110,32 @@ class FitConfig:
             raise ValueError(f"max_splits must be 'auto', None or an integer >= 1; got {ms!r}")
         if params["penalty_splits"] not in ("all", "selected"):
             raise ValueError(f"penalty_splits must be 'all' or 'selected'; got {params['penalty_splits']!r}")
-        if not isinstance(params["rule_list"], (bool, np.bool_)):
-            raise ValueError(f"rule_list must be True or False; got {params['rule_list']!r}")
+        rule_list = params["rule_list"]
+        if not (isinstance(rule_list, (bool, np.bool_)) or (isinstance(rule_list, str) and rule_list == "search")):
+            raise ValueError(f"rule_list must be 'search', True or False; got {rule_list!r}")
+        if params["n_rules"] is not None:
+            check_positive_int("n_rules", params["n_rules"])
+            if rule_list != "search":
+                raise ValueError("n_rules sets the size of the searched list: it needs rule_list='search'")
         if not (isinstance(params["prune_tol"], numbers.Real) and 0.0 <= params["prune_tol"] <= 1.0):
             raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
         fields = {name: params[name] for name in cls.__dataclass_fields__}
-        fields.update(eps_schedule=tuple(float(e) for e in sched), rule_list=bool(params["rule_list"]))
+        fields.update(eps_schedule=tuple(float(e) for e in sched),
+                      rule_list=rule_list if isinstance(rule_list, str) else bool(rule_list),
+                      n_rules=None if params["n_rules"] is None else int(params["n_rules"]))
+        if isinstance(params["n_restarts"], str):  # "auto"
+            searched = rule_list == "search" and params["method"] != "em-kl"
+            fields["n_restarts"] = AUTO_RESTARTS_SEARCH if searched else AUTO_RESTARTS
         return cls(**fields)
 
     @property
     def emkl(self):
         return self.method == "em-kl"
+
+    @property
+    def searched(self):
+        """The rule list is searched for (fit/list_path.py); EM-KL keeps its kept restart's list."""
+        return self.rule_list == "search" and not self.emkl
 
     def subsample_size(self, n_samples):
         """Rows of the screening subsample, or n_samples when restarts are not screened."""

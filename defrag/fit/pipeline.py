@@ -3,6 +3,7 @@
     rows (fit/rows.py, fit/dask_rows.py)
     -> prepare (fit/prepare.py): source, split table, targets, encoded inputs, Problem
     -> search (fit/search.py): the restarts, the kept one
+    -> (rule_list="search") the list searched for (fit/list_path.py)
     -> rules (fit/readout.py): its rule list and the RuleSet as printed
 
 ``fit_rules`` runs them and returns the fitted attributes of DefragModel (``FitResult``),
@@ -18,6 +19,7 @@ from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
 from .dask_rows import DaskRows
 from .prepare import prepare
+from .list_path import search_list
 from .readout import read_out
 from .rows import InMemoryRows
 from .search import search
@@ -61,6 +63,9 @@ class FitResult:
         if "w" in r.params:
             out["gate_weights_"] = r.params["w"]
         out.update(rules_=r.rules, n_rules_=r.n_rules, fit_seconds_=self.seconds)
+        if r.path is not None:  # rule_list="search": every size of the list
+            out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error")}
+            out.update(path_rules_=r.path["rules"], path_defaults_=r.path["default"])
         return out
 
 
@@ -92,6 +97,9 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
             logger.info("restarts fitted on %d of %d rows", prepared.n_fit, rows.n_samples)
         searched = search(config, prepared, rows)
         clock.lap("restarts")
+        if config.searched:  # the list, from every restart's components
+            searched.searched = search_list(config, prepared, searched.component_etas, prepared.soft_fit)
+            clock.lap("search")
         readout = read_out(config, prepared, searched, rows)
         clock.lap("rules")
         logger.info("fit in %.3f s: %s", sum(clock.seconds.values()),

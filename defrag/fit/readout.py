@@ -1,9 +1,12 @@
 """Stage 3 of the fit, rules: the kept restart's components -> its rule list (refitted on
 all rows when the restarts saw a subsample), or with ``rule_list=False`` the paper's
 rules, one per component -> the RuleSet printed for the training rows."""
+import copy
 import dataclasses
+import numbers
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ..rules import Rule, RuleSet
 from ..rules.extract import extract_rules_conditions
@@ -16,6 +19,7 @@ class Readout:
     params: dict  # eta, alpha, mean and precision or gamma, w (EM-KL), components by weight
     rules: RuleSet
     n_rules: int  # regions: a rule list's rules and its default; else the components
+    path: dict = None  # rule_list="search": per size, its conditions, errors, default
 
 
 def _paper_rules(config, prepared, params, rows):
@@ -41,6 +45,9 @@ def read_out(config, prepared, searched, rows):
     p, best = prepared, searched.best
     order = np.argsort(-best.params["alpha"], kind="stable")  # rules by weight, heaviest first
     params = {name: a[order] for name, a in best.params.items()}
+    path = None
+    if searched.searched is not None:
+        return _searched_readout(p, params, searched.searched, rows)
     if best.rule_list is None:
         rules, default, default_proba = _paper_rules(config, p, params, rows)
     else:
@@ -56,4 +63,58 @@ def read_out(config, prepared, searched, rows):
     # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
     # regions, comparable with a tree's leaves; the paper's rules are its components
     n_rules = len(rule_set) + 1 if config.rule_list else int(order.size)
-    return Readout(params, rule_set, n_rules)
+    return Readout(params, rule_set, n_rules, path)
+
+
+def _rule_set(p, rows, rules, default, default_proba):
+    return RuleSet(rules, default, default_proba, p.names, p.classes if p.task == "classification" else None,
+                   supports_missing=p.splits.supports_missing, encoding=p.splits.encoding,
+                   feature_names_in=rows.names_in)
+
+
+def _searched_readout(p, params, searched, rows):
+    """The searched list at its chosen size, and the path: each prefix's outputs, default
+    and training error refitted on all rows (rows.refit_rule_list, one pass per size)."""
+    n = max(rows.n_samples, 1)
+    lists = [rows.refit_rule_list(searched.rules[:k], p.target, p.classes) for k in range(len(searched.rules) + 1)]
+    full = lists[-1]
+    # the longest list, printed once for the training rows; every size is its prefix
+    printed = rows.on_training_rows(_rule_set(p, rows, full.rules, full.default_prediction, full.default_proba))
+    sizes = np.arange(1, len(lists) + 1)
+    path = dict(
+        size=sizes,
+        n_conditions=np.array([sum(len(r.conditions) for r in printed.rules[:k - 1]) for k in sizes]),
+        train_error=np.array([fitted.loss / n for fitted in lists]),
+        validation_error=np.asarray(searched.validation_error, dtype=np.float64),
+        rules=printed,
+        default=[(fitted.default_prediction, fitted.default_proba) for fitted in lists],
+    )
+    rule_set = prefix_rule_set(path, searched.size)
+    return Readout(params, rule_set, searched.size, path)
+
+
+def prefix_rule_set(path, size):
+    """The list of ``size`` regions on the path: the first size - 1 rules of the longest
+    list and the default of the points they leave."""
+    full = path["rules"]
+    out = copy.copy(full)
+    out.__dict__.pop("_arrays", None)
+    out.rules = list(full.rules[:size - 1])
+    out.default_prediction, proba = path["default"][size - 1]
+    out.default_proba = None if proba is None else np.asarray(proba)
+    return out
+
+
+def sized_model(model, n_rules):
+    """A copy of the fitted DefragModel whose list has n_rules regions, a size on its path_
+    (rule_list="search"): a refit with n_rules gives the same rules."""
+    check_is_fitted(model, "rules_")
+    if getattr(model, "path_", None) is None:
+        raise ValueError("with_size needs the path of a list searched for (rule_list='search')")
+    top = int(model.path_["size"][-1])
+    if not (isinstance(n_rules, numbers.Integral) and not isinstance(n_rules, bool) and 1 <= n_rules <= top):
+        raise ValueError(f"n_rules must be an integer in [1, {top}] (path_['size']); got {n_rules!r}")
+    out = copy.copy(model)
+    out.n_rules = out.n_rules_ = int(n_rules)
+    out.rules_ = prefix_rule_set({"rules": model.path_rules_, "default": model.path_defaults_}, int(n_rules))
+    return out

@@ -167,14 +167,16 @@ class _BestKeeper:
 
 def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
                  score_problem=None, score_target=None, rule_list=None, restart=run_restart,
-                 score=training_error):
+                 score=training_error, collect=None):
     """All restarts, in index order, and the selected one (the only one that keeps its
     params). With score_problem, each restart's training error is taken on it (all rows)
     instead of on the rows it was fitted on. With rule_list, a function
     ``rule_list(params) -> (RuleList, training error)``, each restart is scored by the
     error of its rule list instead of the mixture's MAP prediction. restart and score:
     one restart's fit (run_restart's signature) and the training error of its params
-    (training_error's), FAB / EM's by default, EM-KL's from defrag/fit/emkl.py."""
+    (training_error's), FAB / EM's by default, EM-KL's from defrag/fit/emkl.py. collect:
+    ``collect(index, params)`` is called with every restart's params before they may be
+    dropped (rule_list="search" reads every restart's components)."""
     seeds = np.random.SeedSequence(random_state).spawn(n_restarts)
     workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
@@ -209,6 +211,8 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
             r = dataclasses.replace(r, train_error=error)
             logger.info("restart %d: training error on all %d rows %.6g", i,
                         score_problem.n_samples, error / max(n_scored, 1))
+        if collect is not None:
+            collect(i, r.params)
         return r
 
     if workers == 1:

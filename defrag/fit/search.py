@@ -24,6 +24,8 @@ class Searched:
 
     results: list
     best: object  # fit/restarts.py's Restart; its rule_list set when the config has rule lists
+    component_etas: list = None  # rule_list="search": every restart's eta, in index order
+    searched: object = None  # rule_list="search": fit/list_path.py's SearchedList (search_list)
 
 
 def component_rules(params, splits, X, kappa, names, n_threads=1):
@@ -58,7 +60,7 @@ def search(config, prepared, rows):
     options = config.restart_options(len(p.splits), p.n_components, p.n_all_splits)
     kernels = dict(restart=emkl.run_restart, score=emkl.training_error) if config.emkl else {}
     rule_list = None
-    if config.rule_list:
+    if config.rule_list and not config.searched:
         refit = None
         if p.subsampled:  # the list's error on all rows (refitted on them)
             refit = functools.partial(rows.refit_rule_list, target=p.target, classes=p.classes)
@@ -73,8 +75,13 @@ def search(config, prepared, rows):
         else:  # the rule lists score themselves on all rows
             score_problem = RowCount(rows.n_samples)
         on_all_rows = dict(score_problem=score_problem, score_target=p.target)
+    if config.searched:  # every restart's components are the candidate boxes
+        etas = {}
+        kernels["collect"] = lambda i, params: etas.__setitem__(i, params["eta"])
     results, best = run_restarts(p.problem, p.fit_target, options, config.n_restarts, p.entropy,
                                  config.n_jobs, rule_list=restart_list, **on_all_rows, **kernels)
     if config.emkl and rule_list is not None:
         best = dataclasses.replace(best, rule_list=rule_list(best.params)[0])
+    if config.searched:
+        return Searched(results, best, [etas[i] for i in sorted(etas)])
     return Searched(results, best)

@@ -1,0 +1,147 @@
+"""rule_list="search": the rule list searched for over the ensemble's splits, from the boxes
+of every restart's components (rules/list_search.py), at every size, and its size.
+
+The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at random):
+
+1. the candidate boxes: the literals each component of each restart fixes, without those
+   that change no row's cover, deduplicated;
+2. the size: the list is grown on a random 75% of those rows and each prefix (1, 2, ...
+   regions) scored on the other 25%; the default size is the smallest whose validation
+   error is within one standard error of the smallest (Breiman et al.'s one-SE rule for
+   pruning CART), unless ``n_rules`` fixes it;
+3. the list: grown again on all the search rows, to the largest size, its rules read out
+   as conditions (rules/extract.py, the readout of a component's eta) on the restarts' rows.
+
+The prefixes of the list are its smaller sizes: a region's first-match points do not
+depend on the rules after it. The search fits the targets of the mixture (y, or the
+ensemble's predictions when y is None), in classification the ensemble's class
+probabilities when y is None and the model gives them (``soft``).
+"""
+import dataclasses
+import warnings
+
+import numpy as np
+
+from ..rules import Rule
+from ..rules.extract import extract_rules_conditions
+from ..rules.list_search import ListSearch, box_of_component, eta_of_box, literal_groups, simplified_box
+from ..rules.lists import first_match_index
+
+# Rows the search runs on at most: the split matrix is n x L booleans and each move one
+# product with it. 3,000 rows place a threshold to within 0.03% of the rows' quantiles.
+SEARCH_ROWS = 3000
+# The size by N_FOLDS-fold cross-validation of the whole search (each fold's list grown on
+# the other folds), where each fold has at least MIN_VALIDATION rows; else the largest.
+N_FOLDS = 3
+MIN_VALIDATION = 10
+# A rule's score: its gain over (printed conditions) ** COST_POWER (rules/list_search.py).
+COST_POWER = 1.0
+
+
+@dataclasses.dataclass
+class SearchedList:
+    """The searched list's rules (conditions only, in order) and the size chosen."""
+
+    rules: list  # Rule objects without outputs, the longest list
+    size: int  # regions of the chosen list (rules before it + the default)
+    validation_error: np.ndarray  # per size 1..len(rules)+1 (NaN where not measured)
+
+
+def _targets(y, n_classes, soft):
+    if n_classes == 0:
+        y = np.asarray(y, dtype=np.float64)
+        return (y - y.mean())[:, None]
+    if soft is not None:
+        return np.asarray(soft, dtype=np.float64)
+    T = np.zeros((y.size, n_classes))
+    T[np.arange(y.size), y] = 1.0
+    return T
+
+
+def _prefix_losses(boxes, S_tr, y_tr, n_classes, S_val, y_val):
+    """Per-row validation losses (sizes x validation rows) of each prefix (sizes 1..len+1)
+    of boxes grown on the training part: outputs fitted on the training part, applied to
+    the validation rows (0/1 errors, or squared errors)."""
+    L = S_tr.shape[1]
+
+    def covers(S):
+        cols = [np.logical_and.reduce([S[:, j] if j < L else ~S[:, j - L] for j in b]) for b in boxes]
+        return np.column_stack(cols) if cols else np.zeros((S.shape[0], 0), dtype=bool)
+
+    first_tr, first_va = first_match_index(covers(S_tr)), first_match_index(covers(S_val))
+    losses = []
+    for k in range(len(boxes) + 1):  # k rules and the default (over sizes, not rows)
+        g_tr, g_va = np.minimum(first_tr, k), np.minimum(first_va, k)
+        if n_classes:
+            counts = np.bincount(g_tr * n_classes + y_tr, minlength=(k + 1) * n_classes)
+            pred = np.argmax(counts.reshape(k + 1, n_classes), axis=1)
+            losses.append((pred[g_va] != y_val).astype(np.float64))
+        else:
+            size = np.bincount(g_tr, minlength=k + 1)
+            mean = np.bincount(g_tr, weights=y_tr, minlength=k + 1) / np.maximum(size, 1)
+            losses.append((mean[g_va] - y_val) ** 2)
+    return np.array(losses)
+
+
+def one_se_size(losses):
+    """The smallest size (1-based) whose mean validation loss is within one standard error
+    (of the best size's per-row losses) of the smallest."""
+    errors = losses.mean(axis=1)
+    best = int(np.argmin(errors))
+    se = float(np.std(losses[best])) / np.sqrt(max(losses.shape[1], 1))
+    return int(np.flatnonzero(errors <= errors[best] + se)[0]) + 1
+
+
+def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_regions, rng):
+    """Per-row losses (sizes x rows) of lists grown on N_FOLDS - 1 folds and applied to
+    the other, every row validated once; a fold whose list stops early keeps its longest
+    list for the larger sizes."""
+    n = S.shape[0]
+    fold = rng.permutation(n) % N_FOLDS
+    losses = np.zeros((max_regions, n))
+    for f in range(N_FOLDS):  # over folds, not rows
+        tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+        boxes = ListSearch(S[tr], T[tr], feature, group, cost_power=COST_POWER).grow(candidates, max_regions - 1)
+        part = _prefix_losses(boxes, S[tr], y[tr], n_classes, S[va], y[va])
+        losses[:part.shape[0], va] = part
+        losses[part.shape[0]:, va] = part[-1]
+    return losses
+
+
+def search_list(config, prepared, component_etas, soft=None):
+    """The SearchedList of the restarts' components (component_etas: eta arrays, one row
+    per component, of every restart in index order)."""
+    p = prepared
+    X, y, n_classes = p.X_fit, np.asarray(p.fit_target.y), p.fit_target.n_classes
+    rng = np.random.default_rng(np.random.SeedSequence([p.entropy, 25]))
+    rows = np.arange(X.shape[0])
+    if rows.size > SEARCH_ROWS:
+        rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
+    S = p.splits.binary_features(X[rows])
+    L = S.shape[1]
+    T = _targets(y[rows], n_classes, None if soft is None else soft[rows])
+    feature, group = literal_groups(p.splits)
+    boxes = {tuple(simplified_box(S, box_of_component(eta, config.kappa), group))
+             for etas in component_etas for eta in etas}
+    candidates = sorted(b for b in boxes if b)
+    max_regions = max(config.max_rules, config.n_rules or 0)
+
+    validation = np.full(max_regions, np.nan)
+    size = config.n_rules
+    if size is None and rows.size >= MIN_VALIDATION * N_FOLDS:
+        losses = _cross_validated_losses(S, T, y[rows], n_classes, candidates, feature, group, max_regions, rng)
+        validation = losses.mean(axis=1)
+        size = one_se_size(losses)
+
+    full = ListSearch(S, T, feature, group, cost_power=COST_POWER).grow(candidates, max_regions - 1)
+    if size is None:
+        size = len(full) + 1
+    if size > len(full) + 1:
+        if config.n_rules is not None:
+            warnings.warn(f"n_rules={config.n_rules}: the search found {len(full) + 1} regions that lower the "
+                          f"training loss; the list has {len(full) + 1}", UserWarning, stacklevel=2)
+        size = len(full) + 1
+    etas = np.array([eta_of_box(b, L) for b in full]).reshape(len(full), L)
+    extracted = extract_rules_conditions(etas, p.splits, config.kappa, X, p.names) if full else []
+    rules = [Rule(conditions, None) for conditions, _ in extracted]
+    return SearchedList(rules, int(size), validation[:len(full) + 1])

@@ -1,0 +1,175 @@
+"""rule_list="search" (defrag/rules/list_search.py, defrag/fit/list_path.py): the vectorised
+gains against plain per-literal NumPy, the boxes' simplification, the list's size
+(n_rules, path_, with_size), what it predicts, and its parameters' checks."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_wine, make_friedman1
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+from defrag import DefragModel
+from defrag.fit.list_path import one_se_size
+from defrag.rules.list_search import ListSearch, literal_groups, simplified_box
+from defrag.splits import SplitTable
+
+
+def _region_loss(T):
+    return float(np.sum((T - T.mean(axis=0)) ** 2)) if T.shape[0] else 0.0
+
+
+def _random_problem(seed, n=120, L=9, d=3):
+    rng = np.random.default_rng(seed)
+    S = rng.random((n, L)) < 0.5
+    T = rng.random((n, d))
+    feature = np.repeat(np.arange(L), 2)[:2 * L] % 4
+    group = np.arange(2 * L)
+    return S, T, feature, group, rng
+
+
+@pytest.mark.parametrize("one_sided", [False, True])
+def test_literal_gains_match_plain_numpy(one_sided, monkeypatch):
+    monkeypatch.setattr("defrag.rules.list_search.ONE_SIDED", one_sided)
+    S, T, feature, group, rng = _random_problem(0)
+    search = ListSearch(S, T, feature, group)
+    left = rng.random(S.shape[0]) < 0.8
+    rows = np.flatnonzero(left)
+    s, c = search._literal_sums(rows)
+    sL, cL = T[left].sum(axis=0), float(left.sum())
+    gains = search._gain(s, c, sL, cL)
+    base = _region_loss(T[left])
+    for j in range(2 * S.shape[1]):  # the reference: every literal's region, one at a time
+        column = S[:, j] if j < S.shape[1] else ~S[:, j - S.shape[1]]
+        R = left & column
+        assert c[j] == R.sum()
+        np.testing.assert_allclose(s[j], T[R].sum(axis=0), rtol=1e-6)  # float32 products
+        if one_sided:  # the loss R's own points lose against the constant of left
+            mean_left = T[left].mean(axis=0)
+            expected = float(np.sum((T[R] - mean_left) ** 2)) - _region_loss(T[R])
+        else:  # the drop in loss when left is split into R and the rest
+            expected = base - _region_loss(T[R]) - _region_loss(T[left & ~column])
+        if R.sum() >= 1 and (left & ~column).sum() >= 1:
+            assert gains[j] == pytest.approx(expected, rel=1e-5, abs=1e-6)
+        else:
+            assert gains[j] == -np.inf
+
+
+def test_group_sums_match_literal_sums():
+    S, T, feature, group, rng = _random_problem(1)
+    search = ListSearch(S, T, feature, group)
+    rows = np.flatnonzero(rng.random(S.shape[0]) < 0.6)
+    s, c = search._literal_sums(rows)
+    some = np.array([0, 3, S.shape[1] + 2, S.shape[1] + 5])
+    gs, gc = search._group_sums(some, rows)
+    np.testing.assert_allclose(gs, s[some], rtol=1e-6)
+    np.testing.assert_array_equal(gc, c[some])
+
+
+def test_simplified_box_keeps_the_cover_and_the_tightest_thresholds():
+    rng = np.random.default_rng(2)
+    x = rng.random((300, 2))
+    thresholds = np.array([0.1, 0.2, 0.3, 0.5, 0.7])
+    splits = SplitTable(np.array([0, 0, 0, 0, 1]), thresholds, 2)
+    S = splits.binary_features(x)
+    _, group = literal_groups(splits)
+    L = len(splits)
+    box = [0, 1, 2, L + 3]  # x0 > 0.1, > 0.2, > 0.3 and x0 <= 0.5
+    kept = simplified_box(S, box, group)
+    assert kept == [2, L + 3]
+
+    def cover(b):
+        return np.logical_and.reduce([S[:, j] if j < L else ~S[:, j - L] for j in b])
+
+    np.testing.assert_array_equal(cover(kept), cover(box))
+
+
+def test_one_se_size_takes_the_smallest_size_within_one_standard_error():
+    losses = np.array([[1.0] * 8, [0.5, 0.6, 0.4, 0.5] * 2, [0.45, 0.55, 0.45, 0.55] * 2,
+                       [0.44, 0.56, 0.44, 0.56] * 2])
+    assert one_se_size(losses) == 2
+    assert one_se_size(np.array([[1.0, 1.0], [0.0, 0.0]])) == 2
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    return rf, X, y
+
+
+@pytest.fixture(scope="module")
+def friedman():
+    X, y = make_friedman1(600, noise=1.0, random_state=0)
+    rf = RandomForestRegressor(n_estimators=30, min_samples_leaf=5, random_state=0).fit(X, y)
+    return rf, X, y
+
+
+def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
+    for rf, X, y in (wine, friedman):
+        model = DefragModel(rf, n_restarts=4, random_state=0).fit(X, y)
+        assert model.rule_list == "search" and model.n_rules_ == len(model.rules_) + 1
+        np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
+        path = model.path_
+        assert list(path["size"]) == list(range(1, len(path["size"]) + 1))
+        assert np.all(np.diff(path["train_error"]) <= 1e-9)  # a longer list fits no worse
+        assert path["validation_error"].shape == path["size"].shape
+        k = model.n_rules_
+        assert path["n_conditions"][k - 1] == sum(len(r.conditions) for r in model.rules_)
+    # a 3-class forest summarised by at least one region per class
+    assert DefragModel(wine[0], n_restarts=4, random_state=0).fit(*wine[1:]).n_rules_ >= 3
+
+
+@pytest.mark.parametrize("k", [2, 4, 6])
+def test_n_rules_gives_that_many_regions_and_with_size_the_same_list(friedman, k):
+    rf, X, y = friedman
+    model = DefragModel(rf, n_restarts=4, random_state=0, n_rules=k).fit(X, y)
+    assert model.n_rules_ == k == len(model.rules_) + 1
+    assert np.all(np.isnan(model.path_["validation_error"]))  # the size was given
+    default = DefragModel(rf, n_restarts=4, random_state=0).fit(X, y)
+    sized = default.with_size(k)
+    assert sized.n_rules_ == k and sized.n_rules == k and default.n_rules is None
+    assert str(sized.rules_) == str(model.rules_)
+    np.testing.assert_array_equal(sized.predict(X), model.predict(X))
+    np.testing.assert_array_equal(sized.predict(X), sized.rules_.predict(X))
+    assert default.with_size(default.n_rules_).rules_.predict(X).tolist() == default.predict(X).tolist()
+
+
+def test_n_rules_beyond_the_reachable_size_warns(wine):
+    rf, X, y = wine
+    Xs, ys = X[:40], y[:40]  # two classes, a few rows: few regions lower the loss
+    with pytest.warns(UserWarning, match="n_rules=30"):
+        model = DefragModel(rf, n_restarts=2, random_state=0, n_rules=30).fit(Xs, ys)
+    assert model.n_rules_ < 30 and model.n_rules_ == len(model.path_["size"])
+
+
+def test_without_y_the_search_fits_the_forests_predictions(wine):
+    rf, X, _ = wine
+    model = DefragModel(rf, n_restarts=4, random_state=0).fit(X)
+    np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
+    # the error of the path is against the forest's labels
+    agree = np.mean(model.predict(X) == rf.predict(X))
+    assert 1 - agree == pytest.approx(model.path_["train_error"][model.n_rules_ - 1])
+
+
+def test_same_list_whatever_the_workers(friedman):
+    rf, X, y = friedman
+    a = DefragModel(rf, n_restarts=4, random_state=3, n_jobs=1).fit(X, y)
+    b = DefragModel(rf, n_restarts=4, random_state=3, n_jobs=2).fit(X, y)
+    assert str(a.rules_) == str(b.rules_)
+    np.testing.assert_array_equal(a.path_["train_error"], b.path_["train_error"])
+
+
+def test_bad_n_rules_and_with_size(wine):
+    rf, X, y = wine
+    for bad in (0, -1, 2.5, True, "4"):
+        with pytest.raises(ValueError, match="n_rules"):
+            DefragModel(rf, n_rules=bad).fit(X, y)
+    with pytest.raises(ValueError, match="rule_list='search'"):
+        DefragModel(rf, n_rules=3, rule_list=True).fit(X, y)
+    with pytest.raises(ValueError, match="rule_list must be"):
+        DefragModel(rf, rule_list="searched").fit(X, y)
+    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="n_rules must be an integer"):
+        model.with_size(len(model.path_["size"]) + 1)
+    old = DefragModel(rf, n_restarts=2, rule_list=True, random_state=0).fit(X, y)
+    assert not hasattr(old, "path_")
+    with pytest.raises(ValueError, match="with_size needs"):
+        old.with_size(2)
