@@ -22,9 +22,9 @@ values). Missing values (ozone, soybean, housevotes84) stay NaN: scikit-learn's 
 and trees route them, and defrag's rules follow the forest's missing directions. FIGS does
 not take NaN: it gets the training medians in their place.
 
-Protocol (the one of "Rules that predict" in the README): a random forest of 100 trees
-(random_state 0; min_samples_leaf 5 for regression and above 5,000 rows, else 1), a 70/30
-split; ``DefragModel(forest, max_rules=10, random_state=0).fit(X_train, y_train)`` (the
+Protocol (that of docs/performance.rst, "Rules against a tree of the same size"): a random
+forest of 100 trees (random_state 0; min_samples_leaf 5 for regression and above 5,000
+rows, else 1), a 70/30 split; ``DefragModel(forest, max_rules=10, random_state=0).fit(X_train, y_train)`` (the
 default) and ``DefragModel.paper(...)`` (Algorithm 1 on every split, MAP prediction;
 ``--no-paper`` leaves it out; the path is about the default). Error is the
 misclassification rate or the mean squared error of the rules as printed
