@@ -221,12 +221,19 @@ class Split:
             return np.where(np.isnan(X), median, X)
 
         Figs = FIGSRegressor if self.task == "regression" else FIGSClassifier
+        # imodels 3.0's stumps are DecisionTrees without a random_state (FIGS keeps its own
+        # unused): ties between features go by NumPy's global generator, seeded here so
+        # that runs repeat
+        state = np.random.get_state()
+        np.random.seed(0)
         try:
             model = Figs(max_rules=max_rules, random_state=0).fit(filled(self.Xtr), self.fp)
             return self.error(model.predict(filled(self.Xte)))
         except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on
             print(f"FIGS failed ({type(exc).__name__}: {exc})", file=sys.stderr)
             return float("nan")
+        finally:
+            np.random.set_state(state)
 
     def depth2(self):
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
