@@ -44,7 +44,8 @@ import numpy as np
 CASES = ("fab", "fab-nj2", "em", "em-kl", "proxy", "proto", "bat", "intrees", "nh", "d2")
 
 CHILD = textwrap.dedent("""
-    import os, pickle, sys, time
+    import os, pickle, signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal
     import numpy as np
     cache, case = sys.argv[1], sys.argv[2]
     X = np.load(os.path.join(cache, "X.npy")); y = np.load(os.path.join(cache, "y.npy"))

@@ -1,6 +1,6 @@
 """The package's import graph, read from the source with ast: no cycles, no private names
 taken from a room above, no imports inside functions but optional dependencies and
-commented lazy loading (README, "Layout")."""
+commented lazy loading (README, "How the code is laid out")."""
 import ast
 import os
 

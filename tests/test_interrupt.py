@@ -166,8 +166,10 @@ def test_the_flag_stops_a_running_kernel():
 @contextlib.contextmanager
 def sigint_after(seconds):
     """SIGINT to the main thread after `seconds` (Python's default handler: KeyboardInterrupt,
-    to be caught by the test's pytest.raises)."""
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    to be caught by the test's pytest.raises). A runner started in the background has
+    SIGINT ignored (POSIX shells do that to background jobs): the default handler is put in
+    place for the block, as a script run from a terminal has it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(seconds, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
     timer.start()
     try:
@@ -175,7 +177,10 @@ def sigint_after(seconds):
     finally:
         timer.cancel()
         timer.join()
-        time.sleep(0.05)  # a signal sent as the block ended raises here, still inside the test
+        try:
+            time.sleep(0.05)  # a signal sent as the block ended raises here, still inside the test
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="module")
@@ -278,7 +283,10 @@ def test_a_fit_with_a_stop_flag_equals_one_without(data):
 
 
 CHILD = textwrap.dedent("""
-    import atexit, time
+    import atexit, signal, time
+    # as a script started from a terminal has it, even when the test runner runs in the
+    # background with SIGINT ignored (which its children would inherit)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     from sklearn.datasets import make_classification
     from sklearn.ensemble import RandomForestClassifier

@@ -32,7 +32,7 @@ set -euo pipefail
 
 SUPPORTED=(3.10 3.11 3.12 3.13)
 PLAT="${DEFRAG_WHEEL_PLAT:-manylinux2014_x86_64}"
-MAX_GLIBC="2.28"                 # the promise (README, docs/install.rst, "Wheels"): nothing newer than this
+MAX_GLIBC="2.28"                 # the promise (docs/install.rst, "Wheels"): nothing newer than this
 MAX_BYTES=$((8 * 1000 * 1000))   # 8 MB per wheel
 # The OpenMP runtime: scikit-learn's manylinux2014 wheel (its last release with one) carries
 # libgomp-a34b3233.so.1.0.0 (GOMP_1.0 ... GOMP_4.5, OMP_1.0 ... OMP_4.5; needs GLIBC_2.17).

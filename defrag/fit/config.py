@@ -13,7 +13,7 @@ from ..utils.validation import check_n_jobs, check_positive_int
 
 # subsample="auto": restarts are fitted on this many rows above AUTO_SUBSAMPLE_ABOVE rows.
 # On the 1,000,000-row benchmark a restart on all rows takes about 30 s on one core and
-# 2-4 s on 30,000 rows, and the kept model was as accurate (README, Performance).
+# 2-4 s on 30,000 rows, and the kept model was as accurate (docs/performance.rst).
 AUTO_SUBSAMPLE = 30_000
 AUTO_SUBSAMPLE_ABOVE = 100_000
 
@@ -21,7 +21,7 @@ AUTO_SUBSAMPLE_ABOVE = 100_000
 # split of a forest the binary features outweigh the output by 900-2400 nats per point
 # (the regions follow the density of X, not the prediction); on nine real data sets the
 # rule lists fitted to 10 sqrt(N) splits beat a CART of the same size fitted to the
-# forest in 7 (README, "Rules that predict").
+# forest in 7 (docs/performance.rst, "Rules against a tree of the same size").
 AUTO_SPLITS_PER_ROOT = 10.0
 
 METHODS = ("fab", "em", "em-kl")

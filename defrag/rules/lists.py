@@ -6,7 +6,7 @@ reader applies. Here the boxes of one fitted mixture become an ordered list, rea
 first match first, whose outputs are refitted on the points each rule is the first
 match for; the default rule takes the rest. The list is exact by construction: what
 it prints is what it predicts. The steps, each measured on real data against a CART
-of the same size fitted to the ensemble (README, "Rules that predict"):
+of the same size fitted to the ensemble (docs/performance.rst, "Rules against a tree of the same size"):
 
 1. order greedily: next comes the rule that minimises its own refitted loss plus the
    loss of one constant on the points still left;

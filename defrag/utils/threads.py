@@ -2,8 +2,8 @@
 
 Every kernel takes its thread count from Python (the C never asks OpenMP for a
 default), and every count comes through here or through the Cython layer's
-``kernel_threads`` (utils/_common.pyx), which caps it. The limits that meet (README,
-"Threads and cores"):
+``kernel_threads`` (utils/_common.pyx), which caps it. The limits that meet (docs/user_guide/deploying.rst,
+"Processes, threads and Ctrl-C"):
 
 * the cores: this process's CPU affinity;
 * OpenMP's own limit in the thread that calls fit (``OMP_NUM_THREADS``,

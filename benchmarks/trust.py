@@ -1,0 +1,224 @@
+"""The reproductions of "Nothing runs that the user did not ask to run, and nothing reads
+differently from how it scores": each case of the report, run on this checkout, with what it
+gives now (one line per case).
+
+Usage (from the repository root, with defrag installed or built in place, and xgboost,
+lightgbm and pandas installed):
+
+    PYTHONPATH=. python benchmarks/trust.py
+
+The printed-text check applies the printed rules by hand (the parser of
+tests/test_printed_truth.py) to rows with 20% missing values and counts the rows where the
+text and ``predict`` disagree.
+"""
+import contextlib
+import io
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+
+
+def outcome(fn):
+    """'ok: value' or the exception's type and first line."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = fn()
+        note = f" (warning: {str(caught[0].message).splitlines()[0][:90]})" if caught else ""
+        return f"ok: {value}{note}"
+    except Exception as exc:  # the point is to show which error a user gets
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:110]}"
+
+
+def cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    res = subprocess.run([sys.executable, "-m", "defrag", *map(str, args), "--quiet"], capture_output=True,
+                         text=True, env=env, timeout=300)
+    err = res.stderr.strip().splitlines()
+    return f"exit {res.returncode}: {err[-1][:150] if err else res.stdout.strip()[:80]}"
+
+
+class Evil:
+    """A pickle that would create a marker file when loaded."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def code_execution(tmp):
+    import joblib
+
+    print("== a pickle runs only with --allow-pickle")
+    pd = __import__("pandas")
+    pd.DataFrame({"a": [0.1, 0.2], "b": [0.3, 0.4]}).to_csv(os.path.join(tmp, "d.csv"), index=False)
+    for name in ("model.json", "model.txt", "model.joblib"):
+        marker = os.path.join(tmp, f"ran-{name}")
+        path = os.path.join(tmp, name)
+        if name.endswith(".joblib"):
+            joblib.dump(Evil(marker), path)
+        else:
+            with open(path, "wb") as f:
+                pickle.dump(Evil(marker), f)
+        res = cli("explain", path, os.path.join(tmp, "d.csv"))
+        print(f"  {name:13s} {res}; code ran: {os.path.exists(marker)}")
+
+
+def printed_text():
+    import test_printed_truth as t
+
+    print("== printed rules applied by hand vs predict, 20% missing values in new rows")
+    from defrag import DefragModel
+
+    for library in ("xgboost", "lightgbm", "forest"):
+        for regression in (True, False):
+            for nan_at_fit in (False, True):
+                X, y = t.numeric_data(regression, nan_at_fit)
+                model = DefragModel(t.source_model(library, regression, nan_at_fit, X, y), n_restarts=2,
+                                    random_state=0).fit(X)
+                names = model.rules_.feature_names
+                X_test = t.knock_out(np.random.default_rng(7).random((2000, X.shape[1])), seed=2)
+                frame = {n: X_test[:, d] for d, n in enumerate(names)}
+                ok = t.agree(t.predict_by_hand(str(model), frame), model.predict(X_test), regression)
+                print(f"  {library:8s} {'regression' if regression else 'classification':14s} "
+                      f"NaN at fit: {str(nan_at_fit):5s} disagree on {np.count_nonzero(~ok)} of {ok.size} rows")
+
+
+def lightgbm_cli_columns(tmp):
+    import lightgbm as lgb
+    import pandas as pd
+
+    print("== CLI: LightGBM text model, CSV columns reordered and one renamed")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.random((300, 3)), columns=["crim", "rm", "lstat"])
+    y = X["lstat"] * 3 + X["rm"]
+    lgb.LGBMRegressor(n_estimators=10, verbose=-1).fit(X, y).booster_.save_model(os.path.join(tmp, "m.txt"))
+    X[["lstat", "rm", "crim"]].rename(columns={"lstat": "LSTAT"}).to_csv(os.path.join(tmp, "r.csv"), index=False)
+    print("  ", cli("explain", os.path.join(tmp, "m.txt"), os.path.join(tmp, "r.csv")))
+
+
+def reordered_columns():
+    import pandas as pd
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    from defrag import DefragModel, PrototypeExplainer, ProxyTree, ProxyTreeClassifier
+    from defrag.baselines import InTrees, NodeHarvest
+
+    print("== reordered DataFrame columns")
+    X, y = make_classification(1000, 5, n_informative=3, random_state=0)
+    X = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    Xr = X[["f4", "f3", "f2", "f1", "f0"]]
+    rf = RandomForestClassifier(30, random_state=0).fit(X, y)
+    for make in (lambda: DefragModel(rf, random_state=0), lambda: InTrees(rf), lambda: NodeHarvest(rf)):
+        a = make().fit(X, y).score(X, y)
+        b = make().fit(Xr, y).score(X, y)
+        print(f"  {type(make()).__name__:12s} accuracy fitted on the right order {a:.3f}, on reordered columns {b:.3f}")
+    reg = RandomForestRegressor(30, random_state=0).fit(X, y.astype(float))
+    for est in (PrototypeExplainer(rf), ProxyTreeClassifier(rf), ProxyTree(reg)):
+        est.fit(X, y)
+        same = np.count_nonzero(est.predict(X) != est.predict(Xr))
+        renamed = outcome(lambda e=est: e.predict(X.rename(columns={"f0": "g0"})))
+        print(f"  {type(est).__name__:19s} rows changed by reordering: {same} of {len(X)}; renamed column: {renamed}")
+
+
+def labels_and_dtypes():
+    import pandas as pd
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import DefragModel
+
+    print("== labels with NaN, datetime and timedelta columns")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.random(200), "b": rng.random(200)})
+    y = (X["a"] > 0.5).astype(int)
+    rf = RandomForestClassifier(10, random_state=0).fit(X, y)
+    y_nan = y.astype(object).where(rng.random(200) > 0.3, np.nan)
+    print("  object y with NaN:", outcome(lambda: DefragModel(rf, n_restarts=2).fit(X, y_nan).classes_.size))
+    for kind, col in (("datetime64", pd.to_datetime(rng.integers(0, 10**9, 200), unit="s")),
+                      ("timedelta64", pd.to_timedelta(rng.integers(0, 10**6, 200), unit="s"))):
+        Xd = X.assign(b=col)
+        print(f"  {kind} column, y given:", outcome(lambda Xd=Xd: DefragModel(rf, n_restarts=2).fit(Xd, y).n_rules_))
+        print(f"  {kind} column, y=None:", outcome(lambda Xd=Xd: DefragModel(rf, n_restarts=2).fit(Xd).n_rules_))
+
+
+def names():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import DefragModel
+
+    print("== feature names")
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    rf = RandomForestClassifier(10, random_state=0).fit(X, y)
+    for given in (["a", "a", "b"], ["", "b", "c"], ["a\nb", "c", "d"]):
+        print(f"  {given!r:20s}", outcome(lambda g=given: DefragModel(rf, feature_names=g, n_restarts=2).fit(X, y).n_rules_))
+    newline = DefragModel(rf, feature_names=["a\nb", "c", "d"], n_restarts=2, random_state=0).fit(X, y)
+    print("  query_strings() with a name holding a newline:", outcome(lambda: newline.rules_.query_strings()))
+    model = DefragModel(rf, feature_names=["if", "class", "x y"], n_restarts=2, random_state=0).fit(X, y)
+    print("  to_python with keywords 'if', 'class':", outcome(lambda: len(model.rules_.to_python())))
+    print("  to_sql(table='s.t'):", outcome(lambda: model.rules_.to_sql(table="s.t").splitlines()[-1][:60]))
+
+
+def documents():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import DefragModel, RuleSet
+
+    print("== RuleSet.from_json on altered documents")
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 4))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    rules = DefragModel(RandomForestClassifier(10, random_state=0).fit(X, y), n_restarts=2,
+                        random_state=0).fit(X, y).rules_
+    doc = json.loads(rules.to_json())
+
+    def altered(path, value):
+        d = json.loads(json.dumps(doc))
+        node = d
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        return json.dumps(d)
+
+    first = ["rules", 0, "conditions", 0]
+    cases = [("feature 2.7", first + ["feature"], 2.7), ('feature "3"', first + ["feature"], "3"),
+             ("feature -1", first + ["feature"], -1), ("feature 99", first + ["feature"], 99)]
+    if "lower" in doc["rules"][0]["conditions"][0]:
+        cases.append(('lower "nan"', first + ["lower"], "nan"))
+    cases += [("proba of length 1", ["rules", 0, "proba"], [1.0]), ("schema_version -5", ["schema_version"], -5)]
+    for label, path, value in cases:
+        try:
+            text = altered(path, value)
+        except (KeyError, IndexError, TypeError):
+            print(f"  {label:20s} (field absent in this document)")
+            continue
+        print(f"  {label:20s}", outcome(lambda t=text: RuleSet.from_json(t).predict(X).shape))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        code_execution(tmp)
+        lightgbm_cli_columns(tmp)
+    with contextlib.redirect_stderr(io.StringIO()):
+        printed_text()
+    reordered_columns()
+    labels_and_dtypes()
+    names()
+    documents()
+
+
+if __name__ == "__main__":
+    main()
