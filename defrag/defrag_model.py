@@ -99,7 +99,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     rule_list : {"search", True, False}, default="search"
         The printed rules predict, as an ordered list (first match); "search": searched for
         from every restart's components (fit/list_path.py; loss: squared error of y or Gini
-        impurity of its classes, with y None of the ensemble's values or probabilities).
+        impurity of its classes; y None: of the ensemble's predictions).
         True: the kept restart's components as a list (rules/lists.py). False: the paper's
         rules and MAP prediction (``DefragModel.paper``); ``predict_map`` is the mixture's.
     n_rules : int or None, default=None

@@ -71,10 +71,7 @@ def test_explain_a_model_file_end_to_end(files, name):
     # the rules fit the model's own predictions, as DefragModel on the fitted model does
     model = models[name]
     cols = ["x0", "x2"] if name == "rf.skops" else list(X.columns)
-    # (a raw Booster's file gives the labels it predicts; the fitted classifier, with y None,
-    # its class probabilities to the searched list: the CLI's y is the labels)
-    labels = None if name == "rf.skops" else model.predict(X[cols])
-    expected = DefragModel(model, max_rules=5, n_restarts=3, random_state=0).fit(X[cols], labels)
+    expected = DefragModel(model, max_rules=5, n_restarts=3, random_state=0).fit(X[cols])
     assert str(rules) == str(expected.rules_)
     np.testing.assert_array_equal(rules.predict(X[cols]), expected.predict(X[cols]))
     # and score the CSV with them (in a subprocess once: each costs seconds of imports)

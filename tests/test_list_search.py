@@ -140,7 +140,7 @@ def test_n_rules_beyond_the_reachable_size_warns(wine):
     assert model.n_rules_ < 30 and model.n_rules_ == len(model.path_["size"])
 
 
-def test_without_y_the_search_fits_the_forests_predictions(wine):
+def test_without_y_the_search_fits_the_forests_labels(wine):
     rf, X, _ = wine
     model = DefragModel(rf, n_restarts=4, random_state=0).fit(X)
     np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
@@ -173,3 +173,4 @@ def test_bad_n_rules_and_with_size(wine):
     assert not hasattr(old, "path_")
     with pytest.raises(ValueError, match="with_size needs"):
         old.with_size(2)
+

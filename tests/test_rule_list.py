@@ -163,7 +163,8 @@ def test_printed_thresholds_split_the_training_points_as_the_real_ones(cancer):
 def test_or_missing_is_printed_only_where_training_had_missing_values(cancer):
     rf, Xtr, ytr, _, _ = cancer
     m = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
-    assert "missing" not in str(m)
+    # (a condition the trees send NaN to may carry the mark "*": none was missing in training)
+    assert "(or missing)" not in str(m)
     Xn = Xtr.copy()
     Xn[::5] = np.nan
     rfn = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xn, ytr)

@@ -13,9 +13,9 @@ The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at ran
    as conditions (rules/extract.py, the readout of a component's eta) on the restarts' rows.
 
 The prefixes of the list are its smaller sizes: a region's first-match points do not
-depend on the rules after it. The search fits the targets of the mixture (y, or the
-ensemble's predictions when y is None), in classification the ensemble's class
-probabilities when y is None and the model gives them (``soft``).
+depend on the rules after it. The search fits the targets of the mixture: y, or the
+ensemble's predictions when y is None (its values, or its class labels: the same for
+every source and for rows on a cluster).
 """
 import dataclasses
 import warnings
@@ -32,10 +32,13 @@ from ..rules.lists import first_match_index
 SEARCH_ROWS = 3000
 # The size by N_FOLDS-fold cross-validation of the whole search (each fold's list grown on
 # the other folds), where each fold has at least MIN_VALIDATION rows; else the largest.
-N_FOLDS = 3
+N_FOLDS = 4
 MIN_VALIDATION = 10
 # A rule's score: its gain over (printed conditions) ** COST_POWER (rules/list_search.py).
-COST_POWER = 1.0
+# 0: the gain alone (a condition stays where it lowers the loss at all, and is dropped
+# where it does not); 1: the gain per condition, which keeps lists to about one
+# condition per rule but gives up accuracy per region.
+COST_POWER = 0.0
 
 
 @dataclasses.dataclass
@@ -47,12 +50,11 @@ class SearchedList:
     validation_error: np.ndarray  # per size 1..len(rules)+1 (NaN where not measured)
 
 
-def _targets(y, n_classes, soft):
+def _targets(y, n_classes):
+    """The search's targets: the values about their mean, or the class indicators."""
     if n_classes == 0:
         y = np.asarray(y, dtype=np.float64)
         return (y - y.mean())[:, None]
-    if soft is not None:
-        return np.asarray(soft, dtype=np.float64)
     T = np.zeros((y.size, n_classes))
     T[np.arange(y.size), y] = 1.0
     return T
@@ -108,7 +110,7 @@ def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_
     return losses
 
 
-def search_list(config, prepared, component_etas, soft=None):
+def search_list(config, prepared, component_etas):
     """The SearchedList of the restarts' components (component_etas: eta arrays, one row
     per component, of every restart in index order)."""
     p = prepared
@@ -119,7 +121,7 @@ def search_list(config, prepared, component_etas, soft=None):
         rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
     S = p.splits.binary_features(X[rows])
     L = S.shape[1]
-    T = _targets(y[rows], n_classes, None if soft is None else soft[rows])
+    T = _targets(y[rows], n_classes)
     feature, group = literal_groups(p.splits)
     boxes = {tuple(simplified_box(S, box_of_component(eta, config.kappa), group))
              for etas in component_etas for eta in etas}

@@ -98,7 +98,7 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
         searched = search(config, prepared, rows)
         clock.lap("restarts")
         if config.searched:  # the list, from every restart's components
-            searched.searched = search_list(config, prepared, searched.component_etas, prepared.soft_fit)
+            searched.searched = search_list(config, prepared, searched.component_etas)
             clock.lap("search")
         readout = read_out(config, prepared, searched, rows)
         clock.lap("rules")

@@ -41,7 +41,6 @@ class Prepared:
     n_fit: int  # rows of the restarts (subsample_size_)
     subsampled: bool  # fewer than all rows: restarts are scored on all rows
     entropy: int  # the restarts' seed
-    soft_fit: np.ndarray = None  # rule_list="search", y None: the ensemble's class probabilities
 
 
 def prepare(config, source, rows, feature_names, clock):
@@ -83,9 +82,6 @@ def prepare(config, source, rows, feature_names, clock):
         fit_target = target if sub_rows is None else class_target(first.y_fit, classes)
         constant = is_constant(task, first.labels)
     names = rule_feature_names(feature_names, rows.n_features, rows.names_in, source.estimator)
-    soft = None
-    if config.searched and task == "classification" and rows.y_input is None and not rows.distributed:
-        soft = rows.soft_targets(source, sub_rows, classes.size)
     clock.lap("targets")
 
     # A single class (or a constant target) needs a single rule: more components could
@@ -101,7 +97,7 @@ def prepare(config, source, rows, feature_names, clock):
         X_fit, useful_threads(workers * threads, X_fit.shape[0]), bits=bits), fit_target)
     clock.lap("inputs")
     return Prepared(task, splits, n_all_splits, classes, names, target, fit_target, X_fit, problem, bits,
-                    n_components, n_fit, sub_rows is not None, entropy, soft)
+                    n_components, n_fit, sub_rows is not None, entropy)
 
 
 def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_components, n_classes, workers,

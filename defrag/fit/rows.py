@@ -92,17 +92,6 @@ class InMemoryRows:
         self.y = target_values(y, task)
         return first_pass_of(self.X, self.y, task, rows)
 
-    def soft_targets(self, source, rows, n_classes):
-        """The ensemble's class probabilities on the restarts' rows (rows: their indices, or
-        None for all), or None when the model has no predict_proba in the classes' order."""
-        proba = getattr(source.estimator, "predict_proba", None)
-        if proba is None or source.classes is None or source.classes.size != n_classes:
-            return None
-        P = np.asarray(proba(self.X_input), dtype=np.float64)
-        if P.ndim != 2 or P.shape != (self.n_samples, n_classes):
-            return None
-        return np.ascontiguousarray(P if rows is None else P[rows])
-
     def variance(self, mean):
         """The variance of y about mean, correctly rounded from exact sums."""
         return exact_mean([exact_partial(squared_deviations(self.y, mean))], self.n_samples)

@@ -4,9 +4,9 @@ A rule is a box: a set of *literals*, each one side of one of the ensemble's spl
 (literal l < L: s_l = 1, the split's right side; literal L + l: s_l = 0, its left side).
 The list is grown greedily, as CART grows a tree but one region at a time: the points
 no rule has taken yet (``left``) are one region predicted by one constant (the default);
-the next rule is the box whose first-match points R, taken out of ``left``, lower the
-loss most *per condition the reader reads* (the gain below over the number of features
-the box names: an interval ``a < x <= b`` is one printed condition). Each rule starts
+the next rule is the box whose first-match points R, taken out of ``left``, gain most
+(below), over (conditions printed) ** cost_power: 0, the gain alone; 1, the gain per
+condition the reader reads (an interval ``a < x <= b`` is one). Each rule starts
 from the best of the candidate boxes (FAB's components: that is what makes this defrag)
 and from the empty box, and moves while its score rises:
 
@@ -16,13 +16,14 @@ and from the empty box, and moves while its score rises:
   side (polish).
 
 The loss is the sum of squared errors of vector targets T (n, d) about each region's
-mean: the values (d = 1) in regression, the class indicators or the ensemble's class
-probabilities in classification (the Gini impurity CART splits by, times the count).
-With Q the (fixed) sum of squares of T, a partition's loss is Q - sum_r |s_r|^2 / c_r,
-s_r and c_r the target sum and count of region r, so the gain of a rule with region R
-inside ``left`` (L below) is
-
-    |s_R|^2 / c_R + |s_L - s_R|^2 / (c_L - c_R) - |s_L|^2 / c_L.
+mean: the values (d = 1) in regression, the class indicators in classification (the Gini
+impurity CART splits by, times the count).
+The gain of a rule with region R inside ``left`` (L below) is what R's own points gain
+against the constant of ``left``, c_R |m_R - m_L|^2 (m the regions' means): the rule's
+region is final in a list, the rest is split by the rules after it (the two-sided gain
+of CART, |s_R|^2 / c_R + |s_L - s_R|^2 / (c_L - c_R) - |s_L|^2 / c_L with s and c the
+regions' target sums and counts, is kept as ONE_SIDED = False: it takes half-space rules
+that mix classes, which no later rule can undo).
 
 Every step is vectorised: the target sums of all literals inside a region are one
 product of the boolean split matrix with the region's targets (BLAS), the sums of all
@@ -35,8 +36,8 @@ from threadpoolctl import threadpool_limits
 # Moves per rule (each the best single add / drop / threshold move); a box seldom needs
 # more than a handful: FAB's boxes start close, and each add is one CART split.
 MAX_MOVES = 12
-# Candidate boxes refined per rule besides the empty box (the best by score).
-N_STARTS = 1
+# Candidate boxes refined per rule besides the empty box (the best few by score).
+N_STARTS = 2
 ONE_SIDED = True
 # A move must raise the score by this share of the constant's loss (rounding).
 REL_TOL = 1e-9
