@@ -110,6 +110,17 @@ def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_
     return losses
 
 
+def _search_splits(config, splits, n_rows):
+    """(the split table of the search, the indices of its splits in splits): the
+    ceil(10 sqrt(n_rows)) of largest gain where max_splits is "auto" and the table has
+    gains, else all of them."""
+    kept = config.splits_kept(n_rows) if isinstance(config.max_splits, str) else None
+    if kept is None or splits.gain is None or len(splits) <= kept:
+        return splits, np.arange(len(splits))
+    # top() keeps these rows, in table order (ties: table order)
+    return splits.top(kept), np.sort(np.argsort(-splits.gain, kind="stable")[:kept])
+
+
 def search_list(config, prepared, component_etas):
     """The SearchedList of the restarts' components (component_etas: eta arrays, one row
     per component, of every restart in index order)."""
@@ -119,11 +130,14 @@ def search_list(config, prepared, component_etas):
     rows = np.arange(X.shape[0])
     if rows.size > SEARCH_ROWS:
         rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
-    S = p.splits.binary_features(X[rows])
+    # the splits the fit keeps for this many rows (max_splits="auto"'s rule, by gain): the
+    # literals of the search; the components' boxes keep the literals among them
+    splits, keep = _search_splits(config, p.splits, rows.size)
+    S = splits.binary_features(X[rows])
     L = S.shape[1]
     T = _targets(y[rows], n_classes)
-    feature, group = literal_groups(p.splits)
-    boxes = {tuple(simplified_box(S, box_of_component(eta, config.kappa), group))
+    feature, group = literal_groups(splits)
+    boxes = {tuple(simplified_box(S, box_of_component(eta[keep], config.kappa), group))
              for etas in component_etas for eta in etas}
     candidates = sorted(b for b in boxes if b)
     max_regions = max(config.max_rules, config.n_rules or 0)
@@ -144,6 +158,6 @@ def search_list(config, prepared, component_etas):
                           f"training loss; the list has {len(full) + 1}", UserWarning, stacklevel=2)
         size = len(full) + 1
     etas = np.array([eta_of_box(b, L) for b in full]).reshape(len(full), L)
-    extracted = extract_rules_conditions(etas, p.splits, config.kappa, X, p.names) if full else []
+    extracted = extract_rules_conditions(etas, splits, config.kappa, X, p.names) if full else []
     rules = [Rule(conditions, None) for conditions, _ in extracted]
     return SearchedList(rules, int(size), validation[:len(full) + 1])

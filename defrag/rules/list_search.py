@@ -150,22 +150,40 @@ class ListSearch:
         j = int(np.argmax(sc))
         if np.isfinite(sc[j]):
             moves.append((float(sc[j]), -(len(box) + 1), box + [j], float(g[j])))
-        if len(box) > 1:
+        if len(box) > 1:  # every drop at once: the rows only literal i fails join
+            region, one, which = self._leave_one_out(box, left)
+            extra = np.zeros((len(box), self.T.shape[1]))
+            for k in range(self.T.shape[1]):  # over the target's columns
+                extra[:, k] = np.bincount(which, weights=self.T[one, k], minlength=len(box))
+            sR = self.T[region].sum(axis=0) + extra
+            cR = float(region.sum()) + np.bincount(which, minlength=len(box))
+            g = self._gain(sR, cR, sL, cL)
             for i in range(len(box)):  # over the box's literals
                 rest = box[:i] + box[i + 1:]
-                moves.append(self._scored(self._box_gain(rest, left, sL, cL), rest))
+                moves.append(self._scored(float(g[i]), rest))
         return moves
+
+    def _leave_one_out(self, box, left):
+        """(the box's region in left, the rows of left that fail exactly one literal, the
+        index of that literal in box): the region without literal i is the region and
+        the rows whose failing literal is i."""
+        cols = np.column_stack([self.literal_column(j) for j in box])
+        fails = np.count_nonzero(~cols, axis=1)
+        one = np.flatnonzero(left & (fails == 1))
+        return left & (fails == 0), one, np.argmin(cols[one], axis=1)
 
     def _polish_moves(self, box, left, sL, cL):
         """Each literal moved to the best other threshold of its group (same feature and
         side), the others kept."""
         moves = []
+        region, one, which = self._leave_one_out(box, left)
         for i in range(len(box)):  # over the box's literals
             rest = box[:i] + box[i + 1:]
             group = np.flatnonzero(self.literal_group == self.literal_group[box[i]])
             if group.size < 2:
                 continue
-            gs, gc = self._group_sums(group, np.flatnonzero(self.cover(rest) & left))
+            rows = np.union1d(np.flatnonzero(region), one[which == i])  # the region without literal i
+            gs, gc = self._group_sums(group, rows)
             gg = self._gain(gs, gc, sL, cL)
             k = int(np.argmax(gg))
             if np.isfinite(gg[k]) and group[k] != box[i]:
