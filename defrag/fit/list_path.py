@@ -154,8 +154,8 @@ def search_list(config, prepared, component_etas):
         size = len(full) + 1
     if size > len(full) + 1:
         if config.n_rules is not None:
-            warnings.warn(f"n_rules={config.n_rules}: the search found {len(full) + 1} regions that lower the "
-                          f"training loss; the list has {len(full) + 1}", UserWarning, stacklevel=2)
+            warnings.warn(f"n_rules={config.n_rules}: no more than {len(full) + 1} regions lower the training "
+                          f"loss; the list has {len(full) + 1}", UserWarning, stacklevel=2)
         size = len(full) + 1
     etas = np.array([eta_of_box(b, L) for b in full]).reshape(len(full), L)
     extracted = extract_rules_conditions(etas, splits, config.kappa, X, p.names) if full else []
