@@ -164,6 +164,8 @@ def test_bad_n_rules_and_with_size(wine):
             DefragModel(rf, n_rules=bad).fit(X, y)
     with pytest.raises(ValueError, match="rule_list='search'"):
         DefragModel(rf, n_rules=3, rule_list=True).fit(X, y)
+    with pytest.raises(ValueError, match="rule_list='search'"):
+        DefragModel(rf, n_rules=3, method="em-kl").fit(X, y)
     with pytest.raises(ValueError, match="rule_list must be"):
         DefragModel(rf, rule_list="searched").fit(X, y)
     model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)

@@ -115,8 +115,9 @@ class FitConfig:
             raise ValueError(f"rule_list must be 'search', True or False; got {rule_list!r}")
         if params["n_rules"] is not None:
             check_positive_int("n_rules", params["n_rules"])
-            if rule_list != "search":
-                raise ValueError("n_rules sets the size of the searched list: it needs rule_list='search'")
+            if rule_list != "search" or params["method"] == "em-kl":
+                raise ValueError("n_rules sets the size of the searched list: it needs rule_list='search' "
+                                 "and method 'fab' or 'em'")
         if not (isinstance(params["prune_tol"], numbers.Real) and 0.0 <= params["prune_tol"] <= 1.0):
             raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
         fields = {name: params[name] for name in cls.__dataclass_fields__}
