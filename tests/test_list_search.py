@@ -176,3 +176,14 @@ def test_bad_n_rules_and_with_size(wine):
     with pytest.raises(ValueError, match="with_size needs"):
         old.with_size(2)
 
+
+
+def test_a_condition_penalty_shortens_the_rules(friedman):
+    rf, X, y = friedman
+    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    S = model.splits_.binary_features(X)
+    feature, group = literal_groups(model.splits_)
+    T = (y - y.mean())[:, None]
+    free = ListSearch(S, T, feature, group, cost_power=0.0).grow([], 6)
+    priced = ListSearch(S, T, feature, group, cost_power=0.0, condition_penalty=1.0).grow([], 6)
+    assert sum(map(len, priced)) < sum(map(len, free))

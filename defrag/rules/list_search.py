@@ -56,8 +56,11 @@ class ListSearch:
     literal_group: literals that are thresholds of one feature on one side (polishing
     moves within a group)."""
 
-    def __init__(self, S, T, literal_feature, literal_group, min_support=1, cost_power=1.0):
+    def __init__(self, S, T, literal_feature, literal_group, min_support=1, cost_power=1.0,
+                 condition_penalty=0.0):
         self.cost_power = float(cost_power)
+        self.condition_penalty = float(condition_penalty)
+        self.lam = 0.0  # the penalty per condition at the current step (grow sets it)
         self.one_sided = ONE_SIDED
         self.S = np.ascontiguousarray(S, dtype=bool)
         self.n, self.L = self.S.shape
@@ -129,12 +132,17 @@ class ListSearch:
         tot_s, tot_c = self.T[rows].sum(axis=0), float(rows.size)
         return np.where(right[:, None], s, tot_s - s), np.where(right, c, tot_c - c)
 
+    def _score_of(self, gain, cost):
+        """A box's score: its gain over cost ** cost_power, less lam per condition."""
+        cost = np.maximum(cost, 1)
+        return gain / cost ** self.cost_power - self.lam * cost
+
     def _box_gain(self, box, left, sL, cL):
         region = self.cover(box) & left
         return float(self._gain(self.T[region].sum(axis=0)[None], [region.sum()], sL, cL)[0])
 
     def _scored(self, gain, box):
-        return (gain / self.cost(box) ** self.cost_power, -len(box), box, gain)
+        return (self._score_of(gain, self.cost(box)), -len(box), box, gain)
 
     def _add_and_drop_moves(self, box, region, left, sL, cL):
         """The best add (every literal at once, inside the region) and every drop."""
@@ -144,7 +152,7 @@ class ListSearch:
         named = np.zeros(self.n_features, dtype=bool)
         named[self.literal_feature[box]] = True
         costs = np.maximum(named.sum() + ~named[self.literal_feature], 1)
-        sc = g / costs ** self.cost_power
+        sc = self._score_of(g, costs)
         if box:
             sc[np.asarray(box)] = -np.inf
         j = int(np.argmax(sc))
@@ -195,7 +203,7 @@ class ListSearch:
         none raises the score, threshold moves (polishing)."""
         box = list(box)
         gain = self._box_gain(box, left, sL, cL) if box else -np.inf
-        score = gain / self.cost(box) ** self.cost_power if box else -np.inf
+        score = self._score_of(gain, self.cost(box)) if box else -np.inf
         tol = REL_TOL * self.scale
 
         def better(move):
@@ -225,12 +233,16 @@ class ListSearch:
         with threadpool_limits(limits=1, user_api="blas"):  # same sums whatever the threads
             while len(rules) < max_rules and left.sum() >= 2:
                 sL, cL = self.T[left].sum(axis=0), float(left.sum())
+                # a condition must pay condition_penalty * log(n) times the variance of the
+                # rows left (BIC's price of a parameter, Schwarz 1978)
+                resid = float(np.sum(self.T[left] ** 2)) - float(_score(sL, cL))
+                self.lam = self.condition_penalty * np.log(self.n) * resid / cL
                 starts = [[]]
                 if cand:
                     rows = np.flatnonzero(left)
                     s = C[rows].T @ self.T[rows]
                     c = C[rows].sum(axis=0)
-                    sc = self._gain(s, c, sL, cL) / ccost ** self.cost_power
+                    sc = self._score_of(self._gain(s, c, sL, cL), ccost)
                     for m in np.argsort(-sc, kind="stable")[:N_STARTS]:
                         if np.isfinite(sc[m]):
                             starts.append(cand[m])
