@@ -187,3 +187,14 @@ def test_a_condition_penalty_shortens_the_rules(friedman):
     free = ListSearch(S, T, feature, group, cost_power=0.0).grow([], 6)
     priced = ListSearch(S, T, feature, group, cost_power=0.0, condition_penalty=1.0).grow([], 6)
     assert sum(map(len, priced)) < sum(map(len, free))
+
+
+def test_a_search_where_no_literal_gains_stops_cleanly():
+    # every literal's side holds on all rows or none: nothing to add, polish or drop
+    S = np.zeros((50, 3), dtype=bool)
+    T = np.random.default_rng(0).random((50, 2))
+    feature, group = np.array([0, 1, 2, 0, 1, 2]), np.array([0, 1, 2, 3, 4, 5])
+    search = ListSearch(S, T, feature, group)
+    assert search.grow([[0]], 4) == []
+    box, gain, _ = search.refine([], np.ones(50, dtype=bool), T.sum(axis=0), 50.0)
+    assert box == [] and gain == -np.inf

@@ -184,6 +184,8 @@ class ListSearch:
         """Each literal moved to the best other threshold of its group (same feature and
         side), the others kept."""
         moves = []
+        if not box:
+            return moves
         region, one, which = self._leave_one_out(box, left)
         for i in range(len(box)):  # over the box's literals
             rest = box[:i] + box[i + 1:]
