@@ -81,8 +81,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     subsample : "auto", int, float or None, default="auto"
         Restarts on a subsample, for large inputs: every restart is fitted on the same
         random subsample of this many rows (a float: this share of the rows) and the one
-        with the smallest training error on all rows is kept. "auto": 30,000 rows when
-        there are more than 100,000; None: all rows (also for a single restart).
+        with the smallest training error on all rows is kept. "auto": 3,000 with the searched
+        list, else 30,000 above 100,000 rows; None: all rows (also for a single restart).
     max_splits : "auto", int or None, default="auto"
         Fit the mixture on this many of the ensemble's splits, those with the largest
         training gain (scikit-learn's sample-weighted impurity decrease, XGBoost's

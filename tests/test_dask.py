@@ -123,7 +123,7 @@ def test_categorical_dataframe_and_em_kl(client):
 
 def test_small_input_is_fitted_in_memory(client, classification):
     rf, X, y = classification
-    kw = dict(FIT, subsample="auto")  # 6,000 rows: every restart on all rows
+    kw = dict(FIT, subsample="auto", rule_list=True)  # 6,000 rows: every restart on all rows
     ref = DefragModel(rf, **kw).fit(X)
     model = DefragModel(rf, **kw).fit(da.from_array(X, chunks=2000))
     assert model.subsample_size_ == 6000

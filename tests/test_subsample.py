@@ -5,7 +5,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from conftest import xor_data
 from defrag import DefragModel
-from defrag.fit.config import AUTO_SUBSAMPLE, AUTO_SUBSAMPLE_ABOVE, FitConfig
+from defrag.fit.config import AUTO_SEARCH_ROWS, AUTO_SUBSAMPLE, AUTO_SUBSAMPLE_ABOVE, FitConfig
 
 
 @pytest.fixture(scope="module")
@@ -47,16 +47,17 @@ def test_subsample_result_does_not_depend_on_n_jobs(xor_4000):
 
 def test_subsample_changes_the_fit_and_none_uses_all_rows(xor_4000):
     rf, Xtr, ytr, _, _ = xor_4000
-    full = DefragModel(rf, n_restarts=3, subsample=None, random_state=0).fit(Xtr, ytr)
-    auto = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)  # 4,000 rows: no subsample
-    sub = DefragModel(rf, n_restarts=3, subsample=800, random_state=0).fit(Xtr, ytr)
+    kw = dict(n_restarts=3, rule_list=True, random_state=0)  # (the searched list: 3,000 rows, below)
+    full = DefragModel(rf, subsample=None, **kw).fit(Xtr, ytr)
+    auto = DefragModel(rf, **kw).fit(Xtr, ytr)  # 4,000 rows: no subsample
+    sub = DefragModel(rf, subsample=800, **kw).fit(Xtr, ytr)
     assert full.subsample_size_ == auto.subsample_size_ == len(Xtr)
     np.testing.assert_array_equal(full.eta_, auto.eta_)
     assert sub.subsample_size_ == 800
     assert sub.eta_.shape[1] == full.eta_.shape[1]
     assert not np.array_equal(sub.lower_bound_, full.lower_bound_)
     # a single restart is never subsampled, whatever subsample says
-    one = DefragModel(rf, n_restarts=1, subsample=800, random_state=0).fit(Xtr, ytr)
+    one = DefragModel(rf, n_restarts=1, subsample=800, rule_list=True, random_state=0).fit(Xtr, ytr)
     assert one.subsample_size_ == len(Xtr)
 
 
@@ -64,11 +65,14 @@ def test_auto_subsample_size():
     def config(**params):
         return FitConfig.from_params(DefragModel(**params).get_params())
 
-    m = config(n_restarts=20)
+    m = config(n_restarts=20, rule_list=True)
     assert m.subsample_size(AUTO_SUBSAMPLE_ABOVE) == AUTO_SUBSAMPLE_ABOVE
     assert m.subsample_size(AUTO_SUBSAMPLE_ABOVE + 1) == AUTO_SUBSAMPLE
     assert config(subsample=0.5).subsample_size(1001) == 501
     assert config(subsample=10**9).subsample_size(1000) == 1000
+    # the searched list: the restarts on the rows the list is searched on
+    assert config().subsample_size(10_000) == AUTO_SEARCH_ROWS == 3000
+    assert config().subsample_size(1000) == 1000
 
 
 def test_subsample_regression():

@@ -32,6 +32,9 @@ METHODS = ("fab", "em", "em-kl")
 # the best restart.
 AUTO_RESTARTS = 20
 AUTO_RESTARTS_SEARCH = 5
+# subsample="auto" with rule_list="search": the restarts are fitted on the rows the list is
+# searched on (fit/list_path.py's SEARCH_ROWS): only their components' boxes are read.
+AUTO_SEARCH_ROWS = 3000
 
 
 def _is_real(value):
@@ -143,7 +146,9 @@ class FitConfig:
         sub = self.subsample
         if sub is None or self.n_restarts == 1:
             return n_samples
-        if isinstance(sub, str):  # "auto"
+        if isinstance(sub, str) and self.searched:  # "auto": the rows the list is searched on
+            size = AUTO_SEARCH_ROWS
+        elif isinstance(sub, str):  # "auto"
             size = AUTO_SUBSAMPLE if n_samples > AUTO_SUBSAMPLE_ABOVE else n_samples
         elif isinstance(sub, numbers.Integral):
             size = int(sub)
