@@ -612,8 +612,8 @@ def explain(args, out, err):
     if y is None and library != "sklearn":
         y = own_predictions(model, library, X)  # a raw Booster has no scikit-learn predict
     with _Progress(args.quiet, err) as progress:
-        dm = DefragModel(model, max_rules=args.max_rules, method=args.method,
-                         n_restarts=args.n_restarts, n_jobs=args.n_jobs, random_state=args.seed,
+        dm = DefragModel(model, max_rules=args.max_rules, method=args.method, n_rules=args.n_rules,
+                         n_restarts=args.n_restarts or "auto", n_jobs=args.n_jobs, random_state=args.seed,
                          verbose=0 if args.quiet else 1)
         try:
             with warnings.catch_warnings():
@@ -801,8 +801,11 @@ def build_parser():
                    help="most rules (default 10)")
     e.add_argument("--method", choices=("fab", "em"), default="fab",
                    help="fab chooses the number of rules, em fits exactly K (default fab)")
-    e.add_argument("--n-restarts", type=_positive_int, default=20, metavar="N",
-                   help="random restarts, the best kept (default 20)")
+    e.add_argument("--n-rules", type=_positive_int, default=None, metavar="K",
+                   help="regions of the rule list, its rules and the default (default: by "
+                        "cross-validation)")
+    e.add_argument("--n-restarts", type=_positive_int, default=None, metavar="N",
+                   help="random restarts, their components the candidate rules (default 5)")
     e.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     e.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     e.add_argument("--allow-pickle", action="store_true",

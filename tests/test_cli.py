@@ -110,6 +110,18 @@ def test_explain_with_a_target_and_every_format(files):
     assert "otherwise" in table[-1]
 
 
+def test_explain_with_n_rules_and_the_default_restarts(files):
+    d, X, y, _ = files
+    frame = cli.prepare_frame(X, {1: None, 3: None})
+    model = cli.load_model(str(d / "lgb.txt"))[0]
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
+                     "--n-rules", "3", "--quiet"], out, err)
+    assert code == 0 and err.getvalue() == ""
+    expected = DefragModel(model, n_rules=3, random_state=0).fit(frame, y)  # n_restarts "auto"
+    assert out.getvalue().strip() == str(expected) and expected.n_rules_ == 3
+
+
 def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
     d, *_ = files
     monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
