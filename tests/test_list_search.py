@@ -198,3 +198,16 @@ def test_a_search_where_no_literal_gains_stops_cleanly():
     assert search.grow([[0]], 4) == []
     box, gain, _ = search.refine([], np.ones(50, dtype=bool), T.sum(axis=0), 50.0)
     assert box == [] and gain == -np.inf
+
+
+def test_a_searched_model_pickles_and_clones_with_its_path(wine):
+    import pickle
+
+    from sklearn.base import clone
+
+    rf, X, y = wine
+    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    back = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    assert str(back.with_size(2).rules_) == str(model.with_size(2).rules_)
+    assert clone(model.with_size(2)).get_params()["n_rules"] == 2
