@@ -108,9 +108,11 @@ def _check_against_frame(rows, rules):
         assert f["rule"] == ("otherwise" if default else rules[i].condition_text())
         proba = np.array([f[c] for c in probas]) if probas else None
         assert row[2] == prediction_text(f["prediction"], proba)
-        assert row[3] == ("" if default else str(int(f["support"])))
+        assert row[3] == str(int(f["support"]))  # the default's too: the points no rule takes
         assert row[4].endswith("%") and abs(float(row[4][:-1]) / 100 - f["share"]) <= 0.0005 + 1e-12
     assert frame["share"].sum() == pytest.approx(1.0)
+    n = frame["support"].sum()
+    np.testing.assert_allclose(frame["share"], frame["support"] / n)
 
 
 @pytest.mark.parametrize("kind", ["classification", "regression"])
@@ -162,6 +164,7 @@ def test_shares_are_the_first_matches_on_the_training_rows(fitted):
     back = RuleSet.from_json(model.rules_.to_json())
     rows = _markdown_rows(back.to_markdown())
     assert all(row[4] == "" for row in rows[1:]) and back.to_frame()["share"].isna().all()
+    assert rows[-1][3] == "" and back.default_support is None
 
 
 def test_print_starts_with_how_to_read_and_repr_stays_scikit_learn(fitted):

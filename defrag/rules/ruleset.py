@@ -105,11 +105,11 @@ class RuleSet:
 
     ``predict`` uses the rules as written: a point takes the prediction of the
     first rule (rules are ordered by weight) that covers it, else the default.
-    ``default_share``: the share of the training points no rule covers, when known
-    (see Rule's ``share``).
+    ``default_support`` and ``default_share``: the training points no rule covers and
+    their share, when known (see Rule's ``share``).
     """
 
-    default_share = None  # (rule sets pickled before the attribute existed)
+    default_support = default_share = None  # (rule sets pickled before the attributes existed)
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
                  classes=None, supports_missing=False, encoding=None, feature_names_in=None):
@@ -355,10 +355,12 @@ class RuleSet:
         return new
 
     def set_first_match_counts(self, counts):
-        """Set each rule's ``share`` and ``default_share`` from the training points each is
-        the first match for: counts[0] no rule's (the default's), counts[k] rule k's."""
+        """Set each rule's ``share``, ``default_support`` and ``default_share`` from the
+        training points each is the first match for: counts[0] no rule's (the default's),
+        counts[k] rule k's."""
         counts = np.asarray(counts, dtype=np.float64)
         total = max(float(counts.sum()), 1.0)
+        self.default_support = int(counts[0])
         self.default_share = float(counts[0] / total)
         for rule, count in zip(self.rules, counts[1:]):
             rule.share = float(count / total)
@@ -398,7 +400,8 @@ class RuleSet:
         """One row per rule and a last one for the default, as a pandas DataFrame: rule
         text, n_conditions, prediction, support (training points it predicts for), weight,
         coverage (share of training points satisfying it), share (share of training points
-        it is the first match for; the default's too; None where unknown), proba_<class>
+        it is the first match for; None where unknown; the default's support and share
+        too), proba_<class>
         columns; given X,
         X_coverage (share of X it covers), X_support and X_share (rows of X it predicts
         for); given y too, precision and error (classification: share right / wrong) or
@@ -429,15 +432,15 @@ class RuleSet:
         """The cells of the rule set's table (rules/display.py), one tuple per rule in
         order and a last one for the default: number, conditions as the listing prints
         them (missing-value marks included), prediction, support (training points it
-        predicts for; blank for the default) and the share of the training points it is
-        the first match for (blank where unknown)."""
+        predicts for) and the share of the training points it is the first match for
+        (the default's support and the shares blank where unknown)."""
         def share(value):
             return "" if value is None else f"{100.0 * value:.1f}%"
 
         rows = [(str(i), rule.condition_text(mark_unseen=True), prediction_text(rule.prediction, rule.proba),
                  str(rule.support), share(rule.share)) for i, rule in enumerate(self.rules, 1)]
-        rows.append(("*", "otherwise", prediction_text(self.default_prediction, self.default_proba), "",
-                     share(self.default_share)))
+        rows.append(("*", "otherwise", prediction_text(self.default_prediction, self.default_proba),
+                     "" if self.default_support is None else str(self.default_support), share(self.default_share)))
         return rows
 
     def missing_note(self):
