@@ -15,6 +15,7 @@ import contextlib
 import contextvars
 import importlib.util
 import logging
+import math
 import sys
 import time
 import warnings
@@ -139,7 +140,7 @@ class RestartProgress:
             else:
                 self.bar.update(n_done - self.bar.n)
             if self.bar is not None:
-                if best_error == best_error:  # (NaN: no restart scored yet)
+                if not math.isnan(best_error):  # (NaN: no restart scored yet)
                     self.bar.set_postfix_str(f"best error {best_error:.4g}", refresh=True)
                 return
         if n_done > 0:
