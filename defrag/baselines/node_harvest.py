@@ -238,6 +238,9 @@ class NodeHarvest(BaselineModel):
         means = self.node_means_[self._kept]
         return (member @ (self.weights_ * means)) / (member @ self.weights_)
 
+    def _predicts_by(self):
+        return "harvest"
+
     def _predict_coded(self, Xf):
         value = self._harvest(Xf)
         if self.task_ == "regression":

@@ -199,11 +199,15 @@ def _score_part(part, y, state, payload):
 
 def _printing_part(part, y, state, rule_set):
     """The statistics RuleSet.on_training_rows reads, on one partition: its conditions'
-    training_row_statistics (rules/conditions.py) and the rows each rule covers."""
+    training_row_statistics (rules/conditions.py), the rows each rule covers and those it
+    is the first match for."""
     X = np.ascontiguousarray(state.coded(part), dtype=np.float64)
     stats = training_row_statistics([c for r in rule_set.rules for c in r.conditions], X)
     cover = rule_set.covering(X).sum(axis=0) if X.shape[0] else np.zeros(len(rule_set.rules))
-    return stats, cover
+    # the rows each rule is the first match for (the default's first)
+    first = np.bincount(rule_set.first_match(X) + 1, minlength=len(rule_set.rules) + 1) if X.shape[0] \
+        else np.zeros(len(rule_set.rules) + 1, dtype=np.int64)
+    return stats, cover, first
 
 
 def _combine_regression(stats):
@@ -355,4 +359,5 @@ class DaskRows:
         for rule, covered in zip(new.rules, cover):
             rule.conditions = [next(printed) for _ in rule.conditions]
             rule.coverage = float(int(covered) / self.n_samples)
+        new.set_first_match_counts(sum(r[2] for r in results))
         return new
