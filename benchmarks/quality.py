@@ -1,27 +1,58 @@
-"""Quality of the rules as printed, on real data, against a CART of the same size.
+"""Quality of the rules as printed, on real data, against a tree of the same reading cost.
 
-Usage (from the repository root, with defrag installed or built in place):
+Usage (from the repository root, with defrag installed, or built in place and PYTHONPATH=.;
+on a shared machine prefix ``nice -n 10``):
 
-    python benchmarks/quality.py                  # every data set, default and paper preset
-    python benchmarks/quality.py --cases wine,diabetes --out quality.md
+    PYTHONPATH=. python benchmarks/quality.py            # every case, default and paper preset
+    PYTHONPATH=. python benchmarks/quality.py --cases wine,diabetes --out quality.md
+    PYTHONPATH=. python benchmarks/quality.py --path     # and the size path K = 2..10
+    PYTHONPATH=. python benchmarks/quality.py --no-paper # the default preset only (half the time)
+    PYTHONPATH=. python benchmarks/quality.py --png quality.png
 
-Protocol (the one of "Rules that predict" in the README): a random forest of 100 trees
-(random_state 0; min_samples_leaf 5 for regression and above 5,000 rows, else 1), a 70/30
-split; ``DefragModel(forest, max_rules=10, random_state=0).fit(X_train, y_train)`` (the
-default) and ``DefragModel.paper(...)`` (Algorithm 1 on every split, MAP prediction).
-For each: K (rules printed, the default not counted), the test error of the rules as
-printed (``rules_.predict``) and of the mixture's MAP prediction, CART-fp (a
-DecisionTree with K leaves, and with K + 1 leaves, the list's number of regions, fitted
-to the forest's predictions on the training rows), a depth-2 tree fitted to y, the
-forest, coverage and overlap of the printed rules, the median number of conditions per
-rule and the fit seconds. Error is the misclassification rate or the mean squared error.
-Where the test set has fewer than 1,000 rows the figures are means over 3 splits
-(random_state 0, 1, 2). Data: scikit-learn's breast_cancer, wine and diabetes,
-make_friedman1(2000, noise=1, random_state=0), and the CSV files of ../shared/data
-(skipped when the folder is absent). Writes a markdown table (--out) and, when
-matplotlib is installed, a PNG of rules against error (--png).
+Cases (17): scikit-learn's breast_cancer, wine and diabetes, make_friedman1(2000, noise=1,
+random_state=0), and the CSV files of ../shared/data (skipped with a message where the
+folder is absent; see its README). Regression: diabetes, friedman1, bostonhousing, ozone,
+servo, houseprices; multiclass: wine, vehicle, satellite, glass, soybean,
+letterrecognition; binary: the rest (issue 25 says "16 public cases" but names these
+17; the summary counts over the cases run). The CSV files' categorical columns (ozone V1-V3,
+servo's 4 features, houseprices' 6 yes/no columns, soybean's and housevotes84's features)
+hold the integer codes of R's factors and are used as these ordinal codes, by every
+learner alike (a column of strings, if a file had one, would get the codes of its sorted
+values). Missing values (ozone, soybean, housevotes84) stay NaN: scikit-learn's forests
+and trees route them, and defrag's rules follow the forest's missing directions. FIGS does
+not take NaN: it gets the training medians in their place.
+
+Protocol (that of docs/performance.rst, "Rules against a tree of the same size"): a random
+forest of 100 trees (random_state 0; min_samples_leaf 5 for regression and above 5,000
+rows, else 1), a 70/30 split; ``DefragModel(forest, max_rules=10, random_state=0).fit(X_train, y_train)`` (the
+default) and ``DefragModel.paper(...)`` (Algorithm 1 on every split, MAP prediction;
+``--no-paper`` leaves it out; the path is about the default). Error is the
+misclassification rate or the mean squared error of the rules as printed
+(``rules_.predict``) on the test rows. CART-fp is a DecisionTree fitted to the
+forest's predictions on the training rows (random_state 0), compared
+
+- at equal leaves: as many leaves as the list has regions (printed rules + the default);
+- at equal conditions: as many splits as the list prints conditions (the sum over the
+  rules of ``len(rule.conditions)``; a two-sided interval ``a < x <= b`` prints as one
+  condition), i.e. max_leaf_nodes = conditions + 1 (a constant where there is none).
+
+``--path``: the size path K = 2..10 regions, ``DefragModel(forest, n_rules=K)`` where
+DefragModel has ``n_rules``, else ``DefragModel(forest, method="em", max_rules=K)`` (said
+in the output), against CART-fp with K leaves and, where imodels is installed (``pip
+install ".[bench]"``), FIGS fitted to the same forest predictions with max_rules=K (FIGS
+counts splits: K splits over its trees). Fit seconds: DefragModel's fit against CART-fp's
+fit at equal leaves (the best of 3 fits; the forest's predictions are not counted), their
+ratio per case and the geometric mean of the ratios.
+
+A "win" is a test error of the rules as printed strictly below CART-fp's; equal within
+1e-12 (relative) is a tie, counted apart. Where the test set has fewer than 1,000 rows
+the figures are means over 3 splits (random_state 0, 1, 2) and wins are counted on the
+means. Writes markdown tables and a summary (stdout and --out) and, when matplotlib is
+installed, a PNG of rules against error (--png).
 """
 import argparse
+import csv
+import inspect
 import os
 import sys
 import time
@@ -30,13 +61,41 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "..", "shared", "data")
+SKLEARN = ("breast_cancer", "wine", "diabetes", "friedman1")
 SHARED = ("bostonhousing", "pimaindiansdiabetes", "ionosphere", "vehicle", "satellite",
-          "letterrecognition")
-REGRESSION = ("diabetes", "friedman1", "bostonhousing")
+          "letterrecognition", "ozone", "servo", "houseprices", "glass", "sonar", "soybean",
+          "housevotes84")
+CASES = SKLEARN + SHARED
+REGRESSION = ("diabetes", "friedman1", "bostonhousing", "ozone", "servo", "houseprices")
+MULTICLASS = ("wine", "vehicle", "satellite", "glass", "soybean", "letterrecognition")
+# categorical columns of the CSV files (../shared/data/README.md): integer codes; "all": every feature
+CATEGORICAL = {"ozone": ("V1", "V2", "V3"), "servo": "all",
+               "houseprices": ("driveway", "recreation", "fullbase", "gasheat", "aircon", "prefer"),
+               "soybean": "all", "housevotes84": "all"}
+PATH_SIZES = range(2, 11)
+PATH_COUNTED = (4, 6, 8)  # the path cells of issue 25's acceptance
+TIE = 1e-12
+
+
+def task_of(name):
+    if name in REGRESSION:
+        return "regression"
+    return "multiclass" if name in MULTICLASS else "binary"
+
+
+def column_codes(values):
+    """A CSV column as float64: numbers as they are, empty cells NaN, and a column with
+    any other text as the ordinal codes of its sorted values (NaN where empty)."""
+    try:
+        return np.array([float(v) if v != "" else np.nan for v in values])
+    except ValueError:
+        levels = sorted({v for v in values if v != ""})
+        code = {v: float(i) for i, v in enumerate(levels)}
+        return np.array([code.get(v, np.nan) for v in values])
 
 
 def load(name):
-    """(X, y, task) of a data set, or None when its file is absent."""
+    """(X, y, task) of a case, or None when its file is absent."""
     from sklearn import datasets
 
     if name == "breast_cancer":
@@ -51,66 +110,181 @@ def load(name):
         path = os.path.join(DATA, f"{name}.csv")
         if not os.path.exists(path):
             return None
-        import csv
-
-        with open(path) as f:
-            rows = list(csv.reader(f))[1:]
-        X = np.array([[float(v) for v in r[:-1]] for r in rows])
+        with open(path, newline="") as f:
+            header, *rows = list(csv.reader(f))
+        rows = [r for r in rows if r and r[-1] != ""]  # (no file has a missing target)
+        X = np.column_stack([column_codes([r[j] for r in rows]) for j in range(len(header) - 1)])
         y = np.array([r[-1] for r in rows])
+        categorical = CATEGORICAL.get(name, ())
+        for j, column in enumerate(header[:-1]):
+            if categorical == "all" or column in categorical:
+                present = X[~np.isnan(X[:, j]), j]
+                if not np.array_equal(present, np.round(present)):
+                    raise ValueError(f"{name}: categorical column {column} does not hold integer codes")
         if name in REGRESSION:
             y = y.astype(float)
-    return X, y, "regression" if name in REGRESSION else "classification"
+    return X, y, task_of(name)
 
 
 def error(pred, y, task):
-    if task == "classification":
+    if task != "regression":
         return float(np.mean(pred != y))
     return float(np.mean((np.asarray(pred, dtype=float) - y) ** 2))
 
 
-def one_split(X, y, task, seed, n_restarts):
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-    from sklearn.model_selection import train_test_split
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
+def has_n_rules():
     from defrag import DefragModel
 
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed)
-    leaf = 5 if task == "regression" or len(X) > 5000 else 1
-    Forest = RandomForestRegressor if task == "regression" else RandomForestClassifier
-    Tree = DecisionTreeRegressor if task == "regression" else DecisionTreeClassifier
-    forest = Forest(n_estimators=100, min_samples_leaf=leaf, random_state=0, n_jobs=-1).fit(Xtr, ytr)
-    fp = forest.predict(Xtr)
+    return "n_rules" in inspect.signature(DefragModel).parameters
 
-    def cart(leaves):
-        return error(Tree(max_leaf_nodes=max(int(leaves), 2), random_state=0).fit(Xtr, fp).predict(Xte), yte, task)
 
+def sized_model(forest, K, n_restarts):
+    """DefragModel with K regions: n_rules=K where it exists, else EM with max_rules=K."""
+    from defrag import DefragModel
+
+    if has_n_rules():
+        return DefragModel(forest, n_rules=K, n_restarts=n_restarts, random_state=0)
+    return DefragModel(forest, method="em", max_rules=K, n_restarts=n_restarts, random_state=0)
+
+
+def figs_available():
+    try:
+        import imodels  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def best_of(fit, repeats=3):
+    """(the fitted model, the smallest of `repeats` fit times in seconds)."""
+    seconds = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        model = fit()
+        seconds = min(seconds, time.perf_counter() - t0)
+    return model, seconds
+
+
+def list_size(model):
+    """(printed rules, regions, conditions printed, median conditions per rule) of a fit."""
+    conditions = [len(rule.conditions) for rule in model.rules_]
+    n = len(conditions)
+    return n, n + 1, int(sum(conditions)), float(np.median(conditions)) if conditions else 0.0
+
+
+class Split:
+    """One 70/30 split of a case: the forest, its predictions on the training rows, and the
+    CART-fp and FIGS fits to them."""
+
+    def __init__(self, X, y, task, seed):
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+        from sklearn.model_selection import train_test_split
+
+        self.task = task
+        self.Xtr, self.Xte, self.ytr, self.yte = train_test_split(X, y, test_size=0.3, random_state=seed)
+        leaf = 5 if task == "regression" or len(X) > 5000 else 1
+        Forest = RandomForestRegressor if task == "regression" else RandomForestClassifier
+        self.forest = Forest(n_estimators=100, min_samples_leaf=leaf, random_state=0,
+                             n_jobs=-1).fit(self.Xtr, self.ytr)
+        self.fp = self.forest.predict(self.Xtr)
+
+    def error(self, pred):
+        return error(pred, self.yte, self.task)
+
+    def cart(self, leaves, timed=False):
+        """CART-fp's test error with this many leaves (and its fit seconds when timed)."""
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+        if leaves < 2:  # no split at all: the constant that fits the forest's predictions best
+            if self.task == "regression":
+                constant = np.mean(self.fp)
+            else:
+                values, counts = np.unique(self.fp, return_counts=True)
+                constant = values[np.argmax(counts)]
+            err = self.error(np.full(len(self.yte), constant))
+            return (err, 0.0) if timed else err
+        Tree = DecisionTreeRegressor if self.task == "regression" else DecisionTreeClassifier
+        tree, seconds = best_of(lambda: Tree(max_leaf_nodes=int(leaves), random_state=0).fit(self.Xtr, self.fp),
+                                repeats=3 if timed else 1)
+        err = self.error(tree.predict(self.Xte))
+        return (err, seconds) if timed else err
+
+    def figs(self, max_rules):
+        """FIGS's test error with max_rules splits, fitted to the forest's predictions (NaN:
+        the training medians; NaN itself where FIGS cannot run)."""
+        from imodels import FIGSClassifier, FIGSRegressor
+
+        median = np.nanmedian(self.Xtr, axis=0)
+        median = np.where(np.isnan(median), 0.0, median)
+
+        def filled(X):
+            return np.where(np.isnan(X), median, X)
+
+        Figs = FIGSRegressor if self.task == "regression" else FIGSClassifier
+        # imodels 3.0's stumps are DecisionTrees without a random_state (FIGS keeps its own
+        # unused): ties between features go by NumPy's global generator, seeded here so
+        # that runs repeat
+        state = np.random.get_state()
+        np.random.seed(0)
+        try:
+            model = Figs(max_rules=max_rules, random_state=0).fit(filled(self.Xtr), self.fp)
+            return self.error(model.predict(filled(self.Xte)))
+        except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on
+            print(f"FIGS failed ({type(exc).__name__}: {exc})", file=sys.stderr)
+            return float("nan")
+        finally:
+            np.random.set_state(state)
+
+    def depth2(self):
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+        Tree = DecisionTreeRegressor if self.task == "regression" else DecisionTreeClassifier
+        return self.error(Tree(max_depth=2, random_state=0).fit(self.Xtr, self.ytr).predict(self.Xte))
+
+
+def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, figs=False):
+    """Every figure of one split: per preset the list's size, its errors and CART-fp's at
+    equal leaves and conditions; the baselines; the size path when asked."""
+    from defrag import DefragModel
+
+    s = Split(X, y, task, seed)
     out = {}
-    for preset in ("default", "paper"):
+    for preset in presets:
         make = DefragModel.paper if preset == "paper" else DefragModel
         t0 = time.perf_counter()
-        model = make(forest, max_rules=10, n_restarts=n_restarts, random_state=0).fit(Xtr, ytr)
+        model = make(s.forest, max_rules=10, n_restarts=n_restarts, random_state=0).fit(s.Xtr, s.ytr)
         seconds = time.perf_counter() - t0
-        printed = model.rules_.predict(Xte)
-        cover = model.rules_.covers(Xte)
-        conditions = [len(r.conditions) for r in model.rules_]
-        K = model.n_rules_
-        out[preset] = dict(
-            K=K, rules=error(printed, yte, task), map=error(model.predict_map(Xte), yte, task),
-            cart_K=cart(K), cart_K1=cart(K + 1), coverage=float(np.mean(cover.any(axis=1))),
-            overlap=float(np.mean(cover.sum(axis=1))),
-            conditions=float(np.median(conditions)) if conditions else 0.0, seconds=seconds,
-            same=bool(np.array_equal(printed, model.predict(Xte))))
-    out["depth2"] = error(Tree(max_depth=2, random_state=0).fit(Xtr, ytr).predict(Xte), yte, task)
-    out["forest"] = error(forest.predict(Xte), yte, task)
+        n, regions, conditions, median = list_size(model)
+        printed = model.rules_.predict(s.Xte)
+        cover = model.rules_.covers(s.Xte)
+        cart_leaves, cart_seconds = s.cart(regions, timed=True)
+        out[preset] = {
+            "rules": n, "regions": regions, "conditions": conditions, "median_conditions": median,
+            "error": s.error(printed),
+            "map": s.error(model.predict_map(s.Xte)) if hasattr(model, "predict_map") else float("nan"),
+            "cart_leaves": cart_leaves, "cart_conditions": s.cart(conditions + 1),
+            "coverage": float(np.mean(cover.any(axis=1))) if n else 0.0,
+            "overlap": float(np.mean(cover.sum(axis=1))) if n else 0.0,
+            "seconds": seconds, "cart_seconds": cart_seconds,
+            "same": bool(np.array_equal(printed, model.predict(s.Xte)))}
+    out["depth2"] = s.depth2()
+    out["forest"] = s.error(s.forest.predict(s.Xte))
+    out["n_train"] = len(s.Xtr)
+    if path:
+        out["path"] = {}
+        for K in PATH_SIZES:
+            model = sized_model(s.forest, K, n_restarts).fit(s.Xtr, s.ytr)
+            _, regions, conditions, _ = list_size(model)
+            out["path"][K] = {"regions": regions, "conditions": conditions,
+                                  "error": s.error(model.rules_.predict(s.Xte)), "cart": s.cart(K),
+                                  "figs": s.figs(K) if figs else float("nan")}
     return out
 
 
 def mean_of(results):
     """Means over the splits of every number (and all of the booleans)."""
-    first = results[0]
     out = {}
-    for key, value in first.items():
+    for key, value in results[0].items():
         if isinstance(value, dict):
             out[key] = mean_of([r[key] for r in results])
         elif isinstance(value, bool):
@@ -120,32 +294,114 @@ def mean_of(results):
     return out
 
 
+def outcome(ours, theirs):
+    """"win", "tie" or "loss" of an error against a competitor's ("n/a" where it has none)."""
+    if np.isnan(theirs):
+        return "n/a"
+    if abs(ours - theirs) <= TIE * max(abs(ours), abs(theirs), 1e-300):
+        return "tie"
+    return "win" if ours < theirs else "loss"
+
+
+def tally(outcomes):
+    """"x/n (t ties)" of a list of outcomes, n/a left out."""
+    outcomes = [o for o in outcomes if o != "n/a"]
+    text = f"{outcomes.count('win')}/{len(outcomes)}"
+    ties = outcomes.count("tie")
+    return text + (f" ({ties} tie{'s' if ties > 1 else ''})" if ties else "")
+
+
 def fmt(v):
-    return f"{v:.4g}"
+    return "n/a" if np.isnan(v) else f"{v:.4g}"
 
 
-def table(rows, preset):
-    lines = [f"### {preset}", "",
-             "| data | splits | K | rules as printed | MAP | CART-fp K leaves | CART-fp K+1 leaves | "
-             "depth-2 tree | forest | coverage | overlap | median conditions | fit s | printed = predict |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+def size_table(rows, preset):
+    """Errors at the preset's size against CART-fp at equal leaves and equal conditions."""
+    lines = [f"### {preset}: rules as printed against CART-fp at equal leaves and equal conditions", "",
+             ("| data | task | splits | rules | regions | conditions | rules as printed | "
+             "CART-fp, leaves = regions | vs leaves | CART-fp, splits = conditions | vs conditions | "
+             "MAP | depth-2 tree | forest | coverage | overlap | median conditions | printed = predict |"),
+             "|---" * 18 + "|"]
     for name, n_splits, r in rows:
         p = r[preset]
-        lines.append(f"| {name} | {n_splits} | {p['K']:.3g} | {fmt(p['rules'])} | {fmt(p['map'])} | "
-                     f"{fmt(p['cart_K'])} | {fmt(p['cart_K1'])} | {fmt(r['depth2'])} | {fmt(r['forest'])} | "
-                     f"{p['coverage']:.3f} | {p['overlap']:.2f} | {p['conditions']:.3g} | "
-                     f"{p['seconds']:.2f} | {'yes' if p['same'] else 'no'} |")
-    ratios_K = [r[preset]["rules"] / r[preset]["cart_K"] for _, _, r in rows]
-    ratios_K1 = [r[preset]["rules"] / r[preset]["cart_K1"] for _, _, r in rows]
-    wins_K = sum(r[preset]["rules"] <= r[preset]["cart_K"] * (1 + 1e-12) for _, _, r in rows)
-    wins_K1 = sum(r[preset]["rules"] <= r[preset]["cart_K1"] * (1 + 1e-12) for _, _, r in rows)
-    lines += ["", f"Rules as printed / CART-fp: mean ratio {np.mean(ratios_K):.3f} with K leaves "
-              f"({wins_K} of {len(rows)} at or below), {np.mean(ratios_K1):.3f} with K+1 leaves "
-              f"({wins_K1} of {len(rows)})."]
+        lines.append(
+            f"| {name} | {task_of(name)} | {n_splits} | {p['rules']:.3g} | {p['regions']:.3g} | "
+            f"{p['conditions']:.3g} | {fmt(p['error'])} | {fmt(p['cart_leaves'])} | "
+            f"{outcome(p['error'], p['cart_leaves'])} | {fmt(p['cart_conditions'])} | "
+            f"{outcome(p['error'], p['cart_conditions'])} | {fmt(p['map'])} | {fmt(r['depth2'])} | "
+            f"{fmt(r['forest'])} | {p['coverage']:.3f} | {p['overlap']:.2f} | {p['median_conditions']:.3g} | "
+            f"{'yes' if p['same'] else 'no'} |")
     return "\n".join(lines)
 
 
-def plot(rows, path):
+def seconds_table(rows, preset):
+    lines = [f"### {preset}: fit seconds, DefragModel against CART-fp (equal leaves, best of 3)", "",
+             "| data | training rows | DefragModel s | CART-fp s | ratio |", "|---|---|---|---|---|"]
+    for name, _, r in rows:
+        p = r[preset]
+        lines.append(f"| {name} | {r['n_train']:.0f} | {p['seconds']:.3f} | {p['cart_seconds']:.4f} | "
+                     f"{ratio(p):.0f} |")
+    return "\n".join(lines)
+
+
+def ratio(p):
+    return p["seconds"] / max(p["cart_seconds"], 1e-9)
+
+
+def path_tables(rows, how, figs):
+    """The size path: one row per case and K, then a case-by-K matrix of outcomes."""
+    lines = [f"### size path: {how}, against CART-fp with K leaves"
+             + (" and FIGS (max_rules=K)" if figs else " (imodels not installed: no FIGS)"), "",
+             ("| data | K | regions | conditions | rules as printed | CART-fp K leaves | vs CART-fp | "
+             "FIGS max_rules=K | vs FIGS |"), "|---" * 9 + "|"]
+    for name, _, r in rows:
+        for K in PATH_SIZES:
+            c = r["path"][K]
+            lines.append(f"| {name} | {K} | {c['regions']:.3g} | {c['conditions']:.3g} | {fmt(c['error'])} | "
+                         f"{fmt(c['cart'])} | {outcome(c['error'], c['cart'])} | {fmt(c['figs'])} | "
+                         f"{outcome(c['error'], c['figs'])} |")
+    short = {"win": "W", "tie": "T", "loss": "L", "n/a": "-"}
+    lines += ["", "Against CART-fp with K leaves (W win, T tie, L loss):", "",
+              "| data | " + " | ".join(f"K={K}" for K in PATH_SIZES) + " |", "|---" * (len(PATH_SIZES) + 1) + "|"]
+    for name, _, r in rows:
+        lines.append(f"| {name} | " + " | ".join(short[outcome(r['path'][K]['error'], r['path'][K]['cart'])]
+                                                for K in PATH_SIZES) + " |")
+    return "\n".join(lines)
+
+
+def summary(rows, preset, path_how=None, figs=False):
+    """The figures issue 25's acceptance names, for one preset (and the path)."""
+    def results(key, names=None):
+        return [outcome(r[preset]["error"], r[preset][key]) for name, _, r in rows
+                if names is None or name in names]
+
+    ratios = [ratio(r[preset]) for _, _, r in rows]
+    slowest = max(rows, key=lambda row: row[2][preset]["seconds"])
+    lines = [f"### summary ({preset})", "",
+             f"- wins at equal leaves: {tally(results('cart_leaves'))}",
+             f"- wins at equal conditions: {tally(results('cart_conditions'))}",
+             (f"- regression wins (equal leaves): {tally(results('cart_leaves', REGRESSION))}; "
+             f"at equal conditions: {tally(results('cart_conditions', REGRESSION))}"),
+             (f"- multiclass wins (equal leaves): {tally(results('cart_leaves', MULTICLASS))}; "
+             f"at equal conditions: {tally(results('cart_conditions', MULTICLASS))}"),
+             (f"- binary wins (equal leaves): "
+             f"{tally([o for (name, _, _), o in zip(rows, results('cart_leaves')) if task_of(name) == 'binary'])}"),
+             f"- max fit seconds: {slowest[2][preset]['seconds']:.2f} ({slowest[0]})",
+             (f"- geometric-mean fit ratio DefragModel / CART-fp: {np.exp(np.mean(np.log(ratios))):.1f}x "
+             f"(range {min(ratios):.0f}-{max(ratios):.0f}x)"),
+             f"- printed = predict everywhere: {'yes' if all(r[preset]['same'] for _, _, r in rows) else 'no'}"]
+    if path_how is not None and preset == "default":
+        cells = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_COUNTED]
+        every = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_SIZES]
+        lines += [(f"- path ({path_how}) cells won against CART-fp at K={','.join(map(str, PATH_COUNTED))}: "
+                  f"{tally(cells)}; at every K = 2..10: {tally(every)}")]
+        if figs:
+            cells = [outcome(r["path"][K]["error"], r["path"][K]["figs"]) for _, _, r in rows for K in PATH_COUNTED]
+            lines += [f"- path cells won against FIGS at K={','.join(map(str, PATH_COUNTED))}: {tally(cells)}"]
+    return "\n".join(lines)
+
+
+def plot(rows, path, presets):
     try:
         import matplotlib
 
@@ -156,12 +412,16 @@ def plot(rows, path):
         return
     fig, axes = plt.subplots(1, len(rows), figsize=(3 * len(rows), 3), squeeze=False)
     for ax, (name, _, r) in zip(axes[0], rows):
-        for preset, marker in (("default", "o"), ("paper", "s")):
-            ax.plot(r[preset]["K"], r[preset]["rules"], marker, label=f"defrag ({preset})")
-            ax.plot(r[preset]["K"], r[preset]["cart_K"], "x", color="grey")
+        if "path" in r:
+            ax.plot(list(PATH_SIZES), [r["path"][K]["error"] for K in PATH_SIZES], "-", label="defrag path")
+            ax.plot(list(PATH_SIZES), [r["path"][K]["cart"] for K in PATH_SIZES], "-", color="grey",
+                    label="CART-fp")
+        for preset, marker in zip(presets, "os"):
+            ax.plot(r[preset]["regions"], r[preset]["error"], marker, label=f"defrag ({preset})")
+            ax.plot(r[preset]["regions"], r[preset]["cart_leaves"], "x", color="grey")
         ax.axhline(r["forest"], color="black", lw=0.8, label="forest")
         ax.set_title(name, fontsize=9)
-        ax.set_xlabel("rules")
+        ax.set_xlabel("regions")
     axes[0][0].set_ylabel("test error")
     axes[0][0].legend(fontsize=6)
     fig.tight_layout()
@@ -170,15 +430,27 @@ def plot(rows, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default="breast_cancer,wine,diabetes,friedman1," + ",".join(SHARED))
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: all 17)")
     ap.add_argument("--restarts", type=int, default=20)
     ap.add_argument("--splits", type=int, default=None,
                     help="data splits per case (default: 3 where the test set is under 1,000 rows, else 1)")
-    ap.add_argument("--out", help="write the markdown table to this file too")
+    ap.add_argument("--path", action="store_true", help="also the size path K = 2..10")
+    ap.add_argument("--paper", action=argparse.BooleanOptionalAction, default=True,
+                    help="also the paper preset, DefragModel.paper (default: yes)")
+    ap.add_argument("--out", help="write the markdown tables to this file too")
     ap.add_argument("--png", help="write the rules-against-error figure to this PNG")
     args = ap.parse_args()
+    presets = ("default", "paper") if args.paper else ("default",)
+    figs = args.path and figs_available()
+    path_how = None
+    if args.path:
+        path_how = "DefragModel(forest, n_rules=K)" if has_n_rules() else \
+            'DefragModel(forest, method="em", max_rules=K) (DefragModel has no n_rules parameter)'
     rows = []
+    start = time.perf_counter()
     for name in args.cases.split(","):
+        if name not in CASES:
+            ap.error(f"unknown case {name!r}; the cases: {', '.join(CASES)}")
         data = load(name)
         if data is None:
             print(f"{name}: {os.path.join(DATA, name + '.csv')} is absent, skipped", file=sys.stderr)
@@ -186,16 +458,25 @@ def main():
         X, y, task = data
         n_splits = args.splits or (3 if 0.3 * len(X) < 1000 else 1)
         t0 = time.perf_counter()
-        results = [one_split(X, y, task, seed, args.restarts) for seed in range(n_splits)]
+        results = [one_split(X, y, task, seed, args.restarts, presets, args.path, figs) for seed in range(n_splits)]
         rows.append((name, n_splits, mean_of(results)))
         print(f"{name}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    text = "\n\n".join(table(rows, preset) for preset in ("default", "paper"))
+    if not rows:
+        sys.exit("no case to run")
+    parts = []
+    for preset in presets:
+        parts += [size_table(rows, preset), seconds_table(rows, preset)]
+    if args.path:
+        parts.append(path_tables(rows, path_how, figs))
+    parts += [summary(rows, preset, path_how, figs) for preset in presets]
+    parts.append(f"({len(rows)} cases, {time.perf_counter() - start:.0f} s in all, {args.restarts} restarts)")
+    text = "\n\n".join(parts)
     print(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
-    if args.png and rows:
-        plot(rows, args.png)
+    if args.png:
+        plot(rows, args.png, presets)
 
 
 if __name__ == "__main__":
