@@ -1,6 +1,7 @@
 """The memory guard (defrag/utils/memory.py): a fit whose working set exceeds the limit is
 refused before it allocates, with the estimate, the limit and the knobs in the message;
 one that fits runs unchanged."""
+import re
 import time
 
 import numpy as np
@@ -20,19 +21,32 @@ def small_forest():
     return RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y), X
 
 
-def test_huge_em_is_refused_within_a_second(small_forest):
-    # a new user's case: EM with a million components on 400 rows ran past 120 s
+def test_more_rules_than_rows_is_refused(small_forest):
+    # a new user's case (issue 22): EM with a million components on 400 rows ran for
+    # minutes (and clamped to 400 components still did); refused before anything is
+    # allocated, under any limit
     rf, X = small_forest
-    with defrag.max_memory("4G"):
-        t = time.perf_counter()
-        with pytest.raises(DefragMemoryError) as info:
-            DefragModel(rf, method="em", max_rules=10**6).fit(X)
-        assert time.perf_counter() - t < 1.0
+    with pytest.raises(DefragMemoryError) as info:
+        DefragModel(rf, method="em", max_rules=10**6).fit(X)
     msg = str(info.value)
-    assert "GB" in msg and "limit of 4 GB" in msg
+    assert "max_rules=1000000 is more than the 400 rows" in msg and "Set max_rules <= 400" in msg
+    assert re.search(r"would need about [0-9.]+ GB of memory \(limit: ", msg)
+    assert "subsample=" not in msg  # all rows are fitted on: a subsample would not help
+    assert isinstance(info.value, MemoryError) and isinstance(info.value, ValueError)
+    # with a subsample, the message points at it too
+    with pytest.raises(DefragMemoryError, match=r"more than the 50 rows .*subsample="):
+        DefragModel(rf, max_rules=51, subsample=50).fit(X)
+    DefragModel(rf, max_rules=50, subsample=50, n_restarts=2, max_iter=3, random_state=0).fit(X)
+
+
+def test_working_set_over_the_limit_names_the_knobs(small_forest):
+    rf, X = small_forest
+    with defrag.max_memory("4M"), pytest.raises(DefragMemoryError) as info:
+        DefragModel(rf, method="em", max_rules=400).fit(X)
+    msg = str(info.value)
+    assert "MB" in msg and "limit of 4 MB" in msg
     for knob in ("subsample=", "n_jobs=", "max_rules="):
         assert knob in msg
-    assert isinstance(info.value, MemoryError) and isinstance(info.value, ValueError)
 
 
 def test_a_fit_that_fits_is_unchanged(small_forest):
@@ -164,3 +178,114 @@ def test_proxy_and_prototype_estimates_grow_with_their_knobs():
     assert "X as float64" not in plain and proxy_estimate(**{**p, "x_copied": True})["X as float64"] == 8e6
     assert proxy_estimate(**{**p, "cv": True, "x_copied": True})["X as float64"] == 1.6e7
     assert proxy_estimate(**{**p, "min_leaf": 50})["tree"] < plain["tree"] / 5
+
+
+def _fake_status(tmp_path, vm_size_kb, vm_data_kb):
+    path = tmp_path / "status"
+    path.write_text(f"Name:\tpython\nVmSize:\t{vm_size_kb} kB\nVmData:\t{vm_data_kb} kB\n")
+    return str(path)
+
+
+def test_address_space_limit_bounds_the_available_memory(monkeypatch, tmp_path):
+    import defrag.utils.memory as mem
+
+    monkeypatch.delenv("DEFRAG_MAX_MEMORY", raising=False)
+    monkeypatch.setattr(mem, "PROC_STATUS", _fake_status(tmp_path, 1_000_000, 500_000))
+    monkeypatch.setattr(mem, "_cgroup_room", lambda: None)
+    monkeypatch.setattr(mem, "_meminfo_available", lambda: 64.0 * 2**30)
+    limits = {mem.resource.RLIMIT_AS: 6_000_000 * 1024, mem.resource.RLIMIT_DATA: mem.resource.RLIM_INFINITY}
+    monkeypatch.setattr(mem.resource, "getrlimit", lambda which: (limits.get(which, mem.resource.RLIM_INFINITY),) * 2)
+    # ulimit -v 6000000 with 1,000,000 kB mapped: 5,000,000 kB left of the 64 GB free
+    room, what = mem.memory_room()
+    assert room == 5_000_000 * 1024 and "RLIMIT_AS" in what
+    assert mem.memory_limit()[0] == mem.DEFAULT_SHARE * room
+    # RLIMIT_DATA (ulimit -d) against VmData, when tighter
+    limits[mem.resource.RLIMIT_DATA] = 1_500_000 * 1024
+    assert mem.memory_room()[0] == 1_000_000 * 1024
+    # no limits: the machine's memory
+    limits.clear()
+    assert mem.memory_room() == (64.0 * 2**30, "the machine's available memory")
+
+
+def _cgroup_tree(root, version, nested_limit, parent_limit, usage, inactive):
+    """A fake cgroup mount: this process in /app/worker, limits at both levels."""
+    root.mkdir(parents=True, exist_ok=True)
+    proc = root / "cgroup"
+    if version == 2:
+        mount, names, stat_key = root / "fs", ("memory.max", "memory.current"), "inactive_file"
+        proc.write_text("0::/app/worker\n")
+    else:
+        mount, names, stat_key = root / "fs" / "memory", ("memory.limit_in_bytes", "memory.usage_in_bytes"), \
+            "total_inactive_file"
+        proc.write_text("5:cpu,cpuacct:/app/worker\n4:memory:/app/worker\n0::/\n")
+        # v1's root reports "no limit" as a huge number
+        mount.mkdir(parents=True)
+        (mount / names[0]).write_text("9223372036854771712\n")
+    for rel, limit in (("app", parent_limit), ("app/worker", nested_limit)):
+        d = mount / rel
+        d.mkdir(parents=True)
+        (d / names[0]).write_text(f"{limit}\n")
+        (d / names[1]).write_text(f"{usage}\n")
+        (d / "memory.stat").write_text(f"active_file 5\n{stat_key} {inactive}\nanon 7\n")
+    return str(root / "fs"), str(proc)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_cgroup_limits_of_the_process_and_its_parents(monkeypatch, tmp_path, version):
+    import defrag.utils.memory as mem
+
+    G = 2**30
+    root, proc = _cgroup_tree(tmp_path, version, "max" if version == 2 else 2**63 - 4096, 3 * G, G, G // 2)
+    monkeypatch.setattr(mem, "CGROUP_ROOT", root)
+    monkeypatch.setattr(mem, "PROC_CGROUP", proc)
+    # the parent's 3 GB limit applies; the usage less the inactive page cache counts
+    assert mem._cgroup_room() == 3 * G - (G - G // 2)
+    monkeypatch.setattr(mem, "_meminfo_available", lambda: 64.0 * G)
+    monkeypatch.setattr(mem, "_rlimit_room", lambda: None)
+    room, what = mem.memory_room()
+    assert room == 2.5 * G and "cgroup" in what
+    # a tighter limit on the process's own cgroup wins
+    root, proc = _cgroup_tree(tmp_path / "b", version, 2 * G, 3 * G, G, 0)
+    monkeypatch.setattr(mem, "CGROUP_ROOT", root)
+    monkeypatch.setattr(mem, "PROC_CGROUP", proc)
+    assert mem._cgroup_room() == G
+    # no cgroup files: no cgroup limit
+    monkeypatch.setattr(mem, "CGROUP_ROOT", str(tmp_path / "none"))
+    assert mem._cgroup_room() is None
+
+
+REFUSED_UNDER_ULIMIT = """
+import resource, sys
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier
+from defrag import DefragMemoryError, DefragModel
+resource.setrlimit(resource.RLIMIT_AS, (6_000_000 * 1024, resource.RLIM_INFINITY))
+rng = np.random.default_rng(0)
+X = rng.random((400, 5))
+rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, X[:, 0] > 0.5)
+for K, rows in ((10**6, X), (20_000, np.tile(X, (50, 1)))):
+    try:
+        DefragModel(rf, method="em", max_rules=K, n_restarts=1).fit(rows)
+    except DefragMemoryError as exc:
+        print(type(exc).__name__, exc)
+    else:
+        print("fitted")
+"""
+
+
+def test_issue_case_refused_under_ulimit_v():
+    """The issue's case under ``ulimit -v 6000000`` (NumPy's MemoryError after 25 s
+    before), and a K <= N fit whose working set exceeds the address-space room: both
+    refused by the guard, the second naming RLIMIT_AS."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env.pop("DEFRAG_MAX_MEMORY", None)
+    out = subprocess.run([sys.executable, "-c", REFUSED_UNDER_ULIMIT], capture_output=True, text=True,
+                         timeout=120, env=env)
+    lines = out.stdout.strip().splitlines()
+    assert out.returncode == 0 and len(lines) == 2, out.stderr[-2000:]
+    assert lines[0].startswith("DefragMemoryError") and "max_rules=1000000 is more than the 400 rows" in lines[0]
+    assert lines[1].startswith("DefragMemoryError") and "RLIMIT_AS" in lines[1]

@@ -8,13 +8,19 @@ estimate exceeds the limit, naming the estimate, the limit and the knobs that
 reduce it. The limit is ``set_max_memory(...)`` / ``max_memory(...)`` when set, else
 the environment variable ``DEFRAG_MAX_MEMORY`` (bytes, or with a K/M/G/T suffix), else
 ``DEFAULT_SHARE`` of the memory the operating system reports as available
-(``MemAvailable`` in /proc/meminfo, bounded by a cgroup's ``memory.max``), read at
-each check.
+(``MemAvailable`` in /proc/meminfo, bounded by the room under the process's cgroup
+memory limits, v2 ``memory.max`` or v1 ``memory.limit_in_bytes``, and under its
+``RLIMIT_AS`` / ``RLIMIT_DATA``), read at each check.
 """
 import contextlib
 import os
 import re
 import threading
+
+try:
+    import resource
+except ImportError:  # not a Unix: no resource limits to read
+    resource = None
 
 # Share of the available memory a fit may plan to use: the estimate leaves out
 # Python objects and small temporaries, and the process already holds its data.
@@ -77,39 +83,149 @@ def _meminfo_available():
     return None
 
 
+# where the cgroup file systems are mounted and where this process's cgroups are named
+# (module attributes: the tests point them at a fake tree)
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"
+PROC_STATUS = "/proc/self/status"
+
+
+def _read_number(path):
+    """The number a cgroup file holds, inf for "max" (v2's no limit), None when unreadable."""
+    try:
+        with open(path) as f:
+            raw = f.read().strip()
+    except OSError:
+        return None
+    if raw == "max":
+        return float("inf")
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
+def _inactive_file(stat_path):
+    """The cgroup's inactive page cache (reclaimed before the OOM killer acts), 0 if unknown."""
+    found = {}
+    try:
+        with open(stat_path) as f:
+            for line in f:
+                key, _, value = line.partition(" ")
+                if key in ("total_inactive_file", "inactive_file"):
+                    found[key] = float(value)
+    except (OSError, ValueError):
+        return 0.0
+    return found.get("total_inactive_file", found.get("inactive_file", 0.0))
+
+
+def _cgroup_dirs():
+    """(directory, limit file, usage file) of this process's memory cgroups and their
+    ancestors, v2 then v1: a limit anywhere up the tree applies. The path in
+    /proc/self/cgroup is relative to the mount (in a container with a cgroup namespace
+    it is "/"); when it is not found under the mount (no namespace), the mount's own
+    files are the container's."""
+    paths = {"v2": "/", "v1": "/"}
+    try:
+        with open(PROC_CGROUP) as f:
+            for line in f:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) != 3:
+                    continue
+                if parts[0] == "0" and parts[1] == "":
+                    paths["v2"] = parts[2] or "/"
+                elif "memory" in parts[1].split(","):
+                    paths["v1"] = parts[2] or "/"
+    except OSError:
+        pass
+    out = []
+    for version, mount, limit_name, usage_name in (
+            ("v2", CGROUP_ROOT, "memory.max", "memory.current"),
+            ("v1", os.path.join(CGROUP_ROOT, "memory"), "memory.limit_in_bytes", "memory.usage_in_bytes")):
+        rel = paths[version].strip("/")
+        chain = []
+        while True:
+            chain.append(os.path.join(mount, rel) if rel else mount)
+            if not rel:
+                break
+            rel = os.path.dirname(rel)
+        out.extend((d, limit_name, usage_name) for d in chain)
+    return out
+
+
 def _cgroup_room():
-    """Bytes left under a cgroup v2 (or v1) memory limit, or None when there is none."""
-    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
-        try:
-            with open(limit_path) as f:
-                raw = f.read().strip()
-            if raw == "max":
-                return None
-            limit = float(raw)
-            with open(usage_path) as f:
-                usage = float(f.read().strip())
-        except (OSError, ValueError):
+    """Bytes left under the tightest cgroup v2 (memory.max) or v1 (memory.limit_in_bytes)
+    memory limit of this process and its ancestors, or None when there is none: the
+    limit less the usage, the usage less the inactive page cache (which the kernel
+    reclaims before it kills, as container runtimes count a working set)."""
+    room = None
+    for d, limit_name, usage_name in _cgroup_dirs():
+        limit = _read_number(os.path.join(d, limit_name))
+        if limit is None or limit >= 2.0 ** 60:  # absent, "max", or v1's "no limit"
             continue
-        if limit >= 2.0 ** 60:  # v1's "no limit"
-            return None
-        return max(limit - usage, 0.0)
+        usage = _read_number(os.path.join(d, usage_name)) or 0.0
+        usage = max(usage - _inactive_file(os.path.join(d, "memory.stat")), 0.0)
+        left = max(limit - usage, 0.0)
+        room = left if room is None else min(room, left)
+    return room
+
+
+def _status_bytes(field):
+    try:
+        with open(PROC_STATUS) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return float(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return None
 
 
-def available_memory():
-    """Bytes of memory available to this process now (None when the OS does not say)."""
-    avail = _meminfo_available()
+def _rlimit_room():
+    """Bytes the process may still map under its resource limits (``ulimit -v``:
+    RLIMIT_AS against the address space in use, VmSize; ``ulimit -d``: RLIMIT_DATA
+    against VmData), or None when neither is set. Past them malloc fails, whatever
+    the machine has free."""
+    if resource is None:  # not a Unix
+        return None
+    room = None
+    for limit_id, field in (("RLIMIT_AS", "VmSize"), ("RLIMIT_DATA", "VmData")):
+        if not hasattr(resource, limit_id):
+            continue
+        try:
+            soft = resource.getrlimit(getattr(resource, limit_id))[0]
+        except (OSError, ValueError):
+            continue
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        used = _status_bytes(field) or 0.0
+        left = max(float(soft) - used, 0.0)
+        room = left if room is None else min(room, left)
+    return room
+
+
+def memory_room():
+    """(bytes of memory available to this process now, what bounds it); (None, ...) when
+    the OS does not say. The smallest of the machine's available memory (MemAvailable),
+    the room under a cgroup limit and the room under RLIMIT_AS / RLIMIT_DATA."""
+    avail, source = _meminfo_available(), "the machine's available memory"
     if avail is None:
         try:
             avail = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
         except (AttributeError, ValueError, OSError):
             avail = None
-    room = _cgroup_room()
-    if room is not None:
-        avail = room if avail is None else min(avail, room)
-    return avail
+    for room, what in ((_cgroup_room(), "the room under the cgroup's memory limit"),
+                       (_rlimit_room(), ("the room under the process's address-space limit "
+                                         "(RLIMIT_AS, ulimit -v)"))):
+        if room is not None and (avail is None or room < avail):
+            avail, source = room, what
+    return avail, source
+
+
+def available_memory():
+    """Bytes of memory available to this process now (None when the OS does not say):
+    the smallest of MemAvailable, the room under a cgroup limit and under RLIMIT_AS."""
+    return memory_room()[0]
 
 
 def memory_limit():
@@ -122,10 +238,16 @@ def memory_limit():
     env = os.environ.get("DEFRAG_MAX_MEMORY")
     if env:
         return _parse_bytes(env, "DEFRAG_MAX_MEMORY"), "DEFRAG_MAX_MEMORY"
-    avail = available_memory()
+    avail, what = memory_room()
     if avail is None:
         return None, "no limit (the OS reports no available memory)"
-    return DEFAULT_SHARE * avail, f"{DEFAULT_SHARE:.0%} of the available memory"
+    return DEFAULT_SHARE * avail, f"{DEFAULT_SHARE:.0%} of {format_bytes(avail)} available: {what}"
+
+
+def describe_limit():
+    """The memory limit and where it comes from, for messages."""
+    limit, source = memory_limit()
+    return source if limit is None else f"{format_bytes(limit)}, {source}"
 
 
 def format_bytes(n):
