@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 from ..evaluation import prediction_error
 from ..sources.base import Tree, walk_tree
 from ..sources.sklearn_trees import read_sklearn_trees
+from ..utils.memory import born_again_estimate, check_memory_of
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
@@ -142,7 +143,7 @@ def _cut(tree, node_depth, depth):
         if keep[j] and left[j] >= 0:
             keep[[left[j], right[j]]] = True
     new = np.cumsum(keep) - 1
-    remap = lambda c: np.where(c[keep] >= 0, new[np.maximum(c[keep], 0)], -1)  # noqa: E731
+    remap = lambda c: np.where(c[keep] >= 0, new[np.maximum(c[keep], 0)], -1)
     return Tree.build(remap(left), remap(right), tree.feature[keep], tree.threshold[keep],
                       tree.missing_right[keep], tree.value[keep],
                       n_node_samples=tree.n_node_samples[keep])
@@ -211,7 +212,20 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
         if not (isinstance(self.p_alt, numbers.Real) and 0.0 < self.p_alt <= 1.0):
             raise ValueError(f"p_alt must be a number in (0, 1]; got {self.p_alt!r}")
 
+    def _check_memory(self, fitting, depth):
+        """DefragMemoryError before growing when the deepest tree grown (the grid's
+        largest depth under cross-validation) would not fit."""
+        n, d = fitting.Xf.shape
+        n_test = -(-n // min(self.cv, n)) if isinstance(self.max_depth, str) and n >= 2 else 0
+        check_memory_of(
+            born_again_estimate(n, d, fitting.n_classes, depth, self.min_samples_split, self.n_generated,
+                                n_test),
+            f"BornAgainTree.fit on {n} rows and {max(fitting.n_classes, 1)} classes (depth {depth})",
+            "max_depth= or depth_grid= (fewer nodes), n_generated=, or fewer rows or classes")
+
     def _fit(self, fitting):
+        self._check_memory(fitting, max(int(d) for d in self.depth_grid) if isinstance(self.max_depth, str)
+                           else int(self.max_depth))
         rng = check_random_state(self.random_state)
         labels = fitting.ensemble_predictions()
         n = fitting.Xf.shape[0]

@@ -15,6 +15,7 @@ from ..sources.split_array import SplitArraySource
 from ..utils.exact import exact_mean
 from ..utils.memory import (
     DefragMemoryError,
+    check_class_count,
     check_memory,
     describe_limit,
     fit_estimate,
@@ -84,6 +85,7 @@ def prepare(config, source, rows, feature_names, clock):
         constant, classes = is_constant(task, first.y_range), None
     else:
         classes = target_classes(source.classes, first.labels)
+        check_class_count(classes.size, source.classes, n, "DefragModel.fit")  # before per-class tables
         target = rows.all_targets(task, classes)
         fit_target = target if sub_rows is None else class_target(first.y_fit, classes)
         constant = is_constant(task, first.labels)

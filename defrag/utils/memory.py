@@ -276,6 +276,35 @@ def check_memory(estimate, what, knobs, parts=None):
     )
 
 
+# A classifier's y with more distinct labels than this and than the source model has
+# classes is refused (check_class_count): it is nearly always a continuous target given
+# to a classifier, and every estimator's per-class tables (and scikit-learn's tree
+# criterion, which is O(classes) per candidate split) grow with it. DefragModel handled
+# 1e6 such labels in 7.2 s, but BornAgainTree grew until the OOM killer ended it,
+# InTrees asked for 3.6 TiB and DepthTwoTree ran past 250 s at 100k (issue 23).
+MAX_CLASSES = 1000
+
+
+def check_class_count(n_labels, source_classes, n_rows, what):
+    """DefragMemoryError when a classification target has more than
+    max(MAX_CLASSES, the source model's classes) distinct labels, with a message that
+    suggests regression. n_labels: the distinct labels of y with the model's classes;
+    source_classes: the model's classes (None when it does not say)."""
+    n_source = 0 if source_classes is None else len(source_classes)
+    bound = max(MAX_CLASSES, n_source)
+    if n_labels <= bound:
+        return
+    model = (f"the model knows {n_source} classes" if n_source
+             else "the model does not name its classes")
+    raise DefragMemoryError(
+        f"{what}: y has {n_labels} distinct labels among {n_rows} rows, more than "
+        f"{bound} (defrag's bound on classes, MAX_CLASSES = {MAX_CLASSES}, or the model's "
+        f"classes when more) and {model}; the per-class tables grow with every label. If y "
+        "is a continuous target, fit a regression ensemble (and task='regression' for "
+        "DefragModel); if the labels are classes, bin them or fit the ensemble on them."
+    )
+
+
 # ----------------------------------------------------------------------- estimates
 
 def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, max_group,
@@ -358,3 +387,63 @@ def proxy_estimate(n_samples, n_features, n_targets, n_members, n_threads, cv, m
     if n_members:
         parts["member predictions"] = 8.0 * N * n_members
     return parts
+
+
+def check_memory_of(parts, what, knobs):
+    """check_memory of the sum of parts ({name: bytes})."""
+    check_memory(sum(parts.values()), what, knobs, parts)
+
+
+# The baselines (defrag/baselines/). n rows, d features, C classes present (1 for
+# regression).
+
+def born_again_estimate(n_rows, n_features, n_classes, max_depth, min_samples_split, n_generated,
+                        n_test):
+    """{part: bytes} of growing one born-again tree (defrag/baselines/born_again.py) to
+    max_depth on n_rows rows, n_test held-out rows scored per depth of the grid.
+
+    A node that splits holds more than min_samples_split rows, so a level has at most
+    n / (min_samples_split + 1) of them and 2**depth; every node keeps its value (C
+    float64, held in the node list, stacked into the tree and copied when it is cut);
+    a level's generated points (n_generated per splitting node: row indices, coded
+    values and the ensemble's input); the held-out rows' leaf values (n_test x C); the
+    stump's pool (the node's rows and generated points) and the row index arrays."""
+    n, d, C, D = float(n_rows), float(n_features), float(max(n_classes, 1)), int(max_depth)
+    splitting = float(min(2.0 ** min(D, 60) - 1.0, D * (n // (int(min_samples_split) + 1))))
+    nodes = 1.0 + 2.0 * splitting
+    level = float(min(2.0 ** min(D - 1, 60), n // (int(min_samples_split) + 1)))
+    return {"node values": 3.0 * 8.0 * nodes * C,
+            "generated points": 4.0 * 8.0 * level * n_generated * d,
+            "held-out predictions": 8.0 * float(n_test) * C,
+            "stump pools and row indices": 8.0 * (n + n_generated) * (d + 4.0) + 8.0 * 8.0 * C}
+
+
+def intrees_estimate(n_rows, n_rules, n_classes):
+    """{part: bytes} of InTrees.fit (defrag/baselines/intrees.py): the rule cover
+    (n x R bool) with the pruning candidates' cover and the class-sorted copy the
+    counts are summed from, and the per-rule class counts (R x C: int64 sums, float32
+    counts and the learner's update)."""
+    n, R, C = float(n_rows), float(n_rules), float(max(n_classes, 1))
+    return {"rule cover": 3.0 * n * R, "class counts": 20.0 * R * C}
+
+
+def node_harvest_estimate(n_rows, n_candidates, n_nodes):
+    """{part: bytes} of NodeHarvest.fit (defrag/baselines/node_harvest.py): the cover of
+    every candidate node (n x P bool, with its packed patterns), the kept nodes' 0/1
+    matrix and its product with the node means (n x p float64 each, with the distinct
+    membership patterns: at most n rows, sorted as a copy), the SVD of those patterns
+    (the n x p left factor and p x p right one) and the solver's p x p matrices."""
+    n, P, p = float(n_rows), float(n_candidates), float(n_nodes)
+    return {"candidate cover": 1.2 * n * P, "node matrices": 8.0 * 5.0 * n * p,
+            "null space and solver": 8.0 * (n * p + 6.0 * p * p)}
+
+
+def depth_two_estimate(n_rows, n_features, n_classes, max_depth):
+    """{part: bytes} of DepthTwoTree.fit (defrag/baselines/depth_two.py): scikit-learn's
+    float32 copy of X and its row arrays, its per-class criterion sums, the tree's
+    node values (C float64 each) and their copy over all classes, with the rules'
+    probabilities."""
+    n, d, C = float(n_rows), float(n_features), float(max(n_classes, 1))
+    nodes = min(2.0 ** (min(int(max_depth), 60) + 1) - 1.0, 2.0 * n)
+    return {"X as float32 and row arrays": 4.0 * n * d + 8.0 * 3.0 * n,
+            "per-class tables": 8.0 * C * (3.0 * nodes + 8.0)}
