@@ -143,7 +143,7 @@ def test_intrees_pruning_against_a_plain_reference(xor_small):
     fitting = model._prepare(Xtr, ytr)
     maker = ConditionMaker(fitting.names, fitting.encoding, True)
     rules = model._extract(fitting.source)[:80]
-    _, counts = model._counts(maker, rules, Xtr, ytr, 2)
+    counts = model._counts(maker, rules, Xtr, ytr, 2)
     pred = np.argmax(counts, axis=1)
     err = model._error(counts, pred)
     got = model._prune(maker, rules, pred, err, Xtr, ytr, 2)

@@ -38,7 +38,7 @@ from ..rules import Rule, RuleSet
 from ..utils.memory import check_memory_of, intrees_estimate
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
-from ._paths import ConditionMaker, node_paths
+from ._paths import MAX_CELLS, ConditionMaker, node_paths
 
 
 def discretize(y, n_levels):
@@ -51,17 +51,21 @@ def discretize(y, n_levels):
 def class_counts(cover, y, n_classes):
     """(n_rules, n_classes) float32: the points of each class each rule covers (cover:
     (n, n_rules) bool, y: class codes < n_classes), without an (n, n_classes) one-hot
-    matrix: the rows grouped by class (a stable sort) and summed per group in one
-    reduceat. Integer sums, so equal to the float32 product with the one-hot matrix
-    (exact below 2**24 points)."""
-    out = np.zeros((cover.shape[1], n_classes), dtype=np.float32)
-    if y.size == 0:
+    matrix: the rows grouped by class (a stable sort) and summed per group by reduceat,
+    a block of rules at a time (reduceat casts its block to int64: the whole cover at
+    once was 8 bytes a cell, 200 MB on 5,000 rows x 5,000 rules). Integer sums, so
+    equal to the float32 product with the one-hot matrix (exact below 2**24 points)."""
+    n, n_rules = cover.shape
+    out = np.zeros((n_rules, n_classes), dtype=np.float32)
+    if n == 0:
         return out
     order = np.argsort(y, kind="stable")
     ys = y[order]
     starts = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
-    sums = np.add.reduceat(cover[order], starts, axis=0, dtype=np.int64)
-    out[:, ys[starts]] = sums.T
+    step = max(1, MAX_CELLS // n)
+    for j in range(0, n_rules, step):
+        block = np.take(cover[:, j:j + step], order, axis=0)
+        out[j:j + step, ys[starts]] = np.add.reduceat(block, starts, axis=0, dtype=np.int64).T
     return out
 
 
@@ -146,8 +150,9 @@ class InTrees(BaselineModel):
         return list(rules)
 
     def _counts(self, maker, rules, Xf, target, n_classes):
-        cover = maker.cover(rules, Xf)
-        return cover, class_counts(cover, target, n_classes)
+        """Per rule, the class counts of the points it covers (its cover a temporary: one
+        n x rules cover alive at a time)."""
+        return class_counts(maker.cover(rules, Xf), target, n_classes)
 
     def _error(self, counts, pred):
         """getRuleMetric's error with the prediction fixed: 1 - round(share, 3)."""
@@ -172,7 +177,7 @@ class InTrees(BaselineModel):
             for j in todo:
                 atom = orig[j][len0[j] - 1 - back]
                 cands.append(tuple(a for a in rules[j] if a is not atom))
-            _, counts = self._counts(maker, cands, Xf, target, n_classes)
+            counts = self._counts(maker, cands, Xf, target, n_classes)
             new_err = self._error(counts, pred[todo])
             decay = new_err - err[todo]
             if self.type_decay == 1:
@@ -228,18 +233,18 @@ class InTrees(BaselineModel):
         rules = self._extract(fitting.source)
         self.n_extracted_ = len(rules)
         n = Xf.shape[0]
-        check_memory_of(intrees_estimate(n, len(rules), n_classes),
+        check_memory_of(intrees_estimate(n, len(rules), n_classes, MAX_CELLS),
                         f"InTrees.fit on {n} rows, {n_classes} classes present and {len(rules)} "
                         "extracted rules", "max_trees= and max_length= (fewer rules), or fewer rows")
         if rules:
-            cover, counts = self._counts(maker, rules, Xf, target, n_classes)
+            counts = self._counts(maker, rules, Xf, target, n_classes)
             seen = counts.sum(axis=1) > 0  # getRuleMetric drops rules covering nothing
             rules = [r for r, s in zip(rules, seen) if s]
             counts = counts[seen]
             pred = np.argmax(counts, axis=1)  # R's which.max: the first most frequent class
             err = self._error(counts, pred)
             rules = self._prune(maker, rules, pred, err, Xf, target, n_classes)
-            cover, _ = self._counts(maker, rules, Xf, target, n_classes)
+            cover = maker.cover(rules, Xf)
             lengths = np.array([len(r) for r in rules])
             chosen, default = self._learner(cover, lengths, pred, target, n_classes)
         else:

@@ -418,13 +418,15 @@ def born_again_estimate(n_rows, n_features, n_classes, max_depth, min_samples_sp
             "stump pools and row indices": 8.0 * (n + n_generated) * (d + 4.0) + 8.0 * 8.0 * C}
 
 
-def intrees_estimate(n_rows, n_rules, n_classes):
+def intrees_estimate(n_rows, n_rules, n_classes, block_cells=1 << 22):
     """{part: bytes} of InTrees.fit (defrag/baselines/intrees.py): the rule cover
-    (n x R bool) with the pruning candidates' cover and the class-sorted copy the
-    counts are summed from, and the per-rule class counts (R x C: int64 sums, float32
+    (n x R bool; one alive at a time, with the learner's copy of the rows a chosen rule
+    newly covers), the class counts' blocks (block_cells cells, taken in class order and
+    cast to int64 by reduceat) and the per-rule class counts (R x C: int64 sums, float32
     counts and the learner's update)."""
     n, R, C = float(n_rows), float(n_rules), float(max(n_classes, 1))
-    return {"rule cover": 3.0 * n * R, "class counts": 20.0 * R * C}
+    return {"rule cover": 2.0 * n * R, "class-count blocks": 9.0 * min(float(block_cells), n * R),
+            "class counts": 20.0 * R * C}
 
 
 def node_harvest_estimate(n_rows, n_candidates, n_nodes):
