@@ -133,6 +133,9 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
             f"{format_bytes(sum(parts.values()))} of memory (limit: {describe_limit()}) and "
             f"{n_components} x {n_fit} x {len(splits)} operations an iteration. Set "
             f"max_rules <= {n_fit}{more}.")
-    check_memory(sum(parts.values()), "DefragModel.fit",
+    rows = f"{n_rows} rows ({n_fit} per restart)" if n_rows and n_rows != n_fit else f"{n_fit} rows"
+    classes = f", {n_classes} classes" if n_classes else ""
+    check_memory(sum(parts.values()),
+                 f"DefragModel.fit on {rows}{classes}, {n_components} rules (K) and {len(splits)} splits (L)",
                  "subsample= (rows per restart), n_jobs= (restarts in flight), "
                  "max_rules= (K), max_splits= (L)", parts)
