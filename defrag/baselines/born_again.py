@@ -242,8 +242,10 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
                     tree, node_depth = grower.tree(train, grid[-1])
                     for i, d in enumerate(grid):
                         cut = _cut(tree, node_depth, d)
-                        value = cut.value[walk_tree(cut, fitting.Xf[test])]
-                        pred = value[:, 0] if not fitting.n_classes else np.argmax(value, axis=1)
+                        # each node's prediction, then the held-out rows' (not their rows of
+                        # class probabilities: n_test x classes)
+                        node_pred = cut.value[:, 0] if not fitting.n_classes else np.argmax(cut.value, axis=1)
+                        pred = node_pred[walk_tree(cut, fitting.Xf[test])]
                         errors[i, k] = prediction_error(pred, fitting.y[test], fitting.task)
                 self.cv_errors_ = {d: float(e) for d, e in zip(grid, errors.mean(axis=1))}
                 depth = grid[int(np.argmin(errors.mean(axis=1)))]  # the smallest of tied depths

@@ -406,7 +406,7 @@ def born_again_estimate(n_rows, n_features, n_classes, max_depth, min_samples_sp
     n / (min_samples_split + 1) of them and 2**depth; every node keeps its value (C
     float64, held in the node list, stacked into the tree and copied when it is cut);
     a level's generated points (n_generated per splitting node: row indices, coded
-    values and the ensemble's input); the held-out rows' leaf values (n_test x C); the
+    values and the ensemble's input); the held-out rows' leaves and predictions; the
     stump's pool (the node's rows and generated points) and the row index arrays."""
     n, d, C, D = float(n_rows), float(n_features), float(max(n_classes, 1)), int(max_depth)
     splitting = float(min(2.0 ** min(D, 60) - 1.0, D * (n // (int(min_samples_split) + 1))))
@@ -414,7 +414,7 @@ def born_again_estimate(n_rows, n_features, n_classes, max_depth, min_samples_sp
     level = float(min(2.0 ** min(D - 1, 60), n // (int(min_samples_split) + 1)))
     return {"node values": 3.0 * 8.0 * nodes * C,
             "generated points": 4.0 * 8.0 * level * n_generated * d,
-            "held-out predictions": 8.0 * float(n_test) * C,
+            "held-out predictions": 16.0 * float(n_test),
             "stump pools and row indices": 8.0 * (n + n_generated) * (d + 4.0) + 8.0 * 8.0 * C}
 
 
