@@ -302,7 +302,7 @@ def main():
               f"{r['rss_mb']:>8.1f} {r['traced_mb']:>9.1f} {ratio:>6.2f} {r['seconds']:>6.2f}", flush=True)
         if "outcome" in r:
             print(f"    {r['outcome'][:300]}", flush=True)
-        if args.parts:
+        if args.parts and r["parts_mb"]:
             print("    " + ", ".join(f"{k} {v:.1f}" for k, v in r["parts_mb"].items()), flush=True)
 
 
