@@ -143,7 +143,7 @@ def _cut(tree, node_depth, depth):
         if keep[j] and left[j] >= 0:
             keep[[left[j], right[j]]] = True
     new = np.cumsum(keep) - 1
-    remap = lambda c: np.where(c[keep] >= 0, new[np.maximum(c[keep], 0)], -1)
+    remap = lambda c: np.where(c[keep] >= 0, new[np.maximum(c[keep], 0)], -1)  # noqa: E731
     return Tree.build(remap(left), remap(right), tree.feature[keep], tree.threshold[keep],
                       tree.missing_right[keep], tree.value[keep],
                       n_node_samples=tree.n_node_samples[keep])

@@ -19,7 +19,12 @@ import numpy as np
 
 from ..rules import refit_rule_list
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
-from ..utils.validation import check_missing, distinct_labels, feature_names_of, n_columns
+from ..utils.validation import (
+    check_missing,
+    distinct_labels,
+    feature_names_of,
+    n_columns,
+)
 from .mixture import kernel_problem
 from .targets import class_target, regression_target, target_values
 
