@@ -20,6 +20,9 @@ from defrag.fit import dask_rows  # noqa: E402
 
 FIT = dict(n_restarts=4, subsample=1500, max_iter=30, random_state=3)
 N_WORKERS = 3
+# without a kill the fit takes 1-5 s on the loaded 2-core machine; a hung fit (as in Dask's
+# scatter to a dying worker before) fails the test instead of holding CI
+FIT_TIMEOUT_S = 120
 
 
 class PassLog(logging.Handler):
@@ -35,6 +38,26 @@ class PassLog(logging.Handler):
             with self.changed:
                 self.count += 1
                 self.changed.notify_all()
+
+
+def fit_within(model, X, seconds):
+    """model.fit(X) in a thread; the test fails if it has not returned within seconds."""
+    out = {}
+
+    def run():
+        try:
+            out["model"] = model.fit(X)
+        except BaseException as exc:  # handed to the test's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"the fit hung (over {seconds} s)")
+    if "error" in out:
+        raise out["error"]
+    return out["model"]
 
 
 def fingerprint(model):
@@ -113,7 +136,7 @@ def test_fit_survives_killed_workers():
                 killer = threading.Thread(target=kill, daemon=True)
                 killer.start()
                 try:
-                    model = DefragModel(forest, **FIT).fit(Xd)
+                    model = fit_within(DefragModel(forest, **FIT), Xd, FIT_TIMEOUT_S)
                 finally:
                     done.set()
                     with log.changed:

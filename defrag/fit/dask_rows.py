@@ -56,6 +56,7 @@ import logging
 import operator
 import time
 import uuid
+from concurrent.futures import CancelledError
 
 import numpy as np
 
@@ -96,8 +97,6 @@ def _scheduler_options():
 def _lost_worker(exc):
     """Whether exc is Dask's, about the cluster (a worker killed, its data or connection
     lost), rather than an error raised by a task (ValueError, ...): those pass unchanged."""
-    from concurrent.futures import CancelledError
-
     module = type(exc).__module__
     return isinstance(exc, CancelledError) or module == "distributed" or module.startswith("distributed.")
 
