@@ -21,7 +21,8 @@ Kill k: a thread waits until the fit's log reports pass number j (j drawn from 1
 --restarts + 1, counting the passes after the first one: the restarts' passes), then
 waits a random 0-150 ms (so that the kill lands inside a pass or between two), then
 SIGKILLs the worker process of one worker (its pid read with client.run(os.getpid)
-before the fit), chosen at random. The draws come from --seed. After each fit the
+before the fit), chosen at random. The draws come from --seed. A draw that lands after the
+fit has ended is not counted (printed, and drawn again). After each fit the
 benchmark waits for the nanny's new worker before the next.
 """
 import argparse
@@ -100,8 +101,8 @@ def main():
         print(f"  the same as in memory: {fingerprint(in_memory) == fingerprint(ref)}")
         passes = counter.count
 
-        same = clear = 0
-        for k in range(args.kills):
+        same = clear = k = missed = 0
+        while k < args.kills:
             client.wait_for_workers(args.workers, timeout=120)
             pids = client.run(os.getpid)
             at = int(rng.integers(1, passes))
@@ -120,27 +121,35 @@ def main():
             killer = threading.Thread(target=kill, daemon=True)
             killer.start()
             start = time.perf_counter()
+            outcome = None
             try:
                 model = DefragModel(forest, **params).fit(Xd)
-                outcome = "same rules" if fingerprint(model) == fingerprint(ref) else "OTHER RULES"
-                same += outcome == "same rules"
-            except RuntimeError as exc:
-                if "worker" in str(exc) and "lost" in str(exc):
-                    outcome, clear = f"clear RuntimeError: {exc}", clear + 1
-                else:
-                    outcome = f"RAW {type(exc).__module__}.{type(exc).__name__}: {exc}"
             except Exception as exc:  # what the benchmark is here to count
-                outcome = f"RAW {type(exc).__module__}.{type(exc).__name__}: {exc}"
+                outcome = exc
             seconds = time.perf_counter() - start
             done.set()
             with counter.changed:  # the killer waits no more
                 counter.count = passes
                 counter.changed.notify_all()
             killer.join()
-            where = f"after pass {killed[0]} + {delay * 1000:.0f} ms" if killed else "not killed (fit ended first)"
-            print(f"kill {k + 1}: worker pid {pids[victim]} {where}: {outcome} ({seconds:.1f} s)", flush=True)
+            if not killed:  # the fit ended before the kill: not counted, drawn again
+                missed += 1
+                print(f"  (the fit ended before the kill after pass {at} + {delay * 1000:.0f} ms: drawn again)")
+                continue
+            k += 1
+            if outcome is None:
+                same_rules = fingerprint(model) == fingerprint(ref)
+                same += same_rules
+                outcome = "same rules" if same_rules else "OTHER RULES"
+            elif isinstance(outcome, RuntimeError) and "worker was lost" in str(outcome):
+                clear += 1
+                outcome = f"clear RuntimeError: {outcome}"
+            else:
+                outcome = f"RAW {type(outcome).__module__}.{type(outcome).__name__}: {outcome}"
+            print(f"kill {k}: worker pid {pids[victim]} after pass {killed[0]} + {delay * 1000:.0f} ms: "
+                  f"{outcome} ({seconds:.1f} s)", flush=True)
         print(f"same rules: {same}/{args.kills}; clear RuntimeError: {clear}/{args.kills}; "
-              f"other: {args.kills - same - clear}/{args.kills}")
+              f"other: {args.kills - same - clear}/{args.kills} ({missed} draws missed: the fit ended first)")
 
 
 if __name__ == "__main__":

@@ -120,9 +120,9 @@ def _on_cluster(run, what):
 
 
 def _state_in_graph():
-    """Dask's configuration while a graph that holds a state goes to the scheduler: a forest
-    (the first pass's, for y=None) can be tens of MB, sent once on purpose; Dask's warning
-    about large graphs is meant for data repeated in graphs."""
+    """Dask's configuration while a state goes to the scheduler: a forest (the first pass's,
+    for y=None) can be tens of MB, sent once on purpose; Dask's warning about large graphs
+    is meant for data repeated in graphs."""
     return import_dask().config.set({"distributed.admin.large-graph-warning-threshold": "1TiB"})
 
 
@@ -326,16 +326,18 @@ class DaskRows:
         the targets stay on the workers."""
         dask = import_dask()
         start = time.perf_counter()
+        # persisted before the pass (as the states of the later passes): the partitions'
+        # tasks find it on the cluster rather than wait for it while generated partitions
+        # pile up (README, the Dask benchmark: 1.4 GB a worker for a state in the pass's graph)
         state = _shared(_State(self.encoding, task=task, supports_missing=supports_missing,
-                               source=source if self.y_input is None else None))
+                               source=source if self.y_input is None else None), persist=True)
         first = dask.delayed(_first_pass, pure=False)
         split_rows = self.partitions.split_rows(rows)
 
         def run():
             options = _scheduler_options()
-            with _state_in_graph():
-                results = dask.persist(*[first(p, yp, state, r, int(n)) for p, yp, r, n in zip(
-                    self.partitions.parts, self.y_parts, split_rows, self.partitions.lengths)], **options)
+            results = dask.persist(*[first(p, yp, state, r, int(n)) for p, yp, r, n in zip(
+                self.partitions.parts, self.y_parts, split_rows, self.partitions.lengths)], **options)
             parts = dask.compute(*[dask.delayed(operator.getitem)(r, 1) for r in results], **options)
             targets = list(dask.persist(*[dask.delayed(operator.getitem)(r, 0) for r in results], **options))
             return parts, targets
