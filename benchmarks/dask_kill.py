@@ -22,7 +22,8 @@ Kill k: a thread waits until the fit's log reports pass number j (j drawn from 1
 waits a random 0-150 ms (so that the kill lands inside a pass or between two), then
 SIGKILLs the worker process of one worker (its pid read with client.run(os.getpid)
 before the fit), chosen at random. The draws come from --seed. A draw that lands after the
-fit has ended is not counted (printed, and drawn again). After each fit the
+fit has ended is not counted (printed, and drawn again). With --anywhere, the kill comes
+at a random moment from the fit's start to the reference fit's duration instead. After each fit the
 benchmark waits for the nanny's new worker before the next.
 """
 import argparse
@@ -68,6 +69,9 @@ def main():
     parser.add_argument("--restarts", type=int, default=6)
     parser.add_argument("--subsample", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--anywhere", action="store_true",
+                        help="kill at a random moment of the whole fit (its first pass and the "
+                             "states sent to the workers too), not only during the restarts")
     args = parser.parse_args()
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid>: where a stuck fit waits
     os.environ["DASK_LOGGING__DISTRIBUTED"] = "critical"  # the kills' own noise, in every process
@@ -95,7 +99,8 @@ def main():
                       dashboard_address=None, memory_limit="1GiB") as cluster, Client(cluster) as client:
         start = time.perf_counter()
         ref = DefragModel(forest, **params).fit(Xd)
-        print(f"reference fit (no kill): {time.perf_counter() - start:.1f} s, {counter.count} passes, "
+        ref_seconds = time.perf_counter() - start
+        print(f"reference fit (no kill): {ref_seconds:.1f} s, {counter.count} passes, "
               f"{ref.n_rules_} rules")
         in_memory = DefragModel(forest, **params).fit(X)
         print(f"  the same as in memory: {fingerprint(in_memory) == fingerprint(ref)}")
@@ -105,8 +110,10 @@ def main():
         while k < args.kills:
             client.wait_for_workers(args.workers, timeout=120)
             pids = client.run(os.getpid)
-            at = int(rng.integers(1, passes))
-            delay = float(rng.uniform(0.0, 0.15))
+            if args.anywhere:
+                at, delay = 0, float(rng.uniform(0.0, ref_seconds))
+            else:
+                at, delay = int(rng.integers(1, passes)), float(rng.uniform(0.0, 0.15))
             victim = sorted(pids)[int(rng.integers(len(pids)))]
             counter.count = 0
             killed, done = [], threading.Event()
