@@ -33,6 +33,7 @@ import os
 import signal
 import threading
 import time
+import traceback
 
 import numpy as np
 
@@ -141,7 +142,7 @@ def main():
             killer.join()
             if not killed:  # the fit ended before the kill: not counted, drawn again
                 missed += 1
-                print(f"  (the fit ended before the kill after pass {at} + {delay * 1000:.0f} ms: drawn again)")
+                print(f"  (the fit ended before the kill ({at}, {delay * 1000:.0f} ms): drawn again)")
                 continue
             k += 1
             if outcome is None:
@@ -152,9 +153,12 @@ def main():
                 clear += 1
                 outcome = f"clear RuntimeError: {outcome}"
             else:
-                outcome = f"RAW {type(outcome).__module__}.{type(outcome).__name__}: {outcome}"
-            print(f"kill {k}: worker pid {pids[victim]} after pass {killed[0]} + {delay * 1000:.0f} ms: "
-                  f"{outcome} ({seconds:.1f} s)", flush=True)
+                where = traceback.extract_tb(outcome.__traceback__)[-3:]
+                outcome = (f"RAW {type(outcome).__module__}.{type(outcome).__name__}: {outcome} (raised in "
+                           + " < ".join(f"{os.path.basename(f.filename)}:{f.lineno}" for f in reversed(where)) + ")")
+            when = (f"{delay * 1000:.0f} ms into the fit, {killed[0]} passes done" if args.anywhere
+                    else f"after pass {killed[0]} + {delay * 1000:.0f} ms")
+            print(f"kill {k}: worker pid {pids[victim]} {when}: {outcome} ({seconds:.1f} s)", flush=True)
         print(f"same rules: {same}/{args.kills}; clear RuntimeError: {clear}/{args.kills}; "
               f"other: {args.kills - same - clear}/{args.kills} ({missed} draws missed: the fit ended first)")
 
