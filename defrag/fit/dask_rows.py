@@ -73,8 +73,10 @@ from .targets import class_codes, class_target, regression_target, target_values
 logger = logging.getLogger("defrag")
 
 
-# A task that runs on a worker which dies is run again on another; one raising an
-# error of its own (a worker's connection closing under it) is retried this many times.
+# A task that runs on a worker which dies is run again on another by the scheduler; one
+# that raises (a transient error: memory, a file system) is retried this many times. A
+# task's own ValueError (bad input) is retried too before it reaches the caller: one
+# partition's work a retry.
 TASK_RETRIES = 3
 # A pass that fails all the same (its inputs lost beyond what the scheduler can
 # recompute, a worker killed during the task every time) is run again from the start
@@ -132,8 +134,9 @@ def _shared(obj, persist=False):
     worker held is lost for good (and the active memory manager leaves one copy of a
     broadcast), while a task of the graph is recomputed by the scheduler, which keeps it,
     wherever its result is lost, and its dependents with it (the targets kept on the
-    workers). persist: computed now and kept on the cluster, for an input that several
-    passes read (a worker fetches it once from another)."""
+    workers). persist: computed now, before the pass that reads it, kept on the cluster
+    and copied to every worker (a forest's tens of MB sent to the scheduler once, however
+    many passes read it)."""
     dask = import_dask()
     node = dask.delayed(obj, name=f"defrag-state-{uuid.uuid4().hex}", traverse=False)
     if not persist:
