@@ -119,11 +119,11 @@ def main():
             counter.count = 0
             killed, done = [], threading.Event()
 
-            def kill():
+            def kill(at=at, delay=delay, pid=pids[victim], done=done, killed=killed):
                 if counter.wait_for(at, timeout=300) and not done.is_set():
                     time.sleep(delay)
                     if not done.is_set():
-                        os.kill(pids[victim], signal.SIGKILL)
+                        os.kill(pid, signal.SIGKILL)
                         killed.append(counter.count)
 
             killer = threading.Thread(target=kill, daemon=True)
