@@ -17,6 +17,13 @@ The predict-* cases (``--cases predict-10m-c,predict-10m-f32,predict-10m-fortran
 of input each, so not run by default) measure RuleSet.predict on 10,000,000 x 28 rows
 (C-ordered float64, float32, Fortran-ordered float64) the same way; their "estimate" is
 the target, the output plus one float64 column, so a ratio of 1 or more meets it.
+
+The base-* cases fit the four baselines on cls28's 5,000 training rows (estimate against
+the peak, as above). The guard-* cases are fits the guard refuses (issues 22 and 23): a
+continuous y (``np.arange(rows)``) given with a small forest classifier of 2 classes, for
+each estimator at 1,000,000 rows (DepthTwoTree at 100,000), and EM with a million rules
+on 400 rows; printed under each: the outcome (the error and its message, or "fitted"),
+and in the s column the seconds to it.
 """
 import argparse
 import json
@@ -56,6 +63,21 @@ CASES = {
     "predict-10m-c": ("predict", {"rows": 10_000_000, "layout": "C"}),
     "predict-10m-f32": ("predict", {"rows": 10_000_000, "layout": "float32"}),
     "predict-10m-fortran": ("predict", {"rows": 10_000_000, "layout": "F"}),
+    # the baselines on cls28's 5,000 training rows (estimate against the peak)
+    "base-cls28-bat": ("cls28", {"baseline": "BornAgainTree"}),
+    "base-cls28-intrees": ("cls28", {"baseline": "InTrees"}),
+    "base-cls28-nh": ("cls28", {"baseline": "NodeHarvest"}),
+    "base-cls28-d2": ("cls28", {"baseline": "DepthTwoTree"}),
+    # the guard's refusals (issues 22 and 23): a continuous y (np.arange(rows)) given with a
+    # small forest classifier (2 classes), and a million rules on 400 rows; the outcome
+    # column says what the fit did, s how long it took to say it
+    "guard-bat-1m-classes": ("guard", {"baseline": "BornAgainTree", "rows": 10**6}),
+    "guard-intrees-1m-classes": ("guard", {"baseline": "InTrees", "rows": 10**6}),
+    "guard-nh-1m-classes": ("guard", {"baseline": "NodeHarvest", "rows": 10**6}),
+    "guard-d2-100k-classes": ("guard", {"baseline": "DepthTwoTree", "rows": 10**5}),
+    "guard-defrag-1m-classes": ("guard", {"baseline": "DefragModel", "rows": 10**6}),
+    "guard-max-rules-1m": ("guard", {"baseline": "DefragModel", "rows": 400, "max_rules": 10**6,
+                                     "method": "em"}),
 }
 DEFAULT_CASES = [name for name in CASES if not name.startswith("predict-")]
 # the proxy cases' reference: a random forest regressor on 100,000 rows, 10 features
@@ -131,6 +153,10 @@ def child(name, cache):
     data, params = CASES[name]
     if name.startswith("predict-"):
         return child_predict(name, cache, params)
+    if name.startswith("guard-"):
+        return child_guard(name, dict(params))
+    if name.startswith("base-"):
+        return child_baseline(name, cache, data, params)
     if name.startswith("proxy-"):
         return child_proxy(name, cache, dict(params))
     if name.startswith("proto-"):
@@ -170,6 +196,50 @@ def child_predict(name, cache, params):
     figures["estimate_mb"] = (out.nbytes + 8 * rows) / 2**20
     used = len({c.feature for r in rules for c in r.conditions})
     return {"case": name, "N": rows, "L": used, "K": len(rules), **figures}
+
+
+def child_baseline(name, cache, data, params):
+    """A baseline fitted to the case's training rows and labels."""
+    import defrag.utils.memory as mem
+    from defrag import baselines
+    from run import load_data
+
+    Xtr, ytr, _, _, forest = load_data(data, cache)
+    est = getattr(baselines, params["baseline"])
+    kw = {} if est is baselines.InTrees else {"random_state": 0}
+    est(forest, **kw).fit(Xtr[:300], ytr[:300])  # warm-up
+    model, figures = measure(mem, lambda: est(forest, **kw).fit(Xtr, ytr))
+    return {"case": name, "N": len(Xtr), "L": 0, "K": int(model.n_rules_), **figures}
+
+
+def child_guard(name, params):
+    """A fit the guard refuses: its outcome (the error's type and message, or "fitted"),
+    the seconds to it and the growth of the peak resident memory."""
+    import numpy as np
+    from sklearn.ensemble import RandomForestClassifier
+
+    import defrag.utils.memory as mem
+    from defrag import DefragMemoryError, DefragModel, baselines
+
+    rows, which = params.pop("rows"), params.pop("baseline")
+    rng = np.random.default_rng(0)
+    X = rng.random((rows, 5))
+    train = min(rows, 2000)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X[:train], X[:train, 0] > 0.5)
+    est = DefragModel if which == "DefragModel" else getattr(baselines, which)
+    y = None if "max_rules" in params else np.arange(rows)  # (the issue's case: y from the forest)
+    est(rf, **params)  # (imports)
+
+    def fit():
+        try:
+            est(rf, **params).fit(X, y)
+        except DefragMemoryError as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return "fitted"
+
+    outcome, figures = measure(mem, fit)
+    return {"case": name, "N": rows, "L": 0, "K": int(params.get("max_rules", 0)), "outcome": outcome,
+            **figures}
 
 
 def child_prototypes(name, cache, data, params):
@@ -229,8 +299,10 @@ def main():
         r = json.loads(out.strip().splitlines()[-1])
         ratio = r["estimate_mb"] / max(r["rss_mb"], r["traced_mb"], 1e-9)
         print(f"{r['case']:<20} {r['N']:>7} {r['L']:>6} {r['K']:>5} {r['estimate_mb']:>12.1f} "
-              f"{r['rss_mb']:>8.1f} {r['traced_mb']:>9.1f} {ratio:>6.2f} {r['seconds']:>6.1f}", flush=True)
-        if args.parts:
+              f"{r['rss_mb']:>8.1f} {r['traced_mb']:>9.1f} {ratio:>6.2f} {r['seconds']:>6.2f}", flush=True)
+        if "outcome" in r:
+            print(f"    {r['outcome'][:300]}", flush=True)
+        if args.parts and r["parts_mb"]:
             print("    " + ", ".join(f"{k} {v:.1f}" for k, v in r["parts_mb"].items()), flush=True)
 
 

@@ -36,6 +36,8 @@ from .model_files import (
     read_ubjson,
 )
 from .rules import rule_count_text
+from .utils.progress import PROGRESS_AFTER_S as FIT_PROGRESS_AFTER_S
+from .utils.progress import progress_to, shows_bar
 
 FORMATS = ("text", "json", "sql", "markdown", "python")
 DATASETS = {
@@ -43,8 +45,8 @@ DATASETS = {
     "wine": ("classification", "load_wine"),
     "diabetes": ("regression", "load_diabetes"),
 }
-# progress goes to stderr once a fit has run this long
-PROGRESS_AFTER_S = 2.0
+# progress goes to stderr once a fit has run this long (the API's delay)
+PROGRESS_AFTER_S = FIT_PROGRESS_AFTER_S
 
 
 class CommandError(Exception):
@@ -511,28 +513,6 @@ def _own_predictions(model, library, X):
 
 
 # ---------------------------------------------------------------------- outputs
-def _markdown(model):
-    rules = model.rules_
-    rows = [("#", "if", "then", "support")]
-    for i, r in enumerate(rules, 1):
-        rows.append((str(i), r.condition_text(), str(_prediction(r.prediction, r.proba)), str(r.support)))
-    rows.append(("*", "otherwise", str(_prediction(rules.default_prediction, rules.default_proba)), ""))
-
-    def cell(text):
-        return text.replace("|", "\\|")
-
-    lines = ["| " + " | ".join(cell(c) for c in rows[0]) + " |", "|---|---|---|--:|"]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows[1:]]
-    return "\n".join(lines)
-
-
-def _prediction(prediction, proba):
-    """A rule's output as the rules' text prints it: a value, or a class and its probability."""
-    if proba is None:
-        return f"{prediction:.6g}" if isinstance(prediction, (float, np.floating)) else str(prediction)
-    return f"{prediction} (p={float(np.max(proba)):.3f})"
-
-
 def render(model, fmt):
     rules = model.rules_
     if fmt == "text":
@@ -543,23 +523,31 @@ def render(model, fmt):
         return rules.to_sql()
     if fmt == "python":
         return rules.to_python()
-    return _markdown(model)
+    return rules.to_markdown()  # the table of a RuleSet in a notebook (rules/display.py)
 
 
 class _Progress:
-    """Progress of a long fit on stderr: the defrag logger's lines, once the fit has run
-    PROGRESS_AFTER_S seconds."""
+    """Progress of a long fit on stderr, once the fit has run PROGRESS_AFTER_S seconds: the
+    fit's own (utils/progress.py, as in the API: one tqdm bar where stderr is a terminal),
+    else the defrag logger's lines (each restart, the restarts done and the best error).
+    ``verbose``: DefragModel's setting for the fit."""
 
     def __init__(self, quiet, err):
         self.quiet, self.err = quiet, err
         self.start = time.perf_counter()
-        self.handler = None
+        self.handler = self.level = None
+        self.verbose = 0 if quiet else "auto"
+        self.place = None
 
     def elapsed(self):
         return time.perf_counter() - self.start
 
     def __enter__(self):
-        if not self.quiet:
+        if self.quiet:
+            return self
+        self.place = progress_to(self.err, PROGRESS_AFTER_S)
+        self.place.__enter__()
+        if not shows_bar(self.verbose, self.err):
             self.handler = logging.StreamHandler(self.err)
             self.handler.setFormatter(logging.Formatter("[defrag %(elapsed).0fs] %(message)s"))
 
@@ -568,12 +556,19 @@ class _Progress:
                 return record.elapsed >= PROGRESS_AFTER_S
 
             self.handler.addFilter(late)
-            logging.getLogger("defrag").addHandler(self.handler)
+            logger = logging.getLogger("defrag")
+            logger.addHandler(self.handler)
+            self.level = logger.level
+            logger.setLevel(logging.INFO)
         return self
 
     def __exit__(self, *exc):
         if self.handler is not None:
-            logging.getLogger("defrag").removeHandler(self.handler)
+            logger = logging.getLogger("defrag")
+            logger.removeHandler(self.handler)
+            logger.setLevel(self.level)
+        if self.place is not None:
+            self.place.__exit__(*exc)
         return False
 
     def say(self, message):
@@ -614,7 +609,7 @@ def explain(args, out, err):
     with _Progress(args.quiet, err) as progress:
         dm = DefragModel(model, max_rules=args.max_rules, method=args.method, n_rules=args.n_rules,
                          n_restarts=args.n_restarts or "auto", n_jobs=args.n_jobs, random_state=args.seed,
-                         verbose=0 if args.quiet else 1)
+                         verbose=progress.verbose)
         try:
             with warnings.catch_warnings():
                 # a model without names read by position was said so above
@@ -716,11 +711,11 @@ def demo(args, out, err):
     forest = Forest(n_estimators=args.n_trees, random_state=args.seed, n_jobs=-1).fit(Xtr, ytr)
     forest_seconds = time.perf_counter() - t0
 
-    with _Progress(args.quiet, err):
+    with _Progress(args.quiet, err) as progress:
         t0 = time.perf_counter()
         model = DefragModel(forest, max_rules=args.max_rules, n_restarts=args.n_restarts,
                             feature_names=names, random_state=args.seed, n_jobs=args.n_jobs,
-                            verbose=0 if args.quiet else 1).fit(Xtr)
+                            verbose=progress.verbose).fit(Xtr)
         defrag_seconds = time.perf_counter() - t0
     ev = model.evaluate(Xte, yte)
 

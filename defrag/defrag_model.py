@@ -117,8 +117,11 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         restart are capped so that the total does not exceed the cores, and the
         last restarts take over the threads of finished ones. Results do not depend
         on n_jobs or the thread counts.
-    verbose : int, default=0
-        Log progress of each restart (logger "defrag") when > 0.
+    verbose : "auto" or int, default="auto"
+        "auto": once the fit has run 2 s, one progress bar (restarts done, best error so
+        far) on stderr where stderr is a terminal or in a notebook (tqdm's, the extra
+        ``defrag[progress]``; without tqdm, INFO records of the logger "defrag"). 0: silent.
+        > 0: log each restart (logger "defrag", shown on stderr).
 
     Attributes
     ----------
@@ -178,7 +181,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
                  eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001), keep_duplicate_splits=False,
                  task="auto", feature_names=None, subsample="auto", max_splits="auto",
                  penalty_splits="all", rule_list="search", n_rules=None, prune_tol=0.0, gate_l2=1.0,
-                 random_state=None, n_jobs=None, verbose=0):
+                 random_state=None, n_jobs=None, verbose="auto"):
         self.estimator = estimator
         self.max_rules = max_rules
         self.method = method
@@ -249,6 +252,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
 
     def _description(self):
         return f"{self.task_}, {self.method.upper()}"
+
+    def _predicts_by(self):
+        return "experts" if self._emkl_fitted() else "first match" if self.rule_list else "map"
 
     def _map_dask(self, method, X):
         """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask

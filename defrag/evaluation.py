@@ -5,11 +5,13 @@ baselines (defrag.baselines) so that their figures compare."""
 import warnings
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import is_classifier, is_regressor
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from .rules import rule_count_text
+from .rules.ruleset import FIRST_MATCH
 from .sources import predicts, unwrap
 from .utils.dask_collections import is_dask_collection
 from .utils.validation import check_missing, check_predict_X, tagged
@@ -83,6 +85,18 @@ def estimator_kind(estimator, task="auto"):
         return None
 
 
+# how a rule model's predict reads its rules, said above their listing (print) and table
+READING = {
+    "first match": f"{FIRST_MATCH}.",
+    "map": "the rules of the mixture's components by weight; predict takes the point's most probable "
+           "component (MAP, eq. 10-11), which need not be the first rule that holds.",
+    "experts": "predict weights the experts' outputs by the gate q(k | x, s); the rules as listed "
+               "predict with rules_.predict, the first rule that holds winning.",
+    "harvest": "predict is the weighted mean of the nodes that hold; rules_.predict reads them in "
+               "order, the first rule that holds winning.",
+}
+
+
 class RuleEstimatorMixin:
     """What every rule model shares (DefragModel and the baselines): X read at predict as
     at fit (columns by name, the source model's coding, NaN only where it routes it),
@@ -137,7 +151,43 @@ class RuleEstimatorMixin:
         except ValueError as exc:  # scikit-learn's message prints the estimator: its repr, not the rules
             raise ValueError(str(exc).replace(str(self), repr(self))) from None
 
+    def _predicts_by(self):
+        """How predict reads the rules: a key of READING."""
+        return "first match"
+
+    def _reading_guide(self):
+        """One line on how predict reads the rules, above their listing and table."""
+        return "How to read: " + READING[self._predicts_by()]
+
+    def _title(self):
+        return f"{type(self).__name__}: {rule_count_text(len(self.rules_))} ({self._description()})"
+
     def __str__(self):
+        """The fitted model as print shows it: how to read its rules, then their listing
+        (unfitted: repr, which stays scikit-learn's)."""
         if not hasattr(self, "rules_"):
             return self.__repr__()
-        return f"{type(self).__name__}: {rule_count_text(len(self.rules_))} ({self._description()})\n{self.rules_}"
+        return f"{self._reading_guide()}\n{self._title()}\n{self.rules_}"
+
+    # A fitted model shows its rules in a notebook (their table, rules/display.py), then
+    # scikit-learn's parameter diagram where its display setting asks for one; unfitted,
+    # scikit-learn's display as it is.
+    def _rules_html(self):
+        return self.rules_.to_html([self._title(), self._reading_guide()])
+
+    def _repr_mimebundle_(self, **kwargs):
+        output = super()._repr_mimebundle_(**kwargs)
+        if hasattr(self, "rules_"):
+            output["text/plain"] = str(self)
+            output["text/html"] = self._rules_html() + output.get("text/html", "")
+        return output
+
+    @property
+    def _repr_html_(self):
+        if not hasattr(self, "rules_"):
+            return super()._repr_html_  # (AttributeError where scikit-learn has no diagram)
+        return self._repr_html_fitted
+
+    def _repr_html_fitted(self):
+        diagram = self._html_repr() if get_config()["display"] == "diagram" else ""
+        return self._rules_html() + diagram

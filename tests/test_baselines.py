@@ -143,11 +143,10 @@ def test_intrees_pruning_against_a_plain_reference(xor_small):
     fitting = model._prepare(Xtr, ytr)
     maker = ConditionMaker(fitting.names, fitting.encoding, True)
     rules = model._extract(fitting.source)[:80]
-    onehot = np.eye(2, dtype=np.float32)[ytr]
-    _, counts = model._counts(maker, rules, Xtr, onehot)
+    counts = model._counts(maker, rules, Xtr, ytr, 2)
     pred = np.argmax(counts, axis=1)
     err = model._error(counts, pred)
-    got = model._prune(maker, rules, pred, err, Xtr, onehot)
+    got = model._prune(maker, rules, pred, err, Xtr, ytr, 2)
     dropped = 0
     for j, rule in enumerate(rules):  # pruneSingleRule, one rule and one condition at a time
         current = list(rule)

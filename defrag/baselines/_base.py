@@ -11,9 +11,11 @@ from ..evaluation import RuleEstimatorMixin
 from ..sources import matched_source
 from ..sources.split_array import SplitArraySource
 from ..utils.interrupt import interruptible_fit
+from ..utils.memory import check_class_count
 from ..utils.validation import (
     check_labels,
     check_missing,
+    distinct_labels,
     feature_names_of,
     rule_feature_names,
 )
@@ -101,7 +103,9 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
             if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
                 raise ValueError("y contains NaN or infinite values")
             known = source.classes
-            fitting.classes = np.unique(y) if known is None else np.union1d(known, np.unique(y))
+            fitting.classes = distinct_labels(y) if known is None else distinct_labels(known, y)
+            # before any per-class table: a continuous y given with a classifier
+            check_class_count(fitting.classes.size, known, y.size, f"{type(self).__name__}.fit")
             fitting.y = np.searchsorted(fitting.classes, y)
         return fitting
 

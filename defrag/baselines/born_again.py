@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 from ..evaluation import prediction_error
 from ..sources.base import Tree, walk_tree
 from ..sources.sklearn_trees import read_sklearn_trees
+from ..utils.memory import born_again_estimate, check_memory_of
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
@@ -211,7 +212,20 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
         if not (isinstance(self.p_alt, numbers.Real) and 0.0 < self.p_alt <= 1.0):
             raise ValueError(f"p_alt must be a number in (0, 1]; got {self.p_alt!r}")
 
+    def _check_memory(self, fitting, depth):
+        """DefragMemoryError before growing when the deepest tree grown (the grid's
+        largest depth under cross-validation) would not fit."""
+        n, d = fitting.Xf.shape
+        n_test = -(-n // min(self.cv, n)) if isinstance(self.max_depth, str) and n >= 2 else 0
+        check_memory_of(
+            born_again_estimate(n, d, fitting.n_classes, depth, self.min_samples_split, self.n_generated,
+                                n_test),
+            f"BornAgainTree.fit on {n} rows and {max(fitting.n_classes, 1)} classes (depth {depth})",
+            "max_depth= or depth_grid= (fewer nodes), n_generated=, or fewer rows or classes")
+
     def _fit(self, fitting):
+        self._check_memory(fitting, max(int(d) for d in self.depth_grid) if isinstance(self.max_depth, str)
+                           else int(self.max_depth))
         rng = check_random_state(self.random_state)
         labels = fitting.ensemble_predictions()
         n = fitting.Xf.shape[0]
@@ -228,8 +242,10 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
                     tree, node_depth = grower.tree(train, grid[-1])
                     for i, d in enumerate(grid):
                         cut = _cut(tree, node_depth, d)
-                        value = cut.value[walk_tree(cut, fitting.Xf[test])]
-                        pred = value[:, 0] if not fitting.n_classes else np.argmax(value, axis=1)
+                        # each node's prediction, then the held-out rows' (not their rows of
+                        # class probabilities: n_test x classes)
+                        node_pred = cut.value[:, 0] if not fitting.n_classes else np.argmax(cut.value, axis=1)
+                        pred = node_pred[walk_tree(cut, fitting.Xf[test])]
                         errors[i, k] = prediction_error(pred, fitting.y[test], fitting.task)
                 self.cv_errors_ = {d: float(e) for d, e in zip(grid, errors.mean(axis=1))}
                 depth = grid[int(np.argmin(errors.mean(axis=1)))]  # the smallest of tied depths

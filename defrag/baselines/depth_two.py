@@ -3,6 +3,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ..sources.sklearn_trees import read_sklearn_trees
+from ..utils.memory import check_memory_of, depth_two_estimate
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
@@ -59,6 +60,10 @@ class DepthTwoTree(TreeRulesMixin, BaselineModel):
 
     def _fit(self, fitting):
         target = fitting.ensemble_predictions() if self.target == "ensemble" else fitting.y
+        n, d = fitting.Xf.shape
+        check_memory_of(depth_two_estimate(n, d, fitting.n_classes, self.max_depth),
+                        f"DepthTwoTree.fit on {n} rows and {max(fitting.n_classes, 1)} classes",
+                        "max_depth=, or fewer rows or classes")
         Tree = DecisionTreeRegressor if fitting.task == "regression" else DecisionTreeClassifier
         dt = Tree(max_depth=self.max_depth, random_state=self.random_state).fit(fitting.Xf, target)
         self._set_tree(sklearn_tree(dt, fitting.n_classes), fitting, dt.tree_.n_node_samples)

@@ -35,9 +35,10 @@ import numbers
 import numpy as np
 
 from ..rules import Rule, RuleSet
+from ..utils.memory import check_memory_of, intrees_estimate
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
-from ._paths import ConditionMaker, node_paths
+from ._paths import MAX_CELLS, ConditionMaker, node_paths
 
 
 def discretize(y, n_levels):
@@ -45,6 +46,27 @@ def discretize(y, n_levels):
     quantiles (1/K, ..., (K-1)/K): level j holds cut[j-1] < y <= cut[j]."""
     cuts = np.quantile(y, np.arange(1, n_levels) / n_levels, method="closest_observation")
     return np.searchsorted(cuts, y, side="left")
+
+
+def class_counts(cover, y, n_classes):
+    """(n_rules, n_classes) float32: the points of each class each rule covers (cover:
+    (n, n_rules) bool, y: class codes < n_classes), without an (n, n_classes) one-hot
+    matrix: the rows grouped by class (a stable sort) and summed per group by reduceat,
+    a block of rules at a time (reduceat casts its block to int64: the whole cover at
+    once was 8 bytes a cell, 200 MB on 5,000 rows x 5,000 rules). Integer sums, so
+    equal to the float32 product with the one-hot matrix (exact below 2**24 points)."""
+    n, n_rules = cover.shape
+    out = np.zeros((n_rules, n_classes), dtype=np.float32)
+    if n == 0:
+        return out
+    order = np.argsort(y, kind="stable")
+    ys = y[order]
+    starts = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
+    step = max(1, MAX_CELLS // n)
+    for j in range(0, n_rules, step):
+        block = np.take(cover[:, j:j + step], order, axis=0)
+        out[j:j + step, ys[starts]] = np.add.reduceat(block, starts, axis=0, dtype=np.int64).T
+    return out
 
 
 def _round3(v):
@@ -127,9 +149,10 @@ class InTrees(BaselineModel):
                     rules.setdefault(_rule_atoms(atoms), None)
         return list(rules)
 
-    def _counts(self, maker, rules, Xf, onehot):
-        cover = maker.cover(rules, Xf)
-        return cover, cover.T.astype(np.float32) @ onehot
+    def _counts(self, maker, rules, Xf, target, n_classes):
+        """Per rule, the class counts of the points it covers (its cover a temporary: one
+        n x rules cover alive at a time)."""
+        return class_counts(maker.cover(rules, Xf), target, n_classes)
 
     def _error(self, counts, pred):
         """getRuleMetric's error with the prediction fixed: 1 - round(share, 3)."""
@@ -137,7 +160,7 @@ class InTrees(BaselineModel):
         share = counts[np.arange(pred.size), pred] / np.maximum(total, 1)
         return 1.0 - _round3(share)
 
-    def _prune(self, maker, rules, pred, err, Xf, onehot):
+    def _prune(self, maker, rules, pred, err, Xf, target, n_classes):
         """pruneRule: conditions tried from the last to the first (all rules at once,
         one condition position per step); a condition goes when the error without it
         exceeds the original rule's error (err, not the error after earlier drops: the
@@ -154,7 +177,7 @@ class InTrees(BaselineModel):
             for j in todo:
                 atom = orig[j][len0[j] - 1 - back]
                 cands.append(tuple(a for a in rules[j] if a is not atom))
-            _, counts = self._counts(maker, cands, Xf, onehot)
+            counts = self._counts(maker, cands, Xf, target, n_classes)
             new_err = self._error(counts, pred[todo])
             decay = new_err - err[todo]
             if self.type_decay == 1:
@@ -167,8 +190,7 @@ class InTrees(BaselineModel):
     def _learner(self, cover, lengths, pred, y, n_classes):
         """buildLearner (STEL): the ordered list (rule indices) and the default class."""
         n = y.size
-        onehot = np.eye(n_classes, dtype=np.float32)[y]
-        counts = cover.T.astype(np.float32) @ onehot  # per rule, classes of the uncovered points
+        counts = class_counts(cover, y, n_classes)  # per rule, classes of the uncovered points
         left = np.ones(n, dtype=bool)
         chosen = []
         index = np.arange(pred.size)
@@ -188,7 +210,7 @@ class InTrees(BaselineModel):
                 return chosen, int(np.argmax(rest))
             chosen.append(int(top))
             new = left & cover[:, top]
-            counts -= cover[new].T.astype(np.float32) @ onehot[new]
+            counts -= class_counts(cover[new], y[new], n_classes)
             left &= ~cover[:, top]
             if not left.any():
                 return chosen, int(np.argmax(np.bincount(y, minlength=n_classes)))
@@ -197,33 +219,41 @@ class InTrees(BaselineModel):
         Xf = fitting.Xf
         if fitting.task == "regression":
             target = discretize(fitting.y, self.n_levels)
-            n_classes = self.n_levels
             self.levels_ = np.array([fitting.y[target == k].mean() if np.any(target == k) else np.nan
-                                     for k in range(n_classes)])
+                                     for k in range(self.n_levels)])
         else:
-            target, n_classes = fitting.y.astype(np.int64), fitting.n_classes
-        onehot = np.eye(n_classes, dtype=np.float32)[target]
+            target = fitting.y.astype(np.int64)
+        # the classes (levels) present in the target, coded 0..n_classes-1: the per-class
+        # tables are sized to them, not to every class the model or y's type could name
+        # (an argmax over the present classes in their order is the argmax over all: the
+        # others count 0 and a rule that is kept covers a point)
+        present, target = np.unique(target, return_inverse=True)
+        n_classes = present.size
         maker = ConditionMaker(fitting.names, fitting.encoding, fitting.source.supports_missing)
         rules = self._extract(fitting.source)
         self.n_extracted_ = len(rules)
+        n = Xf.shape[0]
+        check_memory_of(intrees_estimate(n, len(rules), n_classes, MAX_CELLS),
+                        f"InTrees.fit on {n} rows, {n_classes} classes present and {len(rules)} "
+                        "extracted rules", "max_trees= and max_length= (fewer rules), or fewer rows")
         if rules:
-            cover, counts = self._counts(maker, rules, Xf, onehot)
+            counts = self._counts(maker, rules, Xf, target, n_classes)
             seen = counts.sum(axis=1) > 0  # getRuleMetric drops rules covering nothing
             rules = [r for r, s in zip(rules, seen) if s]
             counts = counts[seen]
             pred = np.argmax(counts, axis=1)  # R's which.max: the first most frequent class
             err = self._error(counts, pred)
-            rules = self._prune(maker, rules, pred, err, Xf, onehot)
-            cover, _ = self._counts(maker, rules, Xf, onehot)
+            rules = self._prune(maker, rules, pred, err, Xf, target, n_classes)
+            cover = maker.cover(rules, Xf)
             lengths = np.array([len(r) for r in rules])
             chosen, default = self._learner(cover, lengths, pred, target, n_classes)
         else:
             chosen, default = [], int(np.argmax(np.bincount(target, minlength=n_classes)))
         self.n_rules_ = len(chosen) + 1
-        out = [self._output(int(pred[j]), fitting) for j in chosen]
+        out = [self._output(int(present[pred[j]]), fitting) for j in chosen]
         listed = [Rule(maker.conditions(rules[j]), *o, support=int(cover[:, j].sum()))
                   for j, o in zip(chosen, out)]
-        self.rules_ = RuleSet(listed, *self._output(default, fitting), fitting.names,
+        self.rules_ = RuleSet(listed, *self._output(int(present[default]), fitting), fitting.names,
                               **self._rule_set_options())
 
     def _output(self, code, fitting):

@@ -39,6 +39,7 @@ from scipy.optimize import Bounds, LinearConstraint, lsq_linear, minimize
 from sklearn.utils import check_random_state
 
 from ..rules import Rule, RuleSet
+from ..utils.memory import check_memory_of, node_harvest_estimate
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
 from ._paths import ConditionMaker, node_paths
@@ -52,7 +53,10 @@ RIDGE = 1e-4
 
 def null_space(A):
     """Orthonormal basis (columns) of the null space of A, from its SVD."""
-    _, s, vt = np.linalg.svd(A, full_matrices=True)
+    # the right factor only is needed: with at least as many rows as columns the thin
+    # SVD has all of it (full_matrices would make an m x m left factor: 20 GB at 50,000
+    # distinct membership patterns)
+    _, s, vt = np.linalg.svd(A, full_matrices=A.shape[0] < A.shape[1])
     tol = max(A.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
     rank = int(np.sum(s > tol))
     return vt[rank:].T
@@ -185,6 +189,9 @@ class NodeHarvest(BaselineModel):
         Xf, n = fitting.Xf, fitting.Xf.shape[0]
         maker = ConditionMaker(fitting.names, fitting.encoding, fitting.source.supports_missing)
         cands = self._candidates(fitting.source)
+        check_memory_of(node_harvest_estimate(n, len(cands), min(len(cands), self.max_nodes - 1) + 1),
+                        f"NodeHarvest.fit on {n} rows with {len(cands)} candidate nodes",
+                        "max_nodes= and max_depth= (fewer nodes), or fewer rows")
         member = maker.cover(cands, Xf) if cands else np.zeros((n, 0), dtype=bool)
         size = member.sum(axis=0)
         keep = (size >= self.nodesize) & (size <= n - self.nodesize)
@@ -237,6 +244,9 @@ class NodeHarvest(BaselineModel):
         member = np.column_stack([self.rules_.covering(Xf), np.ones(Xf.shape[0], dtype=bool)]).astype(np.float64)
         means = self.node_means_[self._kept]
         return (member @ (self.weights_ * means)) / (member @ self.weights_)
+
+    def _predicts_by(self):
+        return "harvest"
 
     def _predict_coded(self, Xf):
         value = self._harvest(Xf)

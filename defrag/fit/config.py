@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils.progress import check_verbose
 from ..utils.validation import check_n_jobs, check_positive_int
 
 # subsample="auto": restarts are fitted on this many rows above AUTO_SUBSAMPLE_ABOVE rows.
@@ -71,7 +72,7 @@ class FitConfig:
     gate_l2: float
     random_state: object
     n_jobs: object
-    verbose: int
+    verbose: object  # "auto" or an int (utils/progress.py)
 
     @classmethod
     def from_params(cls, params):
@@ -107,6 +108,7 @@ class FitConfig:
                 or (_is_real(sub) and not isinstance(sub, numbers.Integral) and 0.0 < sub <= 1.0)):
             raise ValueError(f"subsample must be 'auto', None, an integer >= 1 or a float in (0, 1]; got {sub!r}")
         check_n_jobs(params["n_jobs"])
+        check_verbose(params["verbose"])
         ms = params["max_splits"]
         if not (ms is None or (isinstance(ms, str) and ms == "auto")
                 or (isinstance(ms, numbers.Integral) and not isinstance(ms, bool) and ms >= 1)):

@@ -9,7 +9,7 @@ the same rows and random_state, without collecting X into one process:
   rows of X and y, drawn with the same random draw as in memory, global row indices,
   and gathered from the partitions that hold them), the restarts, fitted there on the
   subsample exactly as in memory, and the rules;
-* on the partitions, as pure functions of one partition and a small broadcast state:
+* on the partitions, as pure functions of one partition and a small state shared by the tasks:
   coding X as the source model reads it, the NaN check, the ensemble's predictions when
   y is None, the target's exact sums (utils/exact.py), each restart's error on all
   rows (its rule list refitted on every partition: per-rule counts and sums, reduced on
@@ -32,6 +32,14 @@ then computed on the client and fitted in memory. ``rule_list=False`` prunes the
 paper's rules on all rows in one process (src_c/dfg_prune.c) and is refused with a
 subsample.
 
+A lost worker. Everything the workers hold is a task of the graph: the shared states (the
+coding, the split table, the source model) are tasks of their own, not scattered data, so
+when a worker dies the scheduler recomputes what it held (the targets, from the partitions
+and the first pass) on the others, and reruns its tasks; the fit goes on and its result is
+the same. A pass that fails all the same with Dask's own error (data lost beyond recovery, a
+closed connection) is run again from the start, twice at most, and the fit then stops with a
+RuntimeError saying that a worker was lost (benchmarks/dask_kill.py kills workers mid-fit).
+
 Exactness. Classification (counts) and the restarts (the same subsample and the same
 target mean and variance, correctly rounded from exact sums) give the same bits as in
 memory. Regression outputs of the refitted rules (means over all rows) and the
@@ -48,6 +56,7 @@ import logging
 import operator
 import time
 import uuid
+from concurrent.futures import CancelledError
 
 import numpy as np
 
@@ -64,15 +73,90 @@ from .targets import class_codes, class_target, regression_target, target_values
 logger = logging.getLogger("defrag")
 
 
-def _broadcast(obj):
-    """obj as one input that every partition's task reads, sent once: scattered to the
-    workers when the scheduler is a distributed Client (a forest can be tens of MB), else
-    one task of the graph."""
-    dask = import_dask()
-    client = getattr(dask.base.get_scheduler(), "__self__", None)
+# A task that runs on a worker which dies is run again on another by the scheduler; one
+# that raises (a transient error: memory, a file system) is retried this many times. A
+# task's own ValueError (bad input) is retried too before it reaches the caller: one
+# partition's work a retry.
+TASK_RETRIES = 3
+# A pass that fails all the same (its inputs lost beyond what the scheduler can
+# recompute, a worker killed during the task every time) is run again from the start
+# this many times, then the fit stops with a RuntimeError saying so.
+PASS_RETRIES = 2
+
+
+def _distributed_client():
+    """The distributed Client that dask computes on, or None (a local scheduler)."""
+    client = getattr(import_dask().base.get_scheduler(), "__self__", None)
     if type(client).__name__ == "Client" and type(client).__module__.startswith("distributed"):
-        return client.scatter(obj, broadcast=True, hash=False)
-    return dask.delayed(obj, name=f"defrag-state-{uuid.uuid4().hex}")
+        return client
+    return None
+
+
+def _scheduler_options():
+    return {"retries": TASK_RETRIES} if _distributed_client() is not None else {}
+
+
+def _lost_worker(exc):
+    """Whether exc is Dask's, about the cluster (a worker killed, its data or connection
+    lost), rather than an error raised by a task (ValueError, ...): those pass unchanged."""
+    module = type(exc).__module__
+    return isinstance(exc, CancelledError) or module == "distributed" or module.startswith("distributed.")
+
+
+def _on_cluster(run, what):
+    """run() (one pass over the partitions: builds its graph and computes it), run again
+    from the start when a worker loss made it fail, at most PASS_RETRIES times; then
+    a RuntimeError saying so instead of Dask's own exception."""
+    for attempt in range(PASS_RETRIES + 1):
+        try:
+            return run()
+        except Exception as exc:
+            if not _lost_worker(exc):
+                raise
+            if attempt == PASS_RETRIES:
+                raise RuntimeError(
+                    f"a Dask worker was lost during the fit ({what}) and the pass failed "
+                    f"{PASS_RETRIES + 1} times: {type(exc).__name__}: {exc}") from exc
+            logger.warning("a Dask worker was lost during %s (%s: %s): the pass runs again",
+                           what, type(exc).__name__, exc)
+
+
+def _state_in_graph():
+    """Dask's configuration while a state goes to the scheduler: a forest (the first pass's,
+    for y=None) can be tens of MB, sent once on purpose; Dask's warning about large graphs
+    is meant for data repeated in graphs."""
+    return import_dask().config.set({"distributed.admin.large-graph-warning-threshold": "1TiB"})
+
+
+def _shared(obj, persist=False):
+    """obj as one input of the graph that every partition's task reads: a task of its own,
+    sent to the scheduler with the graph once. Not scattered: scattered data that a dead
+    worker held is lost for good (and the active memory manager leaves one copy of a
+    broadcast), while a task of the graph is recomputed by the scheduler, which keeps it,
+    wherever its result is lost, and its dependents with it (the targets kept on the
+    workers). persist: computed now, before the pass that reads it, kept on the cluster
+    and copied to every worker (a forest's tens of MB sent to the scheduler once, however
+    many passes read it)."""
+    dask = import_dask()
+    node = dask.delayed(obj, name=f"defrag-state-{uuid.uuid4().hex}", traverse=False)
+    if not persist:
+        return node
+    with _state_in_graph():
+        shared = _on_cluster(lambda: dask.persist(node, **_scheduler_options())[0], "sending the fit's state")
+    client = _distributed_client()
+    if client is not None:
+        # a copy on every worker before the pass, as a broadcast scatter made: no task waits
+        # for it while its partition is held (dask_fit.py, 4,000,000 rows: workers peaked at
+        # 502-523 MB without, 429-430 MB scattered); the copies are a task's result, which
+        # the scheduler recomputes where they are all lost
+        try:
+            client.replicate(shared)
+        except Exception as exc:  # noqa: BLE001 - an optimisation only: the passes fetch the
+            # state where it is. Dask's replicate fails with its own assertions when a worker
+            # leaves during it (AssertionError, ValueError from random.sample: dask_kill.py
+            # --anywhere), whatever the cause the state stays on the cluster or recomputable
+            logger.info("the fit's state was not copied to every worker (%s: %s)", type(exc).__name__, exc)
+    return shared
 
 
 class _Partitions:
@@ -87,7 +171,9 @@ class _Partitions:
                                      "make them known first (X.categorize())")
             self.meta = X._meta
             self.parts = list(X.to_delayed())
-            self.lengths = np.asarray(X.map_partitions(len).compute(), dtype=np.int64).reshape(-1)
+            lengths = _on_cluster(lambda: X.map_partitions(len).compute(**_scheduler_options()),
+                                  "the partitions' lengths")
+            self.lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
         elif hasattr(X, "chunks") and hasattr(X, "to_delayed"):
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}")
@@ -199,11 +285,15 @@ def _score_part(part, y, state, payload):
 
 def _printing_part(part, y, state, rule_set):
     """The statistics RuleSet.on_training_rows reads, on one partition: its conditions'
-    training_row_statistics (rules/conditions.py) and the rows each rule covers."""
+    training_row_statistics (rules/conditions.py), the rows each rule covers and those it
+    is the first match for."""
     X = np.ascontiguousarray(state.coded(part), dtype=np.float64)
     stats = training_row_statistics([c for r in rule_set.rules for c in r.conditions], X)
     cover = rule_set.covering(X).sum(axis=0) if X.shape[0] else np.zeros(len(rule_set.rules))
-    return stats, cover
+    # the rows each rule is the first match for (the default's first)
+    first = np.bincount(rule_set.first_match(X) + 1, minlength=len(rule_set.rules) + 1) if X.shape[0] \
+        else np.zeros(len(rule_set.rules) + 1, dtype=np.int64)
+    return stats, cover, first
 
 
 def _combine_regression(stats):
@@ -239,13 +329,14 @@ class DaskRows:
 
     def in_memory(self):
         """InMemoryRows of X and y computed here (restarts that need every row in one process)."""
-        X, y = import_dask().compute(self.X_input, self.y_input)
+        X, y = _on_cluster(lambda: import_dask().compute(self.X_input, self.y_input, **_scheduler_options()),
+                           "computing X and y")
         return InMemoryRows(X, y)
 
     def code(self, encoding):
         self.encoding = encoding
         self.y_parts = self.partitions.y_parts(self.y_input)
-        self.state = _broadcast(_State(encoding))
+        self.state = _shared(_State(encoding), persist=True)
 
     def resident_rows(self, n_fit):
         """Rows of X held in this process through the fit (the restarts' subsample)."""
@@ -256,14 +347,25 @@ class DaskRows:
         the targets stay on the workers."""
         dask = import_dask()
         start = time.perf_counter()
-        state = _broadcast(_State(self.encoding, task=task, supports_missing=supports_missing,
-                                  source=source if self.y_input is None else None))
+        # persisted before the pass (as the states of the later passes): the partitions'
+        # tasks find it on the cluster rather than wait for it while generated partitions
+        # pile up (README, the Dask benchmark: 1.4 GB a worker for a state in the pass's graph)
+        state = _shared(_State(self.encoding, task=task, supports_missing=supports_missing,
+                               source=source if self.y_input is None else None), persist=True)
         first = dask.delayed(_first_pass, pure=False)
-        results = dask.persist(*[first(p, yp, state, r, int(n)) for p, yp, r, n in zip(
-            self.partitions.parts, self.y_parts, self.partitions.split_rows(rows), self.partitions.lengths)])
-        parts = dask.compute(*[dask.delayed(operator.getitem)(r, 1) for r in results])
-        self.targets = list(dask.persist(*[dask.delayed(operator.getitem)(r, 0) for r in results]))
-        del results  # the workers keep the targets only
+        split_rows = self.partitions.split_rows(rows)
+
+        def run():
+            options = _scheduler_options()
+            results = dask.persist(*[first(p, yp, state, r, int(n)) for p, yp, r, n in zip(
+                self.partitions.parts, self.y_parts, split_rows, self.partitions.lengths)], **options)
+            parts = dask.compute(*[dask.delayed(operator.getitem)(r, 1) for r in results], **options)
+            targets = list(dask.persist(*[dask.delayed(operator.getitem)(r, 0) for r in results], **options))
+            return parts, targets
+
+        # the first pass's tasks stay in the targets' graph: the scheduler recomputes the
+        # targets of a lost worker from them
+        parts, self.targets = _on_cluster(run, "the first pass")
         logger.info("first pass over %d partitions (coding, NaN, targets, subsample): %.3f s",
                     len(self.partitions.parts), time.perf_counter() - start)
         regression = task == "regression"
@@ -277,15 +379,17 @@ class DaskRows:
 
     def variance(self, mean):
         dask = import_dask()
-        return exact_mean(dask.compute(*[dask.delayed(_variance_partial)(t, mean) for t in self.targets]),
-                          self.n_samples)
+        partials = _on_cluster(lambda: dask.compute(*[dask.delayed(_variance_partial)(t, mean) for t in self.targets],
+                                                     **_scheduler_options()), "the target's variance")
+        return exact_mean(partials, self.n_samples)
 
     def all_targets(self, task, classes=None, mean=0.0, var=1.0):
         """The Target of all rows, its values on the workers (its y here is empty)."""
         if task == "regression":
             return regression_target(np.empty(0), mean, var)
         dask = import_dask()
-        self.targets = list(dask.persist(*[dask.delayed(class_codes)(t, classes) for t in self.targets]))
+        self.targets = _on_cluster(lambda: list(dask.persist(
+            *[dask.delayed(class_codes)(t, classes) for t in self.targets], **_scheduler_options())), "class codes")
         return class_target(np.empty(0, dtype=classes.dtype), classes)
 
     def _map(self, fn, payload, state=None):
@@ -293,10 +397,11 @@ class DaskRows:
         results in partition order."""
         dask = import_dask()
         start = time.perf_counter()
-        payload = _broadcast(payload)
+        payload = _shared(payload)
         task = dask.delayed(fn, pure=False)
         state = self.state if state is None else state
-        results = dask.compute(*[task(p, y, state, payload) for p, y in zip(self.partitions.parts, self.targets)])
+        results = _on_cluster(lambda: dask.compute(*[task(p, y, state, payload) for p, y in zip(
+            self.partitions.parts, self.targets)], **_scheduler_options()), f"pass {fn.__name__}")
         logger.info("pass %s over %d partitions: %.3f s", fn.__name__, len(self.partitions.parts),
                     time.perf_counter() - start)
         return results
@@ -304,7 +409,7 @@ class DaskRows:
     def scorer(self, score, splits, bits):
         """(a stand-in for the Problem of all rows, score on all rows): the sum of score
         (problem, params, target, eps, n_threads) on every partition, in partition order."""
-        state = _broadcast(_State(self.encoding, splits=splits))
+        state = _shared(_State(self.encoding, splits=splits), persist=True)
 
         def on_all_rows(problem, params, target, eps, n_threads):
             return float(sum(self._map(_score_part, (params, target, score, eps, bits), state)))
@@ -355,4 +460,5 @@ class DaskRows:
         for rule, covered in zip(new.rules, cover):
             rule.conditions = [next(printed) for _ in rule.conditions]
             rule.coverage = float(int(covered) / self.n_samples)
+        new.set_first_match_counts(sum(r[2] for r in results))
         return new

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
+from ..utils.progress import RestartProgress
 from .dask_rows import DaskRows
 from .prepare import prepare
 from .list_path import search_list
@@ -95,7 +96,9 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
         prepared = prepare(config, source, rows, feature_names, clock)
         if prepared.subsampled:
             logger.info("restarts fitted on %d of %d rows", prepared.n_fit, rows.n_samples)
-        searched = search(config, prepared, rows)
+        # one bar of the restarts once the fit has run 2 s (utils/progress.py)
+        with RestartProgress(config.n_restarts, config.verbose, start=clock.start) as progress:
+            searched = search(config, prepared, rows, progress)
         clock.lap("restarts")
         if config.searched:  # the list, from every restart's components
             searched.searched = search_list(config, prepared, searched.component_etas)
@@ -112,7 +115,7 @@ class PhaseClock:
 
     def __init__(self):
         self.seconds = {}
-        self._last = time.perf_counter()
+        self.start = self._last = time.perf_counter()
 
     def lap(self, name):
         now = time.perf_counter()
@@ -121,10 +124,11 @@ class PhaseClock:
 
 
 class verbose_logging:
-    """Shows the 'defrag' logger's INFO records on stderr while verbose > 0."""
+    """Shows the 'defrag' logger's INFO records on stderr while verbose > 0 ("auto": a
+    progress bar only, utils/progress.py)."""
 
     def __init__(self, verbose):
-        self.verbose = verbose
+        self.verbose = 0 if isinstance(verbose, str) else verbose
         self.handler = None
 
     def __enter__(self):

@@ -13,7 +13,14 @@ from sklearn.utils import check_random_state
 
 from ..sources.split_array import SplitArraySource
 from ..utils.exact import exact_mean
-from ..utils.memory import check_memory, fit_estimate
+from ..utils.memory import (
+    DefragMemoryError,
+    check_class_count,
+    check_memory,
+    describe_limit,
+    fit_estimate,
+    format_bytes,
+)
 from ..utils.threads import thread_budget, useful_threads
 from ..utils.validation import rule_feature_names
 from .mixture import kernel_problem
@@ -78,6 +85,7 @@ def prepare(config, source, rows, feature_names, clock):
         constant, classes = is_constant(task, first.y_range), None
     else:
         classes = target_classes(source.classes, first.labels)
+        check_class_count(classes.size, source.classes, n, "DefragModel.fit")  # before per-class tables
         target = rows.all_targets(task, classes)
         fit_target = target if sub_rows is None else class_target(first.y_fit, classes)
         constant = is_constant(task, first.labels)
@@ -89,7 +97,7 @@ def prepare(config, source, rows, feature_names, clock):
     n_components = 1 if constant else config.max_rules
     workers, threads = thread_budget(config.n_jobs, config.n_restarts, n)
     _check_fit_memory(config, splits, rows.resident_rows(n_fit), n_fit, rows.n_features, n_components,
-                      target.n_classes, workers, threads, source.tree_bytes())
+                      target.n_classes, workers, threads, source.tree_bytes(), n_rows=n)
     rows.threads = useful_threads(workers * threads, n)  # outside the restarts: all threads
     bits = False if config.emkl else splits.uses_bits(n)  # EM-KL's gate takes the rank path only
     X_fit = first.X_fit
@@ -101,10 +109,14 @@ def prepare(config, source, rows, feature_names, clock):
 
 
 def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_components, n_classes, workers,
-                      threads, tree_bytes=0):
+                      threads, tree_bytes=0, n_rows=None):
     """DefragMemoryError before allocating when the fit's working set (utils/memory.py)
     exceeds the memory limit (n_resident rows of X held here, n_fit of the restarts;
-    tree_bytes: the source model's trees as read, held through the fit)."""
+    tree_bytes: the source model's trees as read, held through the fit), or when K is
+    more than the n_fit rows: the rows cannot tell more rules apart than there are rows,
+    while every component costs n_fit x L work an iteration and a column of the
+    n_fit x K tables (a million components on 400 rows ran for minutes, and clamped to
+    400 components still did: issue 22)."""
     bits = splits.uses_bits(n_resident)
     ptr = splits.feat_ptr if bits else splits.rank_ptr
     parts = fit_estimate(
@@ -113,6 +125,17 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
         n_components, n_classes, workers, threads, config.rule_list)
     if tree_bytes:
         parts["the model's trees as read"] = int(tree_bytes)
-    check_memory(sum(parts.values()), "DefragModel.fit",
+    if n_components > n_fit:
+        more = " or fit the restarts on more rows (subsample=)" if n_rows and n_fit < n_rows else ""
+        raise DefragMemoryError(
+            f"DefragModel.fit: max_rules={n_components} is more than the {n_fit} rows the restarts "
+            f"are fitted on (a rule covers at least one row); the fit would need about "
+            f"{format_bytes(sum(parts.values()))} of memory (limit: {describe_limit()}) and "
+            f"{n_components} x {n_fit} x {len(splits)} operations an iteration. Set "
+            f"max_rules <= {n_fit}{more}.")
+    rows = f"{n_rows} rows ({n_fit} per restart)" if n_rows and n_rows != n_fit else f"{n_fit} rows"
+    classes = f", {n_classes} classes" if n_classes else ""
+    check_memory(sum(parts.values()),
+                 f"DefragModel.fit on {rows}{classes}, {n_components} rules (K) and {len(splits)} splits (L)",
                  "subsample= (rows per restart), n_jobs= (restarts in flight), "
                  "max_rules= (K), max_splits= (L)", parts)

@@ -167,7 +167,7 @@ class _BestKeeper:
 
 def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
                  score_problem=None, score_target=None, rule_list=None, restart=run_restart,
-                 score=training_error, collect=None):
+                 score=training_error, collect=None, progress=None):
     """All restarts, in index order, and the selected one (the only one that keeps its
     params). With score_problem, each restart's training error is taken on it (all rows)
     instead of on the rows it was fitted on. With rule_list, a function
@@ -176,7 +176,9 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     one restart's fit (run_restart's signature) and the training error of its params
     (training_error's), FAB / EM's by default, EM-KL's from defrag/fit/emkl.py. collect:
     ``collect(index, params)`` is called with every restart's params before they may be
-    dropped (rule_list="search" reads every restart's components)."""
+    dropped (rule_list="search" reads every restart's components). progress: called in this
+    thread after each restart with the restarts done and the best training error rate so far
+    (utils/progress.py's RestartProgress)."""
     seeds = np.random.SeedSequence(random_state).spawn(n_restarts)
     workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
@@ -215,8 +217,19 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
             collect(i, r.params)
         return r
 
+    done = []
+
+    def finished(r):
+        done.append(r)
+        if progress is not None:
+            errors = [x.train_error for x in done if x.train_error == x.train_error]  # (NaN: diverged)
+            progress(len(done), min(errors, default=np.nan) / max(n_scored, 1))
+        return r
+
+    if progress is not None:  # (a bar, where the fit has already run its delay)
+        progress(0, np.nan)
     if workers == 1:
-        results = [job(i) for i in range(n_restarts)]
+        results = [finished(job(i)) for i in range(n_restarts)]
     else:
         # Restarts are handed to the pool one as another ends, in index order, rather
         # than all at once: a stopped fit then has no queue of restarts to drain
@@ -227,10 +240,10 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
             running = {pool.submit(copy_context_run(job), i): i
                        for i in itertools.islice(indices, workers)}
             while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    results[running.pop(future)] = future.result()
-                for i in itertools.islice(indices, len(done)):
+                ended, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in ended:
+                    results[running.pop(future)] = finished(future.result())
+                for i in itertools.islice(indices, len(ended)):
                     running[pool.submit(copy_context_run(job), i)] = i
     return results, keeper.best
 

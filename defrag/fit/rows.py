@@ -19,7 +19,12 @@ import numpy as np
 
 from ..rules import refit_rule_list
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
-from ..utils.validation import check_missing, feature_names_of, n_columns
+from ..utils.validation import (
+    check_missing,
+    distinct_labels,
+    feature_names_of,
+    n_columns,
+)
 from .mixture import kernel_problem
 from .targets import class_target, regression_target, target_values
 
@@ -43,7 +48,7 @@ def first_pass_of(X_coded, y, task, rows):
         labels, partial_sums = None, [exact_partial(y)]
         y_range = (float(y.min(initial=np.inf)), float(y.max(initial=-np.inf)))
     else:
-        labels, partial_sums, y_range = np.unique(y), None, None
+        labels, partial_sums, y_range = distinct_labels(y), None, None
     X_fit, y_fit = (X_coded, y) if rows is None else (X_coded[rows], y[rows])
     return FirstPass(np.isnan(X_coded).any(axis=0), labels, partial_sums, y_range,
                      np.ascontiguousarray(X_fit, dtype=np.float64), y_fit)

@@ -54,8 +54,8 @@ def _rule_list_scorer(config, prepared, refit):
     return rule_list
 
 
-def search(config, prepared, rows):
-    """Stage 2: all restarts and the kept one (Searched)."""
+def search(config, prepared, rows, progress=None):
+    """Stage 2: all restarts and the kept one (Searched); progress: run_restarts'."""
     p = prepared
     options = config.restart_options(len(p.splits), p.n_components, p.n_all_splits)
     kernels = dict(restart=emkl.run_restart, score=emkl.training_error) if config.emkl else {}
@@ -79,7 +79,8 @@ def search(config, prepared, rows):
         etas = {}
         kernels["collect"] = lambda i, params: etas.__setitem__(i, params["eta"])
     results, best = run_restarts(p.problem, p.fit_target, options, config.n_restarts, p.entropy,
-                                 config.n_jobs, rule_list=restart_list, **on_all_rows, **kernels)
+                                 config.n_jobs, rule_list=restart_list, progress=progress, **on_all_rows,
+                                 **kernels)
     if config.emkl and rule_list is not None:
         best = dataclasses.replace(best, rule_list=rule_list(best.params)[0])
     if config.searched:

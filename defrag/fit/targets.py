@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-from ..utils.validation import check_labels
+from ..utils.validation import check_labels, distinct_labels
 
 
 @dataclass
@@ -71,7 +71,7 @@ def target_classes(classes, labels):
     when it has them and they hold every label, else the labels' own."""
     if classes is not None and not np.all(np.isin(labels, classes)):
         classes = None  # y has labels the ensemble does not know: use y's own
-    return np.unique(labels) if classes is None else classes
+    return distinct_labels(labels) if classes is None else classes
 
 
 def class_codes(y, classes):

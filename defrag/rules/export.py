@@ -397,9 +397,10 @@ def to_frame(rs, X=None, y=None):
     import pandas as pd
 
     rows = [{"rule": r.condition_text(), "n_conditions": len(r.conditions), "prediction": r.prediction,
-             "support": r.support, "weight": r.weight, "coverage": r.coverage} for r in rs.rules]
+             "support": r.support, "weight": r.weight, "coverage": r.coverage, "share": r.share}
+            for r in rs.rules]
     rows.append({"rule": "otherwise", "n_conditions": 0, "prediction": rs.default_prediction,
-                 "support": None, "weight": None, "coverage": None})
+                 "support": rs.default_support, "weight": None, "coverage": None, "share": rs.default_share})
     if rs.classes is not None:
         for row, p in zip(rows, rs.probabilities()):
             for c, pc in zip(rs.classes, p):

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from . import _rules_eval, document, export
+from . import _rules_eval, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names
@@ -26,18 +26,24 @@ class Rule:
     Attributes: ``conditions`` (list of Condition), ``prediction`` (value or class
     label), ``proba`` (class probabilities, classification only), ``support``
     (training points covered), ``weight`` (mixture weight alpha_k), ``coverage``
-    (share of the training points that satisfy the conditions, when known).
+    (share of the training points that satisfy the conditions, when known), ``share``
+    (share of the training points it is the first match for, when known: set where the
+    rule set is printed for its training rows, ``RuleSet.on_training_rows``; not kept in
+    JSON).
     """
 
     coverage = None  # (rules pickled before the attribute existed)
+    share = None
 
-    def __init__(self, conditions, prediction, proba=None, support=0, weight=0.0, coverage=None):
+    def __init__(self, conditions, prediction, proba=None, support=0, weight=0.0, coverage=None,
+                 share=None):
         self.conditions = list(conditions)
         self.prediction = prediction
         self.proba = None if proba is None else np.asarray(proba, dtype=np.float64)
         self.support = int(support)
         self.weight = float(weight)
         self.coverage = None if coverage is None else float(coverage)
+        self.share = None if share is None else float(share)
 
     def covers(self, X):
         X = np.asarray(X)
@@ -83,6 +89,11 @@ def rule_count_text(n_rules):
     return f"{n_rules} rule{'' if n_rules == 1 else 's'} and otherwise"
 
 
+# how to read an ordered rule set, said once above its listing or table
+FIRST_MATCH = "a point takes the prediction of the first rule whose conditions hold (first match wins), " \
+              "else the last line's"
+
+
 def prediction_text(prediction, proba):
     if proba is None:
         return _fmt(prediction) if isinstance(prediction, (float, np.floating)) else str(prediction)
@@ -94,7 +105,11 @@ class RuleSet:
 
     ``predict`` uses the rules as written: a point takes the prediction of the
     first rule (rules are ordered by weight) that covers it, else the default.
+    ``default_support`` and ``default_share``: the training points no rule covers and
+    their share, when known (see Rule's ``share``).
     """
+
+    default_support = default_share = None  # (rule sets pickled before the attributes existed)
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
                  classes=None, supports_missing=False, encoding=None, feature_names_in=None):
@@ -335,7 +350,20 @@ class RuleSet:
         if X.shape[0]:
             for rule, share in zip(new.rules, new.covering(X, n_threads).mean(axis=0)):
                 rule.coverage = float(share)
+            new.set_first_match_counts(np.bincount(new.first_match(X, n_threads) + 1,
+                                                   minlength=len(new.rules) + 1))
         return new
+
+    def set_first_match_counts(self, counts):
+        """Set each rule's ``share``, ``default_support`` and ``default_share`` from the
+        training points each is the first match for: counts[0] no rule's (the default's),
+        counts[k] rule k's."""
+        counts = np.asarray(counts, dtype=np.float64)
+        total = max(float(counts.sum()), 1.0)
+        self.default_support = int(counts[0])
+        self.default_share = float(counts[0] / total)
+        for rule, count in zip(self.rules, counts[1:]):
+            rule.share = float(count / total)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -371,7 +399,10 @@ class RuleSet:
     def to_frame(self, X=None, y=None):
         """One row per rule and a last one for the default, as a pandas DataFrame: rule
         text, n_conditions, prediction, support (training points it predicts for), weight,
-        coverage (share of training points satisfying it), proba_<class> columns; given X,
+        coverage (share of training points satisfying it), share (share of training points
+        it is the first match for; None where unknown; the default's support and share
+        too), proba_<class>
+        columns; given X,
         X_coverage (share of X it covers), X_support and X_share (rows of X it predicts
         for); given y too, precision and error (classification: share right / wrong) or
         error (regression: mean squared error) on those rows."""
@@ -396,6 +427,48 @@ class RuleSet:
         rule covers (column names in backticks; missing values as ``x != x``)."""
         return export.query_strings(self, column_names)
 
+    # ------------------------------------------------------------- for readers
+    def table_rows(self):
+        """The cells of the rule set's table (rules/display.py), one tuple per rule in
+        order and a last one for the default: number, conditions as the listing prints
+        them (missing-value marks included), prediction, support (training points it
+        predicts for) and the share of the training points it is the first match for
+        (the default's support and the shares blank where unknown)."""
+        def share(value):
+            return "" if value is None else f"{100.0 * value:.1f}%"
+
+        rows = [(str(i), rule.condition_text(mark_unseen=True), prediction_text(rule.prediction, rule.proba),
+                 str(rule.support), share(rule.share)) for i, rule in enumerate(self.rules, 1)]
+        rows.append(("*", "otherwise", prediction_text(self.default_prediction, self.default_proba),
+                     "" if self.default_support is None else str(self.default_support), share(self.default_share)))
+        return rows
+
+    def missing_note(self):
+        """The line below the listing on where missing values go, or None where the
+        conditions say it all (conditions.missing_value_note)."""
+        enc = self.encoding
+        unknown_missing = () if enc is None or enc.unknown != "missing" else \
+            {d for d, cats in enumerate(enc.categories) if cats is not None}
+        return missing_value_note((c for r in self.rules for c in r.conditions), self.supports_missing,
+                                  unknown_missing)
+
+    def to_markdown(self):
+        """The rules as a Markdown table (rule number, conditions, prediction, support,
+        share of the training points it is the first match for), the default last, then
+        the note on missing values where the listing has one."""
+        return display.markdown_table(self.table_rows(), self.missing_note())
+
+    def _repr_markdown_(self):
+        return self.to_markdown()
+
+    def to_html(self, above=()):
+        """The table of ``to_markdown`` in HTML (every text escaped), under the lines of
+        text ``above``."""
+        return display.html_table(self.table_rows(), self.missing_note(), above)
+
+    def _repr_html_(self):
+        return self.to_html([f"RuleSet: {rule_count_text(len(self.rules))}; {FIRST_MATCH}"])
+
     def __str__(self):
         """The listing: one line per rule, in order, then the default; below it, where
         the conditions do not say it all, one line on where missing values go
@@ -408,11 +481,7 @@ class RuleSet:
         lines.append(
             f"[{'*'.rjust(width)}] otherwise y = {prediction_text(self.default_prediction, self.default_proba)}"
         )
-        enc = self.encoding
-        unknown_missing = () if enc is None or enc.unknown != "missing" else \
-            {d for d, cats in enumerate(enc.categories) if cats is not None}
-        note = missing_value_note((c for r in self.rules for c in r.conditions), self.supports_missing,
-                                  unknown_missing)
+        note = self.missing_note()
         if note is not None:
             lines.append(note)
         return "\n".join(lines)

@@ -8,13 +8,19 @@ estimate exceeds the limit, naming the estimate, the limit and the knobs that
 reduce it. The limit is ``set_max_memory(...)`` / ``max_memory(...)`` when set, else
 the environment variable ``DEFRAG_MAX_MEMORY`` (bytes, or with a K/M/G/T suffix), else
 ``DEFAULT_SHARE`` of the memory the operating system reports as available
-(``MemAvailable`` in /proc/meminfo, bounded by a cgroup's ``memory.max``), read at
-each check.
+(``MemAvailable`` in /proc/meminfo, bounded by the room under the process's cgroup
+memory limits, v2 ``memory.max`` or v1 ``memory.limit_in_bytes``, and under its
+``RLIMIT_AS`` / ``RLIMIT_DATA``), read at each check.
 """
 import contextlib
 import os
 import re
 import threading
+
+try:
+    import resource
+except ImportError:  # not a Unix: no resource limits to read
+    resource = None
 
 # Share of the available memory a fit may plan to use: the estimate leaves out
 # Python objects and small temporaries, and the process already holds its data.
@@ -77,39 +83,149 @@ def _meminfo_available():
     return None
 
 
+# where the cgroup file systems are mounted and where this process's cgroups are named
+# (module attributes: the tests point them at a fake tree)
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"
+PROC_STATUS = "/proc/self/status"
+
+
+def _read_number(path):
+    """The number a cgroup file holds, inf for "max" (v2's no limit), None when unreadable."""
+    try:
+        with open(path) as f:
+            raw = f.read().strip()
+    except OSError:
+        return None
+    if raw == "max":
+        return float("inf")
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
+def _inactive_file(stat_path):
+    """The cgroup's inactive page cache (reclaimed before the OOM killer acts), 0 if unknown."""
+    found = {}
+    try:
+        with open(stat_path) as f:
+            for line in f:
+                key, _, value = line.partition(" ")
+                if key in ("total_inactive_file", "inactive_file"):
+                    found[key] = float(value)
+    except (OSError, ValueError):
+        return 0.0
+    return found.get("total_inactive_file", found.get("inactive_file", 0.0))
+
+
+def _cgroup_dirs():
+    """(directory, limit file, usage file) of this process's memory cgroups and their
+    ancestors, v2 then v1: a limit anywhere up the tree applies. The path in
+    /proc/self/cgroup is relative to the mount (in a container with a cgroup namespace
+    it is "/"); when it is not found under the mount (no namespace), the mount's own
+    files are the container's."""
+    paths = {"v2": "/", "v1": "/"}
+    try:
+        with open(PROC_CGROUP) as f:
+            for line in f:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) != 3:
+                    continue
+                if parts[0] == "0" and parts[1] == "":
+                    paths["v2"] = parts[2] or "/"
+                elif "memory" in parts[1].split(","):
+                    paths["v1"] = parts[2] or "/"
+    except OSError:
+        pass
+    out = []
+    for version, mount, limit_name, usage_name in (
+            ("v2", CGROUP_ROOT, "memory.max", "memory.current"),
+            ("v1", os.path.join(CGROUP_ROOT, "memory"), "memory.limit_in_bytes", "memory.usage_in_bytes")):
+        rel = paths[version].strip("/")
+        chain = []
+        while True:
+            chain.append(os.path.join(mount, rel) if rel else mount)
+            if not rel:
+                break
+            rel = os.path.dirname(rel)
+        out.extend((d, limit_name, usage_name) for d in chain)
+    return out
+
+
 def _cgroup_room():
-    """Bytes left under a cgroup v2 (or v1) memory limit, or None when there is none."""
-    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
-        try:
-            with open(limit_path) as f:
-                raw = f.read().strip()
-            if raw == "max":
-                return None
-            limit = float(raw)
-            with open(usage_path) as f:
-                usage = float(f.read().strip())
-        except (OSError, ValueError):
+    """Bytes left under the tightest cgroup v2 (memory.max) or v1 (memory.limit_in_bytes)
+    memory limit of this process and its ancestors, or None when there is none: the
+    limit less the usage, the usage less the inactive page cache (which the kernel
+    reclaims before it kills, as container runtimes count a working set)."""
+    room = None
+    for d, limit_name, usage_name in _cgroup_dirs():
+        limit = _read_number(os.path.join(d, limit_name))
+        if limit is None or limit >= 2.0 ** 60:  # absent, "max", or v1's "no limit"
             continue
-        if limit >= 2.0 ** 60:  # v1's "no limit"
-            return None
-        return max(limit - usage, 0.0)
+        usage = _read_number(os.path.join(d, usage_name)) or 0.0
+        usage = max(usage - _inactive_file(os.path.join(d, "memory.stat")), 0.0)
+        left = max(limit - usage, 0.0)
+        room = left if room is None else min(room, left)
+    return room
+
+
+def _status_bytes(field):
+    try:
+        with open(PROC_STATUS) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return float(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return None
 
 
-def available_memory():
-    """Bytes of memory available to this process now (None when the OS does not say)."""
-    avail = _meminfo_available()
+def _rlimit_room():
+    """Bytes the process may still map under its resource limits (``ulimit -v``:
+    RLIMIT_AS against the address space in use, VmSize; ``ulimit -d``: RLIMIT_DATA
+    against VmData), or None when neither is set. Past them malloc fails, whatever
+    the machine has free."""
+    if resource is None:  # not a Unix
+        return None
+    room = None
+    for limit_id, field in (("RLIMIT_AS", "VmSize"), ("RLIMIT_DATA", "VmData")):
+        if not hasattr(resource, limit_id):
+            continue
+        try:
+            soft = resource.getrlimit(getattr(resource, limit_id))[0]
+        except (OSError, ValueError):
+            continue
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        used = _status_bytes(field) or 0.0
+        left = max(float(soft) - used, 0.0)
+        room = left if room is None else min(room, left)
+    return room
+
+
+def memory_room():
+    """(bytes of memory available to this process now, what bounds it); (None, ...) when
+    the OS does not say. The smallest of the machine's available memory (MemAvailable),
+    the room under a cgroup limit and the room under RLIMIT_AS / RLIMIT_DATA."""
+    avail, source = _meminfo_available(), "the machine's available memory"
     if avail is None:
         try:
             avail = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
         except (AttributeError, ValueError, OSError):
             avail = None
-    room = _cgroup_room()
-    if room is not None:
-        avail = room if avail is None else min(avail, room)
-    return avail
+    for room, what in ((_cgroup_room(), "the room under the cgroup's memory limit"),
+                       (_rlimit_room(), ("the room under the process's address-space limit "
+                                         "(RLIMIT_AS, ulimit -v)"))):
+        if room is not None and (avail is None or room < avail):
+            avail, source = room, what
+    return avail, source
+
+
+def available_memory():
+    """Bytes of memory available to this process now (None when the OS does not say):
+    the smallest of MemAvailable, the room under a cgroup limit and under RLIMIT_AS."""
+    return memory_room()[0]
 
 
 def memory_limit():
@@ -122,10 +238,16 @@ def memory_limit():
     env = os.environ.get("DEFRAG_MAX_MEMORY")
     if env:
         return _parse_bytes(env, "DEFRAG_MAX_MEMORY"), "DEFRAG_MAX_MEMORY"
-    avail = available_memory()
+    avail, what = memory_room()
     if avail is None:
         return None, "no limit (the OS reports no available memory)"
-    return DEFAULT_SHARE * avail, f"{DEFAULT_SHARE:.0%} of the available memory"
+    return DEFAULT_SHARE * avail, f"{DEFAULT_SHARE:.0%} of {format_bytes(avail)} available: {what}"
+
+
+def describe_limit():
+    """The memory limit and where it comes from, for messages."""
+    limit, source = memory_limit()
+    return source if limit is None else f"{format_bytes(limit)}, {source}"
 
 
 def format_bytes(n):
@@ -151,6 +273,35 @@ def check_memory(estimate, what, knobs, parts=None):
         f"{what} would need about {format_bytes(estimate)} of memory{detail}, more than the "
         f"limit of {format_bytes(limit)} ({source}). Reduce it with {knobs}, or raise the "
         "limit with defrag.set_max_memory(...) (float('inf') turns the check off)."
+    )
+
+
+# A classifier's y with more distinct labels than this and than the source model has
+# classes is refused (check_class_count): it is nearly always a continuous target given
+# to a classifier, and every estimator's per-class tables (and scikit-learn's tree
+# criterion, which is O(classes) per candidate split) grow with it. DefragModel handled
+# 1e6 such labels in 7.2 s, but BornAgainTree grew until the OOM killer ended it,
+# InTrees asked for 3.6 TiB and DepthTwoTree ran past 250 s at 100k (issue 23).
+MAX_CLASSES = 1000
+
+
+def check_class_count(n_labels, source_classes, n_rows, what):
+    """DefragMemoryError when a classification target has more than
+    max(MAX_CLASSES, the source model's classes) distinct labels, with a message that
+    suggests regression. n_labels: the distinct labels of y with the model's classes;
+    source_classes: the model's classes (None when it does not say)."""
+    n_source = 0 if source_classes is None else len(source_classes)
+    bound = max(MAX_CLASSES, n_source)
+    if n_labels <= bound:
+        return
+    model = (f"the model knows {n_source} classes" if n_source
+             else "the model does not name its classes")
+    raise DefragMemoryError(
+        f"{what}: y has {n_labels} distinct labels among {n_rows} rows, more than "
+        f"{bound} (defrag's bound on classes, MAX_CLASSES = {MAX_CLASSES}, or the model's "
+        f"classes when more) and {model}; the per-class tables grow with every label. If y "
+        "is a continuous target, fit a regression ensemble (and task='regression' for "
+        "DefragModel); if the labels are classes, bin them or fit the ensemble on them."
     )
 
 
@@ -236,3 +387,65 @@ def proxy_estimate(n_samples, n_features, n_targets, n_members, n_threads, cv, m
     if n_members:
         parts["member predictions"] = 8.0 * N * n_members
     return parts
+
+
+def check_memory_of(parts, what, knobs):
+    """check_memory of the sum of parts ({name: bytes})."""
+    check_memory(sum(parts.values()), what, knobs, parts)
+
+
+# The baselines (defrag/baselines/). n rows, d features, C classes present (1 for
+# regression).
+
+def born_again_estimate(n_rows, n_features, n_classes, max_depth, min_samples_split, n_generated,
+                        n_test):
+    """{part: bytes} of growing one born-again tree (defrag/baselines/born_again.py) to
+    max_depth on n_rows rows, n_test held-out rows scored per depth of the grid.
+
+    A node that splits holds more than min_samples_split rows, so a level has at most
+    n / (min_samples_split + 1) of them and 2**depth; every node keeps its value (C
+    float64, held in the node list, stacked into the tree and copied when it is cut);
+    a level's generated points (n_generated per splitting node: row indices, coded
+    values and the ensemble's input); the held-out rows' leaves and predictions; the
+    stump's pool (the node's rows and generated points) and the row index arrays."""
+    n, d, C, D = float(n_rows), float(n_features), float(max(n_classes, 1)), int(max_depth)
+    splitting = float(min(2.0 ** min(D, 60) - 1.0, D * (n // (int(min_samples_split) + 1))))
+    nodes = 1.0 + 2.0 * splitting
+    level = float(min(2.0 ** min(D - 1, 60), n // (int(min_samples_split) + 1)))
+    return {"node values": 3.0 * 8.0 * nodes * C,
+            "generated points": 4.0 * 8.0 * level * n_generated * d,
+            "held-out predictions": 16.0 * float(n_test),
+            "stump pools and row indices": 8.0 * (n + n_generated) * (d + 4.0) + 8.0 * 8.0 * C}
+
+
+def intrees_estimate(n_rows, n_rules, n_classes, block_cells=1 << 22):
+    """{part: bytes} of InTrees.fit (defrag/baselines/intrees.py): the rule cover
+    (n x R bool; one alive at a time, with the learner's copy of the rows a chosen rule
+    newly covers), the class counts' blocks (block_cells cells, taken in class order and
+    cast to int64 by reduceat) and the per-rule class counts (R x C: int64 sums, float32
+    counts and the learner's update)."""
+    n, R, C = float(n_rows), float(n_rules), float(max(n_classes, 1))
+    return {"rule cover": 2.0 * n * R, "class-count blocks": 9.0 * min(float(block_cells), n * R),
+            "class counts": 20.0 * R * C}
+
+
+def node_harvest_estimate(n_rows, n_candidates, n_nodes):
+    """{part: bytes} of NodeHarvest.fit (defrag/baselines/node_harvest.py): the cover of
+    every candidate node (n x P bool, with its packed patterns), the kept nodes' 0/1
+    matrix and its product with the node means (n x p float64 each, with the distinct
+    membership patterns: at most n rows, sorted as a copy), the SVD of those patterns
+    (the n x p left factor and p x p right one) and the solver's p x p matrices."""
+    n, P, p = float(n_rows), float(n_candidates), float(n_nodes)
+    return {"candidate cover": 1.2 * n * P, "node matrices": 8.0 * 5.0 * n * p,
+            "null space and solver": 8.0 * (n * p + 6.0 * p * p)}
+
+
+def depth_two_estimate(n_rows, n_features, n_classes, max_depth):
+    """{part: bytes} of DepthTwoTree.fit (defrag/baselines/depth_two.py): scikit-learn's
+    float32 copy of X and its row arrays, its per-class criterion sums, the tree's
+    node values (C float64 each) and their copy over all classes, with the rules'
+    probabilities."""
+    n, d, C = float(n_rows), float(n_features), float(max(n_classes, 1))
+    nodes = min(2.0 ** (min(int(max_depth), 60) + 1) - 1.0, 2.0 * n)
+    return {"X as float32 and row arrays": 4.0 * n * d + 8.0 * 3.0 * n,
+            "per-class tables": 8.0 * C * (3.0 * nodes + 8.0)}
