@@ -134,7 +134,10 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     path_, path_rules_, path_defaults_ : dict, RuleSet, list
         rule_list="search": per ``size`` (1 to max(max_rules, n_rules) regions) its
         ``n_conditions``, ``train_error`` and cross-validated ``validation_error`` (NaN with
-        n_rules); the longest list (each size a prefix) and each size's default.
+        n_rules); the longest list (each size a prefix) and each size's default. Without
+        n_rules the kept restart's own list (rule_list=True's) is printed instead where its
+        cross-validated error on the same folds is smaller (``path_["printed"]``: "restarts";
+        its error: ``path_["restarts_validation_error"]``).
     n_components_ : int
         The mixture's components that FAB kept.
     n_all_splits_ : int

@@ -25,7 +25,7 @@ import numpy as np
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
 from ..rules.list_search import ListSearch, box_of_component, eta_of_box, literal_groups, simplified_box
-from ..rules.lists import first_match_index
+from ..rules.lists import first_match_index, rule_columns
 
 # Rows the search runs on at most: the split matrix is n x L booleans and each move one
 # product with it. 3,000 rows place a threshold to within 0.03% of the rows' quantiles.
@@ -54,6 +54,10 @@ class SearchedList:
     rules: list  # Rule objects without outputs, the longest list
     size: int  # regions of the chosen list (rules before it + the default)
     validation_error: np.ndarray  # per size 1..len(rules)+1 (NaN where not measured)
+    # the restarts' own list (rule_list=True's) is the better one by cross-validation: the
+    # readout prints it, and the path stays the searched list's
+    restarts_list_chosen: bool = False
+    restarts_list_validation_error: float = float("nan")
 
 
 def _targets(y, n_classes):
@@ -100,12 +104,32 @@ def one_se_size(losses):
     return int(np.flatnonzero(errors <= errors[best] + se)[0]) + 1
 
 
-def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_regions, rng):
+def _fixed_list_losses(cover, y, n_classes, fold):
+    """Per-row validation losses of a list whose rules are fixed (cover: rows x rules),
+    its outputs fitted on N_FOLDS - 1 folds and applied to the other, as for the searched
+    list's sizes."""
+    first = first_match_index(cover)
+    k = cover.shape[1]
+    losses = np.zeros(y.size)
+    for f in range(N_FOLDS):  # over folds, not rows
+        tr, va = fold != f, fold == f
+        g_tr, g_va = first[tr], first[va]
+        if n_classes:
+            counts = np.bincount(g_tr * n_classes + y[tr], minlength=(k + 1) * n_classes)
+            pred = np.argmax(counts.reshape(k + 1, n_classes), axis=1)
+            losses[va] = pred[g_va] != y[va]
+        else:
+            size = np.bincount(g_tr, minlength=k + 1)
+            mean = np.bincount(g_tr, weights=y[tr], minlength=k + 1) / np.maximum(size, 1)
+            losses[va] = (mean[g_va] - y[va]) ** 2
+    return losses
+
+
+def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_regions, fold):
     """Per-row losses (sizes x rows) of lists grown on N_FOLDS - 1 folds and applied to
     the other, every row validated once; a fold whose list stops early keeps its longest
     list for the larger sizes."""
     n = S.shape[0]
-    fold = rng.permutation(n) % N_FOLDS
     losses = np.zeros((max_regions, n))
     for f in range(N_FOLDS):  # over folds, not rows
         tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
@@ -128,9 +152,11 @@ def _search_splits(config, splits, n_rows):
     return splits.top(kept), np.sort(np.argsort(-splits.gain, kind="stable")[:kept])
 
 
-def search_list(config, prepared, component_etas):
+def search_list(config, prepared, component_etas, restarts_list=None):
     """The SearchedList of the restarts' components (component_etas: eta arrays, one row
-    per component, of every restart in index order)."""
+    per component, of every restart in index order). restarts_list: the kept restart's
+    own rule list (rules/lists.py's RuleList, rule_list=True's), weighed against the
+    searched list by the same cross-validation where the size is not fixed."""
     p = prepared
     X, y, n_classes = p.X_fit, np.asarray(p.fit_target.y), p.fit_target.n_classes
     rng = np.random.default_rng(np.random.SeedSequence([p.entropy, 25]))
@@ -151,10 +177,19 @@ def search_list(config, prepared, component_etas):
 
     validation = np.full(max_regions, np.nan)
     size = config.n_rules
+    chosen, restarts_error = False, float("nan")
     if size is None and rows.size >= MIN_VALIDATION * N_FOLDS:
-        losses = _cross_validated_losses(S, T, y[rows], n_classes, candidates, feature, group, max_regions, rng)
+        fold = rng.permutation(rows.size) % N_FOLDS
+        losses = _cross_validated_losses(S, T, y[rows], n_classes, candidates, feature, group, max_regions, fold)
         validation = losses.mean(axis=1)
         size = one_se_size(losses)
+        if restarts_list is not None:
+            # the restarts' list on the same folds (its rules as they are, outputs refitted):
+            # printed where its validation error is the smaller. Its boxes were chosen on
+            # all these rows, a small advantage for a list of a few broad rules.
+            cover = rule_columns(restarts_list.rules, X[rows])[2]
+            restarts_error = float(_fixed_list_losses(cover, y[rows], n_classes, fold).mean())
+            chosen = restarts_error < float(validation[size - 1])
 
     full = ListSearch(S, T, feature, group, cost_power=COST_POWER,
                       condition_penalty=CONDITION_PENALTY).grow(candidates, max_regions - 1)
@@ -168,4 +203,4 @@ def search_list(config, prepared, component_etas):
     etas = np.array([eta_of_box(b, L) for b in full]).reshape(len(full), L)
     extracted = extract_rules_conditions(etas, splits, config.kappa, X, p.names) if full else []
     rules = [Rule(conditions, None) for conditions, _ in extracted]
-    return SearchedList(rules, int(size), validation[:len(full) + 1])
+    return SearchedList(rules, int(size), validation[:len(full) + 1], chosen, restarts_error)

@@ -65,7 +65,8 @@ class FitResult:
             out["gate_weights_"] = r.params["w"]
         out.update(rules_=r.rules, n_rules_=r.n_rules, fit_seconds_=self.seconds)
         if r.path is not None:  # rule_list="search": every size of the list
-            out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error")}
+            out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error",
+                                                "printed", "restarts_validation_error")}
             out.update(path_rules_=r.path["rules"], path_defaults_=r.path["default"])
         return out
 
@@ -101,7 +102,7 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
             searched = search(config, prepared, rows, progress)
         clock.lap("restarts")
         if config.searched:  # the list, from every restart's components
-            searched.searched = search_list(config, prepared, searched.component_etas)
+            searched.searched = search_list(config, prepared, searched.component_etas, searched.best.rule_list)
             clock.lap("search")
         readout = read_out(config, prepared, searched, rows)
         clock.lap("rules")

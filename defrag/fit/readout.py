@@ -47,7 +47,10 @@ def read_out(config, prepared, searched, rows):
     params = {name: a[order] for name, a in best.params.items()}
     path = None
     if searched.searched is not None:
-        return _searched_readout(p, params, searched.searched, rows)
+        readout = _searched_readout(p, params, searched.searched, rows)
+        if not searched.searched.restarts_list_chosen:
+            return readout
+        path = readout.path  # the restarts' list is printed; the path stays the search's
     if best.rule_list is None:
         rules, default, default_proba = _paper_rules(config, p, params, rows)
     else:
@@ -88,6 +91,8 @@ def _searched_readout(p, params, searched, rows):
         validation_error=np.asarray(searched.validation_error, dtype=np.float64),
         rules=printed,
         default=[(fitted.default_prediction, fitted.default_proba) for fitted in lists],
+        printed="restarts" if searched.restarts_list_chosen else "searched",
+        restarts_validation_error=searched.restarts_list_validation_error,
     )
     rule_set = prefix_rule_set(path, searched.size)
     return Readout(params, rule_set, searched.size, path)

@@ -60,7 +60,9 @@ def search(config, prepared, rows, progress=None):
     options = config.restart_options(len(p.splits), p.n_components, p.n_all_splits)
     kernels = dict(restart=emkl.run_restart, score=emkl.training_error) if config.emkl else {}
     rule_list = None
-    if config.rule_list and not config.searched:
+    # rule_list="search" without n_rules also keeps the restarts' own list (rule_list=True's),
+    # which the search's cross-validation weighs against the searched one (fit/list_path.py)
+    if config.rule_list and not (config.searched and config.n_rules is not None):
         refit = None
         if p.subsampled:  # the list's error on all rows (refitted on them)
             refit = functools.partial(rows.refit_rule_list, target=p.target, classes=p.classes)
