@@ -134,10 +134,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     path_, path_rules_, path_defaults_ : dict, RuleSet, list
         rule_list="search": per ``size`` (1 to max(max_rules, n_rules) regions) its
         ``n_conditions``, ``train_error`` and cross-validated ``validation_error`` (NaN with
-        n_rules); the longest list (each size a prefix) and each size's default. Without
-        n_rules the kept restart's own list (rule_list=True's) is printed instead where its
-        cross-validated error on the same folds is smaller (``path_["printed"]``: "restarts";
-        its error: ``path_["restarts_validation_error"]``).
+        n_rules); the longest list (each size a prefix) and each size's default; ``printed``:
+        "restarts" where the kept restart's own list cross-validated better and is printed.
     n_components_ : int
         The mixture's components that FAB kept.
     n_all_splits_ : int
@@ -224,8 +222,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         a Dask X (y: None, a Dask array or Series, or NumPy): see defrag/fit/dask_rows.py."""
         result = fit_rules(FitConfig.from_params(self.get_params(deep=False)), self.estimator, X, y,
                            self.feature_names)
-        # Only now, with the run complete, replace the fitted state: a failed refit
-        # must not leave parameters and split table out of step.
+        # only now, the run complete: a failed refit leaves the fitted state as it was
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)
         for name, value in result.attributes().items():
@@ -277,13 +274,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
 
     def _mixture(self):
         """The fitted mixture (fit/mixture.py): its MAP or mixture-of-experts predictions."""
-        params = {"eta": self.eta_, "alpha": self.alpha_}
-        if self._emkl_fitted():
-            params["w"] = self.gate_weights_
-        if self.task_ == "regression":
-            params.update(mean=self.mean_, precision=self.precision_)
-        else:
-            params["gamma"] = self.gamma_
+        params = {"eta": self.eta_, "alpha": self.alpha_, **({"w": self.gate_weights_} if self._emkl_fitted() else {})}
+        params.update(dict(mean=self.mean_, precision=self.precision_) if self.task_ == "regression"
+                      else dict(gamma=self.gamma_))
         return FittedMixture(self.splits_, params, getattr(self, "classes_", None), self.eps)
 
     def _by_rules(self):
@@ -331,9 +324,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         if is_dask_collection(X):
             return self._map_dask("predict_proba", X)
         Xf = self._check_X(X)
-        if self._by_rules():
-            return self.rules_.probabilities()[self.rules_.first_match(Xf)]
-        return self._mixture().predict_proba(Xf)
+        return self.rules_.probabilities()[self.rules_.first_match(Xf)] if self._by_rules() else \
+            self._mixture().predict_proba(Xf)
 
     def evaluate(self, X, y):
         """Test error, coverage, overlap and fidelity of the rules on (X, y).

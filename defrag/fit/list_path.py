@@ -177,19 +177,19 @@ def search_list(config, prepared, component_etas, restarts_list=None):
 
     validation = np.full(max_regions, np.nan)
     size = config.n_rules
-    chosen, restarts_error = False, float("nan")
+    chosen, restarts_error, restarts_losses = False, float("nan"), None
     if size is None and rows.size >= MIN_VALIDATION * N_FOLDS:
         fold = rng.permutation(rows.size) % N_FOLDS
         losses = _cross_validated_losses(S, T, y[rows], n_classes, candidates, feature, group, max_regions, fold)
         validation = losses.mean(axis=1)
         size = one_se_size(losses)
         if restarts_list is not None:
-            # the restarts' list on the same folds (its rules as they are, outputs refitted):
-            # printed where its validation error is the smaller. Its boxes were chosen on
-            # all these rows, a small advantage for a list of a few broad rules.
+            # the restarts' list on the same folds (its rules as they are, outputs refitted).
+            # Its boxes were chosen on all these rows: a small advantage for a list of a
+            # few broad rules.
             cover = rule_columns(restarts_list.rules, X[rows])[2]
-            restarts_error = float(_fixed_list_losses(cover, y[rows], n_classes, fold).mean())
-            chosen = restarts_error < float(validation[size - 1])
+            restarts_losses = _fixed_list_losses(cover, y[rows], n_classes, fold)
+            restarts_error = float(restarts_losses.mean())
 
     full = ListSearch(S, T, feature, group, cost_power=COST_POWER,
                       condition_penalty=CONDITION_PENALTY).grow(candidates, max_regions - 1)
@@ -203,4 +203,21 @@ def search_list(config, prepared, component_etas, restarts_list=None):
     etas = np.array([eta_of_box(b, L) for b in full]).reshape(len(full), L)
     extracted = extract_rules_conditions(etas, splits, config.kappa, X, p.names) if full else []
     rules = [Rule(conditions, None) for conditions, _ in extracted]
+    if restarts_losses is not None:
+        chosen = _simpler_within_one_se(
+            (losses[size - 1], sum(len(r.conditions) for r in rules[:size - 1])),
+            (restarts_losses, sum(len(r.conditions) for r in restarts_list.rules)))
     return SearchedList(rules, int(size), validation[:len(full) + 1], chosen, restarts_error)
+
+
+def _simpler_within_one_se(searched, restarts):
+    """Whether the restarts' list is printed: the one-SE rule across the two lists, each a
+    (per-row validation losses, printed conditions) pair: of the lists whose validation
+    error is within one standard error of the smaller, the one that prints fewer
+    conditions (ties: the smaller error; then the searched list)."""
+    errors = [float(losses.mean()) for losses, _ in (searched, restarts)]
+    best = int(np.argmin(errors))
+    losses = (searched, restarts)[best][0]
+    se = float(np.std(losses)) / np.sqrt(max(losses.size, 1))
+    within = [i for i in (0, 1) if errors[i] <= errors[best] + se]
+    return min(within, key=lambda i: ((searched, restarts)[i][1], errors[i], i)) == 1
