@@ -7,7 +7,7 @@ from sklearn.datasets import load_wine, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from defrag import DefragModel
-from defrag.fit.list_path import one_se_size
+from defrag.fit.list_path import N_FOLDS, _fixed_list_losses, _simpler_within_one_se, one_se_size
 from defrag.rules.list_search import ListSearch, literal_groups, simplified_box
 from defrag.splits import SplitTable
 
@@ -88,6 +88,36 @@ def test_one_se_size_takes_the_smallest_size_within_one_standard_error():
     assert one_se_size(np.array([[1.0, 1.0], [0.0, 0.0]])) == 2
 
 
+def test_fixed_list_losses_match_a_plain_refit_per_fold():
+    rng = np.random.default_rng(3)
+    n, k = 90, 3
+    cover = rng.random((n, k)) < 0.4
+    fold = rng.permutation(n) % N_FOLDS
+    first = np.array([np.flatnonzero(row)[0] if row.any() else k for row in cover])
+    for n_classes in (0, 3):
+        y = rng.integers(0, 3, n) if n_classes else rng.normal(size=n)
+        losses = _fixed_list_losses(cover, y, n_classes, fold)
+        for i in range(n):  # the reference: each row's region refitted without its fold
+            train = (fold != fold[i]) & (first == first[i])
+            if n_classes:
+                counts = np.bincount(y[train], minlength=n_classes)
+                assert losses[i] == float(np.argmax(counts) != y[i])
+            else:
+                mean = y[train].mean() if train.any() else 0.0
+                assert np.isclose(losses[i], (mean - y[i]) ** 2)
+
+
+def test_the_simpler_list_within_one_standard_error_is_printed():
+    close = np.array([0.0, 1.0] * 50)  # error 0.5, standard error 0.05
+    better = np.array([0.0] * 54 + [1.0] * 46)  # error 0.46: within one SE of close
+    assert _simpler_within_one_se((better, 10), (close, 4))  # fewer conditions, close enough
+    assert not _simpler_within_one_se((better, 4), (close, 10))
+    far = np.array([0.0] * 30 + [1.0] * 70)  # error 0.7: outside one SE
+    assert not _simpler_within_one_se((better, 10), (far, 2))
+    assert _simpler_within_one_se((far, 2), (better, 10))
+    assert not _simpler_within_one_se((close, 4), (close, 4))  # a tie: the searched list
+
+
 @pytest.fixture(scope="module")
 def wine():
     X, y = load_wine(return_X_y=True)
@@ -111,8 +141,10 @@ def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
         assert list(path["size"]) == list(range(1, len(path["size"]) + 1))
         assert np.all(np.diff(path["train_error"]) <= 1e-9)  # a longer list fits no worse
         assert path["validation_error"].shape == path["size"].shape
-        k = model.n_rules_
-        assert path["n_conditions"][k - 1] == sum(len(r.conditions) for r in model.rules_)
+        assert path["printed"] in ("searched", "restarts")
+        if path["printed"] == "searched":  # the printed list is a size on the path
+            k = model.n_rules_
+            assert path["n_conditions"][k - 1] == sum(len(r.conditions) for r in model.rules_)
     # a 3-class forest summarised by at least one region per class
     assert DefragModel(wine[0], n_restarts=4, random_state=0).fit(*wine[1:]).n_rules_ >= 3
 

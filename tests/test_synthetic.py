@@ -32,8 +32,9 @@ def test_synthetic1_regression():
                                    random_state=seed, n_jobs=2).fit(Xtr, ytr)
         m = DefragModel(rf, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
-        # the searched list: two quadrants of one value and the default (the other two)
-        assert m.n_rules_ == 3, (seed, str(m))
+        # XOR as a list: two quadrants of one value and the default (the other two), or
+        # the four quadrants (the restarts' own list, where it cross-validates as well)
+        assert m.n_rules_ in (3, 4), (seed, str(m))
         assert ev["error"] <= 0.05, (seed, ev)
 
 
