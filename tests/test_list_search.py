@@ -1,14 +1,24 @@
 """rule_list="search" (defrag/rules/list_search.py, defrag/fit/list_path.py): the vectorised
 gains against plain per-literal NumPy, the boxes' simplification, the list's size
 (n_rules, path_, with_size), what it predicts, and its parameters' checks."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_wine, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from defrag import DefragModel
-from defrag.fit.list_path import N_FOLDS, _fixed_list_losses, _simpler_within_one_se, one_se_size
+from defrag.fit import list_path
+from defrag.fit.list_path import (
+    N_FOLDS,
+    _fixed_list_losses,
+    _simpler_within_one_se,
+    _smoothed_list,
+    one_se_size,
+)
 from defrag.rules.list_search import ListSearch, literal_groups, simplified_box
+from defrag.rules.lists import first_match_index
 from defrag.splits import SplitTable
 
 
@@ -116,6 +126,61 @@ def test_the_simpler_list_within_one_standard_error_is_printed():
     assert not _simpler_within_one_se((better, 10), (far, 2))
     assert _simpler_within_one_se((far, 2), (better, 10))
     assert not _simpler_within_one_se((close, 4), (close, 4))  # a tie: the searched list
+
+
+def test_smoothed_list_is_grown_on_the_predictions_and_scored_on_y():
+    # each fold's list grown on T_smooth (plain ListSearch), its outputs the means of y
+    # over first matches on the other folds, scored by squared error on y
+    S, _, feature, group, rng = _random_problem(5, n=160)
+    y = S[:, 0] * 2.0 - S[:, 3] + rng.normal(0, 1.5, S.shape[0])
+    smooth = S[:, 0] * 2.0 - S[:, 3]
+    T_smooth = (smooth - smooth.mean())[:, None]
+    fold = rng.permutation(S.shape[0]) % N_FOLDS
+    boxes, losses, size = _smoothed_list(S, T_smooth, y, [], feature, group, 5, fold)
+    kw = {"cost_power": list_path.COST_POWER, "condition_penalty": list_path.CONDITION_PENALTY}
+    assert boxes == ListSearch(S, T_smooth, feature, group, **kw).grow([], 4)
+    L = S.shape[1]
+
+    def cover(b, rows):
+        return np.column_stack([np.all([S[rows, j] if j < L else ~S[rows, j - L] for j in box], axis=0)
+                                for box in b]) if b else np.zeros((rows.size, 0), dtype=bool)
+
+    for f in range(N_FOLDS):
+        tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+        grown = ListSearch(S[tr], T_smooth[tr], feature, group, **kw).grow([], 4)
+        for k in range(5):
+            b = grown[:k]
+            g_tr, g_va = first_match_index(cover(b, tr)), first_match_index(cover(b, va))
+            means = np.array([y[tr][g_tr == g].mean() if np.any(g_tr == g) else 0.0 for g in range(len(b) + 1)])
+            np.testing.assert_allclose(losses[k, va], (means[g_va] - y[va]) ** 2)
+    assert size == one_se_size(losses)
+
+
+@pytest.mark.parametrize("frame", [False, True])
+def test_the_second_list_grows_on_the_forests_predictions_of_the_search_rows(friedman, frame, monkeypatch):
+    rf, X, y = friedman
+    seen = []
+    original = list_path._smoothed_list
+    monkeypatch.setattr(list_path, "_smoothed_list", lambda S, T, yy, *a: seen.append((T, yy)) or original(S, T, yy, *a))
+    Xin = X
+    if frame:
+        pd = pytest.importorskip("pandas")
+        Xin = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(Xin, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no feature-name warning from the forest
+        model = DefragModel(rf, n_restarts=2, random_state=0, subsample=300).fit(Xin, y)
+    np.testing.assert_array_equal(model.predict(Xin), model.rules_.predict(Xin))
+    (T, yy), = seen
+    # the search rows are a subsample: find them by their y (distinct values)
+    where = {v: i for i, v in enumerate(y)}
+    idx = np.array([where[v] for v in yy])
+    pred = rf.predict(Xin.iloc[idx] if frame else X[idx])
+    np.testing.assert_allclose(T[:, 0], pred - pred.mean())
+    # not with classes, and not without y (the search's target is the predictions then)
+    seen.clear()
+    DefragModel(rf, n_restarts=2, random_state=0).fit(Xin)
+    assert seen == []
 
 
 @pytest.fixture(scope="module")

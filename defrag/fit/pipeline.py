@@ -102,13 +102,34 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
             searched = search(config, prepared, rows, progress)
         clock.lap("restarts")
         if config.searched:  # the list, from every restart's components
-            searched.searched = search_list(config, prepared, searched.component_etas, searched.best.rule_list)
+            searched.searched = search_list(config, prepared, searched.component_etas, searched.best.rule_list,
+                                            _coded_predict(prepared, source, rows))
             clock.lap("search")
         readout = read_out(config, prepared, searched, rows)
         clock.lap("rules")
         logger.info("fit in %.3f s: %s", sum(clock.seconds.values()),
                     ", ".join(f"{k} {v:.3f} s" for k, v in clock.seconds.items()))
     return FitResult(prepared, searched, readout, rows.n_samples, rows.n_features, rows.names_in, clock.seconds)
+
+
+def _coded_predict(prepared, source, rows):
+    """The ensemble's predictions of coded rows, for the searched list's second candidate
+    (fit/list_path.py): in regression with y given, where the model predicts and the
+    coded rows are its inputs as they are (no category codes, no zero as missing); else
+    None."""
+    if (prepared.task != "regression" or rows.y_input is None or not source.has_predict
+            or not prepared.splits.encoding.trivial):
+        return None
+    names = rows.names_in
+
+    def predict(X):
+        if names is not None:  # as the model was fitted: by column name
+            import pandas as pd  # a DataFrame's names: pandas is there
+
+            X = pd.DataFrame(X, columns=names)
+        return np.asarray(source.predict(X), dtype=np.float64).ravel()
+
+    return predict
 
 
 class PhaseClock:
