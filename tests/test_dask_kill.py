@@ -5,6 +5,7 @@ import concurrent.futures
 import logging
 import os
 import signal
+import sys
 import threading
 
 import pytest
@@ -18,26 +19,15 @@ from sklearn.ensemble import RandomForestClassifier  # noqa: E402
 from defrag import DefragModel  # noqa: E402
 from defrag.fit import dask_rows  # noqa: E402
 
+# the benchmark's counter of the fit's passes (benchmarks/dask_kill.py, the 10-kill run)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from dask_kill import PassCounter  # noqa: E402
+
 FIT = dict(n_restarts=4, subsample=1500, max_iter=30, random_state=3)
 N_WORKERS = 3
 # without a kill the fit takes 1-5 s on the loaded 2-core machine; a hung fit (as in Dask's
 # scatter to a dying worker before) fails the test instead of holding CI
 FIT_TIMEOUT_S = 120
-
-
-class PassLog(logging.Handler):
-    """Counts the fit's passes over the partitions after the first (the "defrag" log)."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.count = 0
-        self.changed = threading.Condition()
-
-    def emit(self, record):
-        if record.getMessage().startswith("pass "):
-            with self.changed:
-                self.count += 1
-                self.changed.notify_all()
 
 
 def fit_within(model, X, seconds):
@@ -108,7 +98,7 @@ def test_fit_survives_killed_workers():
     reference = fingerprint(DefragModel(forest, **FIT).fit(X))  # = the Dask fit: test_dask.py
     Xd = da.from_array(X, chunks=(2000, 8))
 
-    log = PassLog()
+    log = PassCounter()  # the fit's passes over the partitions after the first
     logger = logging.getLogger("defrag")
     level = logger.level
     logger.addHandler(log)

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
-from ..rules.list_search import ListSearch, box_of_component, eta_of_box, literal_groups, simplified_box
+from ..rules.list_search import ListSearch, box_cover, box_of_component, eta_of_box, literal_groups, simplified_box
 from ..rules.lists import first_match_index, rule_columns
 
 # Rows the search runs on at most: the split matrix is n x L booleans and each move one
@@ -79,25 +79,27 @@ def _prefix_losses(boxes, S_tr, y_tr, n_classes, S_val, y_val):
     """Per-row validation losses (sizes x validation rows) of each prefix (sizes 1..len+1)
     of boxes grown on the training part: outputs fitted on the training part, applied to
     the validation rows (0/1 errors, or squared errors)."""
-    L = S_tr.shape[1]
-
     def covers(S):
-        cols = [np.logical_and.reduce([S[:, j] if j < L else ~S[:, j - L] for j in b]) for b in boxes]
-        return np.column_stack(cols) if cols else np.zeros((S.shape[0], 0), dtype=bool)
+        return np.column_stack([box_cover(S, b) for b in boxes]) if boxes else np.zeros((S.shape[0], 0), dtype=bool)
 
     first_tr, first_va = first_match_index(covers(S_tr)), first_match_index(covers(S_val))
-    losses = []
-    for k in range(len(boxes) + 1):  # k rules and the default (over sizes, not rows)
-        g_tr, g_va = np.minimum(first_tr, k), np.minimum(first_va, k)
-        if n_classes:
-            counts = np.bincount(g_tr * n_classes + y_tr, minlength=(k + 1) * n_classes)
-            pred = np.argmax(counts.reshape(k + 1, n_classes), axis=1)
-            losses.append((pred[g_va] != y_val).astype(np.float64))
-        else:
-            size = np.bincount(g_tr, minlength=k + 1)
-            mean = np.bincount(g_tr, weights=y_tr, minlength=k + 1) / np.maximum(size, 1)
-            losses.append((mean[g_va] - y_val) ** 2)
-    return np.array(losses)
+    # k rules and the default (over sizes, not rows)
+    return np.array([_region_losses(np.minimum(first_tr, k), y_tr, np.minimum(first_va, k), y_val, k + 1, n_classes)
+                     for k in range(len(boxes) + 1)])
+
+
+def _region_losses(g_tr, y_tr, g_va, y_va, n_regions, n_classes):
+    """Per-row losses on the validation rows (region g_va, target y_va) of each region's
+    output fitted on the training rows (g_tr, y_tr): 0/1 errors of its majority class
+    (lowest code on ties), or squared errors of its mean (0 for a region without
+    training rows)."""
+    if n_classes:
+        counts = np.bincount(g_tr * n_classes + y_tr, minlength=n_regions * n_classes)
+        pred = np.argmax(counts.reshape(n_regions, n_classes), axis=1)
+        return (pred[g_va] != y_va).astype(np.float64)
+    size = np.bincount(g_tr, minlength=n_regions)
+    mean = np.bincount(g_tr, weights=y_tr, minlength=n_regions) / np.maximum(size, 1)
+    return (mean[g_va] - y_va) ** 2
 
 
 def one_se_size(losses):
@@ -114,19 +116,10 @@ def _fixed_list_losses(cover, y, n_classes, fold):
     its outputs fitted on N_FOLDS - 1 folds and applied to the other, as for the searched
     list's sizes."""
     first = first_match_index(cover)
-    k = cover.shape[1]
     losses = np.zeros(y.size)
     for f in range(N_FOLDS):  # over folds, not rows
         tr, va = fold != f, fold == f
-        g_tr, g_va = first[tr], first[va]
-        if n_classes:
-            counts = np.bincount(g_tr * n_classes + y[tr], minlength=(k + 1) * n_classes)
-            pred = np.argmax(counts.reshape(k + 1, n_classes), axis=1)
-            losses[va] = pred[g_va] != y[va]
-        else:
-            size = np.bincount(g_tr, minlength=k + 1)
-            mean = np.bincount(g_tr, weights=y[tr], minlength=k + 1) / np.maximum(size, 1)
-            losses[va] = (mean[g_va] - y[va]) ** 2
+        losses[va] = _region_losses(first[tr], y[tr], first[va], y[va], cover.shape[1] + 1, n_classes)
     return losses
 
 
@@ -138,8 +131,7 @@ def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_
     losses = np.zeros((max_regions, n))
     for f in range(N_FOLDS):  # over folds, not rows
         tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
-        boxes = ListSearch(S[tr], T[tr], feature, group, cost_power=COST_POWER,
-                           condition_penalty=CONDITION_PENALTY).grow(candidates, max_regions - 1)
+        boxes = _grown(S[tr], T[tr], feature, group, candidates, max_regions)
         part = _prefix_losses(boxes, S[tr], y[tr], n_classes, S[va], y[va])
         losses[:part.shape[0], va] = part
         losses[part.shape[0]:, va] = part[-1]
@@ -147,7 +139,7 @@ def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_
 
 
 def _grown(S, T, feature, group, candidates, max_regions):
-    """The list's boxes grown on all the search rows, to the largest size."""
+    """The list's boxes grown on the rows of S and T, to the largest size."""
     return ListSearch(S, T, feature, group, cost_power=COST_POWER,
                       condition_penalty=CONDITION_PENALTY).grow(candidates, max_regions - 1)
 
@@ -205,7 +197,7 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
 
     validation = np.full(max_regions, np.nan)
     size = config.n_rules
-    chosen, restarts_error, restarts_losses, full = False, float("nan"), None, None
+    chosen, restarts_error, restarts_losses, full, rules = False, float("nan"), None, None, None
     # regression with y given: a second list grown on the ensemble's predictions, and the
     # one-SE rule on y picks one of the two (also where n_rules fixes the size, so that
     # n_rules=k prints the default fit's list at size k, as with_size(k) does)
@@ -219,10 +211,12 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
             boxes_p, losses_p, size_p = _smoothed_list(S, _targets(predict(X[rows]), 0), y[rows], candidates,
                                                        feature, group, max_regions, fold)
             full = _grown(S, T, feature, group, candidates, max_regions)
-            printed = [sum(len(r.conditions) for r in _read_out(b[:k - 1], splits, config.kappa, X, p.names))
-                       for b, k in ((full, best), (boxes_p, size_p))]
-            if _simpler_within_one_se((losses[best - 1], printed[0]), (losses_p[size_p - 1], printed[1])):
-                full, losses, best = boxes_p, losses_p, size_p
+            # each rule's conditions are read out on their own: a prefix of a list's rules is
+            # the rules of its prefix
+            rules, rules_p = (_read_out(b, splits, config.kappa, X, p.names) for b in (full, boxes_p))
+            if _simpler_within_one_se((losses[best - 1], _n_conditions(rules, best)),
+                                      (losses_p[size_p - 1], _n_conditions(rules_p, size_p))):
+                full, rules, losses, best = boxes_p, rules_p, losses_p, size_p
     if size is None and rows.size >= MIN_VALIDATION * N_FOLDS:
         validation = losses.mean(axis=1)
         size = best
@@ -243,12 +237,18 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
             warnings.warn(f"n_rules={config.n_rules}: no more than {len(full) + 1} regions lower the training "
                           f"loss; the list has {len(full) + 1}", UserWarning, stacklevel=2)
         size = len(full) + 1
-    rules = _read_out(full, splits, config.kappa, X, p.names)
+    if rules is None:
+        rules = _read_out(full, splits, config.kappa, X, p.names)
     if restarts_losses is not None:
-        chosen = _simpler_within_one_se(
-            (losses[size - 1], sum(len(r.conditions) for r in rules[:size - 1])),
-            (restarts_losses, sum(len(r.conditions) for r in restarts_list.rules)))
+        restarts_conditions = _n_conditions(restarts_list.rules, len(restarts_list.rules) + 1)
+        chosen = _simpler_within_one_se((losses[size - 1], _n_conditions(rules, size)),
+                                        (restarts_losses, restarts_conditions))
     return SearchedList(rules, int(size), validation[:len(full) + 1], chosen, restarts_error)
+
+
+def _n_conditions(rules, size):
+    """The conditions a list of size regions prints: those of its first size - 1 rules."""
+    return sum(len(r.conditions) for r in rules[:size - 1])
 
 
 def _simpler_within_one_se(searched, restarts):

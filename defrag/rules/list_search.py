@@ -80,13 +80,10 @@ class ListSearch:
 
     # ------------------------------------------------------------ columns
     def literal_column(self, j):
-        return self.S[:, j] if j < self.L else ~self.S[:, j - self.L]
+        return literal_column(self.S, j)
 
     def cover(self, box):
-        out = np.ones(self.n, dtype=bool)
-        for j in box:
-            out &= self.literal_column(j)
-        return out
+        return box_cover(self.S, box)
 
     def cost(self, box):
         return max(1, len({int(self.literal_feature[j]) for j in box}))
@@ -283,6 +280,21 @@ def box_of_component(eta, kappa):
     return list(np.flatnonzero(eta > 1.0 - kappa)) + list(L + np.flatnonzero(eta < kappa))
 
 
+def literal_column(S, j):
+    """Literal j's truth on the rows of S (n x L splits): split j holds (j < L), or split
+    j - L does not."""
+    L = S.shape[1]
+    return S[:, j] if j < L else ~S[:, j - L]
+
+
+def box_cover(S, box):
+    """The rows of S where every literal of box holds (all rows for an empty box)."""
+    out = np.ones(S.shape[0], dtype=bool)
+    for j in box:  # over the box's literals
+        out &= literal_column(S, j)
+    return out
+
+
 def simplified_box(S, box, literal_group):
     """The box without literals that change no row's cover on S: of the nested thresholds
     of one group (a feature's side) only the tightest, then, the most often true first,
@@ -300,7 +312,7 @@ def simplified_box(S, box, literal_group):
         if g not in tightest or (c, j) < tightest[g][::-1]:
             tightest[g] = (j, c)
     order = sorted(tightest.values(), key=lambda jc: (-jc[1], jc[0]))
-    columns = {j: (S[:, j] if j < L else ~S[:, j - L]) for j, _ in order}
+    columns = {j: literal_column(S, j) for j, _ in order}
     keep = [j for j, _ in order]
     count = int(np.logical_and.reduce([columns[j] for j in keep]).sum())
     for j, _ in order:  # over the few literals left, each one pass over the rows
