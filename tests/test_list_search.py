@@ -224,6 +224,12 @@ def test_n_rules_gives_that_many_regions_and_with_size_the_same_list(friedman, k
     sized = default.with_size(k)
     assert sized.n_rules_ == k and sized.n_rules == k and default.n_rules is None
     assert str(sized.rules_) == str(model.rules_)
+    # a size on the path counts its own default: the training rows its rules leave
+    first = sized.rules_.first_match(X)
+    assert sized.rules_.default_support == np.count_nonzero(first == -1)
+    assert sized.rules_.default_share == pytest.approx(np.mean(first == -1))
+    assert [r.share for r in sized.rules_.rules] == pytest.approx(
+        [np.mean(first == i) for i in range(len(sized.rules_))])
     np.testing.assert_array_equal(sized.predict(X), model.predict(X))
     np.testing.assert_array_equal(sized.predict(X), sized.rules_.predict(X))
     assert default.with_size(default.n_rules_).rules_.predict(X).tolist() == default.predict(X).tolist()

@@ -203,6 +203,7 @@ def test_address_space_limit_bounds_the_available_memory(monkeypatch, tmp_path):
     # RLIMIT_DATA (ulimit -d) against VmData, when tighter
     limits[mem.resource.RLIMIT_DATA] = 1_500_000 * 1024
     assert mem.memory_room()[0] == 1_000_000 * 1024
+    assert "RLIMIT_DATA" in mem.memory_room()[1]  # the limit that binds is named
     # no limits: the machine's memory
     limits.clear()
     assert mem.memory_room() == (64.0 * 2**30, "the machine's available memory")
@@ -242,7 +243,7 @@ def test_cgroup_limits_of_the_process_and_its_parents(monkeypatch, tmp_path, ver
     # the parent's 3 GB limit applies; the usage less the inactive page cache counts
     assert mem._cgroup_room() == 3 * G - (G - G // 2)
     monkeypatch.setattr(mem, "_meminfo_available", lambda: 64.0 * G)
-    monkeypatch.setattr(mem, "_rlimit_room", lambda: None)
+    monkeypatch.setattr(mem, "_rlimit_room", lambda: (None, None))
     room, what = mem.memory_room()
     assert room == 2.5 * G and "cgroup" in what
     # a tighter limit on the process's own cgroup wins

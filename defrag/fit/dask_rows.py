@@ -289,10 +289,7 @@ def _printing_part(part, y, state, rule_set):
     is the first match for."""
     X = np.ascontiguousarray(state.coded(part), dtype=np.float64)
     stats = training_row_statistics([c for r in rule_set.rules for c in r.conditions], X)
-    cover = rule_set.covering(X).sum(axis=0) if X.shape[0] else np.zeros(len(rule_set.rules))
-    # the rows each rule is the first match for (the default's first)
-    first = np.bincount(rule_set.first_match(X) + 1, minlength=len(rule_set.rules) + 1) if X.shape[0] \
-        else np.zeros(len(rule_set.rules) + 1, dtype=np.int64)
+    cover, first = rule_set.cover_counts(X)  # the first matches: the default's first
     return stats, cover, first
 
 

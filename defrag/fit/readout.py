@@ -58,9 +58,7 @@ def read_out(config, prepared, searched, rows):
         if p.subsampled:  # fitted on the subsample: outputs refitted on all rows
             fitted = rows.refit_rule_list(fitted.rules, p.target, p.classes)
         rules, default, default_proba = fitted.rules, fitted.default_prediction, fitted.default_proba
-    rule_set = RuleSet(rules, default, default_proba, p.names, p.classes if p.task == "classification" else None,
-                       supports_missing=p.splits.supports_missing, encoding=p.splits.encoding,
-                       feature_names_in=rows.names_in)
+    rule_set = _rule_set(p, rows, rules, default, default_proba)
     # printed for all training rows, once: thresholds, '(or missing)', shares
     rule_set = rows.on_training_rows(rule_set)
     # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
@@ -94,19 +92,24 @@ def _searched_readout(p, params, searched, rows):
         printed="restarts" if searched.restarts_list_chosen else "searched",
         restarts_validation_error=searched.restarts_list_validation_error,
     )
-    rule_set = prefix_rule_set(path, searched.size)
+    rule_set = prefix_rule_set(path["rules"], path["default"], searched.size)
     return Readout(params, rule_set, searched.size, path)
 
 
-def prefix_rule_set(path, size):
+def prefix_rule_set(full, defaults, size):
     """The list of ``size`` regions on the path: the first size - 1 rules of the longest
-    list and the default of the points they leave."""
-    full = path["rules"]
+    list (full) and the default of the points they leave (defaults[size - 1]: prediction,
+    probabilities). A rule's first-match points do not depend on the rules after it; the
+    default's are those of the rules left out too."""
     out = copy.copy(full)
     out.__dict__.pop("_arrays", None)
-    out.rules = list(full.rules[:size - 1])
-    out.default_prediction, proba = path["default"][size - 1]
+    out.rules, left_out = list(full.rules[:size - 1]), full.rules[size - 1:]
+    out.default_prediction, proba = defaults[size - 1]
     out.default_proba = None if proba is None else np.asarray(proba)
+    if getattr(full, "default_support", None) is not None:
+        out.default_support = full.default_support + sum(r.support for r in left_out)
+    if getattr(full, "default_share", None) is not None and all(r.share is not None for r in left_out):
+        out.default_share = full.default_share + sum(r.share for r in left_out)
     return out
 
 
@@ -121,5 +124,5 @@ def sized_model(model, n_rules):
         raise ValueError(f"n_rules must be an integer in [1, {top}] (path_['size']); got {n_rules!r}")
     out = copy.copy(model)
     out.n_rules = out.n_rules_ = int(n_rules)
-    out.rules_ = prefix_rule_set({"rules": model.path_rules_, "default": model.path_defaults_}, int(n_rules))
+    out.rules_ = prefix_rule_set(model.path_rules_, model.path_defaults_, int(n_rules))
     return out

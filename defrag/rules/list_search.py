@@ -141,8 +141,10 @@ class ListSearch:
     def _scored(self, gain, box):
         return (self._score_of(gain, self.cost(box)), -len(box), box, gain)
 
-    def _add_and_drop_moves(self, box, region, left, sL, cL):
-        """The best add (every literal at once, inside the region) and every drop."""
+    def _add_and_drop_moves(self, box, loo, sL, cL):
+        """The best add (every literal at once, inside the region) and every drop. loo:
+        _leave_one_out's (region, rows failing one literal, that literal) of the box."""
+        region, one, which = loo
         moves = []
         s, c = self._literal_sums(np.flatnonzero(region))
         g = self._gain(s, c, sL, cL)
@@ -156,7 +158,6 @@ class ListSearch:
         if np.isfinite(sc[j]):
             moves.append((float(sc[j]), -(len(box) + 1), box + [j], float(g[j])))
         if len(box) > 1:  # every drop at once: the rows only literal i fails join
-            region, one, which = self._leave_one_out(box, left)
             extra = np.zeros((len(box), self.T.shape[1]))
             for k in range(self.T.shape[1]):  # over the target's columns
                 extra[:, k] = np.bincount(which, weights=self.T[one, k], minlength=len(box))
@@ -171,19 +172,19 @@ class ListSearch:
     def _leave_one_out(self, box, left):
         """(the box's region in left, the rows of left that fail exactly one literal, the
         index of that literal in box): the region without literal i is the region and
-        the rows whose failing literal is i."""
+        the rows whose failing literal is i. An empty box: all of left, and no such rows."""
+        if not box:
+            return left, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
         cols = np.column_stack([self.literal_column(j) for j in box])
         fails = np.count_nonzero(~cols, axis=1)
         one = np.flatnonzero(left & (fails == 1))
         return left & (fails == 0), one, np.argmin(cols[one], axis=1)
 
-    def _polish_moves(self, box, left, sL, cL):
+    def _polish_moves(self, box, loo, sL, cL):
         """Each literal moved to the best other threshold of its group (same feature and
-        side), the others kept."""
+        side), the others kept (loo: as for _add_and_drop_moves)."""
+        region, one, which = loo
         moves = []
-        if not box:
-            return moves
-        region, one, which = self._leave_one_out(box, left)
         for i in range(len(box)):  # over the box's literals
             rest = box[:i] + box[i + 1:]
             group = np.flatnonzero(self.literal_group == self.literal_group[box[i]])
@@ -209,10 +210,10 @@ class ListSearch:
             return move is not None and (move[0] > score + tol or (move[0] >= score - tol and -move[1] < len(box)))
 
         for _ in range(MAX_MOVES):
-            region = self.cover(box) & left
-            best = max(self._add_and_drop_moves(box, region, left, sL, cL), key=lambda m: m[:2], default=None)
+            loo = self._leave_one_out(box, left)  # the box's rows, read once a move
+            best = max(self._add_and_drop_moves(box, loo, sL, cL), key=lambda m: m[:2], default=None)
             if not better(best):
-                best = max(self._polish_moves(box, left, sL, cL), key=lambda m: m[:2], default=None)
+                best = max(self._polish_moves(box, loo, sL, cL), key=lambda m: m[:2], default=None)
                 if not better(best):
                     break
             score, box, gain = best[0], best[2], best[3]
@@ -231,10 +232,11 @@ class ListSearch:
             return rules
         with threadpool_limits(limits=1, user_api="blas"):  # same sums whatever the threads
             while len(rules) < max_rules and left.sum() >= 2:
-                sL, cL = self.T[left].sum(axis=0), float(left.sum())
+                T_left = self.T[left]
+                sL, cL = T_left.sum(axis=0), float(T_left.shape[0])
                 # a condition must pay condition_penalty * log(n) times the variance of the
                 # rows left (BIC's price of a parameter, Schwarz 1978)
-                resid = float(np.sum(self.T[left] ** 2)) - float(_score(sL, cL))
+                resid = float(np.sum(T_left ** 2)) - float(_score(sL, cL))
                 self.lam = self.condition_penalty * np.log(self.n) * resid / cL
                 starts = [[]]
                 if cand:

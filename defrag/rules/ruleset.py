@@ -348,11 +348,22 @@ class RuleSet:
         for rule in new.rules:
             rule.conditions = [next(printed) for _ in rule.conditions]
         if X.shape[0]:
-            for rule, share in zip(new.rules, new.covering(X, n_threads).mean(axis=0)):
-                rule.coverage = float(share)
-            new.set_first_match_counts(np.bincount(new.first_match(X, n_threads) + 1,
-                                                   minlength=len(new.rules) + 1))
+            covered, first = new.cover_counts(X, n_threads)
+            for rule, count in zip(new.rules, covered):
+                rule.coverage = float(count / X.shape[0])
+            new.set_first_match_counts(first)
         return new
+
+    def cover_counts(self, X_coded, n_threads=1):
+        """(the rows of X each rule covers, the rows each is the first match for with the
+        default's first), X as the rules read it (``encode``): one pass over the rows."""
+        R = len(self.rules)
+        if not X_coded.shape[0]:
+            return np.zeros(R, dtype=np.int64), np.zeros(R + 1, dtype=np.int64)
+        cover = self.covering(X_coded, n_threads)
+        # the first matches from the same matrix (index R where no rule covers: the default)
+        first = np.bincount(_rules_eval.first_cover(cover.view(np.uint8)), minlength=R + 1)
+        return cover.sum(axis=0), np.roll(first, 1)
 
     def set_first_match_counts(self, counts):
         """Set each rule's ``share``, ``default_support`` and ``default_share`` from the

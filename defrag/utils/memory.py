@@ -72,15 +72,20 @@ def max_memory(limit):
         _state.limit = previous
 
 
-def _meminfo_available():
+def _proc_bytes(path, field):
+    """The "FIELD: n kB" line of a /proc file, in bytes (None where it is not there)."""
     try:
-        with open("/proc/meminfo") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field + ":"):
                     return float(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _meminfo_available():
+    return _proc_bytes("/proc/meminfo", "MemAvailable")
 
 
 # where the cgroup file systems are mounted and where this process's cgroups are named
@@ -171,25 +176,22 @@ def _cgroup_room():
 
 
 def _status_bytes(field):
-    try:
-        with open(PROC_STATUS) as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return float(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return _proc_bytes(PROC_STATUS, field)
+
+
+_RLIMITS = (("RLIMIT_AS", "VmSize", "address-space limit (RLIMIT_AS, ulimit -v)"),
+            ("RLIMIT_DATA", "VmData", "data-segment limit (RLIMIT_DATA, ulimit -d)"))
 
 
 def _rlimit_room():
-    """Bytes the process may still map under its resource limits (``ulimit -v``:
-    RLIMIT_AS against the address space in use, VmSize; ``ulimit -d``: RLIMIT_DATA
-    against VmData), or None when neither is set. Past them malloc fails, whatever
-    the machine has free."""
+    """(bytes the process may still map under its resource limits, which limit binds):
+    ``ulimit -v``, RLIMIT_AS against the address space in use (VmSize); ``ulimit -d``,
+    RLIMIT_DATA against VmData. (None, None) when neither is set. Past them malloc
+    fails, whatever the machine has free."""
+    room = which = None
     if resource is None:  # not a Unix
-        return None
-    room = None
-    for limit_id, field in (("RLIMIT_AS", "VmSize"), ("RLIMIT_DATA", "VmData")):
+        return room, which
+    for limit_id, field, text in _RLIMITS:
         if not hasattr(resource, limit_id):
             continue
         try:
@@ -200,8 +202,9 @@ def _rlimit_room():
             continue
         used = _status_bytes(field) or 0.0
         left = max(float(soft) - used, 0.0)
-        room = left if room is None else min(room, left)
-    return room
+        if room is None or left < room:
+            room, which = left, text
+    return room, which
 
 
 def memory_room():
@@ -214,9 +217,9 @@ def memory_room():
             avail = float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
         except (AttributeError, ValueError, OSError):
             avail = None
+    rlimit_room, rlimit = _rlimit_room()
     for room, what in ((_cgroup_room(), "the room under the cgroup's memory limit"),
-                       (_rlimit_room(), ("the room under the process's address-space limit "
-                                         "(RLIMIT_AS, ulimit -v)"))):
+                       (rlimit_room, f"the room under the process's {rlimit}")):
         if room is not None and (avail is None or room < avail):
             avail, source = room, what
     return avail, source

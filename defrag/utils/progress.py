@@ -60,23 +60,20 @@ def in_notebook():
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
-def _checked_verbose(verbose):
-    if isinstance(verbose, str):
-        if verbose != "auto":
-            raise ValueError(f"verbose must be 'auto' or an integer >= 0; got {verbose!r}")
+def check_verbose(verbose):
+    """verbose as given ("auto") or as an int; ValueError unless it is "auto", a bool or
+    an integer >= 0."""
+    if verbose == "auto":
         return verbose
-    try:
-        level = int(verbose)
-    except (TypeError, ValueError):
-        raise ValueError(f"verbose must be 'auto' or an integer >= 0; got {verbose!r}") from None
-    if level != verbose or level < 0:
+    level = None
+    if not isinstance(verbose, str):
+        try:
+            level = int(verbose)
+        except (TypeError, ValueError):
+            pass
+    if level is None or level != verbose or level < 0:
         raise ValueError(f"verbose must be 'auto' or an integer >= 0; got {verbose!r}")
     return level
-
-
-def check_verbose(verbose):
-    """ValueError unless verbose is "auto", a bool or an integer >= 0."""
-    _checked_verbose(verbose)
 
 
 def shows_bar(verbose, stream):
@@ -120,7 +117,7 @@ class RestartProgress:
     @staticmethod
     def mode_for(verbose, stream):
         """"bar", "log" or "off" (see the class)."""
-        level = _checked_verbose(verbose)
+        level = check_verbose(verbose)
         if level == 0:
             return "off"
         if level == "auto" and (_is_terminal(stream) or in_notebook()):
