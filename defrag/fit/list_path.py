@@ -29,7 +29,7 @@ import numpy as np
 
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
-from ..rules.list_search import ListSearch, box_cover, box_of_component, eta_of_box, literal_groups, simplified_box
+from ..rules.list_search import box_cover, box_of_component, eta_of_box, grow_boxes, literal_groups, simplified_box
 from ..rules.lists import first_match_index, rule_columns
 
 # Rows the search runs on at most: the split matrix is n x L booleans and each move one
@@ -140,8 +140,8 @@ def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_
 
 def _grown(S, T, feature, group, candidates, max_regions):
     """The list's boxes grown on the rows of S and T, to the largest size."""
-    return ListSearch(S, T, feature, group, cost_power=COST_POWER,
-                      condition_penalty=CONDITION_PENALTY).grow(candidates, max_regions - 1)
+    return grow_boxes(S, T, feature, group, candidates, max_regions - 1, cost_power=COST_POWER,
+                      condition_penalty=CONDITION_PENALTY)
 
 
 def _read_out(boxes, splits, kappa, X, names):

@@ -22,243 +22,113 @@ The gain of a rule with region R inside ``left`` (L below) is what R's own point
 against the constant of ``left``, c_R |m_R - m_L|^2 (m the regions' means): the rule's
 region is final in a list, the rest is split by the rules after it (the two-sided gain
 of CART, |s_R|^2 / c_R + |s_L - s_R|^2 / (c_L - c_R) - |s_L|^2 / c_L with s and c the
-regions' target sums and counts, is kept as ONE_SIDED = False: it takes half-space rules
+regions' target sums and counts, was measured and left out: it takes half-space rules
 that mix classes, which no later rule can undo).
 
-Every step is vectorised: the target sums of all literals inside a region are one
-product of the boolean split matrix with the region's targets (BLAS), the sums of all
-candidate boxes one product of their cover matrix; Python loops run over rules, moves
-and the literals of one box only, never over samples.
+The search runs in C (src_c/dfg_list_search.c, grow_boxes below): each move's target
+sums of every literal inside a region are updated from the previous region's by the rows
+that joined or left it. Its NumPy reference, the same search vectorised over the split
+matrix, is tests/list_search_reference.py; the two give the same boxes wherever the
+target sums are exact (counts, class indicators).
 """
+import numbers
+
 import numpy as np
-from threadpoolctl import threadpool_limits
+
+from ..utils.threads import threads_now
+from . import _list_search
 
 # Moves per rule (each the best single add / drop / threshold move); a box seldom needs
 # more than a handful: FAB's boxes start close, and each add is one CART split.
 MAX_MOVES = 12
 # Candidate boxes refined per rule besides the empty box (the best few by score).
 N_STARTS = 2
-ONE_SIDED = True
 # A move must raise the score by this share of the constant's loss (rounding).
 REL_TOL = 1e-9
 
 
-def _score(s, c):
-    """|s|^2 / c per row (0 where c = 0)."""
-    c = np.asarray(c, dtype=np.float64)
-    return np.where(c > 0, np.einsum("...j,...j->...", s, s) / np.maximum(c, 1), 0.0)
+def _int_array(values, name, size):
+    a = np.asarray(values)
+    if a.ndim != 1 or a.shape[0] != size:
+        raise ValueError(f"{name} must be a 1-D array of {size} entries, not of shape {a.shape}")
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, not {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
 
 
-class ListSearch:
-    """The greedy search over the boolean split matrix S (n, L) with targets T (n, d).
+def _candidate_csr(candidates, n_literals):
+    """(indptr, literals) of the non-empty candidate boxes, in order (int64)."""
+    boxes = []
+    for b in candidates:
+        a = np.asarray(b)
+        if a.ndim != 1:
+            raise ValueError(f"a candidate box must be a sequence of literals, not of shape {a.shape}")
+        if a.size == 0:
+            continue  # ListSearch.grow skips empty boxes
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"candidate literals must be integers, not {a.dtype}")
+        if a.min() < 0 or a.max() >= n_literals:
+            raise ValueError(f"candidate literals must lie in [0, {n_literals})")
+        boxes.append(a.astype(np.int64))
+    ptr = np.zeros(len(boxes) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([b.size for b in boxes], dtype=np.int64)
+    literals = np.concatenate(boxes) if boxes else np.zeros(0, dtype=np.int64)
+    return ptr, np.ascontiguousarray(literals, dtype=np.int64)
 
-    literal_feature: the feature of each of the 2L literals (cost: distinct features);
-    literal_group: literals that are thresholds of one feature on one side (polishing
-    moves within a group)."""
 
-    def __init__(self, S, T, literal_feature, literal_group, min_support=1, cost_power=1.0,
-                 condition_penalty=0.0):
-        self.cost_power = float(cost_power)
-        self.condition_penalty = float(condition_penalty)
-        self.lam = 0.0  # the penalty per condition at the current step (grow sets it)
-        self.one_sided = ONE_SIDED
-        self.S = np.ascontiguousarray(S, dtype=bool)
-        self.n, self.L = self.S.shape
-        T = np.asarray(T, dtype=np.float64)
-        self.T = T.reshape(self.n, -1)
-        # float32 products: half the memory and time of float64; counts and class sums
-        # are exact (below 2^24 rows), values and probabilities to 1e-7 relative
-        self.Sf = self.S.astype(np.float32)
-        self.Ta = np.hstack([self.T, np.ones((self.n, 1))]).astype(np.float32)
-        self.literal_feature = np.asarray(literal_feature)
-        self.literal_group = np.asarray(literal_group)
-        self.n_features = int(self.literal_feature.max(initial=-1)) + 1
-        self.min_support = int(min_support)
-        q = float(np.einsum("ij,ij->", self.T, self.T))
-        s = self.T.sum(axis=0)
-        self.scale = max(q - float(_score(s, self.n)), 1e-300)  # loss of one constant
-
-    # ------------------------------------------------------------ columns
-    def literal_column(self, j):
-        return literal_column(self.S, j)
-
-    def cover(self, box):
-        return box_cover(self.S, box)
-
-    def cost(self, box):
-        return max(1, len({int(self.literal_feature[j]) for j in box}))
-
-    # ------------------------------------------------------------ gains
-    def _gain(self, sR, cR, sL, cL):
-        """Gain of regions (rows of sR, cR) inside left (sL, cL); -inf where a region or
-        the rest is too small."""
-        cR = np.asarray(cR, dtype=np.float64)
-        if self.one_sided:  # c_R |m_R - m_L|^2: what R's own points gain; the rest is split later
-            d = sR - cR[..., None] * (sL / max(cL, 1.0))
-            g = _score(d, cR)
-        else:
-            g = _score(sR, cR) + _score(sL - sR, cL - cR) - float(_score(sL, cL))
-        ok = (cR >= self.min_support) & (cL - cR >= 1)
-        return np.where(ok, g, -np.inf)
-
-    def _products(self, rows, cols=None):
-        """(target sums, counts) of the right sides of the splits cols (all: None) over
-        rows, from one product in float32 (counts and class sums are exact there): the
-        rows' slice of S, or where the rows are most of them, all of S with the other rows'
-        targets zeroed (no copy of S)."""
-        Sf = self.Sf if cols is None else self.Sf[:, cols]
-        if 2 * rows.size > self.n:
-            w = np.zeros((self.n, self.Ta.shape[1]), dtype=np.float32)
-            w[rows] = self.Ta[rows]
-            out = Sf.T @ w
-        else:
-            out = Sf[rows].T @ self.Ta[rows]
-        out = out.astype(np.float64)
-        return out[:, :-1], out[:, -1]
-
-    def _literal_sums(self, rows):
-        """Target sums and counts of every literal restricted to rows (indices)."""
-        right_s, right_c = self._products(rows)
-        tot_s, tot_c = self.T[rows].sum(axis=0), float(rows.size)
-        return np.vstack([right_s, tot_s - right_s]), np.concatenate([right_c, tot_c - right_c])
-
-    def _group_sums(self, group, rows):
-        """Target sums and counts of the literals of group restricted to rows."""
-        right = group < self.L
-        s, c = self._products(rows, np.where(right, group, group - self.L))
-        tot_s, tot_c = self.T[rows].sum(axis=0), float(rows.size)
-        return np.where(right[:, None], s, tot_s - s), np.where(right, c, tot_c - c)
-
-    def _score_of(self, gain, cost):
-        """A box's score: its gain over cost ** cost_power, less lam per condition."""
-        cost = np.maximum(cost, 1)
-        return gain / cost ** self.cost_power - self.lam * cost
-
-    def _box_gain(self, box, left, sL, cL):
-        region = self.cover(box) & left
-        return float(self._gain(self.T[region].sum(axis=0)[None], [region.sum()], sL, cL)[0])
-
-    def _scored(self, gain, box):
-        return (self._score_of(gain, self.cost(box)), -len(box), box, gain)
-
-    def _add_and_drop_moves(self, box, loo, sL, cL):
-        """The best add (every literal at once, inside the region) and every drop. loo:
-        _leave_one_out's (region, rows failing one literal, that literal) of the box."""
-        region, one, which = loo
-        moves = []
-        s, c = self._literal_sums(np.flatnonzero(region))
-        g = self._gain(s, c, sL, cL)
-        named = np.zeros(self.n_features, dtype=bool)
-        named[self.literal_feature[box]] = True
-        costs = np.maximum(named.sum() + ~named[self.literal_feature], 1)
-        sc = self._score_of(g, costs)
-        if box:
-            sc[np.asarray(box)] = -np.inf
-        j = int(np.argmax(sc))
-        if np.isfinite(sc[j]):
-            moves.append((float(sc[j]), -(len(box) + 1), box + [j], float(g[j])))
-        if len(box) > 1:  # every drop at once: the rows only literal i fails join
-            extra = np.zeros((len(box), self.T.shape[1]))
-            for k in range(self.T.shape[1]):  # over the target's columns
-                extra[:, k] = np.bincount(which, weights=self.T[one, k], minlength=len(box))
-            sR = self.T[region].sum(axis=0) + extra
-            cR = float(region.sum()) + np.bincount(which, minlength=len(box))
-            g = self._gain(sR, cR, sL, cL)
-            for i in range(len(box)):  # over the box's literals
-                rest = box[:i] + box[i + 1:]
-                moves.append(self._scored(float(g[i]), rest))
-        return moves
-
-    def _leave_one_out(self, box, left):
-        """(the box's region in left, the rows of left that fail exactly one literal, the
-        index of that literal in box): the region without literal i is the region and
-        the rows whose failing literal is i. An empty box: all of left, and no such rows."""
-        if not box:
-            return left, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-        cols = np.column_stack([self.literal_column(j) for j in box])
-        fails = np.count_nonzero(~cols, axis=1)
-        one = np.flatnonzero(left & (fails == 1))
-        return left & (fails == 0), one, np.argmin(cols[one], axis=1)
-
-    def _polish_moves(self, box, loo, sL, cL):
-        """Each literal moved to the best other threshold of its group (same feature and
-        side), the others kept (loo: as for _add_and_drop_moves)."""
-        region, one, which = loo
-        moves = []
-        for i in range(len(box)):  # over the box's literals
-            rest = box[:i] + box[i + 1:]
-            group = np.flatnonzero(self.literal_group == self.literal_group[box[i]])
-            if group.size < 2:
-                continue
-            rows = np.union1d(np.flatnonzero(region), one[which == i])  # the region without literal i
-            gs, gc = self._group_sums(group, rows)
-            gg = self._gain(gs, gc, sL, cL)
-            k = int(np.argmax(gg))
-            if np.isfinite(gg[k]) and group[k] != box[i]:
-                moves.append(self._scored(float(gg[k]), rest[:i] + [int(group[k])] + rest[i:]))
-        return moves
-
-    def refine(self, box, left, sL, cL):
-        """The box after its best moves: (box, gain, score). Adds and drops first; where
-        none raises the score, threshold moves (polishing)."""
-        box = list(box)
-        gain = self._box_gain(box, left, sL, cL) if box else -np.inf
-        score = self._score_of(gain, self.cost(box)) if box else -np.inf
-        tol = REL_TOL * self.scale
-
-        def better(move):
-            return move is not None and (move[0] > score + tol or (move[0] >= score - tol and -move[1] < len(box)))
-
-        for _ in range(MAX_MOVES):
-            loo = self._leave_one_out(box, left)  # the box's rows, read once a move
-            best = max(self._add_and_drop_moves(box, loo, sL, cL), key=lambda m: m[:2], default=None)
-            if not better(best):
-                best = max(self._polish_moves(box, loo, sL, cL), key=lambda m: m[:2], default=None)
-                if not better(best):
-                    break
-            score, box, gain = best[0], best[2], best[3]
-        return box, gain, score
-
-    # ------------------------------------------------------------ the list
-    def grow(self, candidates, max_rules):
-        """Up to max_rules rules (boxes, in order), greedily; stops when no box gains."""
-        cand = [list(b) for b in candidates if len(b)]
-        C = np.column_stack([self.cover(b) for b in cand]).astype(np.float64) if cand else \
-            np.zeros((self.n, 0))
-        ccost = np.array([self.cost(b) for b in cand], dtype=np.float64)
-        left = np.ones(self.n, dtype=bool)
-        rules = []
-        if self.L == 0:  # no split: one region
-            return rules
-        with threadpool_limits(limits=1, user_api="blas"):  # same sums whatever the threads
-            while len(rules) < max_rules and left.sum() >= 2:
-                T_left = self.T[left]
-                sL, cL = T_left.sum(axis=0), float(T_left.shape[0])
-                # a condition must pay condition_penalty * log(n) times the variance of the
-                # rows left (BIC's price of a parameter, Schwarz 1978)
-                resid = float(np.sum(T_left ** 2)) - float(_score(sL, cL))
-                self.lam = self.condition_penalty * np.log(self.n) * resid / cL
-                starts = [[]]
-                if cand:
-                    rows = np.flatnonzero(left)
-                    s = C[rows].T @ self.T[rows]
-                    c = C[rows].sum(axis=0)
-                    sc = self._score_of(self._gain(s, c, sL, cL), ccost)
-                    for m in np.argsort(-sc, kind="stable")[:N_STARTS]:
-                        if np.isfinite(sc[m]):
-                            starts.append(cand[m])
-                best = None
-                for start in starts:
-                    box, gain, score = self.refine(start, left, sL, cL)
-                    if box and gain > REL_TOL * self.scale and \
-                            (best is None or (score, -len(box)) > (best[2], -len(best[0]))):
-                        best = (box, gain, score)
-                if best is None:
-                    break
-                box = sorted(best[0])
-                rules.append(box)
-                left &= ~self.cover(box)
-        return rules
+def grow_boxes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=1.0,
+               condition_penalty=0.0, min_support=1, n_threads=None):
+    """Up to max_rules rules (boxes: sorted lists of literals, in list order) grown
+    greedily on the split matrix S (n, L; bool) with targets T (n, d), from the empty box
+    and the candidate boxes; stops when no box gains. literal_feature: the feature of
+    each of the 2L literals (cost: distinct features); literal_group: literals that are
+    thresholds of one feature on one side (threshold moves within a group). The C kernel
+    (src_c/dfg_list_search.h) sums in double where the NumPy reference
+    (tests/list_search_reference.py) multiplies in float32: the boxes are the same
+    wherever the target sums are exact (counts, class indicators, small integers), and
+    may differ in near ties otherwise. n_threads: the kernel's threads (None: as many as this thread
+    may use); the result does not depend on it."""
+    S = np.asarray(S)
+    if S.ndim != 2:
+        raise ValueError(f"S must be 2-D (rows x splits), not of shape {S.shape}")
+    if S.dtype.kind not in "biuf":
+        raise TypeError(f"S must be boolean, not {S.dtype}")
+    S = np.ascontiguousarray(S, dtype=bool)
+    n, L = S.shape
+    T = np.asarray(T)
+    if T.dtype.kind not in "biuf":
+        raise TypeError(f"T must be numeric, not {T.dtype}")
+    if T.ndim == 1:
+        T = T.reshape(-1, 1)
+    if T.ndim != 2 or T.shape[0] != n:
+        raise ValueError(f"T must have one row per row of S ({n}), not shape {T.shape}")
+    T = np.ascontiguousarray(T, dtype=np.float64)
+    if not np.all(np.isfinite(T)):
+        raise ValueError("T holds NaN or infinite values")
+    feature = _int_array(literal_feature, "literal_feature", 2 * L)
+    group = _int_array(literal_group, "literal_group", 2 * L)
+    if feature.size and feature.min() < 0:
+        raise ValueError("literal_feature must be >= 0")
+    ptr, literals = _candidate_csr(candidates, 2 * L)
+    for name, value in (("max_rules", max_rules), ("min_support", min_support)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an integer, not {value!r}")
+    if max_rules < 0:
+        raise ValueError(f"max_rules must be >= 0, not {max_rules}")
+    cost_power, condition_penalty = float(cost_power), float(condition_penalty)
+    if not (np.isfinite(cost_power) and np.isfinite(condition_penalty)):
+        raise ValueError("cost_power and condition_penalty must be finite")
+    if n < 2 or L == 0 or max_rules == 0:
+        return []
+    # the penalty per condition as ListSearch.grow computes it (NumPy's log, not C's)
+    price = float(condition_penalty * np.log(n))
+    if not np.isfinite(price):
+        raise ValueError("condition_penalty * log(n) must be finite")
+    n_threads = threads_now() if n_threads is None else int(n_threads)
+    box_ptr, box_literals = _list_search.list_search_grow(
+        S.view(np.uint8), T, feature, group, ptr, literals, int(max_rules), cost_power, price,
+        int(min_support), MAX_MOVES, N_STARTS, REL_TOL, n_threads)
+    return [box_literals[box_ptr[i]:box_ptr[i + 1]].tolist() for i in range(box_ptr.size - 1)]
 
 
 def literal_groups(splits):

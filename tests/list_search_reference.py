@@ -1,0 +1,230 @@
+"""The NumPy reference of the rule-list search (src_c/dfg_list_search.c, called through
+defrag.rules.list_search.grow_boxes): the same greedy search, vectorised over the split
+matrix, slow on purpose. tests/test_list_search_kernel.py compares the two; the
+algorithm is described in defrag/rules/list_search.py's docstring."""
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from defrag.rules.list_search import MAX_MOVES, N_STARTS, REL_TOL, box_cover, literal_column
+
+# The gain of a rule: what its own points gain (True, the kernel's), or CART's two-sided
+# gain (False, measured and left out; the tests check both against plain sums).
+ONE_SIDED = True
+
+
+def _score(s, c):
+    """|s|^2 / c per row (0 where c = 0)."""
+    c = np.asarray(c, dtype=np.float64)
+    return np.where(c > 0, np.einsum("...j,...j->...", s, s) / np.maximum(c, 1), 0.0)
+
+
+class ListSearch:
+    """The greedy search over the boolean split matrix S (n, L) with targets T (n, d).
+
+    literal_feature: the feature of each of the 2L literals (cost: distinct features);
+    literal_group: literals that are thresholds of one feature on one side (polishing
+    moves within a group)."""
+
+    def __init__(self, S, T, literal_feature, literal_group, min_support=1, cost_power=1.0,
+                 condition_penalty=0.0):
+        self.cost_power = float(cost_power)
+        self.condition_penalty = float(condition_penalty)
+        self.lam = 0.0  # the penalty per condition at the current step (grow sets it)
+        self.one_sided = ONE_SIDED
+        self.S = np.ascontiguousarray(S, dtype=bool)
+        self.n, self.L = self.S.shape
+        T = np.asarray(T, dtype=np.float64)
+        self.T = T.reshape(self.n, -1)
+        # float32 products: half the memory and time of float64; counts and class sums
+        # are exact (below 2^24 rows), values and probabilities to 1e-7 relative
+        self.Sf = self.S.astype(np.float32)
+        self.Ta = np.hstack([self.T, np.ones((self.n, 1))]).astype(np.float32)
+        self.literal_feature = np.asarray(literal_feature)
+        self.literal_group = np.asarray(literal_group)
+        self.n_features = int(self.literal_feature.max(initial=-1)) + 1
+        self.min_support = int(min_support)
+        q = float(np.einsum("ij,ij->", self.T, self.T))
+        s = self.T.sum(axis=0)
+        self.scale = max(q - float(_score(s, self.n)), 1e-300)  # loss of one constant
+
+    # ------------------------------------------------------------ columns
+    def literal_column(self, j):
+        return literal_column(self.S, j)
+
+    def cover(self, box):
+        return box_cover(self.S, box)
+
+    def cost(self, box):
+        return max(1, len({int(self.literal_feature[j]) for j in box}))
+
+    # ------------------------------------------------------------ gains
+    def _gain(self, sR, cR, sL, cL):
+        """Gain of regions (rows of sR, cR) inside left (sL, cL); -inf where a region or
+        the rest is too small."""
+        cR = np.asarray(cR, dtype=np.float64)
+        if self.one_sided:  # c_R |m_R - m_L|^2: what R's own points gain; the rest is split later
+            d = sR - cR[..., None] * (sL / max(cL, 1.0))
+            g = _score(d, cR)
+        else:
+            g = _score(sR, cR) + _score(sL - sR, cL - cR) - float(_score(sL, cL))
+        ok = (cR >= self.min_support) & (cL - cR >= 1)
+        return np.where(ok, g, -np.inf)
+
+    def _products(self, rows, cols=None):
+        """(target sums, counts) of the right sides of the splits cols (all: None) over
+        rows, from one product in float32 (counts and class sums are exact there): the
+        rows' slice of S, or where the rows are most of them, all of S with the other rows'
+        targets zeroed (no copy of S)."""
+        Sf = self.Sf if cols is None else self.Sf[:, cols]
+        if 2 * rows.size > self.n:
+            w = np.zeros((self.n, self.Ta.shape[1]), dtype=np.float32)
+            w[rows] = self.Ta[rows]
+            out = Sf.T @ w
+        else:
+            out = Sf[rows].T @ self.Ta[rows]
+        out = out.astype(np.float64)
+        return out[:, :-1], out[:, -1]
+
+    def _literal_sums(self, rows):
+        """Target sums and counts of every literal restricted to rows (indices)."""
+        right_s, right_c = self._products(rows)
+        tot_s, tot_c = self.T[rows].sum(axis=0), float(rows.size)
+        return np.vstack([right_s, tot_s - right_s]), np.concatenate([right_c, tot_c - right_c])
+
+    def _group_sums(self, group, rows):
+        """Target sums and counts of the literals of group restricted to rows."""
+        right = group < self.L
+        s, c = self._products(rows, np.where(right, group, group - self.L))
+        tot_s, tot_c = self.T[rows].sum(axis=0), float(rows.size)
+        return np.where(right[:, None], s, tot_s - s), np.where(right, c, tot_c - c)
+
+    def _score_of(self, gain, cost):
+        """A box's score: its gain over cost ** cost_power, less lam per condition."""
+        cost = np.maximum(cost, 1)
+        return gain / cost ** self.cost_power - self.lam * cost
+
+    def _box_gain(self, box, left, sL, cL):
+        region = self.cover(box) & left
+        return float(self._gain(self.T[region].sum(axis=0)[None], [region.sum()], sL, cL)[0])
+
+    def _scored(self, gain, box):
+        return (self._score_of(gain, self.cost(box)), -len(box), box, gain)
+
+    def _add_and_drop_moves(self, box, loo, sL, cL):
+        """The best add (every literal at once, inside the region) and every drop. loo:
+        _leave_one_out's (region, rows failing one literal, that literal) of the box."""
+        region, one, which = loo
+        moves = []
+        s, c = self._literal_sums(np.flatnonzero(region))
+        g = self._gain(s, c, sL, cL)
+        named = np.zeros(self.n_features, dtype=bool)
+        named[self.literal_feature[box]] = True
+        costs = np.maximum(named.sum() + ~named[self.literal_feature], 1)
+        sc = self._score_of(g, costs)
+        if box:
+            sc[np.asarray(box)] = -np.inf
+        j = int(np.argmax(sc))
+        if np.isfinite(sc[j]):
+            moves.append((float(sc[j]), -(len(box) + 1), box + [j], float(g[j])))
+        if len(box) > 1:  # every drop at once: the rows only literal i fails join
+            extra = np.zeros((len(box), self.T.shape[1]))
+            for k in range(self.T.shape[1]):  # over the target's columns
+                extra[:, k] = np.bincount(which, weights=self.T[one, k], minlength=len(box))
+            sR = self.T[region].sum(axis=0) + extra
+            cR = float(region.sum()) + np.bincount(which, minlength=len(box))
+            g = self._gain(sR, cR, sL, cL)
+            for i in range(len(box)):  # over the box's literals
+                rest = box[:i] + box[i + 1:]
+                moves.append(self._scored(float(g[i]), rest))
+        return moves
+
+    def _leave_one_out(self, box, left):
+        """(the box's region in left, the rows of left that fail exactly one literal, the
+        index of that literal in box): the region without literal i is the region and
+        the rows whose failing literal is i. An empty box: all of left, and no such rows."""
+        if not box:
+            return left, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+        cols = np.column_stack([self.literal_column(j) for j in box])
+        fails = np.count_nonzero(~cols, axis=1)
+        one = np.flatnonzero(left & (fails == 1))
+        return left & (fails == 0), one, np.argmin(cols[one], axis=1)
+
+    def _polish_moves(self, box, loo, sL, cL):
+        """Each literal moved to the best other threshold of its group (same feature and
+        side), the others kept (loo: as for _add_and_drop_moves)."""
+        region, one, which = loo
+        moves = []
+        for i in range(len(box)):  # over the box's literals
+            rest = box[:i] + box[i + 1:]
+            group = np.flatnonzero(self.literal_group == self.literal_group[box[i]])
+            if group.size < 2:
+                continue
+            rows = np.union1d(np.flatnonzero(region), one[which == i])  # the region without literal i
+            gs, gc = self._group_sums(group, rows)
+            gg = self._gain(gs, gc, sL, cL)
+            k = int(np.argmax(gg))
+            if np.isfinite(gg[k]) and group[k] != box[i]:
+                moves.append(self._scored(float(gg[k]), rest[:i] + [int(group[k])] + rest[i:]))
+        return moves
+
+    def refine(self, box, left, sL, cL):
+        """The box after its best moves: (box, gain, score). Adds and drops first; where
+        none raises the score, threshold moves (polishing)."""
+        box = list(box)
+        gain = self._box_gain(box, left, sL, cL) if box else -np.inf
+        score = self._score_of(gain, self.cost(box)) if box else -np.inf
+        tol = REL_TOL * self.scale
+
+        def better(move):
+            return move is not None and (move[0] > score + tol or (move[0] >= score - tol and -move[1] < len(box)))
+
+        for _ in range(MAX_MOVES):
+            loo = self._leave_one_out(box, left)  # the box's rows, read once a move
+            best = max(self._add_and_drop_moves(box, loo, sL, cL), key=lambda m: m[:2], default=None)
+            if not better(best):
+                best = max(self._polish_moves(box, loo, sL, cL), key=lambda m: m[:2], default=None)
+                if not better(best):
+                    break
+            score, box, gain = best[0], best[2], best[3]
+        return box, gain, score
+
+    # ------------------------------------------------------------ the list
+    def grow(self, candidates, max_rules):
+        """Up to max_rules rules (boxes, in order), greedily; stops when no box gains."""
+        cand = [list(b) for b in candidates if len(b)]
+        C = np.column_stack([self.cover(b) for b in cand]).astype(np.float64) if cand else \
+            np.zeros((self.n, 0))
+        ccost = np.array([self.cost(b) for b in cand], dtype=np.float64)
+        left = np.ones(self.n, dtype=bool)
+        rules = []
+        if self.L == 0:  # no split: one region
+            return rules
+        with threadpool_limits(limits=1, user_api="blas"):  # same sums whatever the threads
+            while len(rules) < max_rules and left.sum() >= 2:
+                T_left = self.T[left]
+                sL, cL = T_left.sum(axis=0), float(T_left.shape[0])
+                # a condition must pay condition_penalty * log(n) times the variance of the
+                # rows left (BIC's price of a parameter, Schwarz 1978)
+                resid = float(np.sum(T_left ** 2)) - float(_score(sL, cL))
+                self.lam = self.condition_penalty * np.log(self.n) * resid / cL
+                starts = [[]]
+                if cand:
+                    rows = np.flatnonzero(left)
+                    s = C[rows].T @ self.T[rows]
+                    c = C[rows].sum(axis=0)
+                    sc = self._score_of(self._gain(s, c, sL, cL), ccost)
+                    for m in np.argsort(-sc, kind="stable")[:N_STARTS]:
+                        if np.isfinite(sc[m]):
+                            starts.append(cand[m])
+                best = None
+                for start in starts:
+                    box, gain, score = self.refine(start, left, sL, cL)
+                    if box and gain > REL_TOL * self.scale and \
+                            (best is None or (score, -len(box)) > (best[2], -len(best[0]))):
+                        best = (box, gain, score)
+                if best is None:
+                    break
+                box = sorted(best[0])
+                rules.append(box)
+                left &= ~self.cover(box)
+        return rules

@@ -1,0 +1,167 @@
+"""The C rule-list search (grow_boxes, src_c/dfg_list_search.c) against its NumPy
+reference ListSearch.grow (tests/list_search_reference.py): the same boxes on random
+problems whose target sums are exact (class indicators, small integers), its input
+checks, and its independence of the thread count."""
+import numpy as np
+import pytest
+
+from defrag.rules import _list_search
+from defrag.rules.list_search import grow_boxes
+from list_search_reference import ListSearch
+
+
+def _problem(seed, n, L, d, kind, n_cand, n_features=None, nested=True):
+    """(S, T, literal_feature, literal_group, candidates). nested: splits are thresholds
+    of a few features (the literals of a feature's side nest, as in a split table);
+    otherwise S is random and the groups are random."""
+    rng = np.random.default_rng(seed)
+    n_features = n_features or max(1, L // 4)
+    X = rng.random((n, n_features))
+    if nested:
+        feat = rng.integers(0, n_features, L)
+        S = X[:, feat] > np.round(rng.random(L), 1)  # rounded: duplicate splits too
+        group = np.concatenate([feat * 2, feat * 2 + 1])
+    else:
+        feat = rng.integers(0, n_features, L)
+        S = rng.random((n, L)) < rng.random(L)
+        group = rng.integers(0, max(1, L // 2), 2 * L)
+    if kind == "class":  # one-hot class indicators, classes from the first features
+        y = (X[:, 0] > 0.5).astype(int) + 2 * (X[:, -1] > 0.6) + rng.integers(0, 2, n) * (rng.random(n) < 0.1)
+        T = np.eye(d)[y % d]
+    else:  # small integers centred by an integer: sums exact in float32 too
+        base = np.round(4 * X[:, :1] + 3 * (X[:, -1:] > 0.5)) + rng.integers(-1, 2, (n, 1))
+        T = np.hstack([base + k for k in range(d)]) - 3
+    literal_feature = np.concatenate([feat, feat]).astype(np.int64)
+    candidates = [list(rng.choice(2 * L, rng.integers(0, 6), replace=True)) for _ in range(n_cand)] if L else []
+    return S, T, literal_feature, group.astype(np.int64), candidates
+
+
+def _reference(S, T, feature, group, candidates, max_rules, cost_power, penalty, min_support):
+    boxes = ListSearch(S, T, feature, group, min_support, cost_power, penalty).grow(candidates, max_rules)
+    return [[int(j) for j in b] for b in boxes]
+
+
+def _cases():
+    out = []
+    i = 0
+    for kind, d in [("class", 2), ("class", 3), ("class", 5), ("reg", 1), ("reg", 2)]:
+        for n_cand in (0, 6):
+            for cost_power in (0.0, 1.0):
+                for penalty in (0.0, 0.5):
+                    for min_support in (1, 5):
+                        i += 1
+                        out.append((i, kind, d, n_cand, cost_power, penalty, min_support))
+    return out
+
+
+@pytest.mark.parametrize("seed,kind,d,n_cand,cost_power,penalty,min_support", _cases())
+def test_same_boxes_as_the_numpy_search(seed, kind, d, n_cand, cost_power, penalty, min_support):
+    rng = np.random.default_rng(1000 + seed)
+    for rep in range(2):
+        n, L = int(rng.integers(20, 260)), int(rng.integers(1, 40))
+        S, T, feature, group, cand = _problem(seed * 7 + rep, n, L, d, kind, n_cand, nested=rep == 0)
+        expected = _reference(S, T, feature, group, cand, 6, cost_power, penalty, min_support)
+        assert grow_boxes(S, T, feature, group, cand, 6, cost_power, penalty, min_support) == expected
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("L", [0, 1, 3])
+def test_tiny_problems(n, L):
+    for seed in range(4):
+        S, T, feature, group, cand = _problem(seed, n, L, 2, "class", 3)
+        got = grow_boxes(S, T, feature, group, cand, 4, 1.0, 0.0, 1)
+        if n == 0:
+            assert got == []  # ListSearch cannot be built without rows
+            continue
+        assert got == _reference(S, T, feature, group, cand, 4, 1.0, 0.0, 1)
+
+
+def test_larger_problem_and_max_rules():
+    S, T, feature, group, cand = _problem(3, 900, 120, 3, "class", 20)
+    for max_rules in (0, 1, 9):
+        expected = _reference(S, T, feature, group, cand, max_rules, 1.0, 0.5, 1)
+        assert grow_boxes(S, T, feature, group, cand, max_rules, 1.0, 0.5, 1) == expected
+    S, T, feature, group, cand = _problem(4, 900, 120, 1, "reg", 20)
+    assert grow_boxes(S, T, feature, group, cand, 9, 0.0, 0.0, 5) == _reference(S, T, feature, group, cand, 9,
+                                                                                0.0, 0.0, 5)
+
+
+def test_inputs_as_the_reference_takes_them():
+    # 1-D targets, integer S, numpy-integer literals in the candidates
+    S, T, feature, group, cand = _problem(5, 150, 20, 1, "reg", 5)
+    cand = [np.asarray(b, dtype=np.int32) for b in cand]
+    expected = _reference(S, T, feature, group, cand, 5, 1.0, 0.0, 1)
+    assert grow_boxes(S.astype(np.uint8), T[:, 0], feature, group, cand, 5) == expected
+
+
+def test_thread_count_does_not_change_the_boxes():
+    # big enough for the literal sums to run on several threads (LS_PAR_WORK)
+    S, T, feature, group, cand = _problem(6, 3000, 300, 1, "reg", 10, nested=False)
+    T = T + np.random.default_rng(0).random(T.shape)  # inexact sums: any order change would show
+    one = grow_boxes(S, T, feature, group, cand, 6, 1.0, 0.5, 1, n_threads=1)
+    two = grow_boxes(S, T, feature, group, cand, 6, 1.0, 0.5, 1, n_threads=2)
+    assert one == two and len(one) > 0
+    S, T, feature, group, cand = _problem(7, 2000, 300, 4, "class", 10)
+    assert grow_boxes(S, T, feature, group, cand, 6, n_threads=1) == grow_boxes(S, T, feature, group, cand, 6,
+                                                                                 n_threads=2)
+
+
+def _good():
+    S, T, feature, group, cand = _problem(8, 30, 4, 2, "class", 2)
+    return {"S": S, "T": T, "literal_feature": feature, "literal_group": group, "candidates": cand,
+            "max_rules": 3}
+
+
+BAD = {
+    "S 1-D": (ValueError, {"S": np.zeros(30, bool)}),
+    "S of strings": (TypeError, {"S": np.full((30, 4), "a")}),
+    "T rows": (ValueError, {"T": np.zeros((29, 2))}),
+    "T 3-D": (ValueError, {"T": np.zeros((30, 2, 1))}),
+    "T NaN": (ValueError, {"T": np.where(np.arange(60).reshape(30, 2) == 7, np.nan, 0.0)}),
+    "T inf": (ValueError, {"T": np.where(np.arange(60).reshape(30, 2) == 7, np.inf, 0.0)}),
+    "T strings": (TypeError, {"T": np.full((30, 2), "a")}),
+    "literal_feature short": (ValueError, {"literal_feature": np.zeros(7, np.int64)}),
+    "literal_feature floats": (TypeError, {"literal_feature": np.zeros(8)}),
+    "literal_feature negative": (ValueError, {"literal_feature": np.full(8, -1)}),
+    "literal_group 2-D": (ValueError, {"literal_group": np.zeros((8, 1), np.int64)}),
+    "literal out of range": (ValueError, {"candidates": [[0, 8]]}),
+    "literal negative": (ValueError, {"candidates": [[-1]]}),
+    "literal float": (TypeError, {"candidates": [[0.5]]}),
+    "box 2-D": (ValueError, {"candidates": [[[0, 1]]]}),
+    "max_rules negative": (ValueError, {"max_rules": -1}),
+    "max_rules float": (TypeError, {"max_rules": 2.0}),
+    "cost_power NaN": (ValueError, {"cost_power": float("nan")}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input(case):
+    error, change = BAD[case]
+    with pytest.raises(error):
+        grow_boxes(**{**_good(), **change})
+
+
+def test_kernel_checks_its_arrays():
+    kw = _good()
+    S = np.ascontiguousarray(kw["S"]).view(np.uint8)
+    T = np.ascontiguousarray(kw["T"], dtype=np.float64)
+    f = kw["literal_feature"]
+    g = kw["literal_group"]
+    ptr, lits = np.array([0, 2], np.int64), np.array([0, 1], np.int64)
+    args = (S, T, f, g, ptr, lits, 3, 1.0, 0.0, 1, 12, 2, 1e-9)
+    _list_search.list_search_grow(*args)
+    bad = {
+        "T rows": (S, T[:-1]) + args[2:],
+        "groups short": args[:3] + (g[:-1],) + args[4:],
+        "cand_ptr past the literals": args[:4] + (np.array([0, 3], np.int64),) + args[5:],
+        "cand_ptr not from 0": args[:4] + (np.array([1, 2], np.int64),) + args[5:],
+        "literal out of range": args[:5] + (np.array([0, 8], np.int64),) + args[6:],
+        "S not 0/1": (np.where(S > 0, 2, 0).astype(np.uint8),) + args[1:],
+        "T NaN": (S, np.full_like(T, np.nan)) + args[2:],
+        "negative moves": args[:10] + (-1,) + args[11:],
+        "NaN tolerance": args[:12] + (float("nan"),),
+    }
+    for name, b in bad.items():
+        with pytest.raises(ValueError):
+            _list_search.list_search_grow(*b)
+        assert name
