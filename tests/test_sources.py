@@ -2,15 +2,18 @@
 sample the way the library's own trees do."""
 import numpy as np
 import pytest
+from sklearn.datasets import make_friedman1
 from sklearn.ensemble import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
+    RandomForestRegressor,
 )
 
 from conftest import xor_data
 from defrag import DefragModel, split_table_from_estimator
+from defrag.sources import matched_source
 from defrag.splits.table import float32_threshold
 
 
@@ -194,3 +197,22 @@ def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
     keep = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0, max_splits=None,
                        keep_duplicate_splits=True).fit(X, y)
     assert len(keep.splits_) > len(full)
+
+
+def test_a_forest_with_n_jobs_predicts_on_one_thread_and_stays_as_it_was(monkeypatch):
+    # its joblib threads would sum the trees in the order they finish: the fit predicts
+    # on a shallow copy with n_jobs=1, and leaves the model's own n_jobs alone
+    X, y = make_friedman1(300, noise=1.0, random_state=0)
+    forest = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, n_jobs=2, random_state=0).fit(X, y)
+    seen = []
+    original = RandomForestRegressor.predict
+    monkeypatch.setattr(RandomForestRegressor, "predict", lambda self, Z: seen.append(self.n_jobs) or original(self, Z))
+    source, _ = matched_source(forest, X)
+    np.testing.assert_array_equal(source.predict(X), original(forest.set_params(n_jobs=1), X))
+    forest.set_params(n_jobs=2)
+    assert seen == [1] and forest.n_jobs == 2
+    seen.clear()
+    model = DefragModel(forest, n_restarts=2, random_state=0).fit(X, y)  # the searched list's second target
+    assert seen and set(seen) == {1} and forest.n_jobs == 2
+    again = DefragModel(forest, n_restarts=2, random_state=0).fit(X, y)
+    assert str(again.rules_) == str(model.rules_)
