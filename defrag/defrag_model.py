@@ -131,10 +131,11 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         The rules of the list, its default ("otherwise") included: the number of its
         regions, comparable with a tree's leaves (the components' number with
         ``rule_list=False``).
-    path_, path_rules_, path_defaults_ : dict, RuleSet, list
+    path_, path_rules_, path_defaults_ : dict, list, list
         rule_list="search": per ``size`` (1 to max(max_rules, n_rules) regions) its
         ``n_conditions``, ``train_error`` and cross-validated ``validation_error`` (NaN with
-        n_rules); the longest list (each size a prefix) and each size's default; ``printed``:
+        n_rules); the printed list of each size (a RuleSet per size: a larger list may split
+        a smaller one's region, so the sizes are not prefixes) and each size's default; ``printed``:
         "restarts" where the kept restart's own list cross-validated better and is printed.
     n_components_ : int
         The mixture's components that FAB kept.

@@ -17,7 +17,7 @@ from defrag.fit.list_path import (
     _smoothed_list,
     one_se_size,
 )
-from defrag.rules.list_search import literal_groups, simplified_box
+from defrag.rules.list_search import grow_boxes, grow_list_sizes, literal_groups, simplified_box
 from list_search_reference import ListSearch
 from defrag.rules.lists import first_match_index
 from defrag.splits import SplitTable
@@ -130,16 +130,16 @@ def test_the_simpler_list_within_one_standard_error_is_printed():
 
 
 def test_smoothed_list_is_grown_on_the_predictions_and_scored_on_y():
-    # each fold's list grown on T_smooth (plain ListSearch), its outputs the means of y
+    # each fold's lists grown on T_smooth (grow_list_sizes), their outputs the means of y
     # over first matches on the other folds, scored by squared error on y
     S, _, feature, group, rng = _random_problem(5, n=160)
     y = S[:, 0] * 2.0 - S[:, 3] + rng.normal(0, 1.5, S.shape[0])
     smooth = S[:, 0] * 2.0 - S[:, 3]
     T_smooth = (smooth - smooth.mean())[:, None]
     fold = rng.permutation(S.shape[0]) % N_FOLDS
-    boxes, losses, size = _smoothed_list(S, T_smooth, y, [], feature, group, 5, fold)
+    lists, losses, size = _smoothed_list(S, T_smooth, y, [], feature, group, 5, fold)
     kw = {"cost_power": list_path.COST_POWER, "condition_penalty": list_path.CONDITION_PENALTY}
-    assert boxes == ListSearch(S, T_smooth, feature, group, **kw).grow([], 4)
+    assert lists == grow_list_sizes(S, T_smooth, feature, group, [], 4, **kw)
     L = S.shape[1]
 
     def cover(b, rows):
@@ -148,13 +148,60 @@ def test_smoothed_list_is_grown_on_the_predictions_and_scored_on_y():
 
     for f in range(N_FOLDS):
         tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
-        grown = ListSearch(S[tr], T_smooth[tr], feature, group, **kw).grow([], 4)
-        for k in range(5):
-            b = grown[:k]
+        grown = grow_list_sizes(S[tr], T_smooth[tr], feature, group, [], 4, **kw)
+        for k, b in enumerate(grown):
             g_tr, g_va = first_match_index(cover(b, tr)), first_match_index(cover(b, va))
             means = np.array([y[tr][g_tr == g].mean() if np.any(g_tr == g) else 0.0 for g in range(len(b) + 1)])
             np.testing.assert_allclose(losses[k, va], (means[g_va] - y[va]) ** 2)
     assert size == one_se_size(losses)
+
+
+def _list_loss(S, T, boxes):
+    """The squared error of T about each region's mean, regions by first match (plain)."""
+    L = S.shape[1]
+    region = np.full(S.shape[0], len(boxes))
+    for i in reversed(range(len(boxes))):  # the first match wins: the earliest rule last
+        holds = np.all([S[:, j] if j < L else ~S[:, j - L] for j in boxes[i]], axis=0)
+        region[holds] = i
+    return sum(float(np.sum((T[region == g] - T[region == g].mean(axis=0)) ** 2))
+               for g in range(len(boxes) + 1) if np.any(region == g))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_each_size_appends_a_rule_or_splits_a_region_whichever_lowers_the_loss_more(seed):
+    # against plain sums: every single-literal split of every rule's region (a narrower copy
+    # of the rule inserted before it), and the next rule of grow_boxes on the default's rows
+    rng = np.random.default_rng(seed)
+    X = rng.random((200, 3))
+    thresholds = np.linspace(0.15, 0.85, 5)
+    S = np.column_stack([X[:, d] > t for d in range(3) for t in thresholds])
+    L = S.shape[1]
+    feature = np.tile(np.repeat(np.arange(3), 5), 2)
+    group = np.concatenate([np.repeat(np.arange(3), 5), 3 + np.repeat(np.arange(3), 5)])
+    y = 10.0 * (X[:, 0] > 0.5) + 4.0 * (X[:, 0] > 0.5) * (X[:, 1] > 0.3) + X[:, 2] + rng.normal(0, 0.3, 200)
+    T = (y - y.mean())[:, None]
+    lists = grow_list_sizes(S, T, feature, group, [], 6, cost_power=0.0)
+    assert [len(b) for b in lists] == list(range(len(lists))) and len(lists) >= 4
+    splits_seen = 0
+    for before, after in zip(lists, lists[1:]):
+        loss = _list_loss(S, T, after)
+        assert loss < _list_loss(S, T, before)
+        options = []
+        for i, box in enumerate(before):
+            for j in range(2 * L):
+                if j not in box:
+                    options.append(before[:i] + [sorted(box + [j])] + before[i:])
+        left = np.ones(S.shape[0], dtype=bool)
+        for box in before:
+            left &= ~np.all([S[:, j] if j < L else ~S[:, j - L] for j in box], axis=0)
+        appended = grow_boxes(S[left], T[left], feature, group, [], 1, cost_power=0.0)
+        if appended:
+            options.append(before + [sorted(appended[0])])
+        best = min(_list_loss(S, T, o) for o in options)
+        assert loss == pytest.approx(best, rel=1e-9, abs=1e-9)
+        assert any(o == after for o in options)
+        splits_seen += after[:len(before)] != before
+    assert splits_seen >= 1  # the case needs a region split: a broad rule refined
 
 
 @pytest.mark.parametrize("frame", [False, True])

@@ -5,15 +5,20 @@ The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at ran
 
 1. the candidate boxes: the literals each component of each restart fixes, without those
    that change no row's cover, deduplicated;
-2. the size: the list is grown on a random 75% of those rows and each prefix (1, 2, ...
-   regions) scored on the other 25%; the default size is the smallest whose validation
-   error is within one standard error of the smallest (Breiman et al.'s one-SE rule for
-   pruning CART), unless ``n_rules`` fixes it;
+2. the size: the list is grown, one region at a time (a rule appended, or a rule's region
+   split the way CART splits a leaf: rules/list_search.py's grow_list_sizes), on 3 of 4
+   folds of those rows and the list of each size (1, 2, ... regions) scored on the fourth;
+   the default size is the smallest whose validation error is within one standard error
+   of the smallest (Breiman et al.'s one-SE rule for pruning CART), unless ``n_rules``
+   fixes it;
 3. the list: grown again on all the search rows, to the largest size, its rules read out
    as conditions (rules/extract.py, the readout of a component's eta) on the restarts' rows.
 
-The prefixes of the list are its smaller sizes: a region's first-match points do not
-depend on the rules after it. The search fits the targets of the mixture: y, or the
+A size's list is not a prefix of the next one where the step between them split a region
+(a narrower copy of a rule inserted before it); the path keeps every size's list. Splits
+took the path of benchmarks/quality.py from 30 to 34 of 51 cells against CART-fp (85 to
+100 of 153 over K = 2..10), mostly in regression, where a list grown by appends alone
+underfits. The search fits the targets of the mixture: y, or the
 ensemble's predictions when y is None (its values, or its class labels: the same for
 every source and for rows on a cluster). In regression with y given (and a model that
 predicts its coded rows), a second list is grown on the ensemble's predictions, a smoother
@@ -26,10 +31,11 @@ import dataclasses
 import warnings
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
-from ..rules.list_search import box_cover, box_of_component, eta_of_box, grow_boxes, literal_groups, simplified_box
+from ..rules.list_search import box_cover, box_of_component, eta_of_box, grow_list_sizes, literal_groups, simplified_box
 from ..rules.lists import first_match_index, rule_columns
 
 # Rows the search runs on at most: the split matrix is n x L booleans and each move one
@@ -54,11 +60,12 @@ CONDITION_PENALTY = 0.0
 
 @dataclasses.dataclass
 class SearchedList:
-    """The searched list's rules (conditions only, in order) and the size chosen."""
+    """The searched list at every size (rules: conditions only, in order) and the size
+    chosen."""
 
-    rules: list  # Rule objects without outputs, the longest list
-    size: int  # regions of the chosen list (rules before it + the default)
-    validation_error: np.ndarray  # per size 1..len(rules)+1 (NaN where not measured)
+    lists: list  # per size k = 1, 2, ...: the Rule objects (no outputs) of the list of k regions
+    size: int  # regions of the chosen list (its rules + the default)
+    validation_error: np.ndarray  # per size 1..len(lists) (NaN where not measured)
     # the restarts' own list (rule_list=True's) is the better one by cross-validation: the
     # readout prints it, and the path stays the searched list's
     restarts_list_chosen: bool = False
@@ -75,17 +82,17 @@ def _targets(y, n_classes):
     return T
 
 
-def _prefix_losses(boxes, S_tr, y_tr, n_classes, S_val, y_val):
-    """Per-row validation losses (sizes x validation rows) of each prefix (sizes 1..len+1)
-    of boxes grown on the training part: outputs fitted on the training part, applied to
-    the validation rows (0/1 errors, or squared errors)."""
-    def covers(S):
-        return np.column_stack([box_cover(S, b) for b in boxes]) if boxes else np.zeros((S.shape[0], 0), dtype=bool)
+def _size_losses(lists, S_tr, y_tr, n_classes, S_val, y_val):
+    """Per-row validation losses (sizes x validation rows) of the list at each size (lists:
+    its boxes per size) grown on the training part: outputs fitted on the training part,
+    applied to the validation rows (0/1 errors, or squared errors)."""
+    def first(S, boxes):
+        cover = np.column_stack([box_cover(S, b) for b in boxes]) if boxes else np.zeros((S.shape[0], 0), dtype=bool)
+        return first_match_index(cover)
 
-    first_tr, first_va = first_match_index(covers(S_tr)), first_match_index(covers(S_val))
-    # k rules and the default (over sizes, not rows)
-    return np.array([_region_losses(np.minimum(first_tr, k), y_tr, np.minimum(first_va, k), y_val, k + 1, n_classes)
-                     for k in range(len(boxes) + 1)])
+    # over sizes, not rows
+    return np.array([_region_losses(first(S_tr, boxes), y_tr, first(S_val, boxes), y_val, len(boxes) + 1, n_classes)
+                     for boxes in lists])
 
 
 def _region_losses(g_tr, y_tr, g_va, y_va, n_regions, n_classes):
@@ -131,29 +138,35 @@ def _cross_validated_losses(S, T, y, n_classes, candidates, feature, group, max_
     losses = np.zeros((max_regions, n))
     for f in range(N_FOLDS):  # over folds, not rows
         tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
-        boxes = _grown(S[tr], T[tr], feature, group, candidates, max_regions)
-        part = _prefix_losses(boxes, S[tr], y[tr], n_classes, S[va], y[va])
+        lists = _grown(S[tr], T[tr], feature, group, candidates, max_regions)
+        part = _size_losses(lists, S[tr], y[tr], n_classes, S[va], y[va])
         losses[:part.shape[0], va] = part
         losses[part.shape[0]:, va] = part[-1]
     return losses
 
 
 def _grown(S, T, feature, group, candidates, max_regions):
-    """The list's boxes grown on the rows of S and T, to the largest size."""
-    return grow_boxes(S, T, feature, group, candidates, max_regions - 1, cost_power=COST_POWER,
-                      condition_penalty=CONDITION_PENALTY)
+    """The list's boxes at every size (rules/list_search.py's grow_list_sizes), grown on
+    the rows of S and T, to the largest size."""
+    return grow_list_sizes(S, T, feature, group, candidates, max_regions - 1, cost_power=COST_POWER,
+                           condition_penalty=CONDITION_PENALTY)
 
 
-def _read_out(boxes, splits, kappa, X, names):
-    """The rules (conditions only) of boxes as printed (rules/extract.py's readout of a
-    component's eta, on the restarts' rows X)."""
+def _read_out(lists, splits, kappa, X, names):
+    """The rules (conditions only) of the lists' boxes as printed (rules/extract.py's
+    readout of a component's eta, on the restarts' rows X), per size; each distinct box is
+    read out once, on its own."""
     L = len(splits)
+    boxes = sorted({tuple(b) for bs in lists for b in bs})
+    if not boxes:
+        return [[] for _ in lists]
     etas = np.array([eta_of_box(b, L) for b in boxes]).reshape(len(boxes), L)
-    return [Rule(c, None) for c, _ in extract_rules_conditions(etas, splits, kappa, X, names)] if boxes else []
+    read = {b: Rule(c, None) for b, (c, _) in zip(boxes, extract_rules_conditions(etas, splits, kappa, X, names))}
+    return [[read[tuple(b)] for b in bs] for bs in lists]
 
 
 def _smoothed_list(S, T_smooth, y, candidates, feature, group, max_regions, fold):
-    """(boxes, per-row losses on y, size) of the list grown on the ensemble's predictions
+    """(lists, per-row losses on y, size) of the list grown on the ensemble's predictions
     (T_smooth, centered) rather than on y: its structure from the smoother target, its
     outputs and its cross-validated losses (the same folds) on y."""
     losses = _cross_validated_losses(S, T_smooth, y, 0, candidates, feature, group, max_regions, fold)
@@ -172,6 +185,14 @@ def _search_splits(config, splits, n_rows):
 
 
 def search_list(config, prepared, component_etas, restarts_list=None, predict=None):
+    """_search_list under one BLAS thread: the split sums of rules/list_search.py's
+    grow_list_sizes are BLAS products, and the list must not depend on the thread count
+    (one limit for the whole search: threadpoolctl reads the loaded libraries each time)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _search_list(config, prepared, component_etas, restarts_list, predict)
+
+
+def _search_list(config, prepared, component_etas, restarts_list=None, predict=None):
     """The SearchedList of the restarts' components (component_etas: eta arrays, one row
     per component, of every restart in index order). restarts_list: the kept restart's
     own rule list (rules/lists.py's RuleList, rule_list=True's), weighed against the
@@ -211,8 +232,7 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
             boxes_p, losses_p, size_p = _smoothed_list(S, _targets(predict(X[rows]), 0), y[rows], candidates,
                                                        feature, group, max_regions, fold)
             full = _grown(S, T, feature, group, candidates, max_regions)
-            # each rule's conditions are read out on their own: a prefix of a list's rules is
-            # the rules of its prefix
+            # each box is read out on its own: a rule prints the same in every list it is in
             rules, rules_p = (_read_out(b, splits, config.kappa, X, p.names) for b in (full, boxes_p))
             if _simpler_within_one_se((losses[best - 1], _n_conditions(rules, best)),
                                       (losses_p[size_p - 1], _n_conditions(rules_p, size_p))):
@@ -231,24 +251,24 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     if full is None:
         full = _grown(S, T, feature, group, candidates, max_regions)
     if size is None:
-        size = len(full) + 1
-    if size > len(full) + 1:
+        size = len(full)
+    if size > len(full):
         if config.n_rules is not None:
-            warnings.warn(f"n_rules={config.n_rules}: no more than {len(full) + 1} regions lower the training "
-                          f"loss; the list has {len(full) + 1}", UserWarning, stacklevel=2)
-        size = len(full) + 1
+            warnings.warn(f"n_rules={config.n_rules}: no more than {len(full)} regions lower the training "
+                          f"loss; the list has {len(full)}", UserWarning, stacklevel=2)
+        size = len(full)
     if rules is None:
         rules = _read_out(full, splits, config.kappa, X, p.names)
     if restarts_losses is not None:
-        restarts_conditions = _n_conditions(restarts_list.rules, len(restarts_list.rules) + 1)
+        restarts_conditions = sum(len(r.conditions) for r in restarts_list.rules)
         chosen = _simpler_within_one_se((losses[size - 1], _n_conditions(rules, size)),
                                         (restarts_losses, restarts_conditions))
-    return SearchedList(rules, int(size), validation[:len(full) + 1], chosen, restarts_error)
+    return SearchedList(rules, int(size), validation[:len(full)], chosen, restarts_error)
 
 
-def _n_conditions(rules, size):
-    """The conditions a list of size regions prints: those of its first size - 1 rules."""
-    return sum(len(r.conditions) for r in rules[:size - 1])
+def _n_conditions(lists, size):
+    """The conditions the list of size regions prints (lists: its rules per size)."""
+    return sum(len(r.conditions) for r in lists[min(size, len(lists)) - 1])
 
 
 def _simpler_within_one_se(searched, restarts):

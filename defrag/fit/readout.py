@@ -74,17 +74,18 @@ def _rule_set(p, rows, rules, default, default_proba):
 
 
 def _searched_readout(p, params, searched, rows):
-    """The searched list at its chosen size, and the path: each prefix's outputs, default
-    and training error refitted on all rows (rows.refit_rule_list, one pass per size)."""
+    """The searched list at its chosen size, and the path: the list of each size, its
+    outputs, default and training error refitted on all rows and printed for them
+    (rows.refit_rule_list and rows.on_training_rows, one pass each per size: the sizes are
+    not prefixes of one list, rules/list_search.py's grow_list_sizes)."""
     n = max(rows.n_samples, 1)
-    lists = [rows.refit_rule_list(searched.rules[:k], p.target, p.classes) for k in range(len(searched.rules) + 1)]
-    full = lists[-1]
-    # the longest list, printed once for the training rows; every size is its prefix
-    printed = rows.on_training_rows(_rule_set(p, rows, full.rules, full.default_prediction, full.default_proba))
+    lists = [rows.refit_rule_list(rules, p.target, p.classes) for rules in searched.lists]
+    printed = [rows.on_training_rows(_rule_set(p, rows, fitted.rules, fitted.default_prediction, fitted.default_proba))
+               for fitted in lists]
     sizes = np.arange(1, len(lists) + 1)
     path = dict(
         size=sizes,
-        n_conditions=np.array([sum(len(r.conditions) for r in printed.rules[:k - 1]) for k in sizes]),
+        n_conditions=np.array([sum(len(r.conditions) for r in rule_set.rules) for rule_set in printed]),
         train_error=np.array([fitted.loss / n for fitted in lists]),
         validation_error=np.asarray(searched.validation_error, dtype=np.float64),
         rules=printed,
@@ -92,15 +93,15 @@ def _searched_readout(p, params, searched, rows):
         printed="restarts" if searched.restarts_list_chosen else "searched",
         restarts_validation_error=searched.restarts_list_validation_error,
     )
-    rule_set = prefix_rule_set(path["rules"], path["default"], searched.size)
-    return Readout(params, rule_set, searched.size, path)
+    return Readout(params, printed[searched.size - 1], searched.size, path)
 
 
 def prefix_rule_set(full, defaults, size):
-    """The list of ``size`` regions on the path: the first size - 1 rules of the longest
-    list (full) and the default of the points they leave (defaults[size - 1]: prediction,
-    probabilities). A rule's first-match points do not depend on the rules after it; the
-    default's are those of the rules left out too."""
+    """The list of ``size`` regions on the path of a model fitted before the sizes were
+    grown apart (path_rules_ one RuleSet, the longest list, every size its prefix): the
+    first size - 1 rules of full and the default of the points they leave (defaults[size -
+    1]: prediction, probabilities). A rule's first-match points do not depend on the rules
+    after it; the default's are those of the rules left out too."""
     out = copy.copy(full)
     out.__dict__.pop("_arrays", None)
     out.rules, left_out = list(full.rules[:size - 1]), full.rules[size - 1:]
@@ -111,6 +112,14 @@ def prefix_rule_set(full, defaults, size):
     if getattr(full, "default_share", None) is not None and all(r.share is not None for r in left_out):
         out.default_share = full.default_share + sum(r.share for r in left_out)
     return out
+
+
+def rule_set_of_size(path_rules, path_defaults, size):
+    """The printed list of ``size`` regions on a fitted model's path: path_rules holds one
+    RuleSet per size (or, in a model fitted before, the longest list: its prefix)."""
+    if isinstance(path_rules, RuleSet):
+        return prefix_rule_set(path_rules, path_defaults, size)
+    return path_rules[size - 1]
 
 
 def sized_model(model, n_rules):
@@ -124,5 +133,5 @@ def sized_model(model, n_rules):
         raise ValueError(f"n_rules must be an integer in [1, {top}] (path_['size']); got {n_rules!r}")
     out = copy.copy(model)
     out.n_rules = out.n_rules_ = int(n_rules)
-    out.rules_ = prefix_rule_set(model.path_rules_, model.path_defaults_, int(n_rules))
+    out.rules_ = rule_set_of_size(model.path_rules_, model.path_defaults_, int(n_rules))
     return out
