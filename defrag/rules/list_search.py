@@ -196,40 +196,57 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     Sf = S.astype(np.float64)
     rules = []
     region = np.zeros(n, dtype=np.intp)  # each row's first-match rule; len(rules): the default
+    # a region's best split and the default's next rule change only where a move touched
+    # that region: each is computed once and kept (None: to compute)
+    splits, append = [], None
     while len(rules) < max_rules:
-        best_gain, move = tol, None
-        left = np.flatnonzero(region == len(rules))
-        grown = _grown_on(problem, left, 1) if left.size >= 2 else []
-        if grown:
-            inside = box_cover(S[left], grown[0])
-            gain = float(split_gain(T[left[inside]].sum(axis=0)[None], [inside.sum()], T[left].sum(axis=0),
-                                    float(left.size))[0])
-            if gain > best_gain:
-                best_gain, move = gain, ("append", grown[0], left[inside])
+        if append is None:
+            left = np.flatnonzero(region == len(rules))
+            append = (-np.inf, None, None)
+            grown = _grown_on(problem, left, 1) if left.size >= 2 else []
+            if grown:
+                inside = box_cover(S[left], grown[0])
+                gain = float(split_gain(T[left[inside]].sum(axis=0)[None], [inside.sum()], T[left].sum(axis=0),
+                                        float(left.size))[0])
+                append = (gain, grown[0], left[inside])
         for i in range(len(rules)):  # over the list's rules
-            rows = np.flatnonzero(region == i)
-            if rows.size < 2:
-                continue
-            s_right, c_right = Sf[rows].T @ T[rows], Sf[rows].sum(axis=0)
-            s_all, c_all = T[rows].sum(axis=0), float(rows.size)
-            gains = split_gain(np.vstack([s_right, s_all - s_right]), np.concatenate([c_right, c_all - c_right]),
-                               s_all, c_all)
-            j = int(np.argmax(gains))  # the first of equals: the lower literal
-            if gains[j] > best_gain:
-                best_gain, move = float(gains[j]), ("split", i, j, rows[literal_column(S[rows], j)])
+            if splits[i] is None:
+                splits[i] = _best_split(Sf, S, T, np.flatnonzero(region == i))
+        best_gain, move = tol, None
+        if append[0] > best_gain:
+            best_gain, move = append[0], ("append",)
+        for i, (gain, _, _) in enumerate(splits):  # the first of equals: the earlier rule
+            if gain > best_gain:
+                best_gain, move = gain, ("split", i)
         if move is None:
             break
         if move[0] == "append":
-            rules.append(sorted(move[1]))
-            region[left] = len(rules)
-            region[move[2]] = len(rules) - 1
+            rules.append(sorted(append[1]))
+            region[region == len(rules) - 1] = len(rules)
+            region[append[2]] = len(rules) - 1
+            splits.append(None)
+            append = None
         else:
-            i, j, taken = move[1:]
+            i = move[1]
+            _, j, taken = splits[i]
             rules.insert(i, sorted(rules[i] + [j]))
             region[region >= i] += 1
             region[taken] = i
+            splits[i:i + 1] = [None, None]
         lists.append([list(b) for b in rules])
     return lists
+
+
+def _best_split(Sf, S, T, rows):
+    """(gain, literal, the rows on its side) of the best single-literal split of a region
+    (rows), CART's; gain -inf where none splits it."""
+    if rows.size < 2:
+        return -np.inf, None, None
+    s_right, c_right = Sf[rows].T @ T[rows], Sf[rows].sum(axis=0)
+    s_all, c_all = T[rows].sum(axis=0), float(rows.size)
+    gains = split_gain(np.vstack([s_right, s_all - s_right]), np.concatenate([c_right, c_all - c_right]), s_all, c_all)
+    j = int(np.argmax(gains))  # the first of equals: the lower literal
+    return float(gains[j]), j, rows[literal_column(S[rows], j)]
 
 
 def split_gain(s, c, s_all, c_all):
