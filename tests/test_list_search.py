@@ -1,6 +1,7 @@
 """rule_list="search" (defrag/rules/list_search.py, defrag/fit/list_path.py): the vectorised
 gains against plain per-literal NumPy, the boxes' simplification, the list's size
 (n_rules, path_, with_size), what it predicts, and its parameters' checks."""
+import copy
 import warnings
 
 import numpy as np
@@ -281,6 +282,27 @@ def test_n_rules_gives_that_many_regions_and_with_size_the_same_list(friedman, k
     np.testing.assert_array_equal(sized.predict(X), model.predict(X))
     np.testing.assert_array_equal(sized.predict(X), sized.rules_.predict(X))
     assert default.with_size(default.n_rules_).rules_.predict(X).tolist() == default.predict(X).tolist()
+
+
+def test_a_model_saved_with_one_path_list_takes_its_prefixes(friedman):
+    # before the sizes were grown apart, path_rules_ was the longest list (a RuleSet) and
+    # each size its prefix: such a model's with_size still reads the prefix and its default
+    rf, X, y = friedman
+    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    assert isinstance(model.path_rules_, list) and len(model.path_rules_) == len(model.path_["size"])
+    for k, rule_set in enumerate(model.path_rules_, start=1):  # each size's own printed list
+        assert len(rule_set) == k - 1
+        assert sum(len(r.conditions) for r in rule_set.rules) == model.path_["n_conditions"][k - 1]
+    longest = model.path_rules_[-1]
+    old = copy.copy(model)
+    old.path_rules_ = longest
+    for k in range(1, len(longest) + 2):
+        sized = old.with_size(k)
+        assert [str(r) for r in sized.rules_.rules] == [str(r) for r in longest.rules[:k - 1]]
+        assert sized.rules_.default_prediction == model.path_defaults_[k - 1][0]
+        first = sized.rules_.first_match(X)
+        assert sized.rules_.default_support == np.count_nonzero(first == -1)
+        np.testing.assert_array_equal(sized.predict(X), sized.rules_.predict(X))
 
 
 def test_n_rules_beyond_the_reachable_size_warns(wine):

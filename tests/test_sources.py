@@ -216,3 +216,11 @@ def test_a_forest_with_n_jobs_predicts_on_one_thread_and_stays_as_it_was(monkeyp
     assert seen and set(seen) == {1} and forest.n_jobs == 2
     again = DefragModel(forest, n_restarts=2, random_state=0).fit(X, y)
     assert str(again.rules_) == str(model.rules_)
+    # n_jobs=None reads joblib's parallel_config: one thread for the fit there too
+    import joblib
+
+    seen.clear()
+    forest.set_params(n_jobs=None)
+    with joblib.parallel_config(n_jobs=2):
+        source.predict(X)
+    assert seen == [1] and forest.n_jobs is None

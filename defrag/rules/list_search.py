@@ -151,13 +151,14 @@ def _checked_problem(S, T, literal_feature, literal_group, candidates, cost_powe
 
 
 def _grown_on(problem, rows, max_rules):
-    """grow_boxes on the rows (indices; None: all) of a checked problem."""
+    """grow_boxes on the rows (indices; None: all) of a checked problem; the price of a
+    condition counts all of its rows (log n), as a list grown on them at once does."""
     S, T = (problem.S, problem.T) if rows is None else (problem.S[rows], problem.T[rows])
     n, L = S.shape
     if n < 2 or L == 0 or max_rules == 0:
         return []
     # the penalty per condition as ListSearch.grow computes it (NumPy's log, not C's)
-    price = float(problem.condition_penalty * np.log(n))
+    price = float(problem.condition_penalty * np.log(problem.S.shape[0]))
     if not np.isfinite(price):
         raise ValueError("condition_penalty * log(n) must be finite")
     box_ptr, box_literals = _list_search.list_search_grow(

@@ -362,15 +362,17 @@ class SourceModel:
         return np.asarray(classes) if classes is not None and np.ndim(classes) == 1 else None
 
     def predict(self, X):
-        """The model's predictions of X. A scikit-learn ensemble with n_jobs predicts on one
-        thread (a shallow copy with n_jobs=1; the model itself is left as it is): its joblib
+        """The model's predictions of X. A scikit-learn ensemble with n_jobs (other than 1,
+        None included) predicts on one thread (a shallow copy with n_jobs=1; the model
+        itself is left as it is): its joblib
         threads sum the trees in the order they finish, so that the last bits of a forest's
         predictions, and the rules fitted to them, could change from run to run; they run
         outside the fit's thread budget (utils/threads.py); and on a fit's few thousand
         search rows their start and polling cost more than the trees (a forest of 100 trees
         with n_jobs=-1 on 382 rows: 52 ms of a 123 ms fit)."""
         estimator = self.estimator
-        if type(estimator).__module__.startswith("sklearn.") and getattr(estimator, "n_jobs", None) not in (None, 1):
+        # n_jobs=None too: scikit-learn reads it as the active joblib.parallel_config's
+        if type(estimator).__module__.startswith("sklearn.") and hasattr(estimator, "n_jobs") and estimator.n_jobs != 1:
             estimator = copy.copy(estimator)
             estimator.n_jobs = 1
         return estimator.predict(X)
