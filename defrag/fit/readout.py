@@ -74,14 +74,18 @@ def _rule_set(p, rows, rules, default, default_proba):
 
 
 def _searched_readout(p, params, searched, rows):
-    """The searched list at its chosen size, and the path: the list of each size, its
-    outputs, default and training error refitted on all rows and printed for them
-    (rows.refit_rule_list and rows.on_training_rows, one pass each per size: the sizes are
-    not prefixes of one list, rules/list_search.py's grow_list_sizes)."""
+    """The searched list at its chosen size, and the path: the list of each size (the sizes
+    are not prefixes of one list, rules/list_search.py's grow_list_sizes), its outputs,
+    default and training error refitted on all rows (rows.refit_rule_list, one pass per
+    size), its rules printed for them (one rows.on_training_rows pass for the rules of
+    every size: a rule prints the same in every list, the lists differ in their shares)."""
     n = max(rows.n_samples, 1)
     lists = [rows.refit_rule_list(rules, p.target, p.classes) for rules in searched.lists]
-    printed = [rows.on_training_rows(_rule_set(p, rows, fitted.rules, fitted.default_prediction, fitted.default_proba))
-               for fitted in lists]
+    distinct = list({id(r): r for rules in searched.lists for r in rules}.values())
+    every = rows.on_training_rows(_rule_set(p, rows, distinct, lists[0].default_prediction, lists[0].default_proba))
+    printed_rule = {id(r): q for r, q in zip(distinct, every.rules)}
+    printed = [_printed_list(p, rows, fitted, [printed_rule[id(r)] for r in rules])
+               for fitted, rules in zip(lists, searched.lists)]
     sizes = np.arange(1, len(lists) + 1)
     path = dict(
         size=sizes,
@@ -94,6 +98,21 @@ def _searched_readout(p, params, searched, rows):
         restarts_validation_error=searched.restarts_list_validation_error,
     )
     return Readout(params, printed[searched.size - 1], searched.size, path)
+
+
+def _printed_list(p, rows, fitted, printed_rules):
+    """The refitted list (rules/lists.py's RuleList) as printed: its rules' conditions and
+    coverage as printed_rules' (RuleSet.on_training_rows of the same rules), its shares
+    from its first-match supports on all rows."""
+    rules = []
+    for rule, printed in zip(fitted.rules, printed_rules):  # over the list's rules
+        rule = copy.copy(rule)
+        rule.conditions, rule.coverage = printed.conditions, printed.coverage
+        rules.append(rule)
+    out = _rule_set(p, rows, rules, fitted.default_prediction, fitted.default_proba)
+    supports = [rule.support for rule in rules]
+    out.set_first_match_counts([rows.n_samples - sum(supports)] + supports)
+    return out
 
 
 def prefix_rule_set(full, defaults, size):
