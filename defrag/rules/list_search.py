@@ -194,7 +194,6 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     if n < 2 or L == 0:
         return lists
     tol = REL_TOL * max(float(np.sum((T - T.mean(axis=0)) ** 2)), 1e-300)
-    Sf = S.astype(np.float64)
     rules = []
     region = np.zeros(n, dtype=np.intp)  # each row's first-match rule; len(rules): the default
     # a region's best split and the default's next rule change only where a move touched
@@ -212,7 +211,7 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
                 append = (gain, grown[0], left[inside])
         for i in range(len(rules)):  # over the list's rules
             if splits[i] is None:
-                splits[i] = _best_split(Sf, S, T, np.flatnonzero(region == i))
+                splits[i] = _best_split(S, T, np.flatnonzero(region == i))
         best_gain, move = tol, None
         if append[0] > best_gain:
             best_gain, move = append[0], ("append",)
@@ -238,12 +237,13 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     return lists
 
 
-def _best_split(Sf, S, T, rows):
+def _best_split(S, T, rows):
     """(gain, literal, the rows on its side) of the best single-literal split of a region
     (rows), CART's; gain -inf where none splits it."""
     if rows.size < 2:
         return -np.inf, None, None
-    s_right, c_right = Sf[rows].T @ T[rows], Sf[rows].sum(axis=0)
+    S_rows = S[rows].astype(np.float64)  # the region's rows only: the regions partition the rows
+    s_right, c_right = S_rows.T @ T[rows], S_rows.sum(axis=0)
     s_all, c_all = T[rows].sum(axis=0), float(rows.size)
     gains = split_gain(np.vstack([s_right, s_all - s_right]), np.concatenate([c_right, c_all - c_right]), s_all, c_all)
     j = int(np.argmax(gains))  # the first of equals: the lower literal
