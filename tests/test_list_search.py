@@ -168,10 +168,9 @@ def _list_loss(S, T, boxes):
                for g in range(len(boxes) + 1) if np.any(region == g))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_each_size_appends_a_rule_or_splits_a_region_whichever_lowers_the_loss_more(seed):
-    # against plain sums: every single-literal split of every rule's region (a narrower copy
-    # of the rule inserted before it), and the next rule of grow_boxes on the default's rows
+def _checked_growth(seed):
+    """Checks each step of grow_list_sizes against plain sums over every move (below) on a
+    random case; (region splits, default splits) among its steps."""
     rng = np.random.default_rng(seed)
     X = rng.random((200, 3))
     thresholds = np.linspace(0.15, 0.85, 5)
@@ -183,7 +182,7 @@ def test_each_size_appends_a_rule_or_splits_a_region_whichever_lowers_the_loss_m
     T = (y - y.mean())[:, None]
     lists = grow_list_sizes(S, T, feature, group, [], 6, cost_power=0.0)
     assert [len(b) for b in lists] == list(range(len(lists))) and len(lists) >= 4
-    splits_seen = 0
+    splits_seen = default_splits = 0
     for before, after in zip(lists, lists[1:]):
         loss = _list_loss(S, T, after)
         assert loss < _list_loss(S, T, before)
@@ -198,11 +197,32 @@ def test_each_size_appends_a_rule_or_splits_a_region_whichever_lowers_the_loss_m
         appended = grow_boxes(S[left], T[left], feature, group, [], 1, cost_power=0.0)
         if appended:
             options.append(before + [sorted(appended[0])])
+        # the default's region split by one literal: the smaller side becomes the rule
+        for j in range(2 * L):
+            side = left & (S[:, j] if j < L else ~S[:, j - L])
+            if 0 < side.sum() <= left.sum() / 2:
+                options.append(before + [[j]])
         best = min(_list_loss(S, T, o) for o in options)
         assert loss == pytest.approx(best, rel=1e-9, abs=1e-9)
         assert any(o == after for o in options)
         splits_seen += after[:len(before)] != before
+        default_splits += after[:len(before)] == before and len(after[-1]) == 1 and after[-1] != sorted(appended[0])
+    return splits_seen, default_splits
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_each_size_appends_a_rule_or_splits_a_region_whichever_lowers_the_loss_more(seed):
+    # against plain sums: every single-literal split of every rule's region (a narrower copy
+    # of the rule inserted before it), the next rule of grow_boxes on the default's rows, and
+    # every single-literal split of the default's region (CART's split of that leaf)
+    splits_seen, _ = _checked_growth(seed)
     assert splits_seen >= 1  # the case needs a region split: a broad rule refined
+
+
+def test_the_defaults_region_is_split_where_one_literal_beats_the_grown_box():
+    # the box search scores a rule by what its own rows gain; a balanced split of the
+    # default's rows can lower the loss more (CART's step on that leaf)
+    assert sum(_checked_growth(seed)[1] for seed in (0, 2)) >= 2
 
 
 @pytest.mark.parametrize("frame", [False, True])

@@ -174,7 +174,8 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     training loss (squared error of T about each region's mean):
 
     * a rule appended: the next rule of grow_boxes on the rows no rule takes (the default's),
-      which splits the default's region in two;
+      or the best single literal on them (CART's split of the default's region; the smaller
+      side is the rule), whichever lowers the loss more;
     * a rule's region split the way CART splits a leaf: the rule's box with one more literal,
       inserted right before it, takes the rows of the region on that literal's side (the
       rule keeps the others).
@@ -209,6 +210,15 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
                 gain = float(split_gain(T[left[inside]].sum(axis=0)[None], [inside.sum()], T[left].sum(axis=0),
                                         float(left.size))[0])
                 append = (gain, grown[0], left[inside])
+            if left.size >= 2:
+                # CART's split of the default's region: the grown box scores what its own
+                # rows gain, a balanced split can lower the loss more (the smaller side is
+                # the rule, the default keeps the bulk)
+                gain, j, taken = _best_split(S, T, left)
+                if gain > append[0]:
+                    if 2 * taken.size > left.size:
+                        j, taken = (j + L if j < L else j - L), np.setdiff1d(left, taken)
+                    append = (gain, [j], taken)
         for i in range(len(rules)):  # over the list's rules
             if splits[i] is None:
                 splits[i] = _best_split(S, T, np.flatnonzero(region == i))
