@@ -234,3 +234,11 @@ cdef extern from "dfg_list_search.h":
                              const dfg_list_params *params, int64_t *box_ptr, int64_t *box_literals,
                              int64_t capacity, int64_t *n_boxes, int n_threads,
                              const int *stop) nogil
+
+cdef extern from "dfg_list_path.h":
+    int dfg_list_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int64_t n_splits,
+                           int64_t n_targets, const int64_t *literal_feature, const int64_t *literal_group,
+                           const int64_t *cand_ptr, const int64_t *cand_literals, int64_t n_candidates,
+                           const dfg_list_params *params, int64_t *step_kind, int64_t *step_rule,
+                           int64_t *step_ptr, int64_t *step_literals, int64_t capacity, int64_t *n_steps,
+                           int n_threads, const int *stop) nogil

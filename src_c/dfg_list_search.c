@@ -59,8 +59,7 @@ typedef struct {
     int64_t *box_tmp;
 } ls_ctx;
 
-/* sum_k x_k^2 in the order of NumPy's einsum ("...j,...j->...", contiguous, two lanes). */
-static double sumsq_np(const double *x, int64_t n) {
+double dfg_sumsq_np(const double *x, int64_t n) {
     double a0 = 0.0, a1 = 0.0;
     int64_t i = 0;
     for (; n - i >= 8; i += 8) {
@@ -85,7 +84,7 @@ static double gain_of(const ls_ctx *c, const double *sR, double cR) {
     if (!(cR >= c->min_support && c->cL - cR >= 1.0)) return -INFINITY;
     if (!(cR > 0.0)) return 0.0;
     for (int64_t k = 0; k < c->d; k++) c->vec[k] = sR[k] - cR * c->mL[k];
-    return sumsq_np(c->vec, c->d) / (cR > 1.0 ? cR : 1.0);
+    return dfg_sumsq_np(c->vec, c->d) / (cR > 1.0 ? cR : 1.0);
 }
 
 static double cost_pow(double cost, double p) {
@@ -714,11 +713,11 @@ int dfg_list_search_grow(const uint8_t *S, const double *T, int64_t n_samples, i
 
     /* scale: the squared error of all rows about their mean */
     {
-        double q = sumsq_np(T, n * d);
+        double q = dfg_sumsq_np(T, n * d);
         for (int64_t k = 0; k < d; k++) c->sL[k] = 0.0;
         for (int64_t r = 0; r < n; r++)
             for (int64_t k = 0; k < d; k++) c->sL[k] = c->sL[k] + T[r * d + k];
-        const double v = q - sumsq_np(c->sL, d) / (double)n;
+        const double v = q - dfg_sumsq_np(c->sL, d) / (double)n;
         const double scale = 1e-300 > v ? 1e-300 : v;
         c->tol = params->rel_tol * scale;
     }
@@ -738,7 +737,7 @@ int dfg_list_search_grow(const uint8_t *S, const double *T, int64_t n_samples, i
         for (int64_t r = 0; r < n; r++)
             if (c->lmask[r])
                 for (int64_t k = 0; k < d; k++) sq = sq + T[r * d + k] * T[r * d + k];
-        const double resid = sq - sumsq_np(c->sL, d) / c->cL;
+        const double resid = sq - dfg_sumsq_np(c->sL, d) / c->cL;
         c->lam = c->price * resid / c->cL;
         const double cl1 = c->cL > 1.0 ? c->cL : 1.0;
         for (int64_t k = 0; k < d; k++) c->mL[k] = c->sL[k] / cl1;

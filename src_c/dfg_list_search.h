@@ -56,6 +56,9 @@ typedef struct {
     double rel_tol;         /* finite, >= 0 (REL_TOL) */
 } dfg_list_params;
 
+/* sum_k x_k^2 in the order of NumPy's einsum ("...j,...j->...", contiguous, two lanes). */
+double dfg_sumsq_np(const double *x, int64_t n);
+
 /* Literals a grown box may hold: the longest candidate box plus max_moves (a move adds
  * at most one literal). *bound is set; DFG_EINVAL on bad sizes or overflow. */
 int dfg_list_search_box_bound(const int64_t *cand_ptr, int64_t n_candidates, int64_t max_moves,

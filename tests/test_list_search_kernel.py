@@ -1,12 +1,14 @@
-"""The C rule-list search (grow_boxes, src_c/dfg_list_search.c) against its NumPy
-reference ListSearch.grow (tests/list_search_reference.py): the same boxes on random
-problems whose target sums are exact (class indicators, small integers), its input
-checks, and its independence of the thread count."""
+"""The C rule-list search (grow_boxes, src_c/dfg_list_search.c) and the list grown at
+every size (grow_list_sizes, src_c/dfg_list_path.c) against their NumPy references
+(tests/list_search_reference.py): the same boxes on random problems whose target sums
+are exact (class indicators, small integers), their input checks, and their
+independence of the thread count."""
 import numpy as np
 import pytest
 
 from defrag.rules import _list_search
-from defrag.rules.list_search import grow_boxes
+import list_search_reference
+from defrag.rules.list_search import grow_boxes, grow_list_sizes
 from list_search_reference import ListSearch
 
 
@@ -164,4 +166,74 @@ def test_kernel_checks_its_arrays():
     for name, b in bad.items():
         with pytest.raises(ValueError):
             _list_search.list_search_grow(*b)
+        assert name
+
+
+@pytest.mark.parametrize("kind,d", [("class", 2), ("class", 3), ("class", 5), ("reg", 1), ("reg", 2)])
+@pytest.mark.parametrize("n_cand", [0, 6])
+def test_list_at_every_size_as_the_numpy_growth(kind, d, n_cand):
+    rng = np.random.default_rng(d * 10 + n_cand)
+    seen_split = seen_default_split = False
+    for rep in range(6):
+        n, L = int(rng.integers(20, 300)), int(rng.integers(1, 40))
+        S, T, feature, group, cand = _problem(500 + rep * 13 + d, n, L, d, kind, n_cand, nested=rep % 2 == 0)
+        for cost_power in (0.0, 1.0):
+            expected = list_search_reference.grow_list_sizes(S, T, feature, group, cand, 8, cost_power=cost_power)
+            got = grow_list_sizes(S, T, feature, group, cand, 8, cost_power=cost_power)
+            assert got == expected
+            for before, after in zip(got, got[1:]):
+                seen_split |= after[:len(before)] != before
+                seen_default_split |= after[:len(before)] == before and len(after[-1]) == 1
+    assert seen_split and seen_default_split  # both kinds of step were checked
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("L", [0, 1, 3])
+def test_list_at_every_size_on_tiny_problems(n, L):
+    for seed in range(4):
+        S, T, feature, group, cand = _problem(seed, n, L, 2, "class", 3)
+        got = grow_list_sizes(S, T, feature, group, cand, 4)
+        assert got[0] == [] and all(len(b) == k for k, b in enumerate(got))
+        if n:
+            assert got == list_search_reference.grow_list_sizes(S, T, feature, group, cand, 4)
+
+
+def test_list_at_every_size_does_not_depend_on_the_thread_count():
+    # big enough for the split sums to run on several threads (LP_PAR_WORK)
+    S, T, feature, group, cand = _problem(9, 3000, 300, 1, "reg", 10, nested=False)
+    T = T + np.random.default_rng(1).random(T.shape)  # inexact sums: any order change would show
+    one = grow_list_sizes(S, T, feature, group, cand, 8, n_threads=1)
+    assert one == grow_list_sizes(S, T, feature, group, cand, 8, n_threads=2) and len(one) == 9
+
+
+def test_list_at_every_size_stops_at_max_rules():
+    S, T, feature, group, cand = _problem(10, 400, 30, 3, "class", 5)
+    full = grow_list_sizes(S, T, feature, group, cand, 6)
+    for max_rules in (0, 1, 3):
+        assert grow_list_sizes(S, T, feature, group, cand, max_rules) == full[:max_rules + 1]
+
+
+def test_path_kernel_checks_its_arrays():
+    kw = _good()
+    S = np.ascontiguousarray(kw["S"]).view(np.uint8)
+    T = np.ascontiguousarray(kw["T"], dtype=np.float64)
+    f = kw["literal_feature"]
+    g = kw["literal_group"]
+    ptr, lits = np.array([0, 2], np.int64), np.array([0, 1], np.int64)
+    args = (S, T, f, g, ptr, lits, 3, 1.0, 0.0, 1, 12, 2, 1e-9)
+    kind, rule, step_ptr, literals = _list_search.list_path_grow(*args)
+    assert kind.size == rule.size == step_ptr.size - 1 and step_ptr[-1] == literals.size
+    bad = {
+        "T rows": (S, T[:-1]) + args[2:],
+        "groups short": args[:3] + (g[:-1],) + args[4:],
+        "cand_ptr past the literals": args[:4] + (np.array([0, 3], np.int64),) + args[5:],
+        "literal out of range": args[:5] + (np.array([0, 8], np.int64),) + args[6:],
+        "S not 0/1": (np.where(S > 0, 2, 0).astype(np.uint8),) + args[1:],
+        "T NaN": (S, np.full_like(T, np.nan)) + args[2:],
+        "negative rules": args[:6] + (-1,) + args[7:],
+        "NaN tolerance": args[:12] + (float("nan"),),
+    }
+    for name, b in bad.items():
+        with pytest.raises(ValueError):
+            _list_search.list_path_grow(*b)
         assert name

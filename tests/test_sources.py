@@ -7,7 +7,9 @@ from sklearn.ensemble import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     HistGradientBoostingClassifier,
+    ExtraTreesRegressor,
     HistGradientBoostingRegressor,
+    RandomForestClassifier,
     RandomForestRegressor,
 )
 
@@ -203,18 +205,20 @@ def test_a_forest_with_n_jobs_predicts_on_one_thread_and_stays_as_it_was(monkeyp
     # its joblib threads would sum the trees in the order they finish: the fit predicts
     # on a shallow copy with n_jobs=1, and leaves the model's own n_jobs alone
     X, y = make_friedman1(300, noise=1.0, random_state=0)
-    forest = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, n_jobs=2, random_state=0).fit(X, y)
+    y = (y > np.median(y)).astype(int)
+    forest = RandomForestClassifier(n_estimators=20, n_jobs=2, random_state=0).fit(X, y)
     seen = []
-    original = RandomForestRegressor.predict
-    monkeypatch.setattr(RandomForestRegressor, "predict", lambda self, Z: seen.append(self.n_jobs) or original(self, Z))
+    original = RandomForestClassifier.predict
+    monkeypatch.setattr(RandomForestClassifier, "predict",
+                        lambda self, Z: seen.append(self.n_jobs) or original(self, Z))
     source, _ = matched_source(forest, X)
     np.testing.assert_array_equal(source.predict(X), original(forest.set_params(n_jobs=1), X))
     forest.set_params(n_jobs=2)
     assert seen == [1] and forest.n_jobs == 2
     seen.clear()
-    model = DefragModel(forest, n_restarts=2, random_state=0).fit(X, y)  # the searched list's second target
+    model = DefragModel(forest, n_restarts=2, random_state=0).fit(X)  # the forest's labels are the target
     assert seen and set(seen) == {1} and forest.n_jobs == 2
-    again = DefragModel(forest, n_restarts=2, random_state=0).fit(X, y)
+    again = DefragModel(forest, n_restarts=2, random_state=0).fit(X)
     assert str(again.rules_) == str(model.rules_)
     # n_jobs=None reads joblib's parallel_config: one thread for the fit there too
     import joblib
@@ -224,3 +228,31 @@ def test_a_forest_with_n_jobs_predicts_on_one_thread_and_stays_as_it_was(monkeyp
     with joblib.parallel_config(n_jobs=2):
         source.predict(X)
     assert seen == [1] and forest.n_jobs is None
+
+
+@pytest.mark.parametrize("Forest", [RandomForestRegressor, ExtraTreesRegressor])
+def test_a_regression_forest_sums_its_trees_as_its_own_predict_does(Forest, monkeypatch):
+    # the trees summed in order on float32 inputs, without the forest's predict: its values
+    X, y = make_friedman1(300, noise=1.0, random_state=0)
+    if Forest is RandomForestRegressor:  # (extra trees take NaN from scikit-learn 1.6)
+        X[::7, 2] = np.nan  # missing values go where each node sends them
+    forest = Forest(n_estimators=15, min_samples_leaf=3, n_jobs=2, random_state=0).fit(X, y)
+    expected = forest.set_params(n_jobs=1).predict(X)
+    forest.set_params(n_jobs=2)
+    called = []
+    original = Forest.predict
+    monkeypatch.setattr(Forest, "predict", lambda self, Z: called.append(1) or original(self, Z))
+    source, _ = matched_source(forest, X)
+    np.testing.assert_array_equal(source.predict(X), expected)
+    np.testing.assert_array_equal(source.predict(X.astype(np.float32)), expected)
+    assert called == [] and forest.n_jobs == 2
+    # a DataFrame of the model's own columns, in order, takes the same way; other input
+    # (too narrow, other columns) goes to the forest's own predict and its messages
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    named = Forest(n_estimators=15, min_samples_leaf=3, random_state=0).fit(frame, y)
+    np.testing.assert_array_equal(matched_source(named, frame)[0].predict(frame), original(named, frame))
+    assert called == []
+    with pytest.raises(ValueError, match="features"):
+        source.predict(X[:, :4])
+    assert called == [1]

@@ -31,7 +31,6 @@ import dataclasses
 import warnings
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
@@ -86,12 +85,17 @@ def _size_losses(lists, S_tr, y_tr, n_classes, S_val, y_val):
     """Per-row validation losses (sizes x validation rows) of the list at each size (lists:
     its boxes per size) grown on the training part: outputs fitted on the training part,
     applied to the validation rows (0/1 errors, or squared errors)."""
-    def first(S, boxes):
-        cover = np.column_stack([box_cover(S, b) for b in boxes]) if boxes else np.zeros((S.shape[0], 0), dtype=bool)
+    # each distinct box's cover once (a box is in the lists of many sizes), on both parts
+    distinct = {tuple(b) for boxes in lists for b in boxes}
+    covers = {b: (box_cover(S_tr, b), box_cover(S_val, b)) for b in distinct}
+
+    def first(part, boxes):
+        n = (S_tr, S_val)[part].shape[0]
+        cover = np.column_stack([covers[tuple(b)][part] for b in boxes]) if boxes else np.zeros((n, 0), dtype=bool)
         return first_match_index(cover)
 
     # over sizes, not rows
-    return np.array([_region_losses(first(S_tr, boxes), y_tr, first(S_val, boxes), y_val, len(boxes) + 1, n_classes)
+    return np.array([_region_losses(first(0, boxes), y_tr, first(1, boxes), y_val, len(boxes) + 1, n_classes)
                      for boxes in lists])
 
 
@@ -185,14 +189,6 @@ def _search_splits(config, splits, n_rows):
 
 
 def search_list(config, prepared, component_etas, restarts_list=None, predict=None):
-    """_search_list under one BLAS thread: the split sums of rules/list_search.py's
-    grow_list_sizes are BLAS products, and the list must not depend on the thread count
-    (one limit for the whole search: threadpoolctl reads the loaded libraries each time)."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _search_list(config, prepared, component_etas, restarts_list, predict)
-
-
-def _search_list(config, prepared, component_etas, restarts_list=None, predict=None):
     """The SearchedList of the restarts' components (component_etas: eta arrays, one row
     per component, of every restart in index order). restarts_list: the kept restart's
     own rule list (rules/lists.py's RuleList, rule_list=True's), weighed against the

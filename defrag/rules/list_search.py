@@ -91,7 +91,7 @@ def grow_boxes(S, T, literal_feature, literal_group, candidates, max_rules, cost
     may use); the result does not depend on it."""
     problem = _checked_problem(S, T, literal_feature, literal_group, candidates, cost_power, condition_penalty,
                                min_support, n_threads)
-    return _grown_on(problem, None, _checked_count(max_rules, "max_rules"))
+    return _grown(problem, _checked_count(max_rules, "max_rules"))
 
 
 def _checked_count(value, name):
@@ -150,28 +150,24 @@ def _checked_problem(S, T, literal_feature, literal_group, candidates, cost_powe
     return _Problem(S, T, feature, group, ptr, literals, cost_power, condition_penalty, min_support, n_threads)
 
 
-def _grown_on(problem, rows, max_rules):
-    """grow_boxes on the rows (indices; None: all) of a checked problem; the price of a
-    condition counts all of its rows (log n), as a list grown on them at once does."""
-    S, T = (problem.S, problem.T) if rows is None else (problem.S[rows], problem.T[rows])
+def _grown(problem, max_rules):
+    """grow_boxes on a checked problem."""
+    S, T = problem.S, problem.T
     n, L = S.shape
     if n < 2 or L == 0 or max_rules == 0:
         return []
-    # the penalty per condition as ListSearch.grow computes it (NumPy's log, not C's)
-    price = float(problem.condition_penalty * np.log(problem.S.shape[0]))
-    if not np.isfinite(price):
-        raise ValueError("condition_penalty * log(n) must be finite")
     box_ptr, box_literals = _list_search.list_search_grow(
         S.view(np.uint8), T, problem.feature, problem.group, problem.ptr, problem.literals, int(max_rules),
-        problem.cost_power, price, problem.min_support, MAX_MOVES, N_STARTS, REL_TOL, problem.n_threads)
+        problem.cost_power, _condition_price(problem), problem.min_support, MAX_MOVES, N_STARTS, REL_TOL,
+        problem.n_threads)
     return [box_literals[box_ptr[i]:box_ptr[i + 1]].tolist() for i in range(box_ptr.size - 1)]
 
 
 def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=0.0,
-                    condition_penalty=0.0):
+                    condition_penalty=0.0, n_threads=None):
     """The list at every size, grown one region at a time: element k holds the boxes (in
-    order) of the list of k + 1 regions. Each step takes the larger of two drops of the
-    training loss (squared error of T about each region's mean):
+    order) of the list of k + 1 regions. Each step takes the largest drop of the training
+    loss (squared error of T about each region's mean) of:
 
     * a rule appended: the next rule of grow_boxes on the rows no rule takes (the default's),
       or the best single literal on them (CART's split of the default's region; the smaller
@@ -183,93 +179,32 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     A list grown by appends alone cannot reach the rows of a broad early rule again; a tree
     splits them further (on servo, 8 regions: a training error of 33.9 by appends alone,
     26.2 for CART on the forest's predictions). The sizes are therefore not prefixes of one
-    list. Python loops over steps and rules; the sums are products of the split matrix
-    (BLAS: call it under one BLAS thread, as fit/list_path.py does, for sums that do not
-    depend on the thread count)."""
+    list. The growth runs in C (src_c/dfg_list_path.h); its NumPy reference is
+    tests/list_search_reference.py's grow_list_sizes. n_threads: as grow_boxes's."""
     problem = _checked_problem(S, T, literal_feature, literal_group, candidates, cost_power, condition_penalty,
-                               1, None)
+                               1, n_threads)
     max_rules = _checked_count(max_rules, "max_rules")
-    S, T = problem.S, problem.T
-    n, L = S.shape
-    lists = [[]]
+    n, L = problem.S.shape
     if n < 2 or L == 0:
-        return lists
-    tol = REL_TOL * max(float(np.sum((T - T.mean(axis=0)) ** 2)), 1e-300)
-    rules = []
-    region = np.zeros(n, dtype=np.intp)  # each row's first-match rule; len(rules): the default
-    # a region's best split and the default's next rule change only where a move touched
-    # that region: each is computed once and kept (None: to compute)
-    splits, append = [], None
-    while len(rules) < max_rules:
-        if append is None:
-            left = np.flatnonzero(region == len(rules))
-            append = (-np.inf, None, None)
-            grown = _grown_on(problem, left, 1) if left.size >= 2 else []
-            if grown:
-                inside = box_cover(S[left], grown[0])
-                gain = float(split_gain(T[left[inside]].sum(axis=0)[None], [inside.sum()], T[left].sum(axis=0),
-                                        float(left.size))[0])
-                append = (gain, grown[0], left[inside])
-            if left.size >= 2:
-                # CART's split of the default's region: the grown box scores what its own
-                # rows gain, a balanced split can lower the loss more (the smaller side is
-                # the rule, the default keeps the bulk)
-                gain, j, taken = _best_split(S, T, left)
-                if gain > append[0]:
-                    if 2 * taken.size > left.size:
-                        j, taken = (j + L if j < L else j - L), np.setdiff1d(left, taken)
-                    append = (gain, [j], taken)
-        for i in range(len(rules)):  # over the list's rules
-            if splits[i] is None:
-                splits[i] = _best_split(S, T, np.flatnonzero(region == i))
-        best_gain, move = tol, None
-        if append[0] > best_gain:
-            best_gain, move = append[0], ("append",)
-        for i, (gain, _, _) in enumerate(splits):  # the first of equals: the earlier rule
-            if gain > best_gain:
-                best_gain, move = gain, ("split", i)
-        if move is None:
-            break
-        if move[0] == "append":
-            rules.append(sorted(append[1]))
-            region[region == len(rules) - 1] = len(rules)
-            region[append[2]] = len(rules) - 1
-            splits.append(None)
-            append = None
-        else:
-            i = move[1]
-            _, j, taken = splits[i]
-            rules.insert(i, sorted(rules[i] + [j]))
-            region[region >= i] += 1
-            region[taken] = i
-            splits[i:i + 1] = [None, None]
+        return [[]]
+    kind, position, ptr, literals = _list_search.list_path_grow(
+        problem.S.view(np.uint8), problem.T, problem.feature, problem.group, problem.ptr, problem.literals,
+        max_rules, problem.cost_power, _condition_price(problem), problem.min_support, MAX_MOVES, N_STARTS,
+        REL_TOL, problem.n_threads)
+    rules, lists = [], [[]]
+    for t in range(kind.size):  # over the steps (at most max_rules), not rows
+        rules.insert(int(position[t]), literals[ptr[t]:ptr[t + 1]].tolist())
         lists.append([list(b) for b in rules])
     return lists
 
 
-def _best_split(S, T, rows):
-    """(gain, literal, the rows on its side) of the best single-literal split of a region
-    (rows), CART's; gain -inf where none splits it."""
-    if rows.size < 2:
-        return -np.inf, None, None
-    S_rows = S[rows].astype(np.float64)  # the region's rows only: the regions partition the rows
-    s_right, c_right = S_rows.T @ T[rows], S_rows.sum(axis=0)
-    s_all, c_all = T[rows].sum(axis=0), float(rows.size)
-    gains = split_gain(np.vstack([s_right, s_all - s_right]), np.concatenate([c_right, c_all - c_right]), s_all, c_all)
-    j = int(np.argmax(gains))  # the first of equals: the lower literal
-    return float(gains[j]), j, rows[literal_column(S[rows], j)]
-
-
-def split_gain(s, c, s_all, c_all):
-    """The drop of the squared error when a region (target sums s_all, count c_all) is
-    split into the rows of each row of (s, c) and the rest (CART's gain); -inf where a
-    side is empty."""
-    c = np.asarray(c, dtype=np.float64)
-    ok = (c > 0) & (c < c_all)
-    rest = s_all - s
-    gain = (np.einsum("ij,ij->i", s, s) / np.maximum(c, 1) + np.einsum("ij,ij->i", rest, rest) / np.maximum(c_all - c, 1)
-            - float(s_all @ s_all) / c_all)
-    return np.where(ok, gain, -np.inf)
+def _condition_price(problem):
+    """The penalty per condition as ListSearch.grow computes it (NumPy's log, not C's), on
+    all the problem's rows (log n)."""
+    price = float(problem.condition_penalty * np.log(problem.S.shape[0]))
+    if not np.isfinite(price):
+        raise ValueError("condition_penalty * log(n) must be finite")
+    return price
 
 
 def literal_groups(splits):
