@@ -115,6 +115,44 @@ def test_xgboost_and_lightgbm_trees_reach_their_leaves():
     check_internal_nodes_are_the_split_table(source)
 
 
+def _many(lefts, rights, **kw):
+    """Tree.build_many of trees given as (left, right) lists, each a stump-like tree."""
+    sizes = [len(a) for a in lefts]
+    n = sum(sizes)
+    feature = np.concatenate([np.where(np.asarray(a) >= 0, 0, -1) for a in lefts])
+    return Tree.build_many(sizes, np.concatenate(lefts), np.concatenate(rights), feature, np.full(n, 0.5),
+                           np.zeros(n, np.uint8), [np.arange(k, dtype=float) for k in sizes], **kw)
+
+
+def test_many_trees_are_checked_as_each_tree_is():
+    good = ([1, -1, -1], [2, -1, -1])
+    stump = ([-1], [-1])
+    trees = _many([good[0], stump[0], [1, 3, -1, -1, -1]], [good[1], stump[1], [2, 4, -1, -1, -1]])
+    one_by_one = [Tree.build(a, b, np.where(np.asarray(a) >= 0, 0, -1), np.full(len(a), 0.5), np.zeros(len(a)),
+                             np.arange(len(a), dtype=float))
+                  for a, b in (good, stump, ([1, 3, -1, -1, -1], [2, 4, -1, -1, -1]))]
+    for got, want in zip(trees, one_by_one):
+        for name, value in vars(want).items():
+            if isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(getattr(got, name), value)
+            else:
+                assert getattr(got, name) == value
+    # each fault in one tree of several: a child outside its own tree (inside the next
+    # tree's nodes), a shared child, a cycle, leaves that disagree, a feature out of range
+    with pytest.raises(ValueError, match=r"children_right holds node 3, outside \[-1, 3\)"):
+        _many([good[0], good[0]], [[3, -1, -1], good[1]])
+    with pytest.raises(ValueError, match="exactly once"):
+        _many([good[0], [1, -1, -1]], [good[1], [1, -1, -1]])
+    with pytest.raises(ValueError, match="cycle"):
+        _many([good[0], [1, 0, -1]], [good[1], [2, 0, -1]])
+    with pytest.raises(ValueError, match="disagree on which nodes are leaves"):
+        _many([good[0], [1, -1, -1]], [good[1], [2, 0, -1]])
+    with pytest.raises(ValueError, match=r"feature holds feature 0, outside \[0, 0\)"):
+        _many([good[0]], [good[1]], n_features=0)
+    with pytest.raises(ValueError, match="one children_left"):
+        Tree.build_many([3, 0], [1, -1, -1], [2, -1, -1], [0, -1, -1], np.zeros(3), np.zeros(3), [[0], []])
+
+
 def test_malformed_trees_are_refused():
     base = dict(feature=[0, -1, -1], threshold=[0.5, 0, 0], missing_right=[0, 0, 0],
                 value=[0.0, 1.0, 2.0])

@@ -177,6 +177,65 @@ class Tree:
                    int(output),
                    np.full(n, np.nan) if gain is None else np.where(internal, np.asarray(gain, dtype=np.float64), 0.0))
 
+    @classmethod
+    def build_many(cls, sizes, children_left, children_right, feature, threshold, missing_right, values,
+                   n_node_samples=None, outputs=None, gain=None, n_features=None):
+        """Checked numeric Trees (no category sets) of many trees at once, their node arrays
+        given end to end (tree t: the sizes[t] nodes after those of trees 0..t-1; children
+        numbered within each tree) and values a list of per-tree arrays: build's checks,
+        vectorised over the trees (a forest's 100 trees in one pass, not 100)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        left = np.asarray(children_left, dtype=np.int64)
+        right = np.asarray(children_right, dtype=np.int64)
+        N = int(sizes.sum())
+        if sizes.size == 0:
+            return []
+        if np.any(sizes < 1) or left.shape != (N,) or right.shape != (N,):
+            raise ValueError("a tree needs one children_left and one children_right entry per node")
+        starts = np.zeros(sizes.size, dtype=np.int64)
+        np.cumsum(sizes[:-1], out=starts[1:])
+        tree_size = np.repeat(sizes, sizes)
+        for name, child in (("children_left", left), ("children_right", right)):
+            bad = (child < -1) | (child >= tree_size)
+            if bad.any():
+                at = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"{name} holds node {int(child[at])}, outside [-1, {int(tree_size[at])}) "
+                                 f"({int(tree_size[at])} nodes)")
+        internal = left >= 0
+        if np.any(internal != (right >= 0)):
+            raise ValueError("children_left and children_right disagree on which nodes are leaves")
+        offset = np.repeat(starts, sizes)
+        children = np.concatenate([(left + offset)[internal], (right + offset)[internal]])
+        root = np.zeros(N, dtype=bool)
+        root[starts] = True
+        # trees: every node but a root is a child exactly once, and each tree has
+        # nodes - 1 children (the children stay within their tree, checked above)
+        if (np.any(np.bincount(children, minlength=N) != ~root)
+                or np.any(2 * np.add.reduceat(internal.astype(np.int64), starts) != sizes - 1)):
+            raise ValueError("children_left / children_right do not form a tree: every node must be "
+                             "reached exactly once from the root (a cycle, or a shared node)")
+        feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
+        if n_features is not None and np.any(internal & ((feature < 0) | (feature >= n_features))):
+            bad = int(feature[internal & ((feature < 0) | (feature >= n_features))][0])
+            raise ValueError(f"feature holds feature {bad}, outside [0, {n_features})")
+        threshold = np.where(internal, np.asarray(threshold, dtype=np.float64), 0.0)
+        missing = np.asarray(missing_right, dtype=np.uint8) & internal
+        gain = np.full(N, np.nan) if gain is None else np.where(internal, np.asarray(gain, dtype=np.float64), 0.0)
+        counts = None if n_node_samples is None else np.asarray(n_node_samples, dtype=np.int64)
+        kind = np.zeros(N, dtype=np.uint8)
+        no_codes = np.zeros(0, dtype=np.int64)
+        outputs = [0] * sizes.size if outputs is None else outputs
+        ends = starts + sizes
+        trees = []
+        for t in range(sizes.size):  # over trees, not nodes: views of the checked arrays
+            a, b = int(starts[t]), int(ends[t])
+            value = np.asarray(values[t], dtype=np.float64)
+            value = value.reshape(b - a, -1) if value.size else np.zeros((b - a, 1))
+            trees.append(cls(left[a:b], right[a:b], feature[a:b], threshold[a:b], kind[a:b],
+                             np.zeros(b - a + 1, dtype=np.int64), no_codes, missing[a:b], value,
+                             None if counts is None else counts[a:b], int(outputs[t]), gain[a:b]))
+        return trees
+
     @property
     def n_nodes(self):
         return int(self.children_left.size)
@@ -233,6 +292,23 @@ class SplitCollector:
             slices(tree.cat_codes, tree.cat_ptr[internal], sizes)[1]
         self.add(tree.feature[internal], tree.threshold[internal], tree.missing_right[internal],
                  tree.kind[internal], sizes, codes, tree.gain[internal])
+
+    def add_trees(self, trees):
+        """The internal nodes of Trees, tree by tree in node order: in one pass over all
+        their nodes where no tree has category sets."""
+        if any(tree.cat_codes.size for tree in trees):
+            for tree in trees:
+                self.add_tree(tree)
+            return
+        if not trees:
+            return
+
+        def joined(name):
+            return np.concatenate([getattr(tree, name) for tree in trees])
+
+        internal = joined("children_left") >= 0
+        self.add(joined("feature")[internal], joined("threshold")[internal], joined("missing_right")[internal],
+                 joined("kind")[internal], None, None, joined("gain")[internal])
 
     def table(self, n_features, keep_duplicates=False, **kwargs):
         empty = (np.int64, np.float64, np.uint8, np.uint8, np.int64, np.int64)
@@ -333,8 +409,7 @@ class SourceModel:
     def split_table(self, keep_duplicates=False):
         """The SplitTable of every internal node of every tree."""
         out = SplitCollector()
-        for tree in self.trees():
-            out.add_tree(tree)
+        out.add_trees(self.trees())
         return out.table(self.n_features, keep_duplicates, supports_missing=self.supports_missing,
                          encoding=self.encoding)
 
