@@ -2,6 +2,7 @@
 gains against plain per-literal NumPy, the boxes' simplification, the list's size
 (n_rules, path_, with_size), what it predicts, and its parameters' checks."""
 import copy
+import threading
 import warnings
 
 import numpy as np
@@ -404,3 +405,29 @@ def test_a_searched_model_pickles_and_clones_with_its_path(wine):
     np.testing.assert_array_equal(back.predict(X), model.predict(X))
     assert str(back.with_size(2).rules_) == str(model.with_size(2).rules_)
     assert clone(model.with_size(2)).get_params()["n_rules"] == 2
+
+
+@pytest.mark.parametrize("case", ["wine", "friedman"])
+def test_cross_validation_lists_side_by_side_as_one_by_one(case, request, monkeypatch):
+    # the fold lists (and, in regression, those grown on the forest's predictions) are
+    # grown in threads: the same path and rules as grown in turn
+    rf, X, y = request.getfixturevalue(case)
+    grown_in = []
+    original = list_path._grown
+
+    def spy(*args):
+        grown_in.append(threading.current_thread() is threading.main_thread())
+        return original(*args)
+
+    monkeypatch.setattr(list_path, "_grown", spy)
+    monkeypatch.setattr(list_path, "threads_now", lambda: 2)
+    monkeypatch.setattr(list_path, "SIDE_BY_SIDE_WORK", 0)
+    threaded = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    assert grown_in and not any(grown_in)
+    grown_in.clear()
+    monkeypatch.setattr(list_path, "SIDE_BY_SIDE_WORK", 10 ** 12)
+    in_turn = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    assert grown_in and all(grown_in)
+    assert str(threaded.rules_) == str(in_turn.rules_)
+    for key in ("size", "n_conditions", "train_error", "validation_error"):
+        np.testing.assert_array_equal(threaded.path_[key], in_turn.path_[key])
