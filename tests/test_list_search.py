@@ -94,6 +94,35 @@ def test_simplified_box_keeps_the_cover_and_the_tightest_thresholds():
     np.testing.assert_array_equal(cover(kept), cover(box))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_simplified_box_drops_literals_as_the_plain_cover_test_does(seed):
+    # the tightest literal per group, then in order of most often true each literal whose
+    # removal leaves the cover as it is, tested by recomputing the cover without it
+    rng = np.random.default_rng(seed)
+    n, L = 200, 30
+    S = rng.random((n, L)) < rng.uniform(0.5, 0.98, L)  # mostly true: many literals change nothing
+    group = np.arange(2 * L) // 3  # groups of three literals
+    for _ in range(10):
+        box = sorted(set(rng.choice(2 * L, int(rng.integers(1, 12))).tolist()))
+
+        def holds(j):
+            return S[:, j] if j < L else ~S[:, j - L]
+
+        tightest = {}
+        for j in box:
+            c = int(holds(j).sum())
+            if group[j] not in tightest or (c, j) < tightest[group[j]][::-1]:
+                tightest[group[j]] = (j, c)
+        keep = [j for j, _ in sorted(tightest.values(), key=lambda jc: (-jc[1], jc[0]))]
+        count = int(np.logical_and.reduce([holds(j) for j in keep]).sum())
+        for j in list(keep):
+            rest = [k for k in keep if k != j]
+            cover = np.logical_and.reduce([holds(k) for k in rest]) if rest else np.ones(n, dtype=bool)
+            if int(cover.sum()) == count:
+                keep = rest
+        assert simplified_box(S, box, group) == sorted(keep)
+
+
 def test_one_se_size_takes_the_smallest_size_within_one_standard_error():
     losses = np.array([[1.0] * 8, [0.5, 0.6, 0.4, 0.5] * 2, [0.45, 0.55, 0.45, 0.55] * 2,
                        [0.44, 0.56, 0.44, 0.56] * 2])

@@ -249,25 +249,32 @@ def simplified_box(S, box, literal_group):
     each literal whose removal leaves the covered rows as they are (FAB fixes many
     nested thresholds of one feature)."""
     n, L = S.shape
-    if not box:
+    if not len(box):
         return []
-    box = np.asarray(box)
-    cols = np.where(box < L, box, box - L)
-    counts = S[:, cols].sum(axis=0)
-    counts = np.where(box < L, counts, n - counts)
-    tightest = {}
-    for j, c, g in zip(box.tolist(), counts.tolist(), literal_group[box].tolist()):
-        if g not in tightest or (c, j) < tightest[g][::-1]:
-            tightest[g] = (j, c)
-    order = sorted(tightest.values(), key=lambda jc: (-jc[1], jc[0]))
-    columns = {j: literal_column(S, j) for j, _ in order}
-    keep = [j for j, _ in order]
-    count = int(np.logical_and.reduce([columns[j] for j in keep]).sum())
-    for j, _ in order:  # over the few literals left, each one pass over the rows
-        rest = [k for k in keep if k != j]
-        cover = np.logical_and.reduce([columns[k] for k in rest]) if rest else np.ones(n, dtype=bool)
-        if int(cover.sum()) == count:
-            keep = rest
+    box = np.asarray(box, dtype=np.int64)
+    positive = box < L
+    cols = np.where(positive, box, box - L)
+    fails = S[:, cols] ^ positive  # a literal fails where its split's side is the other
+    counts = n - fails.sum(axis=0)  # rows where it holds
+    group = np.asarray(literal_group)[box]
+    # per group the literal true on fewest rows (ties: the lower literal)
+    by_group = np.lexsort((box, counts, group))
+    first = by_group[np.r_[True, group[by_group][1:] != group[by_group][:-1]]]
+    order = first[np.lexsort((box[first], -counts[first]))]  # the most often true first
+    # A literal's removal changes the cover where it is a row's only failing literal
+    # among those not dropped yet. Such a row fails no later literal: a literal is kept
+    # only as the last failing literal (in order) of some row, and then where one of
+    # those rows fails no literal kept before it.
+    fails = fails[:, order]
+    failed = fails.any(axis=1)
+    last = fails.shape[1] - 1 - np.argmax(fails[:, ::-1], axis=1)
+    last = np.where(failed, last, -1)
+    kept = []
+    for i in np.unique(last[failed]).tolist():  # over the candidates, in order
+        rows = last == i
+        if not kept or not fails[np.ix_(rows, kept)].any(axis=1).all():
+            kept.append(i)
+    keep = box[order][kept].tolist()
     return sorted(keep)
 
 
