@@ -33,6 +33,7 @@ typedef struct {
     int64_t *gord, *glo, *ghi; /* literals by (group, literal); literal j's group: gord[glo[j] .. ghi[j]) */
     /* parameters */
     double cost_power, price, tol, min_support;
+    int gain_only; /* cost_power 0 and no price per condition: a score is its gain */
     int64_t max_moves;
     int n_threads;
     int avx2; /* the AVX2 build of the sums runs */
@@ -96,6 +97,7 @@ static double cost_pow(double cost, double p) {
 }
 
 static double score_of(const ls_ctx *c, double gain, double cost) {
+    if (c->gain_only) return gain; /* gain / 1 - 0 * cost: the same double */
     if (cost < 1.0) cost = 1.0;
     return gain / cost_pow(cost, c->cost_power) - c->lam * cost;
 }
@@ -739,6 +741,7 @@ int dfg_list_search_grow(const uint8_t *S, const double *T, int64_t n_samples, i
                 for (int64_t k = 0; k < d; k++) sq = sq + T[r * d + k] * T[r * d + k];
         const double resid = sq - dfg_sumsq_np(c->sL, d) / c->cL;
         c->lam = c->price * resid / c->cL;
+        c->gain_only = c->cost_power == 0.0 && c->lam == 0.0;
         const double cl1 = c->cL > 1.0 ? c->cL : 1.0;
         for (int64_t k = 0; k < d; k++) c->mL[k] = c->sL[k] / cl1;
 
