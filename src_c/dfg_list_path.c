@@ -45,29 +45,62 @@ static double split_drop(lp_ctx *c, const double *s, double cs, const double *s_
     return a + b - dfg_sumsq_np(s_all, c->d) / c_all;
 }
 
+/* acc over the rows (in row order) for the literals of chunk ch: four rows at a time, their
+ * s converted once and each sum loaded and stored once (the same additions, in row order). */
+static void region_chunk(lp_ctx *c, const int64_t *rows, int64_t nr, int64_t ch) {
+    const int64_t L = c->L, d = c->d, W = c->W;
+    const int64_t l0 = ch * LP_CHUNK, m = l0 + LP_CHUNK < L ? LP_CHUNK : L - l0;
+    double b0[LP_CHUNK], b1[LP_CHUNK], b2[LP_CHUNK], b3[LP_CHUNK];
+    int64_t i = 0;
+    for (; i + 4 <= nr; i += 4) {
+        const uint8_t *s0 = c->S + rows[i] * L + l0, *s1 = c->S + rows[i + 1] * L + l0;
+        const uint8_t *s2 = c->S + rows[i + 2] * L + l0, *s3 = c->S + rows[i + 3] * L + l0;
+        const double *u0 = c->T + rows[i] * d, *u1 = c->T + rows[i + 1] * d;
+        const double *u2 = c->T + rows[i + 2] * d, *u3 = c->T + rows[i + 3] * d;
+        for (int64_t l = 0; l < m; l++) {
+            b0[l] = (double)s0[l];
+            b1[l] = (double)s1[l];
+            b2[l] = (double)s2[l];
+            b3[l] = (double)s3[l];
+        }
+        for (int64_t k = 0; k < W; k++) {
+            const double t0 = k < d ? u0[k] : 1.0, t1 = k < d ? u1[k] : 1.0;
+            const double t2 = k < d ? u2[k] : 1.0, t3 = k < d ? u3[k] : 1.0;
+            double *a = c->acc + k * L + l0;
+            for (int64_t l = 0; l < m; l++) {
+                double v = a[l];
+                v = v + b0[l] * t0;
+                v = v + b1[l] * t1;
+                v = v + b2[l] * t2;
+                v = v + b3[l] * t3;
+                a[l] = v;
+            }
+        }
+    }
+    for (; i < nr; i++) {
+        const uint8_t *s0 = c->S + rows[i] * L + l0;
+        const double *u0 = c->T + rows[i] * d;
+        for (int64_t l = 0; l < m; l++) b0[l] = (double)s0[l];
+        for (int64_t k = 0; k < W; k++) {
+            const double t0 = k < d ? u0[k] : 1.0;
+            double *a = c->acc + k * L + l0;
+            for (int64_t l = 0; l < m; l++) a[l] = a[l] + b0[l] * t0;
+        }
+    }
+}
+
 /* acc and tot over the rows (in row order); the literals shared among threads in fixed
  * shares, each summed by one thread. */
 static void region_sums(lp_ctx *c, const int64_t *rows, int64_t nr) {
     const int64_t L = c->L, d = c->d, W = c->W;
     const int64_t n_chunks = (L + LP_CHUNK - 1) / LP_CHUNK;
     const int par = c->n_threads > 1 && n_chunks > 1 && (double)nr * (double)L * (double)W >= LP_PAR_WORK;
-    (void)par;
     memset(c->acc, 0, (size_t)(W * L) * sizeof(double));
-    #pragma omp parallel for schedule(static) num_threads(c->n_threads) if(par)
-    for (int64_t ch = 0; ch < n_chunks; ch++) {
-        const int64_t l0 = ch * LP_CHUNK, m = l0 + LP_CHUNK < L ? LP_CHUNK : L - l0;
-        double b[LP_CHUNK];
-        for (int64_t i = 0; i < nr; i++) {
-            const uint8_t *srow = c->S + rows[i] * L + l0;
-            const double *t = c->T + rows[i] * d;
-            for (int64_t l = 0; l < m; l++) b[l] = (double)srow[l];
-            for (int64_t k = 0; k < W; k++) {
-                const double tk = k < d ? t[k] : 1.0;
-                if (tk == 0.0) continue; /* s * 0 leaves a sum as it is */
-                double *a = c->acc + k * L + l0;
-                for (int64_t l = 0; l < m; l++) a[l] = a[l] + b[l] * tk;
-            }
-        }
+    if (par) {
+        #pragma omp parallel for schedule(static) num_threads(c->n_threads)
+        for (int64_t ch = 0; ch < n_chunks; ch++) region_chunk(c, rows, nr, ch);
+    } else { /* (not a parallel region of one thread: its start costs more than small sums) */
+        for (int64_t ch = 0; ch < n_chunks; ch++) region_chunk(c, rows, nr, ch);
     }
     memset(c->tot, 0, (size_t)W * sizeof(double));
     for (int64_t i = 0; i < nr; i++) {

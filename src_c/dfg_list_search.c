@@ -60,25 +60,6 @@ typedef struct {
     int64_t *box_tmp;
 } ls_ctx;
 
-double dfg_sumsq_np(const double *x, int64_t n) {
-    double a0 = 0.0, a1 = 0.0;
-    int64_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        a0 = x[i + 6] * x[i + 6] + a0;
-        a1 = x[i + 7] * x[i + 7] + a1;
-        a0 = x[i + 4] * x[i + 4] + a0;
-        a1 = x[i + 5] * x[i + 5] + a1;
-        a0 = x[i + 2] * x[i + 2] + a0;
-        a1 = x[i + 3] * x[i + 3] + a1;
-        a0 = x[i] * x[i] + a0;
-        a1 = x[i + 1] * x[i + 1] + a1;
-    }
-    for (; i < n; i += 2) {
-        a0 = x[i] * x[i] + a0;
-        if (i + 1 < n) a1 = x[i + 1] * x[i + 1] + a1;
-    }
-    return a0 + a1;
-}
 
 /* The gain of a region (sR, cR) inside the step's left. */
 static double gain_of(const ls_ctx *c, const double *sR, double cR) {
@@ -175,6 +156,19 @@ DFG_TARGET("avx2") static void accumulate_share_avx2(const ls_ctx *c, const int6
 }
 #endif
 
+/* accumulate_share over the literals of chunk ch. */
+static void accumulate_chunk(const ls_ctx *c, const int64_t *rows, int64_t nr, double sign, double *acc,
+                             int64_t ch) {
+    const int64_t l0 = ch * LS_CHUNK, m = l0 + LS_CHUNK < c->L ? LS_CHUNK : c->L - l0;
+#if DFG_X86_DISPATCH
+    if (c->avx2) {
+        accumulate_share_avx2(c, rows, nr, sign, acc, l0, m);
+        return;
+    }
+#endif
+    accumulate_share_base(c, rows, nr, sign, acc, l0, m);
+}
+
 /* acc[k L + l] (+/-)= s_l T[r, k] (k = d: 1) and tot[k] likewise, over rows in order; the
  * literals shared among the threads in fixed shares, each summed by one thread. */
 static void accumulate(const ls_ctx *c, const int64_t *rows, int64_t nr, int subtract, double *acc,
@@ -183,17 +177,11 @@ static void accumulate(const ls_ctx *c, const int64_t *rows, int64_t nr, int sub
     const double sign = subtract ? -1.0 : 1.0;
     const int64_t n_chunks = (L + LS_CHUNK - 1) / LS_CHUNK;
     const int par = c->n_threads > 1 && n_chunks > 1 && (double)nr * (double)L * (double)W >= LS_PAR_WORK;
-    (void)par;
-    #pragma omp parallel for schedule(static) num_threads(c->n_threads) if(par)
-    for (int64_t ch = 0; ch < n_chunks; ch++) {
-        const int64_t l0 = ch * LS_CHUNK, m = l0 + LS_CHUNK < L ? LS_CHUNK : L - l0;
-#if DFG_X86_DISPATCH
-        if (c->avx2) {
-            accumulate_share_avx2(c, rows, nr, sign, acc, l0, m);
-            continue;
-        }
-#endif
-        accumulate_share_base(c, rows, nr, sign, acc, l0, m);
+    if (par) {
+        #pragma omp parallel for schedule(static) num_threads(c->n_threads)
+        for (int64_t ch = 0; ch < n_chunks; ch++) accumulate_chunk(c, rows, nr, sign, acc, ch);
+    } else { /* (not a parallel region of one thread: its start costs more than small sums) */
+        for (int64_t ch = 0; ch < n_chunks; ch++) accumulate_chunk(c, rows, nr, sign, acc, ch);
     }
     for (int64_t i = 0; i < nr; i++) {
         for (int64_t k = 0; k < d; k++) tot[k] = tot[k] + sign * c->T[rows[i] * d + k];
@@ -500,6 +488,36 @@ static int cmp_int64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* kv (its idx ascending) sorted by (key, idx): a counting sort where the keys span few
+ * values (feature ids, group ids: the usual case), qsort otherwise; the same order. */
+static int sort_keyed(keyed *kv, int64_t m) {
+    if (m < 2) return DFG_OK;
+    int64_t lo = kv[0].key, hi = kv[0].key;
+    for (int64_t p = 1; p < m; p++) {
+        if (kv[p].key < lo) lo = kv[p].key;
+        if (kv[p].key > hi) hi = kv[p].key;
+    }
+    if ((double)hi - (double)lo > 4.0 * (double)m + 64.0) { /* (in double: no overflow) */
+        qsort(kv, (size_t)m, sizeof(keyed), cmp_keyed);
+        return DFG_OK;
+    }
+    const int64_t span = hi - lo + 1;
+    int64_t *start = (int64_t *)calloc((size_t)span + 1, sizeof(int64_t));
+    keyed *out = (keyed *)malloc((size_t)m * sizeof(keyed));
+    if (!start || !out) {
+        free(start);
+        free(out);
+        return DFG_ENOMEM;
+    }
+    for (int64_t p = 0; p < m; p++) start[kv[p].key - lo + 1]++;
+    for (int64_t v = 0; v < span; v++) start[v + 1] += start[v];
+    for (int64_t p = 0; p < m; p++) out[start[kv[p].key - lo]++] = kv[p]; /* stable: idx ascending */
+    memcpy(kv, out, (size_t)m * sizeof(keyed));
+    free(start);
+    free(out);
+    return DFG_OK;
+}
+
 /* Dense feature ids and the groups' literal lists. */
 static int index_literals(ls_ctx *c, const int64_t *literal_feature, const int64_t *literal_group) {
     const int64_t L2 = c->L2;
@@ -509,7 +527,10 @@ static int index_literals(ls_ctx *c, const int64_t *literal_feature, const int64
         kv[j].key = literal_feature[j];
         kv[j].idx = j;
     }
-    qsort(kv, (size_t)L2, sizeof(keyed), cmp_keyed);
+    if (sort_keyed(kv, L2) != DFG_OK) {
+        free(kv);
+        return DFG_ENOMEM;
+    }
     c->n_feat = 0;
     for (int64_t p = 0; p < L2; p++) {
         if (p > 0 && kv[p].key != kv[p - 1].key) c->n_feat++;
@@ -520,7 +541,10 @@ static int index_literals(ls_ctx *c, const int64_t *literal_feature, const int64
         kv[j].key = literal_group[j];
         kv[j].idx = j;
     }
-    qsort(kv, (size_t)L2, sizeof(keyed), cmp_keyed);
+    if (sort_keyed(kv, L2) != DFG_OK) {
+        free(kv);
+        return DFG_ENOMEM;
+    }
     for (int64_t p = 0; p < L2;) {
         int64_t q = p;
         while (q < L2 && kv[q].key == kv[p].key) q++;

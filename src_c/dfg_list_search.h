@@ -56,8 +56,27 @@ typedef struct {
     double rel_tol;         /* finite, >= 0 (REL_TOL) */
 } dfg_list_params;
 
-/* sum_k x_k^2 in the order of NumPy's einsum ("...j,...j->...", contiguous, two lanes). */
-double dfg_sumsq_np(const double *x, int64_t n);
+/* sum_k x_k^2 in the order of NumPy's einsum ("...j,...j->...", contiguous, two lanes);
+ * inline: it runs once per literal and move. */
+static inline double dfg_sumsq_np(const double *x, int64_t n) {
+    double a0 = 0.0, a1 = 0.0;
+    int64_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        a0 = x[i + 6] * x[i + 6] + a0;
+        a1 = x[i + 7] * x[i + 7] + a1;
+        a0 = x[i + 4] * x[i + 4] + a0;
+        a1 = x[i + 5] * x[i + 5] + a1;
+        a0 = x[i + 2] * x[i + 2] + a0;
+        a1 = x[i + 3] * x[i + 3] + a1;
+        a0 = x[i] * x[i] + a0;
+        a1 = x[i + 1] * x[i + 1] + a1;
+    }
+    for (; i < n; i += 2) {
+        a0 = x[i] * x[i] + a0;
+        if (i + 1 < n) a1 = x[i + 1] * x[i + 1] + a1;
+    }
+    return a0 + a1;
+}
 
 /* Literals a grown box may hold: the longest candidate box plus max_moves (a move adds
  * at most one literal). *bound is set; DFG_EINVAL on bad sizes or overflow. */
