@@ -68,8 +68,19 @@ def list_loss(cover, y, n_classes):
     """Training loss of the list whose rules cover the points of the columns of cover (in
     order), each output refitted on its first-match points and the default on the rest:
     one pass over the points (the groups are the points' first matches)."""
-    groups = cover.shape[1] + 1
+    return _first_match_loss(first_match_index(cover), cover.shape[1] + 1, y, n_classes)
+
+
+def _loss_and_all_matched(cover, y, n_classes):
+    """(list_loss, whether every rule is some point's first match), from one first-match
+    pass."""
     first = first_match_index(cover)
+    matched = np.bincount(first, minlength=cover.shape[1] + 1)[:-1] > 0
+    return _first_match_loss(first, cover.shape[1] + 1, y, n_classes), bool(np.all(matched))
+
+
+def _first_match_loss(first, groups, y, n_classes):
+    """list_loss of the points' first matches (groups: rules + the default)."""
     if n_classes:
         counts = np.bincount(first * n_classes + y, minlength=groups * n_classes)
         return float(y.size - counts.reshape(groups, n_classes).max(axis=1).sum())
@@ -91,8 +102,13 @@ def _greedy_order(cover, y, n_classes):
     unused = list(range(cover.shape[1]))
     order = []
     while unused:
-        costs = [_constant_loss(y[cover[:, r] & left], n_classes)
-                 + _constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
+        if n_classes:  # every rule's class counts inside and outside at once (exact counts)
+            inside = cover[left][:, unused].T.astype(np.int64) @ np.eye(n_classes, dtype=np.int64)[y[left]]
+            outside = np.bincount(y[left], minlength=n_classes) - inside
+            costs = (inside.sum(axis=1) - inside.max(axis=1)) + (outside.sum(axis=1) - outside.max(axis=1))
+        else:
+            costs = [_constant_loss(y[cover[:, r] & left], n_classes)
+                     + _constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
         best = unused[int(np.argmin(costs))]
         order.append(best)
         unused.remove(best)
@@ -144,8 +160,8 @@ def _prune(conditions, holds, cover, y, n_classes, budget):
                 column = np.logical_and.reduce(others) if others else np.ones(n, dtype=bool)
                 old = cover[:, r].copy()
                 cover[:, r] = column
-                loss = list_loss(cover, y, n_classes)
-                if loss <= budget and np.all(first_match_counts(cover) > 0):
+                loss, all_matched = _loss_and_all_matched(cover, y, n_classes)
+                if loss <= budget and all_matched:
                     conditions[r][c] = None  # dropped
                     changed = True
                 else:
@@ -195,8 +211,8 @@ def _drop_idle_rules(conditions, holds, cover, y, n_classes, budget):
         changed = False
         for r in reversed(keep):
             trial = [k for k in keep if k != r]
-            if list_loss(cover[:, trial], y, n_classes) <= budget + 1e-9 * max(budget, 1.0) \
-                    and np.all(first_match_counts(cover[:, trial]) > 0):
+            loss, all_matched = _loss_and_all_matched(cover[:, trial], y, n_classes)
+            if loss <= budget + 1e-9 * max(budget, 1.0) and all_matched:
                 keep, changed = trial, True
                 break
     return [conditions[k] for k in keep], [holds[k] for k in keep], cover[:, keep]
