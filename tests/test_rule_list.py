@@ -269,3 +269,21 @@ def test_greedy_order_counts_classes_as_the_rule_by_rule_losses_do(seed):
         unused.remove(best)
         left &= ~cover[:, best]
     assert _greedy_order(cover, y, C) == order
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_lists_that_share_rules_refit_as_each_list_alone(task, cancer):
+    # the path's sizes share Rule objects: each rule's truth read once, the same refits
+    from defrag.rules.lists import refit_rule_list, refit_rule_lists
+
+    rf, X, y = cancer[:3]
+    rng = np.random.default_rng(0)
+    yy = y if task == "classification" else y + rng.normal(0, 0.3, y.size)
+    n_classes = 2 if task == "classification" else 0
+    rules = [Rule([Condition(j, f"x{j}", lower=float(np.median(X[:, j])))], None) for j in range(5)]
+    lists = [rules[:1], rules[:3], [rules[2], rules[0], rules[4]], []]
+    got = refit_rule_lists(lists, X, yy, n_classes, np.array([0, 1]) if n_classes else None)
+    for fitted, rs in zip(got, lists):
+        want = refit_rule_list(rs, X, yy, n_classes, np.array([0, 1]) if n_classes else None)
+        assert fitted.loss == want.loss and str(fitted.default_prediction) == str(want.default_prediction)
+        assert [(r.support, r.prediction) for r in fitted.rules] == [(r.support, r.prediction) for r in want.rules]

@@ -413,6 +413,10 @@ class DaskRows:
 
         return RowCount(self.n_samples), on_all_rows
 
+    def refit_rule_lists(self, rule_lists, target, classes):
+        """refit_rule_list of each list (one pass over the partitions per list)."""
+        return [self.refit_rule_list(rules, target, classes) for rules in rule_lists]
+
     def refit_rule_list(self, rules, target, classes):
         """refit_rule_list of the rules on all rows (rules/lists.py), from per-partition
         counts and sums."""

@@ -76,11 +76,11 @@ def _rule_set(p, rows, rules, default, default_proba):
 def _searched_readout(p, params, searched, rows):
     """The searched list at its chosen size, and the path: the list of each size (the sizes
     are not prefixes of one list, rules/list_search.py's grow_list_sizes), its outputs,
-    default and training error refitted on all rows (rows.refit_rule_list, one pass per
-    size), its rules printed for them (one rows.on_training_rows pass for the rules of
+    default and training error refitted on all rows (rows.refit_rule_lists: each rule's
+    conditions read from the rows once), its rules printed for them (one rows.on_training_rows pass for the rules of
     every size: a rule prints the same in every list, the lists differ in their shares)."""
     n = max(rows.n_samples, 1)
-    lists = [rows.refit_rule_list(rules, p.target, p.classes) for rules in searched.lists]
+    lists = rows.refit_rule_lists(searched.lists, p.target, p.classes)
     distinct = list({id(r): r for rules in searched.lists for r in rules}.values())
     every = rows.on_training_rows(_rule_set(p, rows, distinct, lists[0].default_prediction, lists[0].default_proba))
     printed_rule = {id(r): q for r, q in zip(distinct, every.rules)}

@@ -11,13 +11,14 @@ The stages (fit/pipeline.py) read the rows through a small interface that
   None for all rows), as a ``FirstPass``;
 * ``variance(mean)`` and ``all_targets(...)``: the targets of all rows, encoded;
 * over all rows once the restarts have run: ``scorer`` (a mixture's training error),
-  ``refit_rule_list`` (a list's outputs) and ``on_training_rows`` (how the rules print).
+  ``refit_rule_list`` (a list's outputs; ``refit_rule_lists`` of several) and
+  ``on_training_rows`` (how the rules print).
 """
 import dataclasses
 
 import numpy as np
 
-from ..rules import refit_rule_list
+from ..rules import refit_rule_list, refit_rule_lists
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
 from ..utils.validation import (
     check_missing,
@@ -118,6 +119,10 @@ class InMemoryRows:
     def refit_rule_list(self, rules, target, classes):
         """The rule list's outputs refitted on all rows (rules/lists.py)."""
         return refit_rule_list(rules, self.X, target.y, target.n_classes, classes)
+
+    def refit_rule_lists(self, rule_lists, target, classes):
+        """refit_rule_list of each list, each distinct rule read from the rows once."""
+        return refit_rule_lists(rule_lists, self.X, target.y, target.n_classes, classes)
 
     def on_training_rows(self, rule_set):
         """The rule set printed for all rows (RuleSet.on_training_rows)."""

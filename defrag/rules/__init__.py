@@ -4,8 +4,8 @@ targets (``lists``), and exports to JSON, SQL, Python and tables (``export``). T
 condition tests and first matches run in C (``_rules_eval``). Imports ``splits`` and
 ``utils``."""
 from .document import RulesDocumentError
-from .lists import RuleList, fit_rule_list, refit_rule_list
+from .lists import RuleList, fit_rule_list, refit_rule_list, refit_rule_lists
 from .ruleset import Condition, Rule, RuleSet, rule_count_text
 
 __all__ = ["Condition", "Rule", "RuleList", "RuleSet", "RulesDocumentError", "fit_rule_list",
-           "refit_rule_list", "rule_count_text"]
+           "refit_rule_list", "refit_rule_lists", "rule_count_text"]

@@ -225,6 +225,17 @@ def refit_rule_list(rules, X, y, n_classes, classes=None):
     return _refitted(conditions, cover, np.asarray(y), n_classes, classes)
 
 
+def refit_rule_lists(rule_lists, X, y, n_classes, classes=None):
+    """refit_rule_list of each list of rules (lists that share Rule objects: the path's
+    sizes), the truth of each distinct rule's conditions read from X once."""
+    distinct = list({id(r): r for rules in rule_lists for r in rules}.values())
+    column = {id(r): j for j, r in enumerate(distinct)}
+    conditions, _, cover = rule_columns(distinct, X)
+    y = np.asarray(y)
+    return [_refitted([conditions[column[id(r)]] for r in rules], cover[:, [column[id(r)] for r in rules]],
+                      y, n_classes, classes) for rules in rule_lists]
+
+
 def rule_columns(rules, X):
     """Each rule's conditions, their truth columns on X, and the rules' cover matrix."""
     n = X.shape[0]
