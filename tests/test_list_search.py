@@ -16,7 +16,7 @@ from defrag.fit.list_path import (
     N_FOLDS,
     _fixed_list_losses,
     _simpler_within_one_se,
-    _smoothed_list,
+    _cross_validated,
     one_se_size,
 )
 from defrag.rules.list_search import grow_boxes, grow_list_sizes, literal_groups, simplified_box
@@ -168,9 +168,14 @@ def test_smoothed_list_is_grown_on_the_predictions_and_scored_on_y():
     smooth = S[:, 0] * 2.0 - S[:, 3]
     T_smooth = (smooth - smooth.mean())[:, None]
     fold = rng.permutation(S.shape[0]) % N_FOLDS
-    lists, losses, size = _smoothed_list(S, T_smooth, y, [], feature, group, 5, fold)
+    T_y = (y - y.mean())[:, None]
+    (losses_y, lists_y), (losses, lists) = _cross_validated(S, [T_y, T_smooth], y, 0, [], feature, group, 5, fold)
+    size = one_se_size(losses)
     kw = {"cost_power": list_path.COST_POWER, "condition_penalty": list_path.CONDITION_PENALTY}
     assert lists == grow_list_sizes(S, T_smooth, feature, group, [], 4, **kw)
+    assert lists_y == grow_list_sizes(S, T_y, feature, group, [], 4, **kw)  # y's, in the same call
+    (alone, lists_alone), = _cross_validated(S, [T_y], y, 0, [], feature, group, 5, fold)
+    np.testing.assert_array_equal(alone, losses_y)
     L = S.shape[1]
 
     def cover(b, rows):
@@ -259,8 +264,14 @@ def test_the_defaults_region_is_split_where_one_literal_beats_the_grown_box():
 def test_the_second_list_grows_on_the_forests_predictions_of_the_search_rows(friedman, frame, monkeypatch):
     rf, X, y = friedman
     seen = []
-    original = list_path._smoothed_list
-    monkeypatch.setattr(list_path, "_smoothed_list", lambda S, T, yy, *a: seen.append((T, yy)) or original(S, T, yy, *a))
+    original = list_path._cross_validated
+
+    def spy(S, targets, yy, *a):
+        if len(targets) > 1:  # y's, then the predictions'
+            seen.append((targets[1], yy))
+        return original(S, targets, yy, *a)
+
+    monkeypatch.setattr(list_path, "_cross_validated", spy)
     Xin = X
     if frame:
         pd = pytest.importorskip("pandas")

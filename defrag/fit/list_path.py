@@ -142,22 +142,26 @@ def _fixed_list_losses(cover, y, n_classes, fold):
     return losses
 
 
-def _cross_validated(S, T, y, n_classes, candidates, feature, group, max_regions, fold):
-    """(per-row losses (sizes x rows) of lists grown on N_FOLDS - 1 folds and applied to
-    the other, every row validated once; the list grown on all the rows): a fold whose
-    list stops early keeps its longest list for the larger sizes. The N_FOLDS + 1 lists
-    are grown side by side."""
+def _cross_validated(S, targets, y, n_classes, candidates, feature, group, max_regions, fold):
+    """Per target T of targets: (per-row losses on y (sizes x rows) of lists grown on T on
+    N_FOLDS - 1 folds and applied to the other, every row validated once; the list grown
+    on all the rows). A fold whose list stops early keeps its longest list for the larger
+    sizes. The N_FOLDS + 1 lists of every target are grown side by side."""
     n = S.shape[0]
     parts = [np.flatnonzero(fold != f) for f in range(N_FOLDS)]
-    grown = _grown_side_by_side([(S[tr], T[tr]) for tr in parts] + [(S, T)], feature, group, candidates,
-                                max_regions)
-    losses = np.zeros((max_regions, n))
-    for f, (tr, lists) in enumerate(zip(parts, grown)):  # over folds, not rows
-        va = np.flatnonzero(fold == f)
-        part = _size_losses(lists, S[tr], y[tr], n_classes, S[va], y[va])
-        losses[:part.shape[0], va] = part
-        losses[part.shape[0]:, va] = part[-1]
-    return losses, grown[-1]
+    jobs = [(S[tr], T[tr]) for T in targets for tr in parts + [slice(None)]]
+    grown = _grown_side_by_side(jobs, feature, group, candidates, max_regions)
+    out = []
+    for t in range(len(targets)):  # over targets, then folds, not rows
+        lists_of = grown[t * (N_FOLDS + 1):(t + 1) * (N_FOLDS + 1)]
+        losses = np.zeros((max_regions, n))
+        for f, (tr, lists) in enumerate(zip(parts, lists_of)):
+            va = np.flatnonzero(fold == f)
+            part = _size_losses(lists, S[tr], y[tr], n_classes, S[va], y[va])
+            losses[:part.shape[0], va] = part
+            losses[part.shape[0]:, va] = part[-1]
+        out.append((losses, lists_of[-1]))
+    return out
 
 
 def _grown(S, T, feature, group, candidates, max_regions, n_threads=None):
@@ -194,14 +198,6 @@ def _read_out(lists, splits, kappa, X, names):
     etas = np.array([eta_of_box(b, L) for b in boxes]).reshape(len(boxes), L)
     read = {b: Rule(c, None) for b, (c, _) in zip(boxes, extract_rules_conditions(etas, splits, kappa, X, names))}
     return [[read[tuple(b)] for b in bs] for bs in lists]
-
-
-def _smoothed_list(S, T_smooth, y, candidates, feature, group, max_regions, fold):
-    """(lists, per-row losses on y, size) of the list grown on the ensemble's predictions
-    (T_smooth, centered) rather than on y: its structure from the smoother target, its
-    outputs and its cross-validated losses (the same folds) on y."""
-    losses, lists = _cross_validated(S, T_smooth, y, 0, candidates, feature, group, max_regions, fold)
-    return lists, losses, one_se_size(losses)
 
 
 def _search_splits(config, splits, n_rows):
@@ -248,12 +244,15 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     smoothed = predict is not None and n_classes == 0
     if (size is None or smoothed) and rows.size >= MIN_VALIDATION * N_FOLDS:
         fold = rng.permutation(rows.size) % N_FOLDS
-        losses, full = _cross_validated(S, T, y[rows], n_classes, candidates, feature, group, max_regions, fold)
+        # regression with y: the structure also grown on the ensemble's predictions, the
+        # outputs fitted on y; the lists of both targets grown side by side
+        targets = [T, _targets(predict(X[rows]), 0)] if smoothed else [T]
+        validated = _cross_validated(S, targets, y[rows], n_classes, candidates, feature, group, max_regions, fold)
+        losses, full = validated[0]
         best = one_se_size(losses)
         if smoothed:
-            # the structure grown on the ensemble's predictions, the outputs fitted on y
-            boxes_p, losses_p, size_p = _smoothed_list(S, _targets(predict(X[rows]), 0), y[rows], candidates,
-                                                       feature, group, max_regions, fold)
+            losses_p, boxes_p = validated[1]
+            size_p = one_se_size(losses_p)
             # each box is read out on its own: a rule prints the same in every list it is in
             rules, rules_p = (_read_out(b, splits, config.kappa, X, p.names) for b in (full, boxes_p))
             if _simpler_within_one_se((losses[best - 1], _n_conditions(rules, best)),
