@@ -4,16 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dfg_cpu.h"
+
 /* Multiply-adds below which a region's split sums run on one thread. */
 #define LP_PAR_WORK 262144
 /* Literals per thread's share of the split sums (a share is summed by one thread, in row order). */
-#define LP_CHUNK 64
+#define LP_CHUNK DFG_LIST_CHUNK
 
 typedef struct {
     const uint8_t *S;
     const double *T;
     int64_t n, L, d, W; /* W = d + 1: the count last */
     int n_threads;
+    int avx2;     /* the AVX2 build of the sums runs */
     double *acc;  /* acc[k L + l]: sum of T[., k] (k = d: 1) over a region's rows with s_l = 1 */
     double *tot;  /* the region's sums (W) */
     double *rest; /* scratch (W) */
@@ -45,48 +48,10 @@ static double split_drop(lp_ctx *c, const double *s, double cs, const double *s_
     return a + b - dfg_sumsq_np(s_all, c->d) / c_all;
 }
 
-/* acc over the rows (in row order) for the literals of chunk ch: four rows at a time, their
- * s converted once and each sum loaded and stored once (the same additions, in row order). */
+/* acc over the rows (in row order) for the literals of chunk ch. */
 static void region_chunk(lp_ctx *c, const int64_t *rows, int64_t nr, int64_t ch) {
-    const int64_t L = c->L, d = c->d, W = c->W;
-    const int64_t l0 = ch * LP_CHUNK, m = l0 + LP_CHUNK < L ? LP_CHUNK : L - l0;
-    double b0[LP_CHUNK], b1[LP_CHUNK], b2[LP_CHUNK], b3[LP_CHUNK];
-    int64_t i = 0;
-    for (; i + 4 <= nr; i += 4) {
-        const uint8_t *s0 = c->S + rows[i] * L + l0, *s1 = c->S + rows[i + 1] * L + l0;
-        const uint8_t *s2 = c->S + rows[i + 2] * L + l0, *s3 = c->S + rows[i + 3] * L + l0;
-        const double *u0 = c->T + rows[i] * d, *u1 = c->T + rows[i + 1] * d;
-        const double *u2 = c->T + rows[i + 2] * d, *u3 = c->T + rows[i + 3] * d;
-        for (int64_t l = 0; l < m; l++) {
-            b0[l] = (double)s0[l];
-            b1[l] = (double)s1[l];
-            b2[l] = (double)s2[l];
-            b3[l] = (double)s3[l];
-        }
-        for (int64_t k = 0; k < W; k++) {
-            const double t0 = k < d ? u0[k] : 1.0, t1 = k < d ? u1[k] : 1.0;
-            const double t2 = k < d ? u2[k] : 1.0, t3 = k < d ? u3[k] : 1.0;
-            double *a = c->acc + k * L + l0;
-            for (int64_t l = 0; l < m; l++) {
-                double v = a[l];
-                v = v + b0[l] * t0;
-                v = v + b1[l] * t1;
-                v = v + b2[l] * t2;
-                v = v + b3[l] * t3;
-                a[l] = v;
-            }
-        }
-    }
-    for (; i < nr; i++) {
-        const uint8_t *s0 = c->S + rows[i] * L + l0;
-        const double *u0 = c->T + rows[i] * d;
-        for (int64_t l = 0; l < m; l++) b0[l] = (double)s0[l];
-        for (int64_t k = 0; k < W; k++) {
-            const double t0 = k < d ? u0[k] : 1.0;
-            double *a = c->acc + k * L + l0;
-            for (int64_t l = 0; l < m; l++) a[l] = a[l] + b0[l] * t0;
-        }
-    }
+    const int64_t l0 = ch * LP_CHUNK, m = l0 + LP_CHUNK < c->L ? LP_CHUNK : c->L - l0;
+    dfg_list_literal_sums(c->S, c->T, c->L, c->d, rows, nr, 1.0, c->acc, l0, m, c->avx2);
 }
 
 /* acc and tot over the rows (in row order); the literals shared among threads in fixed
@@ -182,7 +147,7 @@ int dfg_list_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int
     const int64_t n = n_samples, L = n_splits, d = n_targets, W = d + 1, max_rules = params->max_rules;
     if (L == 0 || n < 2 || max_rules == 0) return DFG_OK;
 
-    lp_ctx ctx = {S, T, n, L, d, W, n_threads, NULL, NULL, NULL, NULL};
+    lp_ctx ctx = {S, T, n, L, d, W, n_threads, dfg_cpu_use_avx2(), NULL, NULL, NULL, NULL};
     lp_ctx *c = &ctx;
     dfg_list_params one = *params;
     one.max_rules = 1;

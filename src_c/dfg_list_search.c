@@ -10,7 +10,7 @@
 /* Multiply-adds below which a sum of literals runs on one thread. */
 #define LS_PAR_WORK 262144
 /* Literals per thread's share of a sum (a share is summed by one thread, in row order). */
-#define LS_CHUNK 64
+#define LS_CHUNK DFG_LIST_CHUNK
 
 enum { MOVE_ADD = 0, MOVE_DROP = 1, MOVE_POLISH = 2 };
 
@@ -100,16 +100,17 @@ static inline int literal_holds(const uint8_t *srow, int64_t j, int64_t L) {
  * in order. Rows go four at a time, their s converted once; a target that is 0 on all
  * four rows is skipped (adding s * 0 leaves a sum as it is: a sum of products is never
  * -0). One body for the baseline and the AVX2 build (the same operations, lane by lane). */
-DFG_ALWAYS_INLINE void accumulate_share(const ls_ctx *c, const int64_t *rows, int64_t nr, double sign,
-                                        double *acc, int64_t l0, int64_t m) {
-    const int64_t L = c->L, d = c->d, W = c->W;
-    double b0[LS_CHUNK], b1[LS_CHUNK], b2[LS_CHUNK], b3[LS_CHUNK];
+DFG_ALWAYS_INLINE void accumulate_share(const uint8_t *S, const double *T, int64_t L, int64_t d,
+                                        const int64_t *rows, int64_t nr, double sign, double *acc, int64_t l0,
+                                        int64_t m) {
+    const int64_t W = d + 1;
+    double b0[DFG_LIST_CHUNK], b1[DFG_LIST_CHUNK], b2[DFG_LIST_CHUNK], b3[DFG_LIST_CHUNK];
     int64_t i = 0;
     for (; i + 4 <= nr; i += 4) {
-        const uint8_t *s0 = c->S + rows[i] * L + l0, *s1 = c->S + rows[i + 1] * L + l0;
-        const uint8_t *s2 = c->S + rows[i + 2] * L + l0, *s3 = c->S + rows[i + 3] * L + l0;
-        const double *u0 = c->T + rows[i] * d, *u1 = c->T + rows[i + 1] * d;
-        const double *u2 = c->T + rows[i + 2] * d, *u3 = c->T + rows[i + 3] * d;
+        const uint8_t *s0 = S + rows[i] * L + l0, *s1 = S + rows[i + 1] * L + l0;
+        const uint8_t *s2 = S + rows[i + 2] * L + l0, *s3 = S + rows[i + 3] * L + l0;
+        const double *u0 = T + rows[i] * d, *u1 = T + rows[i + 1] * d;
+        const double *u2 = T + rows[i + 2] * d, *u3 = T + rows[i + 3] * d;
         for (int64_t l = 0; l < m; l++) {
             b0[l] = (double)s0[l];
             b1[l] = (double)s1[l];
@@ -132,8 +133,8 @@ DFG_ALWAYS_INLINE void accumulate_share(const ls_ctx *c, const int64_t *rows, in
         }
     }
     for (; i < nr; i++) {
-        const uint8_t *s0 = c->S + rows[i] * L + l0;
-        const double *u0 = c->T + rows[i] * d;
+        const uint8_t *s0 = S + rows[i] * L + l0;
+        const double *u0 = T + rows[i] * d;
         for (int64_t l = 0; l < m; l++) b0[l] = (double)s0[l];
         for (int64_t k = 0; k < W; k++) {
             const double t0 = k < d ? sign * u0[k] : sign;
@@ -144,29 +145,36 @@ DFG_ALWAYS_INLINE void accumulate_share(const ls_ctx *c, const int64_t *rows, in
     }
 }
 
-static void accumulate_share_base(const ls_ctx *c, const int64_t *rows, int64_t nr, double sign,
-                                  double *acc, int64_t l0, int64_t m) {
-    accumulate_share(c, rows, nr, sign, acc, l0, m);
+static void accumulate_share_base(const uint8_t *S, const double *T, int64_t L, int64_t d, const int64_t *rows,
+                                  int64_t nr, double sign, double *acc, int64_t l0, int64_t m) {
+    accumulate_share(S, T, L, d, rows, nr, sign, acc, l0, m);
 }
 
 #if DFG_X86_DISPATCH
-DFG_TARGET("avx2") static void accumulate_share_avx2(const ls_ctx *c, const int64_t *rows, int64_t nr,
-                                                     double sign, double *acc, int64_t l0, int64_t m) {
-    accumulate_share(c, rows, nr, sign, acc, l0, m);
+DFG_TARGET("avx2") static void accumulate_share_avx2(const uint8_t *S, const double *T, int64_t L, int64_t d,
+                                                     const int64_t *rows, int64_t nr, double sign, double *acc,
+                                                     int64_t l0, int64_t m) {
+    accumulate_share(S, T, L, d, rows, nr, sign, acc, l0, m);
 }
 #endif
+
+void dfg_list_literal_sums(const uint8_t *S, const double *T, int64_t L, int64_t d, const int64_t *rows,
+                           int64_t nr, double sign, double *acc, int64_t l0, int64_t m, int avx2) {
+#if DFG_X86_DISPATCH
+    if (avx2) {
+        accumulate_share_avx2(S, T, L, d, rows, nr, sign, acc, l0, m);
+        return;
+    }
+#endif
+    (void)avx2;
+    accumulate_share_base(S, T, L, d, rows, nr, sign, acc, l0, m);
+}
 
 /* accumulate_share over the literals of chunk ch. */
 static void accumulate_chunk(const ls_ctx *c, const int64_t *rows, int64_t nr, double sign, double *acc,
                              int64_t ch) {
     const int64_t l0 = ch * LS_CHUNK, m = l0 + LS_CHUNK < c->L ? LS_CHUNK : c->L - l0;
-#if DFG_X86_DISPATCH
-    if (c->avx2) {
-        accumulate_share_avx2(c, rows, nr, sign, acc, l0, m);
-        return;
-    }
-#endif
-    accumulate_share_base(c, rows, nr, sign, acc, l0, m);
+    dfg_list_literal_sums(c->S, c->T, c->L, c->d, rows, nr, sign, acc, l0, m, c->avx2);
 }
 
 /* acc[k L + l] (+/-)= s_l T[r, k] (k = d: 1) and tot[k] likewise, over rows in order; the

@@ -78,6 +78,15 @@ static inline double dfg_sumsq_np(const double *x, int64_t n) {
     return a0 + a1;
 }
 
+/* Literals per share of a sum over rows (dfg_list_literal_sums's m at most). */
+#define DFG_LIST_CHUNK 64
+
+/* acc[k L + l] += sign * s_l T[r, k] (k = d: sign) for the literals l = l0 .. l0 + m - 1
+ * (m <= DFG_LIST_CHUNK) over the rows, in row order (the order of the additions to each
+ * sum), four rows at a time; avx2: the AVX2 build (dfg_cpu_use_avx2), the same sums. */
+void dfg_list_literal_sums(const uint8_t *S, const double *T, int64_t L, int64_t d, const int64_t *rows,
+                           int64_t nr, double sign, double *acc, int64_t l0, int64_t m, int avx2);
+
 /* Literals a grown box may hold: the longest candidate box plus max_moves (a move adds
  * at most one literal). *bound is set; DFG_EINVAL on bad sizes or overflow. */
 int dfg_list_search_box_bound(const int64_t *cand_ptr, int64_t n_candidates, int64_t max_moves,
