@@ -533,3 +533,16 @@ def test_hist_gradient_boosting_with_categorical_features_is_a_clear_error():
     model = HistGradientBoostingClassifier(max_iter=3, categorical_features=[2]).fit(X, y)
     with pytest.raises(TypeError, match="categorical"):
         PrototypeExplainer(model, n_prototypes=2).fit(X, y)
+
+
+def test_labels_from_a_forest_with_n_jobs_are_predicted_on_one_thread(monkeypatch):
+    # without y the forest's labels are the classes: its joblib threads would sum the
+    # trees' probabilities in the order they finish; the model keeps its own n_jobs
+    X, y = make_classification(200, 6, random_state=0)
+    rf = RandomForestClassifier(n_estimators=10, n_jobs=2, random_state=0).fit(X, y)
+    seen = []
+    original = RandomForestClassifier.predict
+    monkeypatch.setattr(RandomForestClassifier, "predict", lambda self, Z: seen.append(self.n_jobs) or original(self, Z))
+    explainer = PrototypeExplainer(rf, n_prototypes=4).fit(X)
+    assert seen == [1] and rf.n_jobs == 2
+    np.testing.assert_array_equal(np.unique(explainer.classes_), np.unique(original(rf, X)))

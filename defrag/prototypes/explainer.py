@@ -30,7 +30,7 @@ from ..utils.memory import check_memory, prototype_estimate
 from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
                                 columns_by_name, feature_names_of)
-from ..sources import adapt, check_fitted, model_feature_names, unwrap
+from ..sources import adapt, check_fitted, model_feature_names, predict_on_one_thread, unwrap
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
@@ -190,7 +190,7 @@ class PrototypeExplainer(BaseEstimator):
             if is_regressor(est) or not is_classifier(est):
                 raise ValueError(f"{type(est).__name__} is not a classifier: prototypes need classes; "
                                  "pass y (class labels) to fit")
-            y = est.predict(X)
+            y = predict_on_one_thread(est, X)  # (a forest's joblib threads: labels that could vary)
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D; got shape {y.shape}")

@@ -11,12 +11,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils.validation import columns_by_name, n_columns
 from . import catboost, lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
-from .base import SourceModel, Tree, feature_names_in, walk_tree
+from .base import SourceModel, Tree, feature_names_in, predict_on_one_thread, walk_tree
 from .base import predicts as _predicts
 
 __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
            "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source",
-           "matched_source", "model_feature_names", "check_fitted", "FIT_FIRST"]
+           "matched_source", "model_feature_names", "check_fitted", "FIT_FIRST", "predict_on_one_thread"]
 
 # what a NotFittedError of the wrapped model adds: clone (GridSearchCV, cross_validate)
 # clones the estimator parameter too, and a clone of a model is not fitted

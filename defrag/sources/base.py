@@ -445,12 +445,17 @@ class SourceModel:
         outside the fit's thread budget (utils/threads.py); and on a fit's few thousand
         search rows their start and polling cost more than the trees (a forest of 100 trees
         with n_jobs=-1 on 382 rows: 52 ms of a 123 ms fit)."""
-        estimator = self.estimator
-        # n_jobs=None too: scikit-learn reads it as the active joblib.parallel_config's
-        if type(estimator).__module__.startswith("sklearn.") and hasattr(estimator, "n_jobs") and estimator.n_jobs != 1:
-            estimator = copy.copy(estimator)
-            estimator.n_jobs = 1
-        return estimator.predict(X)
+        return predict_on_one_thread(self.estimator, X)
+
+
+def predict_on_one_thread(estimator, X):
+    """estimator.predict(X); a scikit-learn model with n_jobs other than 1 (None included:
+    scikit-learn reads it as the active joblib.parallel_config's) predicts through a
+    shallow copy with n_jobs=1, the model itself left as it is (SourceModel.predict)."""
+    if type(estimator).__module__.startswith("sklearn.") and hasattr(estimator, "n_jobs") and estimator.n_jobs != 1:
+        estimator = copy.copy(estimator)
+        estimator.n_jobs = 1
+    return estimator.predict(X)
 
 
 __all__ += ["IN_SET", "NOT_IN_SET", "NUMERIC"]
