@@ -112,10 +112,10 @@ static int check_inputs(const uint8_t *S, const double *T, int64_t n, int64_t L,
         n_candidates < 0 || p->max_rules < 0)
         return DFG_EINVAL;
     if (p->max_rules > 0 && (!step_kind || !step_rule)) return DFG_EINVAL;
-    if ((n * L > 0 && !S) || (n * d > 0 && !T) || (capacity > 0 && !step_literals)) return DFG_EINVAL;
     if (L > INT64_MAX / 4 || (L > 0 && n > INT64_MAX / 8 / L) || (d > 0 && n > INT64_MAX / 8 / d) ||
         d > INT64_MAX / 8 - 1 || (L > 0 && d + 1 > INT64_MAX / 8 / L) || p->max_rules > INT64_MAX / 8)
         return DFG_EINVAL;
+    if ((n * L > 0 && !S) || (n * d > 0 && !T) || (capacity > 0 && !step_literals)) return DFG_EINVAL;
     uint8_t bits = 0; /* every entry 0 or 1: their OR is */
     for (int64_t i = 0; i < n * L; i++) bits |= S[i];
     if (bits > 1) return DFG_EINVAL;

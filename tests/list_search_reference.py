@@ -232,8 +232,8 @@ class ListSearch:
 
 def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=0.0):
     """The list at every size, grown one region at a time: element k holds the boxes (in
-    order) of the list of k + 1 regions. Each step takes the larger of two drops of the
-    training loss (squared error of T about each region's mean):
+    order) of the list of k + 1 regions. Each step takes the largest drop of the training
+    loss (squared error of T about each region's mean) of:
 
     * a rule appended: the next rule of grow_boxes on the rows no rule takes (the default's),
       or the best single literal on them (CART's split of the default's region; the smaller

@@ -237,3 +237,15 @@ def test_path_kernel_checks_its_arrays():
         with pytest.raises(ValueError):
             _list_search.list_path_grow(*b)
         assert name
+
+
+def test_list_at_every_size_takes_at_most_one_rule_per_row():
+    # more rules than rows - 1 cannot be reached (every region keeps a row): the buffers
+    # are sized for n - 1, not for max_rules
+    S, T, feature, group, cand = _problem(11, 40, 12, 2, "class", 3)
+    lists = grow_list_sizes(S, T, feature, group, cand, 10 ** 9)
+    assert lists == grow_list_sizes(S, T, feature, group, cand, 39) and len(lists) <= 40
+    kind, rule, step_ptr, literals = _list_search.list_path_grow(
+        np.ascontiguousarray(S).view(np.uint8), np.ascontiguousarray(T, dtype=np.float64), feature, group,
+        np.zeros(1, np.int64), np.zeros(0, np.int64), 10 ** 15, 0.0, 0.0, 1, 12, 2, 1e-9)
+    assert kind.size <= 39

@@ -250,27 +250,6 @@ def test_first_match_index_is_numpys_first_true(shape):
                                   first_match_index(np.ascontiguousarray(cover[:, ::-1])))
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_greedy_order_counts_classes_as_the_rule_by_rule_losses_do(seed):
-    # classification counts every rule's classes at once: the order of the plain loop
-    # (each rule's loss inside plus a constant's outside, the first of equals)
-    from defrag.rules.lists import _constant_loss, _greedy_order
-
-    rng = np.random.default_rng(seed)
-    n, K, C = 120, 7, 4
-    cover = rng.random((n, K)) < rng.uniform(0.1, 0.6, K)
-    y = rng.integers(0, C, n)
-    left, unused, order = np.ones(n, dtype=bool), list(range(K)), []
-    while unused:
-        costs = [_constant_loss(y[cover[:, r] & left], C) + _constant_loss(y[left & ~cover[:, r]], C)
-                 for r in unused]
-        best = unused[int(np.argmin(costs))]
-        order.append(best)
-        unused.remove(best)
-        left &= ~cover[:, best]
-    assert _greedy_order(cover, y, C) == order
-
-
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_lists_that_share_rules_refit_as_each_list_alone(task, cancer):
     # the path's sizes share Rule objects: each rule's truth read once, the same refits

@@ -151,6 +151,19 @@ def test_many_trees_are_checked_as_each_tree_is():
         _many([good[0]], [good[1]], n_features=0)
     with pytest.raises(ValueError, match="one children_left"):
         Tree.build_many([3, 0], [1, -1, -1], [2, -1, -1], [0, -1, -1], np.zeros(3), np.zeros(3), [[0], []])
+    # a cycle the root does not reach: every node but the root has one parent, and the
+    # tree has nodes - 1 children, yet nodes 1, 2 loop between themselves
+    cyclic = ([3, 2, 1, -1, -1, -1, -1], [4, 5, 6, -1, -1, -1, -1])
+    with pytest.raises(ValueError, match="do not form a tree"):
+        Tree.build(*cyclic, [0, 0, 0, -1, -1, -1, -1], np.zeros(7), np.zeros(7), np.zeros(7))
+    with pytest.raises(ValueError, match="do not form a tree"):
+        _many([good[0], cyclic[0]], [good[1], cyclic[1]])
+    # per-node arrays and per-tree lists of the wrong length
+    with pytest.raises(ValueError, match="threshold needs one entry per node"):
+        Tree.build_many([3], good[0], good[1], [0, -1, -1], [0.5], np.zeros(3), [np.zeros(3)])
+    with pytest.raises(ValueError, match="values needs one entry per tree"):
+        Tree.build_many([3, 1], good[0] + [-1], good[1] + [-1], [0, -1, -1, -1], np.zeros(4), np.zeros(4),
+                        [np.zeros(3)])
 
 
 def test_malformed_trees_are_refused():

@@ -57,13 +57,15 @@ def list_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     """(kind, rule, step_ptr, step_literals): the steps of the list grown one region at a
     time, step t adding the rule step_literals[step_ptr[t]:step_ptr[t + 1]] at position
     rule[t] (kind 0: appended; 1: a split of the rule that was there). Arguments as
-    list_search_grow's (max_rules: the rules at most)."""
+    list_search_grow's (max_rules: the rules at most; more than n - 1 is n - 1, since
+    every region keeps a row, and the buffers grow with it)."""
     flag = stop_flag(False)  # the kernel reads it
     cdef const int *stop = stop_pointer(flag)
     n_threads = kernel_threads(n_threads)
     cdef int64_t n = S.shape[0], L = S.shape[1], d = T.shape[1]
     cdef int64_t n_cand = _checked_sizes(S, T, literal_feature, literal_group, cand_ptr, cand_literals, max_rules,
                                          max_moves, n_starts)
+    max_rules = min(max_rules, max(n - 1, 0))
     # a split adds one literal to a box
     cdef int64_t longest = _box_bound(cand_ptr, max_rules, max_moves, max_rules)
     cdef int64_t capacity = max(max_rules * longest, 1)

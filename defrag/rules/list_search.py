@@ -187,6 +187,7 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     n, L = problem.S.shape
     if n < 2 or L == 0:
         return [[]]
+    max_rules = min(max_rules, n - 1)  # every region keeps a row: at most n regions
     kind, position, ptr, literals = _list_search.list_path_grow(
         problem.S.view(np.uint8), problem.T, problem.feature, problem.group, problem.ptr, problem.literals,
         max_rules, problem.cost_power, _condition_price(problem), problem.min_support, MAX_MOVES, N_STARTS,

@@ -102,13 +102,8 @@ def _greedy_order(cover, y, n_classes):
     unused = list(range(cover.shape[1]))
     order = []
     while unused:
-        if n_classes:  # every rule's class counts inside and outside at once (exact counts)
-            inside = cover[left][:, unused].T.astype(np.int64) @ np.eye(n_classes, dtype=np.int64)[y[left]]
-            outside = np.bincount(y[left], minlength=n_classes) - inside
-            costs = (inside.sum(axis=1) - inside.max(axis=1)) + (outside.sum(axis=1) - outside.max(axis=1))
-        else:
-            costs = [_constant_loss(y[cover[:, r] & left], n_classes)
-                     + _constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
+        costs = [_constant_loss(y[cover[:, r] & left], n_classes)
+                 + _constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
         best = unused[int(np.argmin(costs))]
         order.append(best)
         unused.remove(best)

@@ -153,8 +153,9 @@ class Tree:
         if np.any(internal != (right >= 0)):
             raise ValueError(f"{left_name} and {right_name} disagree on which nodes are leaves")
         children = np.concatenate([left[internal], right[internal]])
-        # a tree: every node but the root is a child exactly once
-        if children.size != n - 1 or np.any(np.bincount(children, minlength=n) != (np.arange(n) > 0)):
+        # a tree: every node but the root is a child exactly once, and is reached from it
+        if (children.size != n - 1 or np.any(np.bincount(children, minlength=n) != (np.arange(n) > 0))
+                or not _all_reached(left, right, np.zeros(1, dtype=np.int64))):
             raise ValueError(f"{left_name} / {right_name} do not form a tree: every node must be "
                              "reached exactly once from the root (a cycle, or a shared node)")
         feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
@@ -211,9 +212,19 @@ class Tree:
         # trees: every node but a root is a child exactly once, and each tree has
         # nodes - 1 children (the children stay within their tree, checked above)
         if (np.any(np.bincount(children, minlength=N) != ~root)
-                or np.any(2 * np.add.reduceat(internal.astype(np.int64), starts) != sizes - 1)):
+                or np.any(2 * np.add.reduceat(internal.astype(np.int64), starts) != sizes - 1)
+                or not _all_reached(np.where(internal, left + offset, -1), np.where(internal, right + offset, -1),
+                                    starts)):
             raise ValueError("children_left / children_right do not form a tree: every node must be "
                              "reached exactly once from the root (a cycle, or a shared node)")
+        per_node = dict(feature=feature, threshold=threshold, missing_right=missing_right, n_node_samples=n_node_samples,
+                        gain=gain)
+        for name, a in per_node.items():
+            if a is not None and np.shape(a) != (N,):
+                raise ValueError(f"{name} needs one entry per node ({N}), not shape {np.shape(a)}")
+        for name, a in (("values", values), ("outputs", outputs)):
+            if a is not None and len(a) != sizes.size:
+                raise ValueError(f"{name} needs one entry per tree ({sizes.size}), not {len(a)}")
         feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
         if n_features is not None and np.any(internal & ((feature < 0) | (feature >= n_features))):
             bad = int(feature[internal & ((feature < 0) | (feature >= n_features))][0])
@@ -243,6 +254,20 @@ class Tree:
     @property
     def is_leaf(self):
         return self.children_left < 0
+
+
+def _all_reached(left, right, roots):
+    """Whether every node is reached from the roots (children: node ids, -1 at leaves),
+    where each node but a root is some node's child exactly once: one step per level, each
+    node visited once (a cycle apart from the roots is never reached)."""
+    seen = np.zeros(left.size, dtype=bool)
+    level = np.asarray(roots, dtype=np.int64)
+    while level.size:  # over levels, not nodes
+        seen[level] = True
+        level = np.concatenate([left[level], right[level]])
+        level = level[level >= 0]
+        level = level[~seen[level]]
+    return bool(seen.all())
 
 
 def walk_tree(tree, X):

@@ -105,7 +105,9 @@ class SklearnTreesSource(SourceModel):
         in order), sums its trees here in order, as
         its own predict does on one thread (the same values), without joblib's dispatch per
         tree: half the time on a fit's few hundred rows (6.6 against 3.1 ms, 100 trees on
-        442 rows). Anything else goes to the model's predict."""
+        442 rows). Anything else goes to the model's predict (inputs that are infinite or
+        too large for float32 too, for its error; the model's feature-name warning is not
+        given on this path, which the fit calls with the model's own columns)."""
         est = self.estimator
         if type(est).__name__ in ("RandomForestRegressor", "ExtraTreesRegressor") and est.n_outputs_ == 1:
             names = getattr(est, "feature_names_in_", None)
@@ -113,7 +115,10 @@ class SklearnTreesSource(SourceModel):
             if not (isinstance(A, np.ndarray) and A.ndim == 2 and A.shape[1] == est.n_features_in_
                     and A.dtype.kind in "fiub"):
                 return super().predict(X)
-            X32 = np.ascontiguousarray(A, dtype=np.float32)  # what the trees compare (_validate_X_predict)
+            with np.errstate(over="ignore"):  # (too large for float32: inf, sent on below)
+                X32 = np.ascontiguousarray(A, dtype=np.float32)  # what the trees compare (_validate_X_predict)
+            if np.isinf(X32).any():  # infinite, or too large for float32: the model's own message
+                return super().predict(X)
             out = np.zeros(X32.shape[0])
             for tree in est.estimators_:  # over trees, not rows
                 out += tree.predict(X32, check_input=False)
