@@ -23,13 +23,9 @@ typedef struct {
     double *sl;   /* scratch (W) */
 } lp_ctx;
 
-static inline int holds(const uint8_t *srow, int64_t j, int64_t L) {
-    return j < L ? srow[j] != 0 : srow[j - L] == 0;
-}
-
 static int box_holds(const uint8_t *srow, const int64_t *box, int64_t len, int64_t L) {
     for (int64_t i = 0; i < len; i++)
-        if (!holds(srow, box[i], L)) return 0;
+        if (!dfg_literal_holds(srow, box[i], L)) return 0;
     return 1;
 }
 
@@ -75,7 +71,8 @@ static void region_sums(lp_ctx *c, const int64_t *rows, int64_t nr) {
 }
 
 /* The best single-literal split of a region (rows): its drop (-inf where none splits it)
- * and split l < L in *lit, the rows with s_l = 1 in *count. */
+ * and split l < L in *lit, the rows with s_l = 1 in *count; with at least 2 rows, the
+ * region's sums are left in c->tot. */
 static double best_split(lp_ctx *c, const int64_t *rows, int64_t nr, int64_t *lit, int64_t *count) {
     *lit = -1;
     *count = 0;
@@ -216,6 +213,9 @@ int dfg_list_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int
                                               cand_literals, n_candidates, &one, box_ptr, box_lits, bound, &nb,
                                               n_threads, stop);
                 if (status != DFG_OK) goto done;
+                /* CART's split of the default's region (its sums, c->tot, serve the box too) */
+                int64_t l, count;
+                const double drop = best_split(c, rows, nl, &l, &count);
                 if (nb == 1) {
                     append_len = box_ptr[1];
                     memcpy(append_box, box_lits, (size_t)append_len * sizeof(int64_t));
@@ -226,15 +226,9 @@ int dfg_list_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int
                         for (int64_t k = 0; k < d; k++) s_in[k] = s_in[k] + T_left[i * d + k];
                         cin += 1.0;
                     }
-                    for (int64_t k = 0; k < d; k++) c->tot[k] = 0.0; /* the default's sums */
-                    for (int64_t i = 0; i < nl; i++)
-                        for (int64_t k = 0; k < d; k++) c->tot[k] = c->tot[k] + T_left[i * d + k];
                     append_gain = split_drop(c, s_in, cin, c->tot, (double)nl);
                 }
-                /* CART's split of the default's region, where it drops the loss more */
-                int64_t l, count;
-                const double drop = best_split(c, rows, nl, &l, &count);
-                if (drop > append_gain) {
+                if (drop > append_gain) { /* the split where it drops the loss more */
                     append_gain = drop;
                     append_len = 1;
                     append_box[0] = 2 * count > nl ? l + L : l;

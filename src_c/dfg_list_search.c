@@ -92,10 +92,6 @@ static double box_cost(ls_ctx *c, const int64_t *box, int64_t len) {
     return (double)(k > 1 ? k : 1);
 }
 
-static inline int literal_holds(const uint8_t *srow, int64_t j, int64_t L) {
-    return j < L ? srow[j] != 0 : srow[j - L] == 0;
-}
-
 /* acc[k L + l] (+/-)= s_l T[r, k] (k = d: 1) for the literals l0 .. l0 + m - 1, over rows
  * in order. Rows go four at a time, their s converted once; a target that is 0 on all
  * four rows is skipped (adding s * 0 leaves a sum as it is: a sum of products is never
@@ -307,7 +303,7 @@ static void leave_one_out(ls_ctx *c, const int64_t *box, int64_t len) {
         const uint8_t *srow = c->S + r * L;
         int64_t fails = 0, first = -1;
         for (int64_t i = 0; i < len && fails < 2; i++) {
-            if (!literal_holds(srow, box[i], L)) {
+            if (!dfg_literal_holds(srow, box[i], L)) {
                 if (fails == 0) first = i;
                 fails++;
             }
@@ -598,7 +594,7 @@ static void take_rows(ls_ctx *c, const int64_t *box, int64_t len) {
         if (!c->lmask[r]) continue;
         const uint8_t *srow = c->S + r * c->L;
         int64_t i = 0;
-        while (i < len && literal_holds(srow, box[i], c->L)) i++;
+        while (i < len && dfg_literal_holds(srow, box[i], c->L)) i++;
         if (i == len) c->rows_b[nr++] = r;
     }
     for (int64_t q = 0; q < nr; q++) c->lmask[c->rows_b[q]] = 0;
@@ -788,7 +784,7 @@ int dfg_list_search_grow(const uint8_t *S, const double *T, int64_t n_samples, i
                 const uint8_t *srow = S + r * L;
                 for (int64_t m = 0; m < n_candidates; m++) {
                     int64_t q = cand_ptr[m];
-                    while (q < cand_ptr[m + 1] && literal_holds(srow, cand_literals[q], L)) q++;
+                    while (q < cand_ptr[m + 1] && dfg_literal_holds(srow, cand_literals[q], L)) q++;
                     if (q < cand_ptr[m + 1]) continue;
                     double *s = cand_s + m * W;
                     for (int64_t k = 0; k < d; k++) s[k] = s[k] + T[r * d + k];

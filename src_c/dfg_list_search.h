@@ -78,6 +78,11 @@ static inline double dfg_sumsq_np(const double *x, int64_t n) {
     return a0 + a1;
 }
 
+/* Whether literal j (< L: split j holds; L + l: split l does not) holds on a row of S. */
+static inline int dfg_literal_holds(const uint8_t *srow, int64_t j, int64_t L) {
+    return j < L ? srow[j] != 0 : srow[j - L] == 0;
+}
+
 /* Literals per share of a sum over rows (dfg_list_literal_sums's m at most). */
 #define DFG_LIST_CHUNK 64
 

@@ -231,22 +231,9 @@ class ListSearch:
 
 
 def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=0.0):
-    """The list at every size, grown one region at a time: element k holds the boxes (in
-    order) of the list of k + 1 regions. Each step takes the largest drop of the training
-    loss (squared error of T about each region's mean) of:
-
-    * a rule appended: the next rule of grow_boxes on the rows no rule takes (the default's),
-      or the best single literal on them (CART's split of the default's region; the smaller
-      side is the rule), whichever lowers the loss more;
-    * a rule's region split the way CART splits a leaf: the rule's box with one more literal,
-      inserted right before it, takes the rows of the region on that literal's side (the
-      rule keeps the others).
-
-    A list grown by appends alone cannot reach the rows of a broad early rule again; a tree
-    splits them further (on servo, 8 regions: a training error of 33.9 by appends alone,
-    26.2 for CART on the forest's predictions). The sizes are therefore not prefixes of one
-    list. The reference of src_c/dfg_list_path.c (defrag.rules.list_search.grow_list_sizes):
-    Python loops over steps and rules; the sums are BLAS products of the split matrix."""
+    """defrag.rules.list_search.grow_list_sizes (see its docstring; the C growth of
+    src_c/dfg_list_path.c) in NumPy: Python loops over steps and rules, the sums are BLAS
+    products of the split matrix, the appends are grow_boxes's on the default's rows."""
     S = np.ascontiguousarray(S, dtype=bool)
     T = np.asarray(T, dtype=np.float64).reshape(S.shape[0], -1)
     n, L = S.shape

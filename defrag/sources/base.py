@@ -138,30 +138,13 @@ class Tree:
         """A checked Tree: children within the tree, every node reached once from the
         root (no cycle, no shared child), features in [0, n_features). fields: the
         library's names of the children and feature arrays, for the messages."""
-        left_name, right_name, feature_name = fields
+        left_name, right_name, _ = fields
         left = np.asarray(children_left, dtype=np.int64)
         n = left.size
         right = np.asarray(children_right, dtype=np.int64)
         if n == 0 or right.shape != (n,):
             raise ValueError(f"a tree needs one {left_name} and one {right_name} entry per node")
-        for name, child in ((left_name, left), (right_name, right)):
-            bad = (child < -1) | (child >= n)
-            if bad.any():
-                raise ValueError(f"{name} holds node {int(child[bad][0])}, outside [-1, {n}) "
-                                 f"({n} nodes)")
-        internal = left >= 0
-        if np.any(internal != (right >= 0)):
-            raise ValueError(f"{left_name} and {right_name} disagree on which nodes are leaves")
-        children = np.concatenate([left[internal], right[internal]])
-        # a tree: every node but the root is a child exactly once, and is reached from it
-        if (children.size != n - 1 or np.any(np.bincount(children, minlength=n) != (np.arange(n) > 0))
-                or not _all_reached(left, right, np.zeros(1, dtype=np.int64))):
-            raise ValueError(f"{left_name} / {right_name} do not form a tree: every node must be "
-                             "reached exactly once from the root (a cycle, or a shared node)")
-        feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
-        if n_features is not None and np.any(internal & ((feature < 0) | (feature >= n_features))):
-            bad = int(feature[internal & ((feature < 0) | (feature >= n_features))][0])
-            raise ValueError(f"{feature_name} holds feature {bad}, outside [0, {n_features})")
+        internal, feature = _checked_trees(np.array([n]), left, right, feature, n_features, fields)
         kind = np.zeros(n, dtype=np.uint8) if kind is None else np.asarray(kind, dtype=np.uint8)
         sizes = np.zeros(n, dtype=np.int64) if set_sizes is None else np.asarray(set_sizes, dtype=np.int64)
         cat_ptr = np.zeros(n + 1, dtype=np.int64)
@@ -193,30 +176,6 @@ class Tree:
             return []
         if np.any(sizes < 1) or left.shape != (N,) or right.shape != (N,):
             raise ValueError("a tree needs one children_left and one children_right entry per node")
-        starts = np.zeros(sizes.size, dtype=np.int64)
-        np.cumsum(sizes[:-1], out=starts[1:])
-        tree_size = np.repeat(sizes, sizes)
-        for name, child in (("children_left", left), ("children_right", right)):
-            bad = (child < -1) | (child >= tree_size)
-            if bad.any():
-                at = int(np.flatnonzero(bad)[0])
-                raise ValueError(f"{name} holds node {int(child[at])}, outside [-1, {int(tree_size[at])}) "
-                                 f"({int(tree_size[at])} nodes)")
-        internal = left >= 0
-        if np.any(internal != (right >= 0)):
-            raise ValueError("children_left and children_right disagree on which nodes are leaves")
-        offset = np.repeat(starts, sizes)
-        children = np.concatenate([(left + offset)[internal], (right + offset)[internal]])
-        root = np.zeros(N, dtype=bool)
-        root[starts] = True
-        # trees: every node but a root is a child exactly once, and each tree has
-        # nodes - 1 children (the children stay within their tree, checked above)
-        if (np.any(np.bincount(children, minlength=N) != ~root)
-                or np.any(2 * np.add.reduceat(internal.astype(np.int64), starts) != sizes - 1)
-                or not _all_reached(np.where(internal, left + offset, -1), np.where(internal, right + offset, -1),
-                                    starts)):
-            raise ValueError("children_left / children_right do not form a tree: every node must be "
-                             "reached exactly once from the root (a cycle, or a shared node)")
         per_node = dict(feature=feature, threshold=threshold, missing_right=missing_right, n_node_samples=n_node_samples,
                         gain=gain)
         for name, a in per_node.items():
@@ -225,10 +184,9 @@ class Tree:
         for name, a in (("values", values), ("outputs", outputs)):
             if a is not None and len(a) != sizes.size:
                 raise ValueError(f"{name} needs one entry per tree ({sizes.size}), not {len(a)}")
-        feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
-        if n_features is not None and np.any(internal & ((feature < 0) | (feature >= n_features))):
-            bad = int(feature[internal & ((feature < 0) | (feature >= n_features))][0])
-            raise ValueError(f"feature holds feature {bad}, outside [0, {n_features})")
+        internal, feature = _checked_trees(sizes, left, right, feature, n_features)
+        starts = np.zeros(sizes.size, dtype=np.int64)
+        np.cumsum(sizes[:-1], out=starts[1:])
         threshold = np.where(internal, np.asarray(threshold, dtype=np.float64), 0.0)
         missing = np.asarray(missing_right, dtype=np.uint8) & internal
         gain = np.full(N, np.nan) if gain is None else np.where(internal, np.asarray(gain, dtype=np.float64), 0.0)
@@ -254,6 +212,44 @@ class Tree:
     @property
     def is_leaf(self):
         return self.children_left < 0
+
+
+def _checked_trees(sizes, left, right, feature, n_features=None,
+                   fields=("children_left", "children_right", "feature")):
+    """(internal, feature with -1 at leaves) of trees whose node arrays lie end to end
+    (tree t: sizes[t] nodes, children numbered within it, -1 at leaves), once they are
+    trees: children within their tree, every node but a root a child exactly once and
+    reached from its root, features in [0, n_features). fields: the library's names of
+    the children and feature arrays, for the messages."""
+    left_name, right_name, feature_name = fields
+    starts = np.zeros(sizes.size, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    tree_size = np.repeat(sizes, sizes)
+    for name, child in ((left_name, left), (right_name, right)):
+        bad = (child < -1) | (child >= tree_size)
+        if bad.any():
+            at = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name} holds node {int(child[at])}, outside [-1, {int(tree_size[at])}) "
+                             f"({int(tree_size[at])} nodes)")
+    internal = left >= 0
+    if np.any(internal != (right >= 0)):
+        raise ValueError(f"{left_name} and {right_name} disagree on which nodes are leaves")
+    offset = np.repeat(starts, sizes)
+    left_at, right_at = np.where(internal, left + offset, -1), np.where(internal, right + offset, -1)
+    root = np.zeros(left.size, dtype=bool)
+    root[starts] = True
+    # every node but a root is a child exactly once, each tree has nodes - 1 children, and
+    # every node is reached from its root (no cycle apart from it)
+    if (np.any(np.bincount(np.concatenate([left_at[internal], right_at[internal]]), minlength=left.size) != ~root)
+            or np.any(2 * np.add.reduceat(internal.astype(np.int64), starts) != sizes - 1)
+            or not _all_reached(left_at, right_at, starts)):
+        raise ValueError(f"{left_name} / {right_name} do not form a tree: every node must be "
+                         "reached exactly once from the root (a cycle, or a shared node)")
+    feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
+    if n_features is not None and np.any(internal & ((feature < 0) | (feature >= n_features))):
+        bad = int(feature[internal & ((feature < 0) | (feature >= n_features))][0])
+        raise ValueError(f"{feature_name} holds feature {bad}, outside [0, {n_features})")
+    return internal, feature
 
 
 def _all_reached(left, right, roots):
