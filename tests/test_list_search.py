@@ -16,6 +16,7 @@ from defrag.fit.list_path import (
     N_FOLDS,
     _fixed_list_losses,
     _simpler_within_one_se,
+    _size_losses,
     _cross_validated,
     one_se_size,
 )
@@ -147,6 +148,46 @@ def test_fixed_list_losses_match_a_plain_refit_per_fold():
             else:
                 mean = y[train].mean() if train.any() else 0.0
                 assert np.isclose(losses[i], (mean - y[i]) ** 2)
+
+
+def _plain_size_losses(lists, S_tr, y_tr, n_classes, S_val, y_val):
+    """_size_losses one size at a time: each list's first matches, its outputs refitted on
+    the training part (bincounts in row order: the same sums)."""
+    out = []
+    for boxes in lists:
+        regions = []
+        for S in (S_tr, S_val):
+            cover = np.column_stack([S[:, [l for l in b if l < S.shape[1]]].all(axis=1)
+                                     & ~S[:, [l - S.shape[1] for l in b if l >= S.shape[1]]].any(axis=1)
+                                     for b in boxes]) if boxes else np.zeros((S.shape[0], 0), bool)
+            regions.append(first_match_index(cover))
+        g_tr, g_va = regions
+        m = len(boxes) + 1
+        if n_classes:
+            counts = np.bincount(g_tr * n_classes + y_tr, minlength=m * n_classes).reshape(m, n_classes)
+            out.append((np.argmax(counts, axis=1)[g_va] != y_val).astype(float))
+        else:
+            size = np.bincount(g_tr, minlength=m)
+            mean = np.bincount(g_tr, weights=y_tr, minlength=m) / np.maximum(size, 1)
+            out.append((mean[g_va] - y_val) ** 2)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("at_once", [1 << 22, 1])
+def test_size_losses_of_all_sizes_at_once_as_one_by_one(at_once, monkeypatch):
+    # every size's regions from one gather of the distinct boxes' covers, in blocks of
+    # sizes (1: one size a block), against each size's list on its own: identical
+    monkeypatch.setattr(list_path, "SIZES_AT_ONCE", at_once)
+    rng = np.random.default_rng(11)
+    L = 7
+    S_tr, S_val = rng.random((80, L)) < 0.5, rng.random((30, L)) < 0.5
+    pool = [sorted(rng.choice(2 * L, size=rng.integers(1, 4), replace=False).tolist()) for _ in range(6)]
+    lists = [[]] + [[pool[i] for i in rng.choice(6, size=k, replace=False)] for k in range(1, 6)]
+    for n_classes in (0, 4):
+        y_tr = rng.integers(0, 4, 80) if n_classes else rng.normal(size=80)
+        y_val = rng.integers(0, 4, 30) if n_classes else rng.normal(size=30)
+        got = _size_losses(lists, S_tr, y_tr, n_classes, S_val, y_val)
+        np.testing.assert_array_equal(got, _plain_size_losses(lists, S_tr, y_tr, n_classes, S_val, y_val))
 
 
 def test_the_simpler_list_within_one_standard_error_is_printed():

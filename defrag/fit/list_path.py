@@ -53,6 +53,10 @@ MIN_VALIDATION = 10
 # handing them to threads costs (servo, 116 x 19: 3.8-5.2 ms side by side against
 # 3.6-5.1 ms one by one; glass, 149 x 123: 4.7 against 7.6 ms).
 SIDE_BY_SIDE_WORK = 5_000
+# Cells (sizes x regions x rows) of the boolean array that gives the rows' regions in the
+# lists of several sizes at once (_size_losses): 4 MB, one block on the search's rows
+# with max_rules up to 10 and 3,000 rows (10 x 11 x 3,000).
+SIZES_AT_ONCE = 1 << 22
 # A rule's score: its gain over (printed conditions) ** COST_POWER (rules/list_search.py).
 # 0: the gain alone (a condition stays where it lowers the loss at all, and is dropped
 # where it does not); 1: the gain per condition, which keeps lists to about one
@@ -94,32 +98,54 @@ def _size_losses(lists, S_tr, y_tr, n_classes, S_val, y_val):
     """Per-row validation losses (sizes x validation rows) of the list at each size (lists:
     its boxes per size) grown on the training part: outputs fitted on the training part,
     applied to the validation rows (0/1 errors, or squared errors)."""
-    # each distinct box's cover once (a box is in the lists of many sizes), on both parts
-    distinct = {tuple(b) for boxes in lists for b in boxes}
-    covers = {b: (box_cover(S_tr, b), box_cover(S_val, b)) for b in distinct}
-
-    def first(part, boxes):
-        n = (S_tr, S_val)[part].shape[0]
-        cover = np.column_stack([covers[tuple(b)][part] for b in boxes]) if boxes else np.zeros((n, 0), dtype=bool)
-        return first_match_index(cover)
-
-    # over sizes, not rows
-    return np.array([_region_losses(first(0, boxes), y_tr, first(1, boxes), y_val, len(boxes) + 1, n_classes)
-                     for boxes in lists])
+    # each distinct box's cover once (a box is in the lists of many sizes), on both parts;
+    # then every size at once, SIZES_AT_ONCE cells at a time: its boxes' columns, padded
+    # with an all-true column (the default), whose first true one is each row's region
+    distinct = sorted({tuple(b) for boxes in lists for b in boxes})
+    column = {b: j for j, b in enumerate(distinct)}
+    width = max(len(boxes) for boxes in lists) + 1  # regions of the largest list
+    ids = np.full((len(lists), width), len(distinct))
+    for k, boxes in enumerate(lists):  # over sizes, not rows
+        ids[k, :len(boxes)] = [column[tuple(b)] for b in boxes]
+    covers = []
+    for S in (S_tr, S_val):
+        cover = np.ones((S.shape[0], len(distinct) + 1), dtype=bool)
+        for j, b in enumerate(distinct):  # over boxes, not rows
+            cover[:, j] = box_cover(S, b)
+        covers.append(cover)
+    losses = np.empty((len(lists), S_val.shape[0]))
+    step = max(1, SIZES_AT_ONCE // max(width * max(S_tr.shape[0], S_val.shape[0]), 1))
+    for k in range(0, len(lists), step):  # over blocks of sizes, not rows
+        block = ids[k:k + step]
+        g_tr, g_va = (np.argmax(c[:, block], axis=2).T for c in covers)  # (sizes, rows)
+        losses[k:k + step] = _region_losses(g_tr, y_tr, g_va, y_val, width, n_classes)
+    return losses
 
 
 def _region_losses(g_tr, y_tr, g_va, y_va, n_regions, n_classes):
     """Per-row losses on the validation rows (region g_va, target y_va) of each region's
     output fitted on the training rows (g_tr, y_tr): 0/1 errors of its majority class
     (lowest code on ties), or squared errors of its mean (0 for a region without
-    training rows)."""
+    training rows). g_tr and g_va may hold one row per list (lists x rows): each list's
+    regions are its own, its losses a row of the result."""
+    one = np.ndim(g_tr) == 1
+    g_tr, g_va = np.atleast_2d(g_tr), np.atleast_2d(g_va)
+    # the regions of list i are i * n_regions + g: one bincount over all lists, each
+    # region's rows summed in row order (the sums of one list's bincount)
+    n_lists = g_tr.shape[0]
+    offset = (np.arange(n_lists) * n_regions)[:, None]
+    g_tr, g_va = (g_tr + offset).ravel(), g_va + offset
+    n_groups = n_lists * n_regions
+    y_all = np.tile(y_tr, n_lists)
     if n_classes:
-        counts = np.bincount(g_tr * n_classes + y_tr, minlength=n_regions * n_classes)
-        pred = np.argmax(counts.reshape(n_regions, n_classes), axis=1)
-        return (pred[g_va] != y_va).astype(np.float64)
-    size = np.bincount(g_tr, minlength=n_regions)
-    mean = np.bincount(g_tr, weights=y_tr, minlength=n_regions) / np.maximum(size, 1)
-    return (mean[g_va] - y_va) ** 2
+        counts = np.bincount(g_tr * n_classes + y_all, minlength=n_groups * n_classes)
+        pred = np.argmax(counts.reshape(n_groups, n_classes), axis=1)
+        losses = (pred[g_va] != y_va).astype(np.float64)
+    else:
+        size = np.bincount(g_tr, minlength=n_groups)
+        mean = np.bincount(g_tr, weights=y_all, minlength=n_groups) / np.maximum(size, 1)
+        losses = (mean[g_va] - y_va) ** 2
+    return losses[0] if one else losses
 
 
 def one_se_size(losses):

