@@ -46,6 +46,13 @@ cdef extern from "dfg_cover.h":
     int dfg_first_cover(const uint8_t *cover, int64_t n_samples, int64_t n_rules, int64_t *first,
                         int n_threads) nogil
 
+cdef extern from "dfg_list_loss.h":
+    int dfg_list_loss(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
+                      const int64_t *order, int64_t n_rules, const double *y,
+                      const int64_t *y_class, int64_t n_classes, double *loss,
+                      int *all_matched) nogil
+    double dfg_pairwise_sum(const double *a, int64_t n) nogil
+
 cdef extern from "dfg_condition_stats.h":
     int dfg_bound_neighbours(const double *X, int64_t n_samples, int64_t n_features,
                              int64_t n_bounds, const int32_t *feature, const double *value,

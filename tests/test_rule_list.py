@@ -239,6 +239,66 @@ def test_list_loss_and_first_match_counts_match_the_rule_by_rule_definition(n_cl
         np.testing.assert_array_equal(first_match_counts(cover), counts)
 
 
+def _numpy_list_loss(cover, y, n_classes):
+    """list_loss as NumPy computes it (the library's before src_c/dfg_list_loss.h)."""
+    from defrag.rules.lists import first_match_index
+
+    first, groups = first_match_index(cover), cover.shape[1] + 1
+    if n_classes:
+        counts = np.bincount(first * n_classes + y, minlength=groups * n_classes)
+        return float(y.size - counts.reshape(groups, n_classes).max(axis=1).sum())
+    size = np.bincount(first, minlength=groups)
+    mean = np.bincount(first, weights=y, minlength=groups) / np.maximum(size, 1)
+    residual = y - mean[first]
+    return float(np.sum(np.bincount(first, weights=residual * residual, minlength=groups)))
+
+
+@pytest.mark.parametrize("n_classes", [0, 2, 5])
+def test_list_loss_in_c_is_numpys_bit_for_bit(n_classes):
+    # the same sums in the same order: the list's decisions (loss against the best so far
+    # or a budget) cannot differ; lists of 0 to 200 rules (NumPy's pairwise sum changes
+    # its blocks at 8 and 128 groups), orders that skip and repeat columns
+    from defrag.rules.lists import _loss_and_all_matched, list_loss
+
+    rng = np.random.default_rng(n_classes)
+    for n, n_columns in ((0, 3), (1, 1), (37, 0), (300, 6), (700, 12), (400, 200)):
+        cover = rng.random((n, n_columns)) < rng.uniform(0.02, 0.6)
+        y = rng.integers(0, n_classes, n) if n_classes else rng.normal(size=n) * 10.0 ** rng.integers(-3, 6, n)
+        orders = [None] + [rng.integers(0, n_columns, size=k) for k in (1, 3, n_columns) if n_columns]
+        for order in orders:
+            columns = cover if order is None else cover[:, order]
+            expected = _numpy_list_loss(columns, y, n_classes)
+            assert list_loss(cover, y, n_classes, order) == expected
+            loss, all_matched = _loss_and_all_matched(cover, y, n_classes, order)
+            # rule r is a first match where it covers a row no earlier rule covers
+            matched = [(columns[:, r] & ~columns[:, :r].any(axis=1)).any() for r in range(columns.shape[1])]
+            assert loss == expected and all_matched == all(matched)
+    from defrag.rules._rules_eval import pairwise_sum
+
+    for n in (0, 7, 8, 9, 127, 128, 129, 1000):
+        a = rng.random(n) * 10.0 ** rng.integers(-8, 8, n)
+        assert pairwise_sum(a) == np.sum(a)
+
+
+def test_list_loss_refuses_what_does_not_fit():
+    from defrag.rules._rules_eval import list_loss
+
+    cover = np.ones((4, 2), dtype=np.uint8)
+    y, codes = np.zeros(4), np.zeros(4, dtype=np.int64)
+    for order in ([2], [-1]):  # a column that is not there
+        with pytest.raises(ValueError, match="list_loss"):
+            list_loss(cover, np.array(order, dtype=np.int64), y)
+    with pytest.raises(ValueError, match="list_loss"):  # a class code out of range
+        list_loss(cover, np.zeros(1, dtype=np.int64), y_class=np.array([0, 1, 3, 0]), n_classes=3)
+    with pytest.raises(ValueError, match="entries for 4 rows"):
+        list_loss(cover, np.zeros(1, dtype=np.int64), y[:3])
+    with pytest.raises(ValueError, match="give y"):
+        list_loss(cover, np.zeros(1, dtype=np.int64), y_class=codes)  # n_classes 0 takes y
+    with pytest.raises(ValueError, match="n_classes"):
+        list_loss(cover, np.zeros(1, dtype=np.int64), y_class=codes, n_classes=-1)
+    assert list_loss(cover, np.zeros(1, dtype=np.int64), y_class=codes, n_classes=1) == (0.0, True)
+
+
 @pytest.mark.parametrize("shape", [(0, 3), (5, 0), (1000, 1), (2049, 9)])
 def test_first_match_index_is_numpys_first_true(shape):
     from defrag.rules.lists import first_match_index

@@ -258,8 +258,9 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     S = splits.binary_features(X[rows])
     T = _targets(y[rows], n_classes)
     feature, group = literal_groups(splits)
-    boxes = {tuple(simplified_box(S, box_of_component(eta[keep], config.kappa), group))
-             for etas in component_etas for eta in etas}
+    # restarts often fix the same literals: each distinct box simplified once
+    raw = {tuple(box_of_component(eta[keep], config.kappa)) for etas in component_etas for eta in etas}
+    boxes = {tuple(simplified_box(S, box, group)) for box in raw}
     candidates = sorted(b for b in boxes if b)
     max_regions = max(config.max_rules, config.n_rules or 0)
 

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Rules on data: one condition as a bit column over the samples, coverage counts and the
-greedy pruning of a rule's conditions, and whole rule sets evaluated on raw inputs
-(src_c/dfg_bits.h, src_c/dfg_prune.h, src_c/dfg_rules.h). The calls that take threads
+greedy pruning of a rule's conditions, whole rule sets evaluated on raw inputs, and a
+rule list's first matches and training loss (src_c/dfg_bits.h, src_c/dfg_prune.h,
+src_c/dfg_rules.h, src_c/dfg_cover.h, src_c/dfg_list_loss.h). The calls that take threads
 take at most those of the fit they work for (kernel_threads) and start no kernel once
 that fit is interrupted (stop_flag)."""
 import numpy as np
@@ -10,7 +11,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_bits,
                             dfg_condition_counts, dfg_count_all,
-                            dfg_first_cover, dfg_prune_conditions,
+                            dfg_first_cover, dfg_list_loss, dfg_pairwise_sum,
+                            dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
 from defrag.utils._common cimport (CategorySets, category_sets, check_status, kernel_threads,
                                    optional_sets, stop_flag)
@@ -102,6 +104,48 @@ def first_cover(const uint8_t[:, ::1] cover, int n_threads=1):
         with nogil:
             status = dfg_first_cover(&cover[0, 0] if R else NULL, N, R, &o[0], n_threads)
     check_status(status, "first_cover")
+    return out
+
+
+def list_loss(const uint8_t[:, ::1] cover, const int64_t[::1] order, const double[::1] y=None,
+              const int64_t[::1] y_class=None, int64_t n_classes=0):
+    """(training loss, whether every rule is some row's first match) of the rule list of
+    cover's columns order[0], order[1], ... (cover: n_samples x n_columns, nonzero where
+    the column's rule covers the row): squared error about each first-match group's mean
+    (y, n_classes 0), or the rows outside each group's majority class (y_class, codes in
+    [0, n_classes)). NumPy's arithmetic (src_c/dfg_list_loss.h). No GIL, one thread: a
+    call is a few microseconds of work."""
+    cdef int64_t N = cover.shape[0], C = cover.shape[1], R = order.shape[0]
+    if n_classes < 0:
+        raise ValueError(f"list_loss: n_classes must be >= 0, got {n_classes}")
+    if (y is None) if n_classes == 0 else (y_class is None):
+        raise ValueError("list_loss: give y (n_classes 0) or y_class (n_classes > 0)")
+    cdef const double *yp = NULL
+    cdef const int64_t *cp = NULL
+    if n_classes == 0:
+        if y.shape[0] != N:
+            raise ValueError(f"list_loss: y has {y.shape[0]} entries for {N} rows")
+        yp = &y[0] if N else NULL
+    else:
+        if y_class.shape[0] != N:
+            raise ValueError(f"list_loss: y_class has {y_class.shape[0]} entries for {N} rows")
+        cp = &y_class[0] if N else NULL
+    cdef double loss = 0.0
+    cdef int all_matched = 1
+    cdef int status
+    with nogil:
+        status = dfg_list_loss(&cover[0, 0] if N and C else NULL, N, C, &order[0] if R else NULL,
+                               R, yp, cp, n_classes, &loss, &all_matched)
+    check_status(status, "list_loss")
+    return loss, bool(all_matched)
+
+
+def pairwise_sum(const double[::1] a):
+    """np.sum of a float64 array, as src_c/dfg_list_loss.h adds the groups' losses (for the
+    tests)."""
+    cdef double out
+    with nogil:
+        out = dfg_pairwise_sum(&a[0] if a.shape[0] else NULL, a.shape[0])
     return out
 
 

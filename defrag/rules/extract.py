@@ -79,8 +79,8 @@ def _prunable_units(eta_k, splits, kappa):
     feature's condition."""
     lower, upper, missing_ok = component_bounds(eta_k, splits, kappa)
     missing_ok &= splits.supports_missing
-    units = [(d, "lower", lo) for d, lo in enumerate(lower) if np.isfinite(lo)]
-    units += [(d, "upper", hi) for d, hi in enumerate(upper) if np.isfinite(hi)]
+    units = [(d, "lower", lower[d]) for d in np.flatnonzero(np.isfinite(lower)).tolist()]
+    units += [(d, "upper", upper[d]) for d in np.flatnonzero(np.isfinite(upper)).tolist()]
     for d, (inc, exc) in component_sets(eta_k, splits, kappa).items():
         units += [(d, part, codes) for part, codes in (("in", inc), ("out", exc)) if codes is not None]
     rank = {"lower": 0, "upper": 1, "in": 2, "out": 3}

@@ -23,8 +23,8 @@ of the same size fitted to the ensemble (docs/performance.rst, "Rules against a 
 
 The loss is the squared error (regression) or the number of misclassified points
 (classification) of the targets the mixture was fitted to. Loops run over rules and
-conditions; every step over the samples is a vectorised NumPy operation (a list's loss
-is one pass: each point's first match, then per-rule counts or sums).
+conditions; every step over the samples is a vectorised NumPy operation or a C pass (a
+list's loss: each point's first match, then per-rule counts or sums, src_c/dfg_list_loss.h).
 """
 from dataclasses import dataclass
 
@@ -64,30 +64,24 @@ def first_match_index(cover):
     return _rules_eval.first_cover(cover.view(np.uint8))  # a C scan, without the GIL
 
 
-def list_loss(cover, y, n_classes):
+def list_loss(cover, y, n_classes, order=None):
     """Training loss of the list whose rules cover the points of the columns of cover (in
-    order), each output refitted on its first-match points and the default on the rest:
-    one pass over the points (the groups are the points' first matches)."""
-    return _first_match_loss(first_match_index(cover), cover.shape[1] + 1, y, n_classes)
+    order, or the columns order[0], order[1], ...), each output refitted on its
+    first-match points and the default on the rest: one pass over the points in C
+    (src_c/dfg_list_loss.h), with NumPy's arithmetic (tests/test_rule_list.py holds the
+    NumPy version)."""
+    return _loss_and_all_matched(cover, y, n_classes, order)[0]
 
 
-def _loss_and_all_matched(cover, y, n_classes):
+def _loss_and_all_matched(cover, y, n_classes, order=None):
     """(list_loss, whether every rule is some point's first match), from one first-match
     pass."""
-    first = first_match_index(cover)
-    matched = np.bincount(first, minlength=cover.shape[1] + 1)[:-1] > 0
-    return _first_match_loss(first, cover.shape[1] + 1, y, n_classes), bool(np.all(matched))
-
-
-def _first_match_loss(first, groups, y, n_classes):
-    """list_loss of the points' first matches (groups: rules + the default)."""
+    cover = np.ascontiguousarray(cover, dtype=bool)
+    order = np.arange(cover.shape[1], dtype=np.int64) if order is None else np.asarray(order, dtype=np.int64)
     if n_classes:
-        counts = np.bincount(first * n_classes + y, minlength=groups * n_classes)
-        return float(y.size - counts.reshape(groups, n_classes).max(axis=1).sum())
-    size = np.bincount(first, minlength=groups)
-    mean = np.bincount(first, weights=y, minlength=groups) / np.maximum(size, 1)
-    residual = y - mean[first]
-    return float(np.sum(np.bincount(first, weights=residual * residual, minlength=groups)))
+        return _rules_eval.list_loss(cover.view(np.uint8), order, y_class=np.asarray(y, dtype=np.int64),
+                                     n_classes=n_classes)
+    return _rules_eval.list_loss(cover.view(np.uint8), order, y=np.asarray(y, dtype=np.float64))
 
 
 def first_match_counts(cover):
@@ -113,7 +107,7 @@ def _greedy_order(cover, y, n_classes):
 
 def _local_search(order, cover, y, n_classes):
     """Step 2: move one rule to another position while the loss strictly drops."""
-    current = list_loss(cover[:, order], y, n_classes)
+    current = list_loss(cover, y, n_classes, order)
     improved = True
     while improved:
         improved = False
@@ -123,7 +117,7 @@ def _local_search(order, cover, y, n_classes):
                     continue
                 trial = list(order)
                 trial.insert(j, trial.pop(i))
-                loss = list_loss(cover[:, trial], y, n_classes)
+                loss = list_loss(cover, y, n_classes, trial)
                 if loss < current - 1e-12 * max(current, 1.0):
                     order, current, improved = trial, loss, True
     return order
@@ -206,7 +200,7 @@ def _drop_idle_rules(conditions, holds, cover, y, n_classes, budget):
         changed = False
         for r in reversed(keep):
             trial = [k for k in keep if k != r]
-            loss, all_matched = _loss_and_all_matched(cover[:, trial], y, n_classes)
+            loss, all_matched = _loss_and_all_matched(cover, y, n_classes, trial)
             if loss <= budget + 1e-9 * max(budget, 1.0) and all_matched:
                 keep, changed = trial, True
                 break
