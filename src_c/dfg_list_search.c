@@ -343,15 +343,36 @@ static void add_and_drop_moves(ls_ctx *c, const int64_t *box, int64_t len, move 
     int64_t named = 0;
     for (int64_t i = 0; i < len; i++)
         if (c->fcount[c->feat[box[i]]]++ == 0) named++;
-    for (int64_t j = 0; j < c->L2; j++) {
-        const int64_t l = j < L ? j : j - L;
-        double cR;
-        for (int64_t k = 0; k < d; k++) c->etot[k] = c->racc[k * L + l]; /* the right sums */
-        literal_sums(c, j, c->etot, c->racc[d * L + l], c->rtot, c->sR, &cR);
-        const double g = gain_of(c, c->sR, cR);
-        const double cost = (double)(named + (c->fcount[c->feat[j]] == 0));
-        c->gain2[j] = g;
-        c->score2[j] = score_of(c, g, cost);
+    if (d == 1 && c->gain_only) {
+        /* one target, a score that is the gain (the default in regression): gain_of's
+         * arithmetic inline, the same doubles (a one-term sum of squares is x * x) */
+        const double *sum = c->racc, *count = c->racc + L, s_all = c->rtot[0], c_all = c->rtot[1];
+        const double mean = c->mL[0], cL = c->cL, min_support = c->min_support;
+        for (int64_t j = 0; j < c->L2; j++) {
+            const int64_t l = j < L ? j : j - L;
+            const double sR = j < L ? sum[l] : s_all - sum[l];
+            const double cR = j < L ? count[l] : c_all - count[l];
+            double g;
+            if (!(cR >= min_support && cL - cR >= 1.0))
+                g = -INFINITY;
+            else if (!(cR > 0.0))
+                g = 0.0;
+            else {
+                const double v = sR - cR * mean;
+                g = v * v / (cR > 1.0 ? cR : 1.0);
+            }
+            c->gain2[j] = c->score2[j] = g;
+        }
+    } else {
+        for (int64_t j = 0; j < c->L2; j++) {
+            const int64_t l = j < L ? j : j - L;
+            double cR;
+            for (int64_t k = 0; k < d; k++) c->etot[k] = c->racc[k * L + l]; /* the right sums */
+            literal_sums(c, j, c->etot, c->racc[d * L + l], c->rtot, c->sR, &cR);
+            const double g = gain_of(c, c->sR, cR);
+            c->gain2[j] = g;
+            c->score2[j] = c->gain_only ? g : score_of(c, g, (double)(named + (c->fcount[c->feat[j]] == 0)));
+        }
     }
     for (int64_t i = 0; i < len; i++) c->fcount[c->feat[box[i]]] = 0;
     for (int64_t i = 0; i < len; i++) c->score2[box[i]] = -INFINITY;
