@@ -105,7 +105,7 @@ KERNELS = {
     "defrag.fit._fit": FIT_KERNELS,
     "defrag.fit._gate": FIT_KERNELS + ["dfg_gate.c", "dfg_emkl.c"],
     "defrag.rules._rules_eval": ["dfg_bits.c", "dfg_prune.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c",
-                                 "dfg_condition_stats.c", "dfg_cover.c", "dfg_list_loss.c"],
+                                 "dfg_condition_stats.c", "dfg_cover.c", "dfg_list_loss.c", "dfg_list_prune.c"],
     "defrag.rules._list_search": ["dfg_list_search.c", "dfg_list_path.c", "dfg_cpu.c"],
     "defrag.prototypes._proximity": ["dfg_proximity.c", "dfg_cpu.c"],
     "defrag.proxy._proxy_split": ["dfg_proxy_split.c"],

@@ -280,6 +280,76 @@ def test_list_loss_in_c_is_numpys_bit_for_bit(n_classes):
         assert pairwise_sum(a) == np.sum(a)
 
 
+def _numpy_prune(conditions, holds, cover, y, n_classes, budget, passes=3):
+    """rules/lists.py's _prune as NumPy did it (before src_c/dfg_list_prune.h)."""
+    n = cover.shape[0]
+    for _ in range(passes):
+        changed = False
+        for r in range(len(conditions)):
+            shares = [np.count_nonzero(h) for h in holds[r]]
+            for c in sorted(range(len(shares)), key=lambda c: -shares[c]):
+                if conditions[r][c] is None:
+                    continue
+                others = [h for i, h in enumerate(holds[r]) if i != c and conditions[r][i] is not None]
+                old = cover[:, r].copy()
+                cover[:, r] = np.logical_and.reduce(others) if others else np.ones(n, dtype=bool)
+                loss = _numpy_list_loss(cover, y, n_classes)
+                first = np.where(cover.any(axis=1), np.argmax(cover, axis=1), cover.shape[1]) if cover.shape[1] \
+                    else np.zeros(n, dtype=int)
+                matched = np.all(np.bincount(first, minlength=cover.shape[1] + 1)[:-1] > 0)
+                if loss <= budget and matched:
+                    conditions[r][c] = None
+                    changed = True
+                else:
+                    cover[:, r] = old
+        if not changed:
+            break
+    kept = [[i for i, c in enumerate(conds) if c is not None] for conds in conditions]
+    return [[conds[i] for i in k] for conds, k in zip(conditions, kept)], cover
+
+
+@pytest.mark.parametrize("n_classes", [0, 3])
+def test_pruning_in_c_drops_what_numpy_drops(n_classes):
+    # random lists of 0-6 rules with 0-5 conditions each (nested, nearly vacuous and empty
+    # ones), budgets from the list's own loss up: the same conditions kept, the same cover
+    from defrag.rules.lists import _prune
+
+    rng = np.random.default_rng(7 + n_classes)
+    for trial in range(60):
+        n = int(rng.integers(1, 200))
+        y = rng.integers(0, 3, n) if n_classes else np.round(rng.normal(size=n) * 3, int(rng.integers(0, 3)))
+        sizes = rng.integers(0, 6, size=int(rng.integers(0, 7)))
+        holds = [[rng.random(n) < rng.choice([0.3, 0.7, 0.95, 1.0]) for _ in range(k)] for k in sizes]
+        conditions = [[f"c{r}.{i}" for i in range(k)] for r, k in enumerate(sizes)]
+        cover = np.column_stack([np.logical_and.reduce(h) if h else np.ones(n, bool) for h in holds]) \
+            if len(holds) else np.zeros((n, 0), bool)
+        budget = _numpy_list_loss(cover, y, n_classes) * rng.choice([1.0, 1.05, 1.5])
+        expected, expected_cover = _numpy_prune([list(c) for c in conditions], holds, cover.copy(), y, n_classes,
+                                                budget)
+        got, _, got_cover = _prune([list(c) for c in conditions], holds, cover.copy(), y, n_classes, budget)
+        assert got == expected, trial
+        np.testing.assert_array_equal(got_cover, expected_cover)
+
+
+def test_list_prune_refuses_what_does_not_fit():
+    from defrag.rules._rules_eval import list_prune
+
+    holds, y = np.ones((3, 4), dtype=np.uint8), np.zeros(4)
+    with pytest.raises(ValueError, match="rule_ptr"):
+        list_prune(holds, np.array([0, 2], dtype=np.int64), np.ones(3, np.uint8), 1.0, 3, y=y)
+    with pytest.raises(ValueError, match="list_prune"):  # decreasing: the kernel refuses it
+        list_prune(holds, np.array([0, 3, 2, 3], dtype=np.int64), np.ones(3, np.uint8), 1.0, 3, y=y)
+    with pytest.raises(ValueError, match="keep"):
+        list_prune(holds, np.array([0, 3], dtype=np.int64), np.ones(2, np.uint8), 1.0, 3, y=y)
+    with pytest.raises(ValueError, match="n_passes"):
+        list_prune(holds, np.array([0, 3], dtype=np.int64), np.ones(3, np.uint8), 1.0, -1, y=y)
+    with pytest.raises(ValueError, match="entries for 4 rows"):
+        list_prune(holds, np.array([0, 3], dtype=np.int64), np.ones(3, np.uint8), 1.0, 3, y=y[:2])
+    with pytest.raises(ValueError, match="list_prune"):  # a class code out of range
+        list_prune(holds, np.array([0, 3], dtype=np.int64), np.ones(3, np.uint8), 1.0, 3,
+                   y_class=np.array([0, 0, 2, 0]), n_classes=2)
+
+
 def test_list_loss_refuses_what_does_not_fit():
     from defrag.rules._rules_eval import list_loss
 

@@ -1,8 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Rules on data: one condition as a bit column over the samples, coverage counts and the
 greedy pruning of a rule's conditions, whole rule sets evaluated on raw inputs, and a
-rule list's first matches and training loss (src_c/dfg_bits.h, src_c/dfg_prune.h,
-src_c/dfg_rules.h, src_c/dfg_cover.h, src_c/dfg_list_loss.h). The calls that take threads
+rule list's first matches, training loss and conditions pruned against it (src_c/dfg_bits.h,
+src_c/dfg_prune.h, src_c/dfg_rules.h, src_c/dfg_cover.h, src_c/dfg_list_loss.h,
+src_c/dfg_list_prune.h). The calls that take threads
 take at most those of the fit they work for (kernel_threads) and start no kernel once
 that fit is interrupted (stop_flag)."""
 import numpy as np
@@ -11,7 +12,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_bits,
                             dfg_condition_counts, dfg_count_all,
-                            dfg_first_cover, dfg_list_loss, dfg_pairwise_sum,
+                            dfg_first_cover, dfg_list_loss, dfg_list_prune, dfg_pairwise_sum,
                             dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
 from defrag.utils._common cimport (CategorySets, category_sets, check_status, kernel_threads,
@@ -107,6 +108,22 @@ def first_cover(const uint8_t[:, ::1] cover, int n_threads=1):
     return out
 
 
+cdef int _list_targets(int64_t n, const double[::1] y, const int64_t[::1] y_class, int64_t n_classes,
+                       str what, const double **yp, const int64_t **cp) except -1:
+    """Points yp (n_classes 0) or cp (class codes) at the targets, checked to have n entries."""
+    if n_classes < 0:
+        raise ValueError(f"{what}: n_classes must be >= 0, got {n_classes}")
+    if (y is None) if n_classes == 0 else (y_class is None):
+        raise ValueError(f"{what}: give y (n_classes 0) or y_class (n_classes > 0)")
+    if n_classes == 0 and y.shape[0] != n:
+        raise ValueError(f"{what}: y has {y.shape[0]} entries for {n} rows")
+    if n_classes > 0 and y_class.shape[0] != n:
+        raise ValueError(f"{what}: y_class has {y_class.shape[0]} entries for {n} rows")
+    yp[0] = &y[0] if n_classes == 0 and n else NULL
+    cp[0] = &y_class[0] if n_classes > 0 and n else NULL
+    return 0
+
+
 def list_loss(const uint8_t[:, ::1] cover, const int64_t[::1] order, const double[::1] y=None,
               const int64_t[::1] y_class=None, int64_t n_classes=0):
     """(training loss, whether every rule is some row's first match) of the rule list of
@@ -116,20 +133,9 @@ def list_loss(const uint8_t[:, ::1] cover, const int64_t[::1] order, const doubl
     [0, n_classes)). NumPy's arithmetic (src_c/dfg_list_loss.h). No GIL, one thread: a
     call is a few microseconds of work."""
     cdef int64_t N = cover.shape[0], C = cover.shape[1], R = order.shape[0]
-    if n_classes < 0:
-        raise ValueError(f"list_loss: n_classes must be >= 0, got {n_classes}")
-    if (y is None) if n_classes == 0 else (y_class is None):
-        raise ValueError("list_loss: give y (n_classes 0) or y_class (n_classes > 0)")
     cdef const double *yp = NULL
     cdef const int64_t *cp = NULL
-    if n_classes == 0:
-        if y.shape[0] != N:
-            raise ValueError(f"list_loss: y has {y.shape[0]} entries for {N} rows")
-        yp = &y[0] if N else NULL
-    else:
-        if y_class.shape[0] != N:
-            raise ValueError(f"list_loss: y_class has {y_class.shape[0]} entries for {N} rows")
-        cp = &y_class[0] if N else NULL
+    _list_targets(N, y, y_class, n_classes, "list_loss", &yp, &cp)
     cdef double loss = 0.0
     cdef int all_matched = 1
     cdef int status
@@ -138,6 +144,34 @@ def list_loss(const uint8_t[:, ::1] cover, const int64_t[::1] order, const doubl
                                R, yp, cp, n_classes, &loss, &all_matched)
     check_status(status, "list_loss")
     return loss, bool(all_matched)
+
+
+def list_prune(const uint8_t[:, ::1] holds, const int64_t[::1] rule_ptr, uint8_t[::1] keep, double budget,
+               int64_t n_passes, const double[::1] y=None, const int64_t[::1] y_class=None,
+               int64_t n_classes=0):
+    """A rule list's conditions pruned against its training loss (src_c/dfg_list_prune.h),
+    keep updated in place; returns the pruned list's cover (n_samples x n_rules, bool).
+    holds: n_conditions x n_samples (nonzero where condition c holds on a row); rule r's
+    conditions: rule_ptr[r] .. rule_ptr[r + 1] - 1. Targets as list_loss's."""
+    cdef int64_t C = holds.shape[0], N = holds.shape[1], R = rule_ptr.shape[0] - 1
+    if R < 0 or rule_ptr[0] != 0 or rule_ptr[R] != C:
+        raise ValueError("list_prune: rule_ptr must run from 0 to the number of conditions")
+    if keep.shape[0] != C:
+        raise ValueError(f"list_prune: keep has {keep.shape[0]} flags for {C} conditions")
+    if n_passes < 0:
+        raise ValueError(f"list_prune: n_passes must be >= 0, got {n_passes}")
+    cdef const double *yp = NULL
+    cdef const int64_t *cp = NULL
+    _list_targets(N, y, y_class, n_classes, "list_prune", &yp, &cp)
+    out = np.zeros((N, R), dtype=np.uint8)
+    cdef uint8_t[:, ::1] o = out
+    cdef int status
+    with nogil:
+        status = dfg_list_prune(&holds[0, 0] if C and N else NULL, N, C, &rule_ptr[0], R,
+                                yp, cp, n_classes, budget, n_passes,
+                                &keep[0] if C else NULL, &o[0, 0] if N and R else NULL)
+    check_status(status, "list_prune")
+    return out.view(bool)
 
 
 def pairwise_sum(const double[::1] a):

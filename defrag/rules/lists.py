@@ -133,31 +133,20 @@ def _drop_unmatched(conditions, holds, cover):
 
 def _prune(conditions, holds, cover, y, n_classes, budget):
     """Step 4: drop conditions while the loss stays within budget and every rule keeps
-    first-match points. conditions[r], holds[r]: rule r's conditions and their truth
-    columns; cover[:, r] their conjunction (updated in place)."""
+    first-match points, in PRUNE_PASSES passes, rule by rule, each rule's most often
+    satisfied (nearly vacuous) conditions first (ties: rule order): src_c/dfg_list_prune.h
+    (tests/test_rule_list.py holds the NumPy version). conditions[r], holds[r]: rule r's
+    conditions and their truth columns; cover[:, r] their conjunction."""
     n = cover.shape[0]
-    for _ in range(PRUNE_PASSES):
-        changed = False
-        for r in range(len(conditions)):
-            # the most often satisfied (nearly vacuous) conditions first; ties: rule order
-            shares = [np.count_nonzero(h) for h in holds[r]]
-            for c in sorted(range(len(shares)), key=lambda c: -shares[c]):
-                condition = conditions[r][c]
-                if condition is None:
-                    continue
-                others = [h for i, h in enumerate(holds[r]) if i != c and conditions[r][i] is not None]
-                column = np.logical_and.reduce(others) if others else np.ones(n, dtype=bool)
-                old = cover[:, r].copy()
-                cover[:, r] = column
-                loss, all_matched = _loss_and_all_matched(cover, y, n_classes)
-                if loss <= budget and all_matched:
-                    conditions[r][c] = None  # dropped
-                    changed = True
-                else:
-                    cover[:, r] = old
-        if not changed:
-            break
-    kept = [[i for i, c in enumerate(conds) if c is not None] for conds in conditions]
+    flat = [h for hs in holds for h in hs]
+    H = np.ascontiguousarray(np.array(flat, dtype=bool).reshape(len(flat), n))
+    rule_ptr = np.zeros(len(conditions) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in conditions], out=rule_ptr[1:])
+    keep = np.ones(len(flat), dtype=np.uint8)
+    targets = dict(y_class=np.asarray(y, dtype=np.int64), n_classes=n_classes) if n_classes else \
+        dict(y=np.asarray(y, dtype=np.float64))
+    cover = _rules_eval.list_prune(H.view(np.uint8), rule_ptr, keep, float(budget), PRUNE_PASSES, **targets)
+    kept = [np.flatnonzero(keep[rule_ptr[r]:rule_ptr[r + 1]]).tolist() for r in range(len(conditions))]
     return ([[conds[i] for i in k] for conds, k in zip(conditions, kept)],
             [[h[i] for i in k] for h, k in zip(holds, kept)], cover)
 
