@@ -512,3 +512,39 @@ def test_cross_validation_lists_side_by_side_as_one_by_one(case, request, monkey
     assert str(threaded.rules_) == str(in_turn.rules_)
     for key in ("size", "n_conditions", "train_error", "validation_error"):
         np.testing.assert_array_equal(threaded.path_[key], in_turn.path_[key])
+
+
+def test_prune_rule_lists_drops_what_leaves_each_lists_loss_and_keeps_shared_rules():
+    from defrag.rules import Condition, Rule
+    from defrag.rules.lists import list_loss, prune_rule_lists, rule_columns
+
+    rng = np.random.default_rng(5)
+    X = rng.random((300, 3))
+    y = (X[:, 0] > 0.5).astype(np.int64)  # class 1 on x0 > 0.5: x1 and x2 decide nothing
+    wide = Rule([Condition(0, "x0", lower=0.5), Condition(1, "x1", upper=0.9)], None)
+    exact = Rule([Condition(0, "x0", lower=0.5)], None)
+    lists = [[exact], [wide], [exact, wide]]
+    out = prune_rule_lists(lists, X, y, 2)
+    assert out[0][0] is exact  # nothing to drop: the same object
+    # x1 <= 0.9 changes no row's class: dropped where the list's loss stays; x0 > 0.5 stays
+    assert [c.feature for c in out[1][0].conditions] == [0] and out[1][0] is not wide
+    for before, after in zip(lists, out):
+        loss = list_loss(rule_columns(before, X)[2], y, 2)
+        assert list_loss(rule_columns(after, X)[2], y, 2) <= loss
+    # in [exact, wide] the second rule takes no row whatever it holds: every rule keeps a
+    # first match, so it cannot lose its conditions into a rule that matches none
+    assert out[2][0] is exact
+
+
+def test_classification_lists_are_printed_pruned_against_their_loss():
+    # every size's printed list of a multiclass fit: pruning it again on the training rows
+    # drops nothing (each condition left changes the list's training loss)
+    from sklearn.datasets import make_classification
+    from defrag.rules.lists import prune_rule_lists
+
+    X, y = make_classification(600, 8, n_informative=5, n_classes=4, n_clusters_per_class=1, random_state=3)
+    rf = RandomForestClassifier(30, random_state=0).fit(X, y)
+    model = DefragModel(rf, random_state=0).fit(X, y)
+    for rules in model.path_rules_:
+        again = prune_rule_lists([list(rules.rules)], X, y, 4)[0]
+        assert [len(r.conditions) for r in again] == [len(r.conditions) for r in rules.rules]

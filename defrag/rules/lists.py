@@ -214,6 +214,29 @@ def refit_rule_lists(rule_lists, X, y, n_classes, classes=None):
                       y, n_classes, classes) for rules in rule_lists]
 
 
+def prune_rule_lists(rule_lists, X, y, n_classes, prune_tol=0.0):
+    """Each list of rules (in order; lists may share Rule objects: the path's sizes) with
+    its conditions pruned against its training loss on the rows X, targets y, as step 4
+    of fit_rule_list prunes a restart's list (budget: the list's loss plus prune_tol times
+    the loss of one constant; every rule keeps first-match points). A rule whose
+    conditions all stay is the same object; a pruned one is a new Rule (conditions only).
+    The truth of each distinct rule's conditions is read from X once."""
+    distinct = list({id(r): r for rules in rule_lists for r in rules}.values())
+    column = {id(r): j for j, r in enumerate(distinct)}
+    conditions, holds, cover = rule_columns(distinct, X)
+    y = np.asarray(y)
+    slack = prune_tol * _constant_loss(y, n_classes)
+    out = []
+    for rules in rule_lists:  # over the lists, then (in C) their conditions, not rows
+        js = [column[id(r)] for r in rules]
+        list_cover = np.ascontiguousarray(cover[:, js])
+        budget = list_loss(list_cover, y, n_classes) + slack
+        kept, _, _ = _prune([list(conditions[j]) for j in js], [holds[j] for j in js], list_cover, y, n_classes,
+                            budget)
+        out.append([r if len(k) == len(r.conditions) else Rule(k, None) for r, k in zip(rules, kept)])
+    return out
+
+
 def rule_columns(rules, X):
     """Each rule's conditions, their truth columns on X, and the rules' cover matrix."""
     n = X.shape[0]
