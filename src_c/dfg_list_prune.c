@@ -19,7 +19,7 @@ static void rule_column(const uint8_t *holds, int64_t n, const int64_t *rule_ptr
 int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions,
                    const int64_t *rule_ptr, int64_t n_rules, const double *y,
                    const int64_t *y_class, int64_t n_classes, double budget, int64_t n_passes,
-                   uint8_t *keep, uint8_t *cover) {
+                   int keep_one, uint8_t *keep, uint8_t *cover) {
     const int64_t n = n_samples;
     if (n < 0 || n_conditions < 0 || n_rules < 0 || n_passes < 0 || rule_ptr == NULL ||
         (n_conditions > 0 && keep == NULL) ||
@@ -64,6 +64,11 @@ int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions
             for (int64_t a = rule_ptr[r]; a < rule_ptr[r + 1]; a++) {
                 const int64_t c = order[a];
                 if (!keep[c]) continue;
+                if (keep_one) { /* the rule's last kept condition stays */
+                    int64_t kept = 0;
+                    for (int64_t b = rule_ptr[r]; b < rule_ptr[r + 1]; b++) kept += keep[b] != 0;
+                    if (kept < 2) continue;
+                }
                 for (int64_t i = 0; i < n; i++) saved[i] = cover[i * n_rules + r];
                 rule_column(holds, n, rule_ptr, keep, r, c, cover, n_rules);
                 double loss;

@@ -7,7 +7,9 @@
  * the order of its rows held, most first (ties: the earlier condition): it is dropped
  * when the list without it has a training loss (dfg_list_loss.h, the same doubles) of
  * at most budget and every rule is still the first match of some row. The passes stop
- * early when one drops nothing.
+ * early when one drops nothing. With keep_one, a rule never loses its last condition (a
+ * rule without conditions takes every row left: as the list's last rule it would merge
+ * with the default, and the list would have a region fewer).
  */
 #ifndef DFG_LIST_PRUNE_H
 #define DFG_LIST_PRUNE_H
@@ -25,6 +27,6 @@
 int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions,
                    const int64_t *rule_ptr, int64_t n_rules, const double *y,
                    const int64_t *y_class, int64_t n_classes, double budget, int64_t n_passes,
-                   uint8_t *keep, uint8_t *cover);
+                   int keep_one, uint8_t *keep, uint8_t *cover);
 
 #endif

@@ -548,3 +548,23 @@ def test_classification_lists_are_printed_pruned_against_their_loss():
     for rules in model.path_rules_:
         again = prune_rule_lists([list(rules.rules)], X, y, 4)[0]
         assert [len(r.conditions) for r in again] == [len(r.conditions) for r in rules.rules]
+
+
+def test_pruning_never_merges_a_lists_last_rule_with_the_default():
+    # the last rule and the default predict the same class on the noisy middle band: its
+    # conditions change no loss, but a rule without any would take every row left and the
+    # list would print a region fewer than its size (review of the pruning, 2026-11-27)
+    from defrag.rules import Condition, Rule
+    from defrag.rules.lists import prune_rule_lists
+
+    rng = np.random.default_rng(0)
+    X = rng.random((600, 3))
+    x = X[:, 0]
+    y = np.where(x < .4, 0, np.where(x >= .7, 1, (rng.random(600) < .35).astype(int)))
+    a, b = Rule([Condition(0, "x0", lower=0.7)], None), Rule([Condition(0, "x0", lower=0.4)], None)
+    assert [len(r.conditions) for r in prune_rule_lists([[a, b]], X, y, 2)[0]] == [1, 1]
+    rf = RandomForestClassifier(30, max_depth=4, random_state=0).fit(X, y)
+    model = DefragModel(rf, random_state=0).fit(X, y)
+    assert [len(rules) for rules in model.path_rules_] == [k - 1 for k in model.path_["size"]]
+    sized = DefragModel(rf, random_state=0, n_rules=3).fit(X, y)
+    assert sized.n_rules_ == 3 and len(sized.rules_) == 2

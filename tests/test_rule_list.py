@@ -280,8 +280,9 @@ def test_list_loss_in_c_is_numpys_bit_for_bit(n_classes):
         assert pairwise_sum(a) == np.sum(a)
 
 
-def _numpy_prune(conditions, holds, cover, y, n_classes, budget, passes=3):
-    """rules/lists.py's _prune as NumPy did it (before src_c/dfg_list_prune.h)."""
+def _numpy_prune(conditions, holds, cover, y, n_classes, budget, passes=3, keep_one=False):
+    """rules/lists.py's _prune as NumPy did it (before src_c/dfg_list_prune.h); keep_one:
+    no rule loses its last condition."""
     n = cover.shape[0]
     for _ in range(passes):
         changed = False
@@ -289,6 +290,8 @@ def _numpy_prune(conditions, holds, cover, y, n_classes, budget, passes=3):
             shares = [np.count_nonzero(h) for h in holds[r]]
             for c in sorted(range(len(shares)), key=lambda c: -shares[c]):
                 if conditions[r][c] is None:
+                    continue
+                if keep_one and sum(x is not None for x in conditions[r]) < 2:
                     continue
                 others = [h for i, h in enumerate(holds[r]) if i != c and conditions[r][i] is not None]
                 old = cover[:, r].copy()
@@ -324,11 +327,13 @@ def test_pruning_in_c_drops_what_numpy_drops(n_classes):
         cover = np.column_stack([np.logical_and.reduce(h) if h else np.ones(n, bool) for h in holds]) \
             if len(holds) else np.zeros((n, 0), bool)
         budget = _numpy_list_loss(cover, y, n_classes) * rng.choice([1.0, 1.05, 1.5])
-        expected, expected_cover = _numpy_prune([list(c) for c in conditions], holds, cover.copy(), y, n_classes,
-                                                budget)
-        got, _, got_cover = _prune([list(c) for c in conditions], holds, cover.copy(), y, n_classes, budget)
-        assert got == expected, trial
-        np.testing.assert_array_equal(got_cover, expected_cover)
+        for keep_one in (False, True):
+            expected, expected_cover = _numpy_prune([list(c) for c in conditions], holds, cover.copy(), y,
+                                                    n_classes, budget, keep_one=keep_one)
+            got, _, got_cover = _prune([list(c) for c in conditions], holds, cover.copy(), y, n_classes, budget,
+                                       keep_one=keep_one)
+            assert got == expected, (trial, keep_one)
+            np.testing.assert_array_equal(got_cover, expected_cover)
 
 
 def test_list_prune_refuses_what_does_not_fit():
@@ -367,6 +372,9 @@ def test_list_loss_refuses_what_does_not_fit():
     with pytest.raises(ValueError, match="n_classes"):
         list_loss(cover, np.zeros(1, dtype=np.int64), y_class=codes, n_classes=-1)
     assert list_loss(cover, np.zeros(1, dtype=np.int64), y_class=codes, n_classes=1) == (0.0, True)
+    for args in ((None, np.zeros(1, dtype=np.int64), y), (cover, None, y)):  # not an empty list
+        with pytest.raises(TypeError):
+            list_loss(*args)
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (5, 0), (1000, 1), (2049, 9)])

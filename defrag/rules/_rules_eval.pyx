@@ -124,7 +124,7 @@ cdef int _list_targets(int64_t n, const double[::1] y, const int64_t[::1] y_clas
     return 0
 
 
-def list_loss(const uint8_t[:, ::1] cover, const int64_t[::1] order, const double[::1] y=None,
+def list_loss(const uint8_t[:, ::1] cover not None, const int64_t[::1] order not None, const double[::1] y=None,
               const int64_t[::1] y_class=None, int64_t n_classes=0):
     """(training loss, whether every rule is some row's first match) of the rule list of
     cover's columns order[0], order[1], ... (cover: n_samples x n_columns, nonzero where
@@ -142,17 +142,19 @@ def list_loss(const uint8_t[:, ::1] cover, const int64_t[::1] order, const doubl
     with nogil:
         status = dfg_list_loss(&cover[0, 0] if N and C else NULL, N, C, &order[0] if R else NULL,
                                R, yp, cp, n_classes, &loss, &all_matched)
-    check_status(status, "list_loss")
+    check_status(status, "list_loss (order's entries must be columns of cover; class codes must lie in "
+                         "[0, n_classes))")
     return loss, bool(all_matched)
 
 
-def list_prune(const uint8_t[:, ::1] holds, const int64_t[::1] rule_ptr, uint8_t[::1] keep, double budget,
-               int64_t n_passes, const double[::1] y=None, const int64_t[::1] y_class=None,
-               int64_t n_classes=0):
+def list_prune(const uint8_t[:, ::1] holds not None, const int64_t[::1] rule_ptr not None,
+               uint8_t[::1] keep not None, double budget, int64_t n_passes, const double[::1] y=None,
+               const int64_t[::1] y_class=None, int64_t n_classes=0, bint keep_one=False):
     """A rule list's conditions pruned against its training loss (src_c/dfg_list_prune.h),
     keep updated in place; returns the pruned list's cover (n_samples x n_rules, bool).
     holds: n_conditions x n_samples (nonzero where condition c holds on a row); rule r's
-    conditions: rule_ptr[r] .. rule_ptr[r + 1] - 1. Targets as list_loss's."""
+    conditions: rule_ptr[r] .. rule_ptr[r + 1] - 1. Targets as list_loss's. keep_one: no
+    rule loses its last condition."""
     cdef int64_t C = holds.shape[0], N = holds.shape[1], R = rule_ptr.shape[0] - 1
     if R < 0 or rule_ptr[0] != 0 or rule_ptr[R] != C:
         raise ValueError("list_prune: rule_ptr must run from 0 to the number of conditions")
@@ -168,13 +170,13 @@ def list_prune(const uint8_t[:, ::1] holds, const int64_t[::1] rule_ptr, uint8_t
     cdef int status
     with nogil:
         status = dfg_list_prune(&holds[0, 0] if C and N else NULL, N, C, &rule_ptr[0], R,
-                                yp, cp, n_classes, budget, n_passes,
+                                yp, cp, n_classes, budget, n_passes, keep_one,
                                 &keep[0] if C else NULL, &o[0, 0] if N and R else NULL)
-    check_status(status, "list_prune")
+    check_status(status, "list_prune (rule_ptr must not decrease; class codes must lie in [0, n_classes))")
     return out.view(bool)
 
 
-def pairwise_sum(const double[::1] a):
+def pairwise_sum(const double[::1] a not None):
     """np.sum of a float64 array, as src_c/dfg_list_loss.h adds the groups' losses (for the
     tests)."""
     cdef double out

@@ -131,12 +131,13 @@ def _drop_unmatched(conditions, holds, cover):
     return [conditions[r] for r in keep], [holds[r] for r in keep], cover[:, keep]
 
 
-def _prune(conditions, holds, cover, y, n_classes, budget):
+def _prune(conditions, holds, cover, y, n_classes, budget, keep_one=False):
     """Step 4: drop conditions while the loss stays within budget and every rule keeps
     first-match points, in PRUNE_PASSES passes, rule by rule, each rule's most often
     satisfied (nearly vacuous) conditions first (ties: rule order): src_c/dfg_list_prune.h
     (tests/test_rule_list.py holds the NumPy version). conditions[r], holds[r]: rule r's
-    conditions and their truth columns; cover[:, r] their conjunction."""
+    conditions and their truth columns; cover[:, r] their conjunction. keep_one: no rule
+    loses its last condition."""
     n = cover.shape[0]
     flat = [h for hs in holds for h in hs]
     H = np.ascontiguousarray(np.array(flat, dtype=bool).reshape(len(flat), n))
@@ -145,7 +146,8 @@ def _prune(conditions, holds, cover, y, n_classes, budget):
     keep = np.ones(len(flat), dtype=np.uint8)
     targets = dict(y_class=np.asarray(y, dtype=np.int64), n_classes=n_classes) if n_classes else \
         dict(y=np.asarray(y, dtype=np.float64))
-    cover = _rules_eval.list_prune(H.view(np.uint8), rule_ptr, keep, float(budget), PRUNE_PASSES, **targets)
+    cover = _rules_eval.list_prune(H.view(np.uint8), rule_ptr, keep, float(budget), PRUNE_PASSES, keep_one=keep_one,
+                                   **targets)
     kept = [np.flatnonzero(keep[rule_ptr[r]:rule_ptr[r + 1]]).tolist() for r in range(len(conditions))]
     return ([[conds[i] for i in k] for conds, k in zip(conditions, kept)],
             [[h[i] for i in k] for h, k in zip(holds, kept)], cover)
@@ -218,7 +220,8 @@ def prune_rule_lists(rule_lists, X, y, n_classes, prune_tol=0.0):
     """Each list of rules (in order; lists may share Rule objects: the path's sizes) with
     its conditions pruned against its training loss on the rows X, targets y, as step 4
     of fit_rule_list prunes a restart's list (budget: the list's loss plus prune_tol times
-    the loss of one constant; every rule keeps first-match points). A rule whose
+    the loss of one constant; every rule keeps first-match points and, unlike step 4, at
+    least one condition: the lists keep their regions). A rule whose
     conditions all stay is the same object; a pruned one is a new Rule (conditions only).
     The truth of each distinct rule's conditions is read from X once."""
     distinct = list({id(r): r for rules in rule_lists for r in rules}.values())
@@ -231,8 +234,10 @@ def prune_rule_lists(rule_lists, X, y, n_classes, prune_tol=0.0):
         js = [column[id(r)] for r in rules]
         list_cover = np.ascontiguousarray(cover[:, js])
         budget = list_loss(list_cover, y, n_classes) + slack
+        # a rule keeps a condition: a last rule without any would merge with the default
+        # and the list would lose a region (its size is the path's)
         kept, _, _ = _prune([list(conditions[j]) for j in js], [holds[j] for j in js], list_cover, y, n_classes,
-                            budget)
+                            budget, keep_one=True)
         out.append([r if len(k) == len(r.conditions) else Rule(k, None) for r, k in zip(rules, kept)])
     return out
 
