@@ -57,7 +57,7 @@ cdef extern from "dfg_list_prune.h":
     int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions,
                        const int64_t *rule_ptr, int64_t n_rules, const double *y,
                        const int64_t *y_class, int64_t n_classes, double budget, int64_t n_passes,
-                       int keep_one, uint8_t *keep, uint8_t *cover) nogil
+                       int keep_one, uint8_t *keep, uint8_t *cover, const int *stop) nogil
 
 cdef extern from "dfg_condition_stats.h":
     int dfg_bound_neighbours(const double *X, int64_t n_samples, int64_t n_features,

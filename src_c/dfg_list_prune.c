@@ -19,7 +19,7 @@ static void rule_column(const uint8_t *holds, int64_t n, const int64_t *rule_ptr
 int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions,
                    const int64_t *rule_ptr, int64_t n_rules, const double *y,
                    const int64_t *y_class, int64_t n_classes, double budget, int64_t n_passes,
-                   int keep_one, uint8_t *keep, uint8_t *cover) {
+                   int keep_one, uint8_t *keep, uint8_t *cover, const volatile int *stop) {
     const int64_t n = n_samples;
     if (n < 0 || n_conditions < 0 || n_rules < 0 || n_passes < 0 || rule_ptr == NULL ||
         (n_conditions > 0 && keep == NULL) ||
@@ -68,6 +68,10 @@ int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions
                     int64_t kept = 0;
                     for (int64_t b = rule_ptr[r]; b < rule_ptr[r + 1]; b++) kept += keep[b] != 0;
                     if (kept < 2) continue;
+                }
+                if (dfg_stop_requested(stop)) {
+                    status = DFG_EINTERRUPTED;
+                    goto done;
                 }
                 for (int64_t i = 0; i < n; i++) saved[i] = cover[i * n_rules + r];
                 rule_column(holds, n, rule_ptr, keep, r, c, cover, n_rules);

@@ -22,11 +22,12 @@
  * n_conditions; targets y / y_class and n_classes as in dfg_list_loss.
  * keep (n_conditions, in and out): 1 for a condition kept (0 on input: already dropped,
  * never tried); cover (out, n_samples x n_rules bytes): each rule's column of the
- * pruned list. DFG_EINVAL on bad sizes or targets, DFG_ENOMEM.
+ * pruned list. stop: the caller's stop flag (dfg_common.h) or NULL, read before each
+ * trial. DFG_EINVAL on bad sizes or targets, DFG_ENOMEM, DFG_EINTERRUPTED.
  */
 int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions,
                    const int64_t *rule_ptr, int64_t n_rules, const double *y,
                    const int64_t *y_class, int64_t n_classes, double budget, int64_t n_passes,
-                   int keep_one, uint8_t *keep, uint8_t *cover);
+                   int keep_one, uint8_t *keep, uint8_t *cover, const volatile int *stop);
 
 #endif

@@ -23,6 +23,7 @@ from defrag.baselines import BornAgainTree, InTrees, NodeHarvest
 from defrag.fit import _fit, _gate
 from defrag.prototypes import _proximity
 from defrag.proxy import _proxy_split
+from defrag.rules import _rules_eval
 from defrag.splits import _encoding
 from defrag.utils import _common
 from defrag.utils.interrupt import KernelInterrupted, check_interrupt
@@ -83,6 +84,9 @@ def _kernel_calls():
                                                  thresholds),
         "gate_objective": lambda: _gate.gate_objective(problem, beta, params["eta"] - 0.5, 1.0),
         "emkl_estep": lambda: _gate.estep(problem, params, params["eta"] - 0.5, beta),
+        "list_prune": lambda: _rules_eval.list_prune(
+            np.ascontiguousarray((X[:, :3] > 0.3).T).view(np.uint8), np.array([0, 2, 3], dtype=np.int64),
+            np.ones(3, np.uint8), 1e9, 3, y=X[:, 3].copy()),
     }
 
 

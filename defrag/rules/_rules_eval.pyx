@@ -10,13 +10,13 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
-from defrag._cdefs cimport (DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_bits,
+from defrag._cdefs cimport (DFG_EINVAL, DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_bits,
                             dfg_condition_counts, dfg_count_all,
                             dfg_first_cover, dfg_list_loss, dfg_list_prune, dfg_pairwise_sum,
                             dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
 from defrag.utils._common cimport (CategorySets, category_sets, check_status, kernel_threads,
-                                   optional_sets, stop_flag)
+                                   optional_sets, stop_flag, stop_pointer)
 
 
 cdef int64_t check_items(int64_t n, arrays, str what) except -1:
@@ -142,8 +142,10 @@ def list_loss(const uint8_t[:, ::1] cover not None, const int64_t[::1] order not
     with nogil:
         status = dfg_list_loss(&cover[0, 0] if N and C else NULL, N, C, &order[0] if R else NULL,
                                R, yp, cp, n_classes, &loss, &all_matched)
-    check_status(status, "list_loss (order's entries must be columns of cover; class codes must lie in "
-                         "[0, n_classes))")
+    if status == DFG_EINVAL:
+        raise ValueError("list_loss: order's entries must be columns of cover, and class codes must lie in "
+                         "[0, n_classes)")
+    check_status(status, "list_loss")
     return loss, bool(all_matched)
 
 
@@ -155,6 +157,8 @@ def list_prune(const uint8_t[:, ::1] holds not None, const int64_t[::1] rule_ptr
     holds: n_conditions x n_samples (nonzero where condition c holds on a row); rule r's
     conditions: rule_ptr[r] .. rule_ptr[r + 1] - 1. Targets as list_loss's. keep_one: no
     rule loses its last condition."""
+    flag = stop_flag(False)  # the kernel reads it
+    cdef const int *stop = stop_pointer(flag)
     cdef int64_t C = holds.shape[0], N = holds.shape[1], R = rule_ptr.shape[0] - 1
     if R < 0 or rule_ptr[0] != 0 or rule_ptr[R] != C:
         raise ValueError("list_prune: rule_ptr must run from 0 to the number of conditions")
@@ -171,8 +175,10 @@ def list_prune(const uint8_t[:, ::1] holds not None, const int64_t[::1] rule_ptr
     with nogil:
         status = dfg_list_prune(&holds[0, 0] if C and N else NULL, N, C, &rule_ptr[0], R,
                                 yp, cp, n_classes, budget, n_passes, keep_one,
-                                &keep[0] if C else NULL, &o[0, 0] if N and R else NULL)
-    check_status(status, "list_prune (rule_ptr must not decrease; class codes must lie in [0, n_classes))")
+                                &keep[0] if C else NULL, &o[0, 0] if N and R else NULL, stop)
+    if status == DFG_EINVAL:
+        raise ValueError("list_prune: rule_ptr must not decrease, and class codes must lie in [0, n_classes)")
+    check_status(status, "list_prune")
     return out.view(bool)
 
 
