@@ -94,7 +94,9 @@ int dfg_list_loss(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
         || all_matched == NULL || n_rules >= INT64_MAX - 1
         || (size_t)n_rules + 1 > SIZE_MAX / (2 * sizeof(double))
         || (n_samples > 0 && n_rules > 0 && (cover == NULL || order == NULL))
-        || (n_samples > 0 && (n_classes == 0 ? y == NULL : y_class == NULL)))
+        || (n_samples > 0 && (n_classes == 0 ? y == NULL : y_class == NULL))
+        || (n_columns > 0 && n_samples > INT64_MAX / n_columns)
+        || (size_t)n_samples > SIZE_MAX / sizeof(int64_t))
         return DFG_EINVAL;
     for (int64_t r = 0; r < n_rules; r++)
         if (order[r] < 0 || order[r] >= n_columns) return DFG_EINVAL;
