@@ -57,7 +57,8 @@ def read_sklearn_trees(trees, values, outputs):
     child_l = np.clip(np.maximum(left, 0) + offset, 0, nodes.size - 1)
     child_r = np.clip(np.maximum(right, 0) + offset, 0, nodes.size - 1)
     gain = np.where(internal, weighted - weighted[child_l] - weighted[child_r], 0.0)
-    threshold = float32_threshold(np.where(internal, nodes["threshold"], 0.0))
+    threshold = np.zeros(nodes.size)  # (leaves: 0, as Tree.build_many sets them)
+    threshold[internal] = float32_threshold(nodes["threshold"][internal])
     go_left = nodes["missing_go_to_left"] if "missing_go_to_left" in nodes.dtype.names else None
     return Tree.build_many(sizes, left, right, nodes["feature"], threshold,
                            np.zeros(nodes.size, bool) if go_left is None else go_left == 0, values,
