@@ -113,8 +113,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         Restart workers (threads; -1: all cores). None uses every core the OpenMP
         runtime allows (OMP_NUM_THREADS): on up to 100,000 rows, restarts side by
         side on one thread each, which keeps its speed when other processes take
-        cores; on more rows, restarts in turn on all threads; on small problems (rows
-        x splits below 100,000), restarts in turn, which is faster there. OpenMP threads per
+        cores; on more rows, restarts in turn on all threads. OpenMP threads per
         restart are capped so that the total does not exceed the cores, and the
         last restarts take over the threads of finished ones. Results do not depend
         on n_jobs or the thread counts.

@@ -151,14 +151,3 @@ def test_n_jobs_beyond_the_cores_runs_as_many_workers_as_threads():
         assert threads.threads_from_n_jobs(-1) == 1
     assert threads.thread_budget(None, 20, 10 ** 6) == (1, threads.threads_now())
 
-
-def test_n_jobs_none_runs_small_problems_in_turn(monkeypatch):
-    # below MIN_WORK_SIDE_BY_SIDE rows x splits a restart's C fit is about as short as its
-    # Python steps: one worker on all threads; above it, one worker per thread; an integer
-    # n_jobs keeps its workers
-    monkeypatch.setattr(threads, "threads_now", lambda: 4)
-    small = threads.MIN_WORK_SIDE_BY_SIDE // 100 - 1
-    assert threads.thread_budget(None, 5, 100, small) == (1, 1)  # (100 rows keep one thread busy)
-    assert threads.thread_budget(None, 5, 100, small + 1) == (4, 1)
-    assert threads.thread_budget(None, 5, 100) == (4, 1)  # splits unknown: side by side
-    assert threads.thread_budget(2, 5, 100, small) == (2, 1)

@@ -95,7 +95,7 @@ def prepare(config, source, rows, feature_names, clock):
     # A single class (or a constant target) needs a single rule: more components could
     # only describe where the inputs lie, not the target.
     n_components = 1 if constant else config.max_rules
-    workers, threads = thread_budget(config.n_jobs, config.n_restarts, n_fit, len(splits))
+    workers, threads = thread_budget(config.n_jobs, config.n_restarts, n_fit)  # the restarts' own rows
     _check_fit_memory(config, splits, rows.resident_rows(n_fit), n_fit, rows.n_features, n_components,
                       target.n_classes, workers, threads, source.tree_bytes(), n_rows=n)
     rows.threads = useful_threads(workers * threads, n)  # outside the restarts: all threads

@@ -180,7 +180,7 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     thread after each restart with the restarts done and the best training error rate so far
     (utils/progress.py's RestartProgress)."""
     seeds = np.random.SeedSequence(random_state).spawn(n_restarts)
-    workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples, options["n_splits"])
+    workers, threads = thread_budget(n_jobs, n_restarts, problem.n_samples)
     logger.info("%d restarts on %d workers x %d OpenMP threads", n_restarts, workers, threads)
     keeper = _BestKeeper()
     shares = _ThreadShares(n_restarts, workers, threads, problem.n_samples)

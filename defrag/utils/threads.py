@@ -171,33 +171,21 @@ MIN_SAMPLES_PER_THREAD = 8192
 # and component, so side by side they would multiply by the core count.
 MAX_SAMPLES_SIDE_BY_SIDE = 100_000
 
-# Rows x splits below which n_jobs=None runs the restarts in turn: a restart's C fit is
-# then about as short as its Python steps (its rule list), which hold the GIL, and two
-# workers spend more waiting for it than they overlap. Measured on 2 cores, default
-# settings (best of 12 fits, in turn against side by side): servo (116 x 19) 21.1
-# against 25.7 ms, houseprices (382 x 196) 37.5 against 40.6 ms, breast_cancer (398 x
-# 200) 28.3 against 31.3 ms; vehicle (592 x 244) 45.2 against 37.7 ms, satellite (4,504
-# x 672) 265 against 196 ms; the paper preset on diabetes (309 x 1,166) 47.2 against
-# 34.9 ms. Results do not depend on the workers.
-MIN_WORK_SIDE_BY_SIDE = 100_000
-
-
-def thread_budget(n_jobs, n_restarts, n_samples=None, n_splits=None):
+def thread_budget(n_jobs, n_restarts, n_samples=None):
     """(restart workers, OpenMP threads per worker) with workers x threads <=
     threads_now() (the cores, the OpenMP and threadpoolctl limits, the fit's grant).
 
     n_jobs=None: restarts side by side, one thread each, up to n_restarts of them (no
     barrier between threads at all, so a busy core slows one restart instead of
     stalling every update), unless the rows are many (MAX_SAMPLES_SIDE_BY_SIDE), where
-    restarts run in turn on all threads, or the problem is small (n_samples x n_splits
-    below MIN_WORK_SIDE_BY_SIDE), where they run in turn. An integer n_jobs is the
-    number of restart workers (at most the threads there are: a worker is a running
-    thread), the threads shared among them."""
+    restarts run in turn on all threads. An integer n_jobs is the number of restart
+    workers (at most the threads there are: a worker is a running thread), the threads
+    shared among them. (Small problems, where a restart's C fit is about as short as its
+    Python steps, were measured in turn too: as fast overall on 2 cores, faster on some
+    cases and slower on others, benchmarks/restart_workers.py.)"""
     total = threads_now()
     if n_jobs is None:
         side_by_side = n_samples is None or n_samples <= MAX_SAMPLES_SIDE_BY_SIDE
-        if n_samples is not None and n_splits is not None and n_samples * n_splits < MIN_WORK_SIDE_BY_SIDE:
-            side_by_side = False
         workers = max(1, min(total, n_restarts)) if side_by_side else 1
     else:
         workers = max(1, min(threads_from_n_jobs(n_jobs), n_restarts, total))
