@@ -143,30 +143,43 @@ def test_bad_input(case):
         grow_boxes(**{**_good(), **change})
 
 
-def test_kernel_checks_its_arrays():
+def _kernel_args():
+    """Good arguments of list_search_grow and list_path_grow (the same signature)."""
     kw = _good()
     S = np.ascontiguousarray(kw["S"]).view(np.uint8)
     T = np.ascontiguousarray(kw["T"], dtype=np.float64)
-    f = kw["literal_feature"]
-    g = kw["literal_group"]
     ptr, lits = np.array([0, 2], np.int64), np.array([0, 1], np.int64)
-    args = (S, T, f, g, ptr, lits, 3, 1.0, 0.0, 1, 12, 2, 1e-9)
-    _list_search.list_search_grow(*args)
-    bad = {
-        "T rows": (S, T[:-1]) + args[2:],
-        "groups short": args[:3] + (g[:-1],) + args[4:],
-        "cand_ptr past the literals": args[:4] + (np.array([0, 3], np.int64),) + args[5:],
-        "cand_ptr not from 0": args[:4] + (np.array([1, 2], np.int64),) + args[5:],
-        "literal out of range": args[:5] + (np.array([0, 8], np.int64),) + args[6:],
-        "S not 0/1": (np.where(S > 0, 2, 0).astype(np.uint8),) + args[1:],
-        "T NaN": (S, np.full_like(T, np.nan)) + args[2:],
-        "negative moves": args[:10] + (-1,) + args[11:],
-        "NaN tolerance": args[:12] + (float("nan"),),
-    }
-    for name, b in bad.items():
-        with pytest.raises(ValueError):
-            _list_search.list_search_grow(*b)
-        assert name
+    return (S, T, kw["literal_feature"], kw["literal_group"], ptr, lits, 3, 1.0, 0.0, 1, 12, 2, 1e-9)
+
+
+# hostile arguments of either kernel entry point: each a change of _kernel_args()
+KERNEL_BAD = {
+    "T rows": lambda a: (a[0], a[1][:-1]) + a[2:],
+    "groups short": lambda a: a[:3] + (a[3][:-1],) + a[4:],
+    "cand_ptr past the literals": lambda a: a[:4] + (np.array([0, 3], np.int64),) + a[5:],
+    "cand_ptr not from 0": lambda a: a[:4] + (np.array([1, 2], np.int64),) + a[5:],
+    "literal out of range": lambda a: a[:5] + (np.array([0, 8], np.int64),) + a[6:],
+    "S not 0/1": lambda a: (np.where(a[0] > 0, 2, 0).astype(np.uint8),) + a[1:],
+    "T NaN": lambda a: (a[0], np.full_like(a[1], np.nan)) + a[2:],
+    "negative rules": lambda a: a[:6] + (-1,) + a[7:],
+    "negative moves": lambda a: a[:10] + (-1,) + a[11:],
+    "NaN tolerance": lambda a: a[:12] + (float("nan"),),
+}
+
+
+def test_kernels_accept_good_arrays():
+    args = _kernel_args()
+    box_ptr, box_literals = _list_search.list_search_grow(*args)
+    assert box_ptr[-1] == box_literals.size
+    kind, rule, step_ptr, literals = _list_search.list_path_grow(*args)
+    assert kind.size == rule.size == step_ptr.size - 1 and step_ptr[-1] == literals.size
+
+
+@pytest.mark.parametrize("case", sorted(KERNEL_BAD))
+@pytest.mark.parametrize("kernel", ["list_search_grow", "list_path_grow"])
+def test_kernels_check_their_arrays(kernel, case):
+    with pytest.raises(ValueError):
+        getattr(_list_search, kernel)(*KERNEL_BAD[case](_kernel_args()))
 
 
 @pytest.mark.parametrize("kind,d", [("class", 2), ("class", 3), ("class", 5), ("reg", 1), ("reg", 2)])
@@ -211,32 +224,6 @@ def test_list_at_every_size_stops_at_max_rules():
     full = grow_list_sizes(S, T, feature, group, cand, 6)
     for max_rules in (0, 1, 3):
         assert grow_list_sizes(S, T, feature, group, cand, max_rules) == full[:max_rules + 1]
-
-
-def test_path_kernel_checks_its_arrays():
-    kw = _good()
-    S = np.ascontiguousarray(kw["S"]).view(np.uint8)
-    T = np.ascontiguousarray(kw["T"], dtype=np.float64)
-    f = kw["literal_feature"]
-    g = kw["literal_group"]
-    ptr, lits = np.array([0, 2], np.int64), np.array([0, 1], np.int64)
-    args = (S, T, f, g, ptr, lits, 3, 1.0, 0.0, 1, 12, 2, 1e-9)
-    kind, rule, step_ptr, literals = _list_search.list_path_grow(*args)
-    assert kind.size == rule.size == step_ptr.size - 1 and step_ptr[-1] == literals.size
-    bad = {
-        "T rows": (S, T[:-1]) + args[2:],
-        "groups short": args[:3] + (g[:-1],) + args[4:],
-        "cand_ptr past the literals": args[:4] + (np.array([0, 3], np.int64),) + args[5:],
-        "literal out of range": args[:5] + (np.array([0, 8], np.int64),) + args[6:],
-        "S not 0/1": (np.where(S > 0, 2, 0).astype(np.uint8),) + args[1:],
-        "T NaN": (S, np.full_like(T, np.nan)) + args[2:],
-        "negative rules": args[:6] + (-1,) + args[7:],
-        "NaN tolerance": args[:12] + (float("nan"),),
-    }
-    for name, b in bad.items():
-        with pytest.raises(ValueError):
-            _list_search.list_path_grow(*b)
-        assert name
 
 
 def test_list_at_every_size_takes_at_most_one_rule_per_row():

@@ -34,15 +34,11 @@ def list_search_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int6
     cdef int64_t[::1] lit_view = box_literals
     cdef dfg_list_params params = _params(max_rules, cost_power, condition_price, min_support, max_moves, n_starts,
                                           rel_tol)
-    cdef const uint8_t *S_ptr = &S[0, 0] if n * L > 0 else NULL
-    cdef const double *T_ptr = &T[0, 0] if n * d > 0 else NULL
-    cdef const int64_t *feat_ptr = &literal_feature[0] if L > 0 else NULL
-    cdef const int64_t *group_ptr = &literal_group[0] if L > 0 else NULL
-    cdef const int64_t *cand_lit_ptr = &cand_literals[0] if cand_literals.shape[0] > 0 else NULL
+    cdef _Inputs p = _pointers(S, T, literal_feature, literal_group, cand_literals)
     cdef int64_t n_boxes = 0
     cdef int status
     with nogil:
-        status = dfg_list_search_grow(S_ptr, T_ptr, n, L, d, feat_ptr, group_ptr, &cand_ptr[0], cand_lit_ptr,
+        status = dfg_list_search_grow(p.S, p.T, n, L, d, p.feature, p.group, &cand_ptr[0], p.cand_literals,
                                       n_cand, &params, &ptr_view[0], &lit_view[0], capacity, &n_boxes,
                                       n_threads, stop)
     check_status(status, "list_search_grow")
@@ -79,19 +75,36 @@ def list_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     cdef int64_t[::1] lit_view = step_literals
     cdef dfg_list_params params = _params(max_rules, cost_power, condition_price, min_support, max_moves, n_starts,
                                           rel_tol)
-    cdef const uint8_t *S_ptr = &S[0, 0] if n * L > 0 else NULL
-    cdef const double *T_ptr = &T[0, 0] if n * d > 0 else NULL
-    cdef const int64_t *feat_ptr = &literal_feature[0] if L > 0 else NULL
-    cdef const int64_t *group_ptr = &literal_group[0] if L > 0 else NULL
-    cdef const int64_t *cand_lit_ptr = &cand_literals[0] if cand_literals.shape[0] > 0 else NULL
+    cdef _Inputs p = _pointers(S, T, literal_feature, literal_group, cand_literals)
     cdef int64_t n_steps = 0
     cdef int status
     with nogil:
-        status = dfg_list_path_grow(S_ptr, T_ptr, n, L, d, feat_ptr, group_ptr, &cand_ptr[0], cand_lit_ptr, n_cand,
+        status = dfg_list_path_grow(p.S, p.T, n, L, d, p.feature, p.group, &cand_ptr[0], p.cand_literals, n_cand,
                                     &params, &kind_view[0], &rule_view[0], &ptr_view[0], &lit_view[0], capacity,
                                     &n_steps, n_threads, stop)
     check_status(status, "list_path_grow")
     return kind[:n_steps], rule[:n_steps], step_ptr[:n_steps + 1], step_literals[:step_ptr[n_steps]]
+
+
+cdef struct _Inputs:
+    # the kernels' input pointers, NULL for an empty array
+    const uint8_t *S
+    const double *T
+    const int64_t *feature
+    const int64_t *group
+    const int64_t *cand_literals
+
+
+cdef _Inputs _pointers(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,
+                       const int64_t[::1] literal_group, const int64_t[::1] cand_literals):
+    """Pointers to checked arrays (_checked_sizes), valid while the caller holds them."""
+    cdef _Inputs p
+    p.S = &S[0, 0] if S.shape[0] * S.shape[1] > 0 else NULL
+    p.T = &T[0, 0] if T.shape[0] * T.shape[1] > 0 else NULL
+    p.feature = &literal_feature[0] if literal_feature.shape[0] > 0 else NULL
+    p.group = &literal_group[0] if literal_group.shape[0] > 0 else NULL
+    p.cand_literals = &cand_literals[0] if cand_literals.shape[0] > 0 else NULL
+    return p
 
 
 cdef int64_t _checked_sizes(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,

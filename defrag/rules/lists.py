@@ -78,10 +78,15 @@ def _loss_and_all_matched(cover, y, n_classes, order=None):
     pass."""
     cover = np.ascontiguousarray(cover, dtype=bool)
     order = np.arange(cover.shape[1], dtype=np.int64) if order is None else np.asarray(order, dtype=np.int64)
+    return _rules_eval.list_loss(cover.view(np.uint8), order, **_kernel_targets(y, n_classes))
+
+
+def _kernel_targets(y, n_classes):
+    """The targets as src_c/dfg_list_loss.h takes them: class codes (int64) or values
+    (float64); no copy where y has that type already (fit_rule_list converts it once)."""
     if n_classes:
-        return _rules_eval.list_loss(cover.view(np.uint8), order, y_class=np.asarray(y, dtype=np.int64),
-                                     n_classes=n_classes)
-    return _rules_eval.list_loss(cover.view(np.uint8), order, y=np.asarray(y, dtype=np.float64))
+        return dict(y_class=np.asarray(y, dtype=np.int64), n_classes=n_classes)
+    return dict(y=np.asarray(y, dtype=np.float64))
 
 
 def first_match_counts(cover):
@@ -144,10 +149,8 @@ def _prune(conditions, holds, cover, y, n_classes, budget, keep_one=False):
     rule_ptr = np.zeros(len(conditions) + 1, dtype=np.int64)
     np.cumsum([len(c) for c in conditions], out=rule_ptr[1:])
     keep = np.ones(len(flat), dtype=np.uint8)
-    targets = dict(y_class=np.asarray(y, dtype=np.int64), n_classes=n_classes) if n_classes else \
-        dict(y=np.asarray(y, dtype=np.float64))
     cover = _rules_eval.list_prune(H.view(np.uint8), rule_ptr, keep, float(budget), PRUNE_PASSES, keep_one=keep_one,
-                                   **targets)
+                                   **_kernel_targets(y, n_classes))
     kept = [np.flatnonzero(keep[rule_ptr[r]:rule_ptr[r + 1]]).tolist() for r in range(len(conditions))]
     return ([[conds[i] for i in k] for conds, k in zip(conditions, kept)],
             [[h[i] for i in k] for h, k in zip(holds, kept)], cover)
@@ -168,7 +171,7 @@ def fit_rule_list(rules, X, y, n_classes, classes=None, prune_tol=0.0):
 
     Returns a RuleList: rules with outputs refitted on their first-match points, support
     (those points) and weight (their share), the default, and the list's training loss."""
-    y = np.asarray(y)
+    y = np.asarray(y, dtype=np.int64 if n_classes else np.float64)  # once: the loss kernel's types
     conditions, holds, cover = rule_columns(rules, X)
     order = _greedy_order(cover, y, n_classes)
     order = _local_search(order, cover, y, n_classes)
@@ -227,7 +230,7 @@ def prune_rule_lists(rule_lists, X, y, n_classes, prune_tol=0.0):
     distinct = list({id(r): r for rules in rule_lists for r in rules}.values())
     column = {id(r): j for j, r in enumerate(distinct)}
     conditions, holds, cover = rule_columns(distinct, X)
-    y = np.asarray(y)
+    y = np.asarray(y, dtype=np.int64 if n_classes else np.float64)  # once: the loss kernel's types
     slack = prune_tol * _constant_loss(y, n_classes)
     out = []
     for rules in rule_lists:  # over the lists, then (in C) their conditions, not rows

@@ -171,6 +171,7 @@ MIN_SAMPLES_PER_THREAD = 8192
 # and component, so side by side they would multiply by the core count.
 MAX_SAMPLES_SIDE_BY_SIDE = 100_000
 
+
 def thread_budget(n_jobs, n_restarts, n_samples=None):
     """(restart workers, OpenMP threads per worker) with workers x threads <=
     threads_now() (the cores, the OpenMP and threadpoolctl limits, the fit's grant).
