@@ -344,8 +344,8 @@ def float32_threshold(t):
     (round half to even: f_up has an even mantissa). m is exact in float64.
     """
     t = np.asarray(t, dtype=np.float64)
-    t32 = t.astype(np.float32)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # (beyond float32: inf, as the trees compare)
+        t32 = t.astype(np.float32)
         f_up = np.where(t32.astype(np.float64) > t, t32, np.nextafter(t32, np.float32(np.inf)))
         f_lo = np.nextafter(f_up, np.float32(-np.inf))
         mid = (f_lo.astype(np.float64) + f_up.astype(np.float64)) / 2.0
