@@ -53,6 +53,11 @@ cdef extern from "dfg_list_loss.h":
                       int *all_matched) nogil
     double dfg_pairwise_sum(const double *a, int64_t n) nogil
 
+cdef extern from "dfg_list_order.h":
+    int dfg_list_order(const uint8_t *cover, int64_t n_samples, int64_t n_rules, const double *y,
+                       const int64_t *y_class, int64_t n_classes, int local_search, int64_t *order,
+                       const int *stop) nogil
+
 cdef extern from "dfg_list_prune.h":
     int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions,
                        const int64_t *rule_ptr, int64_t n_rules, const double *y,

@@ -336,6 +336,85 @@ def test_pruning_in_c_drops_what_numpy_drops(n_classes):
             np.testing.assert_array_equal(got_cover, expected_cover)
 
 
+def _numpy_constant_loss(y, n_classes):
+    if y.size == 0:
+        return 0.0
+    if n_classes == 0:
+        return float(np.sum((y - y.mean()) ** 2))
+    return float(y.size - np.bincount(y, minlength=n_classes).max())
+
+
+def _numpy_list_order(cover, y, n_classes, local_search=True):
+    """rules/lists.py's steps 1 and 2 as NumPy did them (before src_c/dfg_list_order.h)."""
+    left = np.ones(cover.shape[0], dtype=bool)
+    unused = list(range(cover.shape[1]))
+    order = []
+    while unused:  # the rule with the least own loss plus loss of a constant on the rest
+        costs = [_numpy_constant_loss(y[cover[:, r] & left], n_classes)
+                 + _numpy_constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
+        best = unused[int(np.argmin(costs))]
+        order.append(best)
+        unused.remove(best)
+        left &= ~cover[:, best]
+    current = _numpy_list_loss(cover[:, order], y, n_classes)
+    improved = local_search
+    while improved:  # one rule moved to another position while the loss strictly drops
+        improved = False
+        for i in range(len(order)):
+            for j in range(len(order)):
+                if i == j:
+                    continue
+                trial = list(order)
+                trial.insert(j, trial.pop(i))
+                loss = _numpy_list_loss(cover[:, trial], y, n_classes)
+                if loss < current - 1e-12 * max(current, 1.0):
+                    order, current, improved = trial, loss, True
+    return order
+
+
+@pytest.mark.parametrize("n_classes", [0, 3])
+def test_list_order_in_c_is_numpys(n_classes):
+    # random lists of 0-9 rules (broad, narrow, identical and empty covers), targets with
+    # ties (small integers) and without, and a NaN target (np.argmin takes the first NaN
+    # cost): the same greedy order and the same order after the local search
+    from defrag.rules.lists import list_order
+
+    rng = np.random.default_rng(11 + n_classes)
+    for trial in range(80):
+        n, R = int(rng.integers(0, 150)), int(rng.integers(0, 10))
+        cover = rng.random((n, R)) < rng.choice([0.05, 0.3, 0.7], size=R)
+        if R > 2:
+            cover[:, 1] = cover[:, 0]  # two rules that cover the same rows
+        if n_classes:
+            y = rng.integers(0, n_classes, n)
+        else:
+            y = np.round(rng.normal(size=n) * 10.0 ** rng.integers(-2, 4), int(rng.integers(0, 4)))
+            if trial % 10 == 9 and n:
+                y[rng.integers(n)] = np.nan
+        for local in (False, True):
+            expected = _numpy_list_order(cover, y, n_classes, local)
+            got = list_order(cover, y, n_classes, local_search=local).tolist()
+            assert got == expected, (trial, local)
+
+
+def test_list_order_refuses_what_does_not_fit():
+    from defrag.rules._rules_eval import list_order
+
+    cover = np.ones((4, 2), dtype=np.uint8)
+    with pytest.raises(ValueError, match="list_order"):  # a class code out of range
+        list_order(cover, y_class=np.array([0, 1, 3, 0]), n_classes=3)
+    with pytest.raises(ValueError, match="entries for 4 rows"):
+        list_order(cover, np.zeros(3))
+    with pytest.raises(ValueError, match="give y"):
+        list_order(cover, y_class=np.zeros(4, dtype=np.int64))
+    with pytest.raises(ValueError, match="n_classes"):
+        list_order(cover, y_class=np.zeros(4, dtype=np.int64), n_classes=-1)
+    with pytest.raises(TypeError):
+        list_order(None, np.zeros(4))
+    assert list_order(np.ones((0, 3), dtype=np.uint8), np.zeros(0)).tolist() == [0, 1, 2]
+    assert list_order(np.ones((5, 0), dtype=np.uint8), np.zeros(5)).tolist() == []
+
+
 def test_list_prune_refuses_what_does_not_fit():
     from defrag.rules._rules_eval import list_prune
 

@@ -3,7 +3,7 @@
 greedy pruning of a rule's conditions, whole rule sets evaluated on raw inputs, and a
 rule list's first matches, training loss and conditions pruned against it (src_c/dfg_bits.h,
 src_c/dfg_prune.h, src_c/dfg_rules.h, src_c/dfg_cover.h, src_c/dfg_list_loss.h,
-src_c/dfg_list_prune.h). The calls that take threads
+src_c/dfg_list_order.h, src_c/dfg_list_prune.h). The calls that take threads
 take at most those of the fit they work for (kernel_threads) and start no kernel once
 that fit is interrupted (stop_flag)."""
 import numpy as np
@@ -12,7 +12,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 from defrag._cdefs cimport (DFG_EINVAL, DFG_ENAN, DFG_OK, dfg_bound_neighbours, dfg_condition_bits,
                             dfg_condition_counts, dfg_count_all,
-                            dfg_first_cover, dfg_list_loss, dfg_list_prune, dfg_pairwise_sum,
+                            dfg_first_cover, dfg_list_loss, dfg_list_order, dfg_list_prune, dfg_pairwise_sum,
                             dfg_prune_conditions,
                             dfg_rules_cover, dfg_rules_first, dfg_ruleset, dfg_sets)
 from defrag.utils._common cimport (CategorySets, category_sets, check_status, kernel_threads,
@@ -147,6 +147,30 @@ def list_loss(const uint8_t[:, ::1] cover not None, const int64_t[::1] order not
                          "[0, n_classes)")
     check_status(status, "list_loss")
     return loss, bool(all_matched)
+
+
+def list_order(const uint8_t[:, ::1] cover not None, const double[::1] y=None, const int64_t[::1] y_class=None,
+               int64_t n_classes=0, bint local_search=True):
+    """The order of the rule list of cover's columns (n_samples x n_rules, nonzero where
+    the rule covers the row): the greedy order, then, with local_search, single moves
+    while the list's training loss drops (src_c/dfg_list_order.h). Targets as
+    list_loss's. Returns the columns in list order (int64)."""
+    flag = stop_flag(False)  # the kernel reads it
+    cdef const int *stop = stop_pointer(flag)
+    cdef int64_t N = cover.shape[0], R = cover.shape[1]
+    cdef const double *yp = NULL
+    cdef const int64_t *cp = NULL
+    _list_targets(N, y, y_class, n_classes, "list_order", &yp, &cp)
+    out = np.zeros(R, dtype=np.int64)
+    cdef int64_t[::1] o = out
+    cdef int status
+    with nogil:
+        status = dfg_list_order(&cover[0, 0] if N and R else NULL, N, R, yp, cp, n_classes, local_search,
+                                &o[0] if R else NULL, stop)
+    if status == DFG_EINVAL:
+        raise ValueError("list_order: class codes must lie in [0, n_classes)")
+    check_status(status, "list_order")
+    return out
 
 
 def list_prune(const uint8_t[:, ::1] holds not None, const int64_t[::1] rule_ptr not None,

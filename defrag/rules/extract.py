@@ -13,8 +13,9 @@ over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import numpy as np
 
-from ..splits import IN_SET, NOT_IN_SET, NUMERIC
-from .conditions import Condition, conditions_bits, count_all, pruned_by_support
+from ..splits import IN_SET, NOT_IN_SET, NUMERIC, ZERO_THRESHOLD, category_words
+from . import _rules_eval
+from .conditions import Condition, count_all, pruned_by_support
 
 
 def component_bounds(eta_k, splits, kappa):
@@ -22,17 +23,27 @@ def component_bounds(eta_k, splits, kappa):
     from its numeric splits, and whether a missing value lies in the region: every
     split that fixes the region (eta near 0 or 1) must send missing values to the
     region's side."""
-    D = splits.n_features
-    lower = np.full(D, -np.inf)
-    upper = np.full(D, np.inf)
-    above = eta_k > 1.0 - kappa
-    below = eta_k < kappa
+    lower, upper, missing_ok = components_bounds(np.asarray(eta_k, dtype=np.float64)[None, :], splits, kappa)
+    return lower[0], upper[0], missing_ok[0]
+
+
+def components_bounds(etas, splits, kappa):
+    """component_bounds of each row of etas (K x L): lower, upper and missing_ok, each
+    K x n_features, every component at once: the splits are in feature order
+    (splits.feat_ptr), so a feature's bound is one max (min) over its run of splits."""
+    K, D = etas.shape[0], splits.n_features
+    lower, upper = np.full((K, D), -np.inf), np.full((K, D), np.inf)
+    missing_ok = np.ones((K, D), dtype=bool)
+    present = np.flatnonzero(np.diff(splits.feat_ptr) > 0)  # features with splits
+    if K == 0 or present.size == 0:
+        return lower, upper, missing_ok
+    starts = splits.feat_ptr[present]
+    above, below = etas > 1.0 - kappa, etas < kappa
     numeric = splits.kind == NUMERIC
-    np.maximum.at(lower, splits.feature[above & numeric], splits.threshold[above & numeric])
-    np.minimum.at(upper, splits.feature[below & numeric], splits.threshold[below & numeric])
+    lower[:, present] = np.maximum.reduceat(np.where(above & numeric, splits.threshold, -np.inf), starts, axis=1)
+    upper[:, present] = np.minimum.reduceat(np.where(below & numeric, splits.threshold, np.inf), starts, axis=1)
     wrong_side = (above | below) & (splits.missing_right.astype(bool) != above)
-    missing_ok = np.ones(D, dtype=bool)
-    missing_ok[splits.feature[wrong_side]] = False
+    missing_ok[:, present] = ~np.logical_or.reduceat(wrong_side, starts, axis=1)
     return lower, upper, missing_ok
 
 
@@ -59,10 +70,25 @@ def component_sets(eta_k, splits, kappa):
 def _unit_columns(X, units, missing, n_threads=1):
     """Bits over the samples of the prunable parts of conditions (see
     extract_rule_conditions), all from one pass over X: (n_units, ceil(N / 64)); missing:
-    per unit, whether a missing value satisfies it."""
-    parts = [Condition(d, "", categories=value, negated=part == "out", missing=ok) if part in ("in", "out")
-             else Condition(d, "", **{part: value}, missing=ok) for (d, part, value), ok in zip(units, missing)]
-    return conditions_bits(parts, X, n_threads)
+    per unit, whether a missing value satisfies it. The kernel's arrays are those of the
+    parts as Conditions (conditions.holds_arrays), built without the objects."""
+    n = len(units)
+    parts = [part for _, part, _ in units]
+    arrays = dict(
+        feature=np.array([d for d, _, _ in units], dtype=np.int32),
+        lower=np.array([float(v) if p == "lower" else -np.inf for (_, p, v) in units], dtype=np.float64),
+        upper=np.array([float(v) if p == "upper" else np.inf for (_, p, v) in units], dtype=np.float64),
+        missing=np.array([bool(ok) for ok in missing], dtype=np.uint8),
+        zero_missing=np.zeros(n, dtype=np.uint8))
+    if "in" in parts or "out" in parts:
+        sets = [sorted({int(c) for c in v}) if p in ("in", "out") else () for (_, p, v) in units]
+        set_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
+        arrays["set_ptr"], arrays["set_words"] = category_words(
+            set_ptr, np.array([c for codes in sets for c in codes], dtype=np.int64))
+        arrays["kind"] = np.array([{"in": 1, "out": 2}.get(p, 0) for p in parts], dtype=np.uint8)
+    return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64), n_threads=n_threads,
+                                       output="bits", zero_threshold=ZERO_THRESHOLD, **arrays)
 
 
 def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names, n_threads=1):
@@ -73,12 +99,12 @@ def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names, n_thre
     return extract_rules_conditions([eta_k], splits, kappa, X_train, feature_names, n_threads)[0]
 
 
-def _prunable_units(eta_k, splits, kappa):
+def _prunable_units(eta_k, splits, kappa, bounds):
     """A component's prunable parts, (feature, "lower" / "upper", bound) and (feature,
     "in" / "out", codes), in feature order, and whether a missing value satisfies each
-    feature's condition."""
-    lower, upper, missing_ok = component_bounds(eta_k, splits, kappa)
-    missing_ok &= splits.supports_missing
+    feature's condition. bounds: its row of components_bounds."""
+    lower, upper, missing_ok = bounds
+    missing_ok = missing_ok & splits.supports_missing
     units = [(d, "lower", lower[d]) for d in np.flatnonzero(np.isfinite(lower)).tolist()]
     units += [(d, "upper", upper[d]) for d in np.flatnonzero(np.isfinite(upper)).tolist()]
     for d, (inc, exc) in component_sets(eta_k, splits, kappa).items():
@@ -91,7 +117,10 @@ def _prunable_units(eta_k, splits, kappa):
 def extract_rules_conditions(etas, splits, kappa, X_train, feature_names, n_threads=1):
     """extract_rule_conditions of several components: [(conditions, support), ...], the
     columns of all their parts from one pass over X_train."""
-    per_component = [_prunable_units(eta_k, splits, kappa) for eta_k in etas]
+    etas = np.asarray(etas, dtype=np.float64).reshape(len(etas), len(splits))
+    lower, upper, missing_ok = components_bounds(etas, splits, kappa)
+    per_component = [_prunable_units(eta_k, splits, kappa, (lo, up, ok))
+                     for eta_k, lo, up, ok in zip(etas, lower, upper, missing_ok)]
     n = X_train.shape[0]
     units = [u for us, _ in per_component for u in us]
     unit_missing = np.array([bool(ok[u[0]]) for us, ok in per_component for u in us], dtype=bool)

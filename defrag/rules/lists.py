@@ -10,7 +10,8 @@ of the same size fitted to the ensemble (docs/performance.rst, "Rules against a 
 
 1. order greedily: next comes the rule that minimises its own refitted loss plus the
    loss of one constant on the points still left;
-2. local search: move a rule to another position while the training loss drops;
+2. local search: move a rule to another position while the training loss drops
+   (steps 1 and 2 in C, src_c/dfg_list_order.h);
 3. drop rules that are no point's first match;
 4. prune conditions: drop a condition when the list's training loss stays within
    ``loss + prune_tol * (loss of one constant)``, the most often satisfied
@@ -89,43 +90,20 @@ def _kernel_targets(y, n_classes):
     return dict(y=np.asarray(y, dtype=np.float64))
 
 
+def list_order(cover, y, n_classes, local_search=True):
+    """Steps 1 and 2: the columns of cover in the greedy order (next, the rule with the
+    least own loss plus loss of a constant on the rest; ties: the earlier rule), then,
+    with local_search, each rule moved to another position while the loss strictly drops
+    (src_c/dfg_list_order.h; tests/test_rule_list.py holds the NumPy version). y: the
+    loss kernel's types (fit_rule_list converts it once)."""
+    cover = np.ascontiguousarray(cover, dtype=bool)
+    return _rules_eval.list_order(cover.view(np.uint8), local_search=local_search,
+                                  **_kernel_targets(y, n_classes))
+
+
 def first_match_counts(cover):
     """Points each rule (column) is the first match for."""
     return np.bincount(first_match_index(cover), minlength=cover.shape[1] + 1)[:-1]
-
-
-def _greedy_order(cover, y, n_classes):
-    """Step 1: the rule with the least own loss plus loss of a constant on the rest, in turn
-    (ties: the earlier rule)."""
-    left = np.ones(cover.shape[0], dtype=bool)
-    unused = list(range(cover.shape[1]))
-    order = []
-    while unused:
-        costs = [_constant_loss(y[cover[:, r] & left], n_classes)
-                 + _constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
-        best = unused[int(np.argmin(costs))]
-        order.append(best)
-        unused.remove(best)
-        left &= ~cover[:, best]
-    return order
-
-
-def _local_search(order, cover, y, n_classes):
-    """Step 2: move one rule to another position while the loss strictly drops."""
-    current = list_loss(cover, y, n_classes, order)
-    improved = True
-    while improved:
-        improved = False
-        for i in range(len(order)):
-            for j in range(len(order)):
-                if i == j:
-                    continue
-                trial = list(order)
-                trial.insert(j, trial.pop(i))
-                loss = list_loss(cover, y, n_classes, trial)
-                if loss < current - 1e-12 * max(current, 1.0):
-                    order, current, improved = trial, loss, True
-    return order
 
 
 def _drop_unmatched(conditions, holds, cover):
@@ -173,8 +151,7 @@ def fit_rule_list(rules, X, y, n_classes, classes=None, prune_tol=0.0):
     (those points) and weight (their share), the default, and the list's training loss."""
     y = np.asarray(y, dtype=np.int64 if n_classes else np.float64)  # once: the loss kernel's types
     conditions, holds, cover = rule_columns(rules, X)
-    order = _greedy_order(cover, y, n_classes)
-    order = _local_search(order, cover, y, n_classes)
+    order = list_order(cover, y, n_classes).tolist()
     conditions, holds, cover = [conditions[r] for r in order], [holds[r] for r in order], cover[:, order]
     conditions, holds, cover = _drop_unmatched(conditions, holds, cover)
     budget = list_loss(cover, y, n_classes) + prune_tol * _constant_loss(y, n_classes)
