@@ -568,3 +568,23 @@ def test_pruning_never_merges_a_lists_last_rule_with_the_default():
     assert [len(rules) for rules in model.path_rules_] == [k - 1 for k in model.path_["size"]]
     sized = DefragModel(rf, random_state=0, n_rules=3).fit(X, y)
     assert sized.n_rules_ == 3 and len(sized.rules_) == 2
+
+
+def test_candidate_boxes_packed_once_search_as_the_boxes_do():
+    # the cross-validation packs its candidates once (candidate_boxes) for all its lists
+    from defrag.rules.list_search import candidate_boxes
+
+    rng = np.random.default_rng(5)
+    n, L = 240, 12
+    S = rng.random((n, L)) < 0.5
+    T = (S[:, 0] & ~S[:, 3]).astype(float)[:, None] + 0.1 * rng.normal(size=(n, 1))
+    feature, group = np.arange(2 * L) % L, np.arange(2 * L)
+    boxes = [[0, L + 3], [], [5], [1, 2, L + 7]]
+    packed = candidate_boxes(boxes, 2 * L)
+    assert packed.ptr.tolist() == [0, 2, 3, 6]  # the empty box left out
+    assert grow_list_sizes(S, T, feature, group, packed, 5) == grow_list_sizes(S, T, feature, group, boxes, 5)
+    assert grow_boxes(S, T, feature, group, packed, 3) == grow_boxes(S, T, feature, group, boxes, 3)
+    with pytest.raises(ValueError, match="over 20 literals, not 24"):
+        grow_list_sizes(S, T, feature, group, candidate_boxes([[1]], 20), 5)
+    with pytest.raises(ValueError, match="lie in"):
+        candidate_boxes([[30]], 2 * L)

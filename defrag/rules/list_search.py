@@ -77,6 +77,24 @@ def _candidate_csr(candidates, n_literals):
     return ptr, np.ascontiguousarray(literals, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class CandidateBoxes:
+    """Candidate boxes checked and packed once (CSR: the literals of box i are
+    literals[ptr[i]:ptr[i + 1]]; empty boxes left out) for the searches of a
+    cross-validation, which share them: candidate_boxes."""
+
+    ptr: np.ndarray
+    literals: np.ndarray
+    n_literals: int
+
+
+def candidate_boxes(candidates, n_literals):
+    """CandidateBoxes of candidates (sequences of literals in [0, n_literals)), which
+    grow_boxes and grow_list_sizes take in place of the boxes for a split table of
+    n_literals / 2 splits."""
+    return CandidateBoxes(*_candidate_csr(candidates, n_literals), int(n_literals))
+
+
 def grow_boxes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=1.0,
                condition_penalty=0.0, min_support=1, n_threads=None):
     """Up to max_rules rules (boxes: sorted lists of literals, in list order) grown
@@ -141,7 +159,12 @@ def _checked_problem(S, T, literal_feature, literal_group, candidates, cost_powe
     group = _int_array(literal_group, "literal_group", 2 * L)
     if feature.size and feature.min() < 0:
         raise ValueError("literal_feature must be >= 0")
-    ptr, literals = _candidate_csr(candidates, 2 * L)
+    if isinstance(candidates, CandidateBoxes):
+        if candidates.n_literals != 2 * L:
+            raise ValueError(f"the candidate boxes are over {candidates.n_literals} literals, not {2 * L}")
+        ptr, literals = candidates.ptr, candidates.literals
+    else:
+        ptr, literals = _candidate_csr(candidates, 2 * L)
     min_support = _checked_count(min_support, "min_support")
     cost_power, condition_penalty = float(cost_power), float(condition_penalty)
     if not (np.isfinite(cost_power) and np.isfinite(condition_penalty)):
@@ -271,10 +294,11 @@ def simplified_box(S, box, literal_group):
     last = fails.shape[1] - 1 - np.argmax(fails[:, ::-1], axis=1)
     last = np.where(failed, last, -1)
     kept = []
+    free = np.ones(fails.shape[0], dtype=bool)  # the rows that fail no literal kept so far
     for i in np.unique(last[failed]).tolist():  # over the candidates, in order
-        rows = last == i
-        if not kept or not fails[np.ix_(rows, kept)].any(axis=1).all():
+        if (free & (last == i)).any():
             kept.append(i)
+            free &= ~fails[:, i]
     keep = box[order][kept].tolist()
     return sorted(keep)
 
