@@ -14,7 +14,10 @@ random_state=0), and the CSV files of ../shared/data (skipped with a message whe
 folder is absent; see its README). Regression: diabetes, friedman1, bostonhousing, ozone,
 servo, houseprices; multiclass: wine, vehicle, satellite, glass, soybean,
 letterrecognition; binary: the rest (issue 25 says "16 public cases" but names these
-17; the summary counts over the cases run). The CSV files' categorical columns (ozone V1-V3,
+17; the summary counts over the cases run). ``--cases`` also takes any other NAME.csv of the
+data folder (``--data``; the last column the target): its task is the one the folder's
+README.md table gives it, else the target's (numbers that are not all integers, or more than
+20 distinct ones: regression; else binary or multiclass by its classes). The CSV files' categorical columns (ozone V1-V3,
 servo's 4 features, houseprices' 6 yes/no columns, soybean's and housevotes84's features)
 hold the integer codes of R's factors and are used as these ordinal codes, by every
 learner alike (a column of strings, if a file had one, would get the codes of its sorted
@@ -77,10 +80,50 @@ PATH_COUNTED = (4, 6, 8)  # the path cells of issue 25's acceptance
 TIE = 1e-12
 
 
+# the tasks of the CSV files that are not among the 17 cases, found when they are loaded
+OTHER_TASKS = {}
+
+
 def task_of(name):
+    if name in OTHER_TASKS:
+        return OTHER_TASKS[name]
     if name in REGRESSION:
         return "regression"
     return "multiclass" if name in MULTICLASS else "binary"
+
+
+def readme_task(name):
+    """The task the data folder's README.md gives a file (its table's "task" column:
+    "regression", "binary" or "N classes"), or None."""
+    path = os.path.join(DATA, "README.md")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 3 and cells[0] == f"{name}.csv":
+                task = cells[2].lower()
+                if task.startswith("regression"):
+                    return "regression"
+                if task.startswith("binary"):
+                    return "binary"
+                if "class" in task:
+                    return "multiclass"
+    return None
+
+
+def inferred_task(y):
+    """A target's task where nothing names it: numbers that are not all integers, or more
+    than 20 distinct ones, are a regression; else 2 classes are binary, more multiclass."""
+    try:
+        values = np.array([float(v) for v in y])
+    except ValueError:  # text: class labels
+        values = None
+    distinct = np.unique(np.asarray(y))
+    if values is not None and np.all(np.isfinite(values)) and (np.any(values != np.round(values))
+                                                               or distinct.size > 20):
+        return "regression"
+    return "binary" if distinct.size == 2 else "multiclass"
 
 
 def column_codes(values):
@@ -121,7 +164,9 @@ def load(name):
                 present = X[~np.isnan(X[:, j]), j]
                 if not np.array_equal(present, np.round(present)):
                     raise ValueError(f"{name}: categorical column {column} does not hold integer codes")
-        if name in REGRESSION:
+        if name not in CASES:  # another file of the data folder: its README's task, or y's
+            OTHER_TASKS[name] = readme_task(name) or inferred_task(y)
+        if task_of(name) == "regression":
             y = y.astype(float)
     return X, y, task_of(name)
 
@@ -375,15 +420,18 @@ def summary(rows, preset, path_how=None, figs=False):
         return [outcome(r[preset]["error"], r[preset][key]) for name, _, r in rows
                 if names is None or name in names]
 
+    def of_task(task):
+        return {name for name, _, _ in rows if task_of(name) == task}
+
     ratios = [ratio(r[preset]) for _, _, r in rows]
     slowest = max(rows, key=lambda row: row[2][preset]["seconds"])
     lines = [f"### summary ({preset})", "",
              f"- wins at equal leaves: {tally(results('cart_leaves'))}",
              f"- wins at equal conditions: {tally(results('cart_conditions'))}",
-             (f"- regression wins (equal leaves): {tally(results('cart_leaves', REGRESSION))}; "
-             f"at equal conditions: {tally(results('cart_conditions', REGRESSION))}"),
-             (f"- multiclass wins (equal leaves): {tally(results('cart_leaves', MULTICLASS))}; "
-             f"at equal conditions: {tally(results('cart_conditions', MULTICLASS))}"),
+             (f"- regression wins (equal leaves): {tally(results('cart_leaves', of_task('regression')))}; "
+             f"at equal conditions: {tally(results('cart_conditions', of_task('regression')))}"),
+             (f"- multiclass wins (equal leaves): {tally(results('cart_leaves', of_task('multiclass')))}; "
+             f"at equal conditions: {tally(results('cart_conditions', of_task('multiclass')))}"),
              (f"- binary wins (equal leaves): "
              f"{tally([o for (name, _, _), o in zip(rows, results('cart_leaves')) if task_of(name) == 'binary'])}"),
              f"- max fit seconds: {slowest[2][preset]['seconds']:.2f} ({slowest[0]})",
@@ -429,8 +477,11 @@ def plot(rows, path, presets):
 
 
 def main():
+    global DATA  # --data
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: all 17)")
+    ap.add_argument("--cases", default=",".join(CASES),
+                    help="comma-separated (default: all 17); also any other NAME.csv of the data folder")
+    ap.add_argument("--data", default=DATA, help="the folder of the CSV files (default: %(default)s)")
     ap.add_argument("--restarts", type=int, default=20)
     ap.add_argument("--splits", type=int, default=None,
                     help="data splits per case (default: 3 where the test set is under 1,000 rows, else 1)")
@@ -440,6 +491,7 @@ def main():
     ap.add_argument("--out", help="write the markdown tables to this file too")
     ap.add_argument("--png", help="write the rules-against-error figure to this PNG")
     args = ap.parse_args()
+    DATA = args.data
     presets = ("default", "paper") if args.paper else ("default",)
     figs = args.path and figs_available()
     path_how = None
@@ -449,8 +501,9 @@ def main():
     rows = []
     start = time.perf_counter()
     for name in args.cases.split(","):
-        if name not in CASES:
-            ap.error(f"unknown case {name!r}; the cases: {', '.join(CASES)}")
+        if name not in CASES and not os.path.exists(os.path.join(DATA, f"{name}.csv")):
+            ap.error(f"unknown case {name!r}: not one of the 17 ({', '.join(CASES)}) and no "
+                     f"{os.path.join(DATA, name + '.csv')}")
         data = load(name)
         if data is None:
             print(f"{name}: {os.path.join(DATA, name + '.csv')} is absent, skipped", file=sys.stderr)
