@@ -84,6 +84,8 @@ def _kernel_calls():
                                                  thresholds),
         "gate_objective": lambda: _gate.gate_objective(problem, beta, params["eta"] - 0.5, 1.0),
         "emkl_estep": lambda: _gate.estep(problem, params, params["eta"] - 0.5, beta),
+        "list_order": lambda: _rules_eval.list_order(
+            np.ascontiguousarray(X[:, :3] > 0.3).view(np.uint8), y=X[:, 3].copy()),
         "list_prune": lambda: _rules_eval.list_prune(
             np.ascontiguousarray((X[:, :3] > 0.3).T).view(np.uint8), np.array([0, 2, 3], dtype=np.int64),
             np.ones(3, np.uint8), 1e9, 3, y=X[:, 3].copy()),
