@@ -107,8 +107,9 @@ def readme_task(name):
                     return "regression"
                 if task.startswith("binary"):
                     return "binary"
-                if "class" in task:
-                    return "multiclass"
+                if "class" in task:  # "N classes"
+                    count = task.split()[0]
+                    return "binary" if count.isdigit() and int(count) == 2 else "multiclass"
     return None
 
 
