@@ -87,22 +87,19 @@ static int classification_loss(const uint8_t *cover, int64_t n, int64_t n_column
     return DFG_OK;
 }
 
-int dfg_list_loss(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
-                  const int64_t *order, int64_t n_rules, const double *y,
-                  const int64_t *y_class, int64_t n_classes, double *loss, int *all_matched) {
-    if (n_samples < 0 || n_columns < 0 || n_rules < 0 || n_classes < 0 || loss == NULL
-        || all_matched == NULL || n_rules >= INT64_MAX - 1
-        || (size_t)n_rules + 1 > SIZE_MAX / (2 * sizeof(double))
-        || (n_samples > 0 && n_rules > 0 && (cover == NULL || order == NULL))
-        || (n_samples > 0 && (n_classes == 0 ? y == NULL : y_class == NULL))
-        || (n_columns > 0 && n_samples > INT64_MAX / n_columns)
-        || (size_t)n_samples > SIZE_MAX / sizeof(int64_t))
-        return DFG_EINVAL;
-    for (int64_t r = 0; r < n_rules; r++)
-        if (order[r] < 0 || order[r] >= n_columns) return DFG_EINVAL;
-    if (n_classes > 0)
-        for (int64_t i = 0; i < n_samples; i++)
-            if (y_class[i] < 0 || y_class[i] >= n_classes) return DFG_EINVAL;
+int dfg_list_targets_ok(int64_t n_samples, const double *y, const int64_t *y_class, int64_t n_classes) {
+    if (n_samples < 0 || n_classes < 0) return 0;
+    if (n_samples == 0) return 1;
+    if (n_classes == 0) return y != NULL;
+    if (y_class == NULL) return 0;
+    for (int64_t i = 0; i < n_samples; i++)
+        if (y_class[i] < 0 || y_class[i] >= n_classes) return 0;
+    return 1;
+}
+
+int dfg_list_loss_unchecked(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
+                            const int64_t *order, int64_t n_rules, const double *y,
+                            const int64_t *y_class, int64_t n_classes, double *loss, int *all_matched) {
     int64_t *count = calloc((size_t)n_rules + 1, sizeof(int64_t));
     if (count == NULL) return DFG_ENOMEM;
     const int status = n_classes == 0
@@ -116,4 +113,21 @@ int dfg_list_loss(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
     }
     free(count);
     return status;
+}
+
+int dfg_list_loss(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
+                  const int64_t *order, int64_t n_rules, const double *y,
+                  const int64_t *y_class, int64_t n_classes, double *loss, int *all_matched) {
+    if (n_samples < 0 || n_columns < 0 || n_rules < 0 || n_classes < 0 || loss == NULL
+        || all_matched == NULL || n_rules >= INT64_MAX - 1
+        || (size_t)n_rules + 1 > SIZE_MAX / (2 * sizeof(double))
+        || (n_samples > 0 && n_rules > 0 && (cover == NULL || order == NULL))
+        || (n_columns > 0 && n_samples > INT64_MAX / n_columns)
+        || (size_t)n_samples > SIZE_MAX / sizeof(int64_t)
+        || !dfg_list_targets_ok(n_samples, y, y_class, n_classes))
+        return DFG_EINVAL;
+    for (int64_t r = 0; r < n_rules; r++)
+        if (order[r] < 0 || order[r] >= n_columns) return DFG_EINVAL;
+    return dfg_list_loss_unchecked(cover, n_samples, n_columns, order, n_rules, y, y_class, n_classes, loss,
+                                   all_matched);
 }

@@ -32,6 +32,18 @@ int dfg_list_loss(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
                   const int64_t *order, int64_t n_rules, const double *y,
                   const int64_t *y_class, int64_t n_classes, double *loss, int *all_matched);
 
+/* Whether the targets are as dfg_list_loss takes them: y present (n_classes == 0), or
+ * y_class present with every code in [0, n_classes); n_samples 0 needs neither. */
+int dfg_list_targets_ok(int64_t n_samples, const double *y, const int64_t *y_class, int64_t n_classes);
+
+/* dfg_list_loss without its checks, for callers that checked the sizes, the order and
+ * the targets (dfg_list_targets_ok) once and ask for the losses of many lists of the same
+ * rows (dfg_list_order.c, dfg_list_prune.c): checking every class code on each call was
+ * another pass over the rows per list. DFG_ENOMEM where an allocation fails. */
+int dfg_list_loss_unchecked(const uint8_t *cover, int64_t n_samples, int64_t n_columns,
+                            const int64_t *order, int64_t n_rules, const double *y,
+                            const int64_t *y_class, int64_t n_classes, double *loss, int *all_matched);
+
 /* np.sum of n doubles (NumPy's pairwise summation, the same rounding). */
 double dfg_pairwise_sum(const double *a, int64_t n);
 

@@ -71,7 +71,8 @@ static int local_search(order_ctx *c, int64_t *order, int64_t *trial, const vola
     const int64_t R = c->R;
     double current;
     int matched;
-    int status = dfg_list_loss(c->cover, c->n, R, order, R, c->y, c->y_class, c->n_classes, &current, &matched);
+    int status = dfg_list_loss_unchecked(c->cover, c->n, R, order, R, c->y, c->y_class, c->n_classes, &current,
+                                         &matched);
     if (status != DFG_OK) return status;
     int improved = 1;
     while (improved) {
@@ -87,8 +88,8 @@ static int local_search(order_ctx *c, int64_t *order, int64_t *trial, const vola
                 memmove(trial + j + 1, trial + j, (size_t)(R - 1 - j) * sizeof(int64_t));
                 trial[j] = moved;
                 double loss;
-                status = dfg_list_loss(c->cover, c->n, R, trial, R, c->y, c->y_class, c->n_classes, &loss,
-                                       &matched);
+                status = dfg_list_loss_unchecked(c->cover, c->n, R, trial, R, c->y, c->y_class, c->n_classes,
+                                                 &loss, &matched);
                 if (status != DFG_OK) return status;
                 if (loss < current - 1e-12 * (current > 1.0 ? current : 1.0)) {
                     memcpy(order, trial, (size_t)R * sizeof(int64_t));
@@ -106,14 +107,11 @@ int dfg_list_order(const uint8_t *cover, int64_t n_samples, int64_t n_rules, con
                    const volatile int *stop) {
     if (n_samples < 0 || n_rules < 0 || n_classes < 0 || (n_rules > 0 && order == NULL)
         || (n_samples > 0 && n_rules > 0 && cover == NULL)
-        || (n_samples > 0 && (n_classes == 0 ? y == NULL : y_class == NULL))
-        || (n_rules > 0 && n_samples > INT64_MAX / n_rules)
+        || !dfg_list_targets_ok(n_samples, y, y_class, n_classes)
+        || (n_rules > 0 && n_samples > INT64_MAX / n_rules) || n_rules >= INT64_MAX - 1
         || (size_t)n_samples > SIZE_MAX / sizeof(double) || (size_t)n_rules > SIZE_MAX / sizeof(int64_t)
         || (size_t)n_classes > SIZE_MAX / sizeof(int64_t))
         return DFG_EINVAL;
-    if (n_classes > 0)
-        for (int64_t i = 0; i < n_samples; i++)
-            if (y_class[i] < 0 || y_class[i] >= n_classes) return DFG_EINVAL;
     if (n_rules == 0) return DFG_OK;
     order_ctx c = {cover, n_samples, n_rules, y, y_class, n_classes, NULL, NULL};
     c.values = malloc((size_t)(n_samples > 0 ? n_samples : 1) * sizeof(double));

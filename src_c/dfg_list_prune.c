@@ -24,7 +24,8 @@ int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions
     if (n < 0 || n_conditions < 0 || n_rules < 0 || n_passes < 0 || rule_ptr == NULL ||
         (n_conditions > 0 && keep == NULL) ||
         (n > 0 && n_rules > 0 && cover == NULL) || (n > 0 && n_conditions > 0 && holds == NULL) ||
-        (n_rules > 0 && n > INT64_MAX / n_rules) || (n_conditions > 0 && n > INT64_MAX / n_conditions))
+        (n_rules > 0 && n > INT64_MAX / n_rules) || (n_conditions > 0 && n > INT64_MAX / n_conditions) ||
+        n_rules >= INT64_MAX - 1 || !dfg_list_targets_ok(n, y, y_class, n_classes))
         return DFG_EINVAL;
     if (rule_ptr[0] != 0 || rule_ptr[n_rules] != n_conditions) return DFG_EINVAL;
     for (int64_t r = 0; r < n_rules; r++)
@@ -77,8 +78,8 @@ int dfg_list_prune(const uint8_t *holds, int64_t n_samples, int64_t n_conditions
                 rule_column(holds, n, rule_ptr, keep, r, c, cover, n_rules);
                 double loss;
                 int all_matched;
-                status = dfg_list_loss(cover, n, n_rules, identity, n_rules, y, y_class, n_classes, &loss,
-                                       &all_matched);
+                status = dfg_list_loss_unchecked(cover, n, n_rules, identity, n_rules, y, y_class, n_classes,
+                                                 &loss, &all_matched);
                 if (status != DFG_OK) goto done;
                 if (loss <= budget && all_matched) {
                     keep[c] = 0;

@@ -336,22 +336,17 @@ def test_pruning_in_c_drops_what_numpy_drops(n_classes):
             np.testing.assert_array_equal(got_cover, expected_cover)
 
 
-def _numpy_constant_loss(y, n_classes):
-    if y.size == 0:
-        return 0.0
-    if n_classes == 0:
-        return float(np.sum((y - y.mean()) ** 2))
-    return float(y.size - np.bincount(y, minlength=n_classes).max())
-
-
 def _numpy_list_order(cover, y, n_classes, local_search=True):
-    """rules/lists.py's steps 1 and 2 as NumPy did them (before src_c/dfg_list_order.h)."""
+    """rules/lists.py's steps 1 and 2 as NumPy did them (before src_c/dfg_list_order.h);
+    a constant's loss is lists.py's _constant_loss, which NumPy computes."""
+    from defrag.rules.lists import _constant_loss
+
     left = np.ones(cover.shape[0], dtype=bool)
     unused = list(range(cover.shape[1]))
     order = []
     while unused:  # the rule with the least own loss plus loss of a constant on the rest
-        costs = [_numpy_constant_loss(y[cover[:, r] & left], n_classes)
-                 + _numpy_constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
+        costs = [_constant_loss(y[cover[:, r] & left], n_classes)
+                 + _constant_loss(y[left & ~cover[:, r]], n_classes) for r in unused]
         best = unused[int(np.argmin(costs))]
         order.append(best)
         unused.remove(best)

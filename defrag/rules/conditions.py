@@ -100,20 +100,30 @@ def condition_arrays(conditions, supports_missing=True):
     """Flat arrays of conditions for the C kernels: feature, lower, upper (+-inf where
     absent), missing (1: a NaN satisfies it, 0: it fails, 2: an error where the source
     model has no rule for missing values), and the category sets when any is a set."""
+    return part_arrays([c.feature for c in conditions],
+                       [-np.inf if c.lower is None else c.lower for c in conditions],
+                       [np.inf if c.upper is None else c.upper for c in conditions],
+                       [1 if c.missing else (0 if supports_missing else 2) for c in conditions],
+                       [c.categories for c in conditions], [c.negated for c in conditions])
+
+
+def part_arrays(feature, lower, upper, missing, categories, negated):
+    """condition_arrays of conditions given field by field (one entry per condition;
+    categories: a set's codes or None; lower / upper -inf / inf where absent), for callers
+    that hold the fields rather than Condition objects (rules/extract.py's units)."""
     arrays = dict(
-        feature=np.array([c.feature for c in conditions], dtype=np.int32),
-        lower=np.array([-np.inf if c.lower is None else c.lower for c in conditions], dtype=np.float64),
-        upper=np.array([np.inf if c.upper is None else c.upper for c in conditions], dtype=np.float64),
-        missing=np.array([1 if c.missing else (0 if supports_missing else 2) for c in conditions],
-                         dtype=np.uint8),
+        feature=np.array(feature, dtype=np.int32).reshape(-1),
+        lower=np.array(lower, dtype=np.float64).reshape(-1),
+        upper=np.array(upper, dtype=np.float64).reshape(-1),
+        missing=np.array(missing, dtype=np.uint8).reshape(-1),
     )
-    if any(c.is_set for c in conditions):
-        sets = [c.categories if c.is_set else () for c in conditions]
-        set_ptr = np.zeros(len(conditions) + 1, dtype=np.int64)
+    if any(codes is not None for codes in categories):
+        sets = [() if codes is None else tuple(sorted({int(c) for c in codes})) for codes in categories]
+        set_ptr = np.zeros(len(sets) + 1, dtype=np.int64)
         np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
         arrays["set_ptr"], arrays["set_words"] = category_words(
             set_ptr, np.array([c for codes in sets for c in codes], dtype=np.int64))
-        arrays["kind"] = np.array([(2 if c.negated else 1) if c.is_set else 0 for c in conditions],
+        arrays["kind"] = np.array([0 if codes is None else (2 if neg else 1) for codes, neg in zip(categories, negated)],
                                   dtype=np.uint8)
     return arrays
 

@@ -13,9 +13,9 @@ over bit-packed condition columns, src_c/dfg_prune.c).
 """
 import numpy as np
 
-from ..splits import IN_SET, NOT_IN_SET, NUMERIC, ZERO_THRESHOLD, category_words
+from ..splits import IN_SET, NOT_IN_SET, NUMERIC, ZERO_THRESHOLD
 from . import _rules_eval
-from .conditions import Condition, count_all, pruned_by_support
+from .conditions import Condition, count_all, part_arrays, pruned_by_support
 
 
 def component_bounds(eta_k, splits, kappa):
@@ -70,25 +70,17 @@ def component_sets(eta_k, splits, kappa):
 def _unit_columns(X, units, missing, n_threads=1):
     """Bits over the samples of the prunable parts of conditions (see
     extract_rule_conditions), all from one pass over X: (n_units, ceil(N / 64)); missing:
-    per unit, whether a missing value satisfies it. The kernel's arrays are those of the
-    parts as Conditions (conditions.holds_arrays), built without the objects."""
-    n = len(units)
-    parts = [part for _, part, _ in units]
-    arrays = dict(
-        feature=np.array([d for d, _, _ in units], dtype=np.int32),
-        lower=np.array([float(v) if p == "lower" else -np.inf for (_, p, v) in units], dtype=np.float64),
-        upper=np.array([float(v) if p == "upper" else np.inf for (_, p, v) in units], dtype=np.float64),
-        missing=np.array([bool(ok) for ok in missing], dtype=np.uint8),
-        zero_missing=np.zeros(n, dtype=np.uint8))
-    if "in" in parts or "out" in parts:
-        sets = [sorted({int(c) for c in v}) if p in ("in", "out") else () for (_, p, v) in units]
-        set_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum([len(codes) for codes in sets], out=set_ptr[1:])
-        arrays["set_ptr"], arrays["set_words"] = category_words(
-            set_ptr, np.array([c for codes in sets for c in codes], dtype=np.int64))
-        arrays["kind"] = np.array([{"in": 1, "out": 2}.get(p, 0) for p in parts], dtype=np.uint8)
+    per unit, whether a missing value satisfies it. The parts' kernel arrays are built
+    from their fields (conditions.part_arrays), without a Condition per part."""
+    arrays = part_arrays([d for d, _, _ in units],
+                         [float(v) if p == "lower" else -np.inf for _, p, v in units],
+                         [float(v) if p == "upper" else np.inf for _, p, v in units],
+                         [bool(ok) for ok in missing],
+                         [v if p in ("in", "out") else None for _, p, v in units],
+                         [p == "out" for _, p, _ in units])
     return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64), n_threads=n_threads,
-                                       output="bits", zero_threshold=ZERO_THRESHOLD, **arrays)
+                                       output="bits", zero_threshold=ZERO_THRESHOLD,
+                                       zero_missing=np.zeros(len(units), dtype=np.uint8), **arrays)
 
 
 def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names, n_threads=1):
