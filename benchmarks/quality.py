@@ -154,9 +154,20 @@ def load(name):
         path = os.path.join(DATA, f"{name}.csv")
         if not os.path.exists(path):
             return None
-        with open(path, newline="") as f:
-            header, *rows = list(csv.reader(f))
+        try:
+            with open(path, newline="", encoding="utf-8") as f:
+                lines = list(csv.reader(f))
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise ValueError(f"{path} is not a CSV file of text ({type(exc).__name__}: {exc})") from None
+        if not lines:
+            raise ValueError(f"{path} is empty: a case needs a header line")
+        header, *rows = lines
+        ragged = [i + 2 for i, r in enumerate(rows) if r and len(r) != len(header)]
+        if ragged:
+            raise ValueError(f"{path}: line {ragged[0]} has not the header's {len(header)} cells")
         rows = [r for r in rows if r and r[-1] != ""]  # (no file has a missing target)
+        if len(header) < 2 or len(rows) < 10:
+            raise ValueError(f"{path}: a case needs a target and a feature column, and 10 rows with a target")
         X = np.column_stack([column_codes([r[j] for r in rows]) for j in range(len(header) - 1)])
         y = np.array([r[-1] for r in rows])
         categorical = CATEGORICAL.get(name, ())
@@ -505,7 +516,10 @@ def main():
         if name not in CASES and not os.path.exists(os.path.join(DATA, f"{name}.csv")):
             ap.error(f"unknown case {name!r}: not one of the 17 ({', '.join(CASES)}) and no "
                      f"{os.path.join(DATA, name + '.csv')}")
-        data = load(name)
+        try:
+            data = load(name)
+        except ValueError as exc:
+            ap.error(str(exc))
         if data is None:
             print(f"{name}: {os.path.join(DATA, name + '.csv')} is absent, skipped", file=sys.stderr)
             continue
