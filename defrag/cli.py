@@ -601,8 +601,11 @@ def explain(args, out, err):
             raise CommandError(f"the data have no column {args.target!r} (--target)")
         y = frame[args.target].to_numpy()
         frame = frame.drop(columns=[args.target])
-    frame = match_columns(frame, model_columns(model, library), source.n_features, "explain", err,
-                          say_extra=not args.quiet)
+    columns = model_columns(model, library)
+    if args.target is not None and columns is not None and args.target in list(columns):
+        raise CommandError(f"--target {args.target!r} is a feature of the model: the target must be "
+                           "another column")
+    frame = match_columns(frame, columns, source.n_features, "explain", err, say_extra=not args.quiet)
     X = prepare_frame(frame, _categorical_columns(model, library, source))
     if y is None and library != "sklearn":
         y = own_predictions(model, library, X)  # a raw Booster has no scikit-learn predict

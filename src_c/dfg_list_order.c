@@ -91,7 +91,8 @@ static int local_search(order_ctx *c, int64_t *order, int64_t *trial, const vola
                 status = dfg_list_loss_unchecked(c->cover, c->n, R, trial, R, c->y, c->y_class, c->n_classes,
                                                  &loss, &matched);
                 if (status != DFG_OK) return status;
-                if (loss < current - 1e-12 * (current > 1.0 ? current : 1.0)) {
+                /* relative to the loss alone: lists of targets of any scale move alike */
+                if (loss < current - 1e-12 * current) {
                     memcpy(order, trial, (size_t)R * sizeof(int64_t));
                     current = loss;
                     improved = 1;

@@ -104,6 +104,17 @@ def test_columns_are_matched_by_the_models_names(frames, library, tmp_path):
     reordered.assign(label=y).to_csv(tmp_path / "target.csv", index=False)
     code, out, err = _rules([path, *flags], tmp_path / "target.csv", ["--target", "label"], quiet=False)
     assert code == 0 and err.endswith("ignoring 2 data columns the model does not use: id, note\n")
+    # a feature of the model named as the target: said so (it was "no column 'rm'")
+    code, out, err = _rules([path, *flags], tmp_path / "target.csv", ["--target", "rm"])
+    assert (code, out) == (2, "")
+    assert err == "defrag explain: error: --target 'rm' is a feature of the model: the target must be another column\n"
+    # a target beyond the range the fit computes with: one line, no warnings before it
+    reordered.assign(label=y * 1e300).to_csv(tmp_path / "huge.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, out, err = _rules([path, *flags], tmp_path / "huge.csv", ["--target", "label"])
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("defrag explain: error: y: values as large as 4e+300; defrag fits regression targets")
 
 
 @pytest.mark.parametrize("library", LIBRARIES)

@@ -326,9 +326,12 @@ def test_defrag_model_refuses_a_continuous_y_with_a_classifier(small_forest, mon
 
     rf, X = small_forest
     monkeypatch.setattr(mem, "MAX_CLASSES", 100)
-    y = np.random.default_rng(0).random(X.shape[0])  # continuous: 400 distinct labels
-    with pytest.raises(DefragMemoryError, match=r"DefragModel.fit: y has 400 distinct .*task='regression'"):
+    y = np.random.default_rng(0).random(X.shape[0])  # continuous: no class labels at all
+    with pytest.raises(ValueError, match=r"^y: continuous values, not class labels.*task='regression'"):
         DefragModel(rf, task="classification").fit(X, y)
+    # 400 distinct labels (of integers): more classes than the bound
+    with pytest.raises(DefragMemoryError, match=r"DefragModel.fit: y has 400 distinct .*task='regression'"):
+        DefragModel(rf, task="classification").fit(X, np.arange(X.shape[0]))
 
 
 def test_class_bound_is_the_larger_of_the_bound_and_the_models_classes(monkeypatch):

@@ -362,7 +362,7 @@ def _numpy_list_order(cover, y, n_classes, local_search=True):
                 trial = list(order)
                 trial.insert(j, trial.pop(i))
                 loss = _numpy_list_loss(cover[:, trial], y, n_classes)
-                if loss < current - 1e-12 * max(current, 1.0):
+                if loss < current - 1e-12 * current:
                     order, current, improved = trial, loss, True
     return order
 

@@ -15,6 +15,7 @@ from ..utils.memory import check_class_count
 from ..utils.validation import (
     check_labels,
     check_missing,
+    check_target_length,
     distinct_labels,
     feature_names_of,
     rule_feature_names,
@@ -77,9 +78,7 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
             raise ValueError("X has no samples")
         if y is None:
             raise ValueError(f"{type(self).__name__}.fit needs y")
-        n_y = len(y) if hasattr(y, "__len__") else None
-        if n_y != Xf.shape[0]:
-            raise ValueError(f"y has {n_y} entries but X has {Xf.shape[0]} samples")
+        check_target_length(y, Xf.shape[0])
         check_missing(Xf, source.supports_missing)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:

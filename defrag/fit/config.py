@@ -33,6 +33,8 @@ METHODS = ("fab", "em", "em-kl")
 # the best restart.
 AUTO_RESTARTS = 20
 AUTO_RESTARTS_SEARCH = 5
+# the most restarts a fit takes (a thousand times the paper's 20)
+MAX_RESTARTS = 20_000
 # subsample="auto" with rule_list="search": the restarts are fitted on the rows the list is
 # searched on (fit/list_path.py's SEARCH_ROWS): only their components' boxes are read.
 AUTO_SEARCH_ROWS = 3000
@@ -102,6 +104,10 @@ class FitConfig:
             raise ValueError(f"eps_schedule values must lie in [eps, 0.5) (at most 100); got {params['eps_schedule']!r}")
         if params["max_iter"] > 10**7:
             raise ValueError(f"max_iter must be at most 10**7; got {params['max_iter']}")
+        # each restart has its seed and thread share set up before the first one runs, and
+        # the searched list keeps every restart's components: 10**7 restarts took 7 GB
+        if not isinstance(params["n_restarts"], str) and params["n_restarts"] > MAX_RESTARTS:
+            raise ValueError(f"n_restarts must be at most {MAX_RESTARTS}; got {params['n_restarts']}")
         sub = params["subsample"]
         if not (sub is None or (isinstance(sub, str) and sub == "auto")
                 or (isinstance(sub, numbers.Integral) and not isinstance(sub, bool) and sub >= 1)

@@ -65,10 +65,10 @@ from ..rules.conditions import combine_training_row_statistics, conditions_print
 from ..rules.lists import first_match_index, rule_columns
 from ..utils.dask_collections import import_dask, is_dask_collection, is_dask_frame
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
-from ..utils.validation import check_missing, feature_names_of
+from ..utils.validation import check_missing, check_target_length, feature_names_of
 from .mixture import kernel_problem
 from .rows import FirstPass, InMemoryRows, RowCount, first_pass_of
-from .targets import class_codes, class_target, regression_target, target_values
+from .targets import PREDICTIONS, class_codes, class_target, regression_target, target_values
 
 logger = logging.getLogger("defrag")
 
@@ -215,9 +215,7 @@ class _Partitions:
             y = y.rechunk({0: tuple(int(v) for v in self.lengths), **({1: -1} if y.ndim == 2 else {})})
             blocks = y.to_delayed()
             return list(blocks.reshape(len(self.parts), -1)[:, 0])
-        n_y = len(y) if hasattr(y, "__len__") else None
-        if n_y != n:
-            raise ValueError(f"y has {n_y} entries but X has {n} samples")
+        check_target_length(y, n)
         y = np.asarray(y)
         return [y[a:b] for a, b in zip(self.starts[:-1], self.starts[1:])]
 
@@ -245,7 +243,10 @@ def _first_pass(part, y_part, state, rows, expected):
     if X.shape[0] != expected:
         raise ValueError(f"a partition of X has {X.shape[0]} rows, {expected} expected")
     check_missing(X, state.supports_missing)
-    y = target_values(state.source.predict(part) if y_part is None else y_part, state.task)
+    if y_part is None:
+        y = target_values(state.source.predict(part), state.task, PREDICTIONS)
+    else:
+        y = target_values(y_part, state.task)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"a partition of y has {y.shape[0]} entries but X's has {X.shape[0]} rows: "
                          "partition y as X")

@@ -271,11 +271,16 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     validation = np.full(max_regions, np.nan)
     size = config.n_rules
     chosen, restarts_error, restarts_losses, full, rules = False, float("nan"), None, None, None
+    if p.constant:
+        # one target value: no list predicts it better than the default alone, and a
+        # search would read structure into the rounding of the values about their mean
+        # (a constant y of 1e50 gave 9 rules)
+        full = [[]]
     # regression with y given: a second list grown on the ensemble's predictions, and the
     # one-SE rule on y picks one of the two (also where n_rules fixes the size, so that
     # n_rules=k prints the default fit's list at size k, as with_size(k) does)
     smoothed = predict is not None and n_classes == 0
-    if (size is None or smoothed) and rows.size >= MIN_VALIDATION * N_FOLDS:
+    if full is None and (size is None or smoothed) and rows.size >= MIN_VALIDATION * N_FOLDS:
         fold = rng.permutation(rows.size) % N_FOLDS
         # regression with y: the structure also grown on the ensemble's predictions, the
         # outputs fitted on y; the lists of both targets grown side by side
@@ -293,7 +298,7 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
             if _simpler_within_one_se((losses[best - 1], _n_conditions(rules, best)),
                                       (losses_p[size_p - 1], _n_conditions(rules_p, size_p))):
                 full, rules, losses, best = boxes_p, rules_p, losses_p, size_p
-    if size is None and rows.size >= MIN_VALIDATION * N_FOLDS:
+    if size is None and not p.constant and rows.size >= MIN_VALIDATION * N_FOLDS:
         validation = losses.mean(axis=1)
         size = best
         if restarts_list is not None:

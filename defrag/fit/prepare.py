@@ -24,9 +24,15 @@ from ..utils.memory import (
 from ..utils.threads import thread_budget, useful_threads
 from ..utils.validation import rule_feature_names
 from .mixture import kernel_problem
-from .targets import Target, class_target, decide_task, is_constant, target_classes
+from .targets import (PREDICTIONS, Target, check_regression_range, class_target, decide_task, is_constant,
+                      target_classes)
 
 logger = logging.getLogger("defrag")
+
+# FAB fitted on at most this many rows (DefragModel's default max_rules) takes at most as
+# many components as rows where max_rules asks for more; EM, which fits exactly
+# max_rules, and FAB on more rows are refused (_check_fit_memory)
+FEW_ROWS = 10
 
 
 @dataclasses.dataclass
@@ -48,6 +54,7 @@ class Prepared:
     n_fit: int  # rows of the restarts (subsample_size_)
     subsampled: bool  # fewer than all rows: restarts are scored on all rows
     entropy: int  # the restarts' seed
+    constant: bool = False  # the targets take one value (one class, or a constant to rounding)
 
 
 def prepare(config, source, rows, feature_names, clock):
@@ -78,11 +85,12 @@ def prepare(config, source, rows, feature_names, clock):
     if kept is not None:
         splits = splits.top(kept)
     if task == "regression":
+        constant, classes = is_constant(task, first.y_range), None
+        check_regression_range(first.y_range, constant, "y" if rows.y_input is not None else PREDICTIONS)
         mean = exact_mean(first.partial_sums, n)
         target = rows.all_targets(task, mean=mean, var=rows.variance(mean))
         fit_target = target if sub_rows is None else dataclasses.replace(
             target, y=np.ascontiguousarray(first.y_fit, dtype=np.float64))
-        constant, classes = is_constant(task, first.y_range), None
     else:
         classes = target_classes(source.classes, first.labels)
         check_class_count(classes.size, source.classes, n, "DefragModel.fit")  # before per-class tables
@@ -95,6 +103,10 @@ def prepare(config, source, rows, feature_names, clock):
     # A single class (or a constant target) needs a single rule: more components could
     # only describe where the inputs lie, not the target.
     n_components = 1 if constant else config.max_rules
+    if config.method == "fab" and n_fit < n_components and n_fit <= FEW_ROWS:
+        # FAB's max_rules is a bound, and on so few rows the rows bound it more tightly:
+        # the default max_rules on 2-9 rows fits as many components as rows (more is refused)
+        n_components = n_fit
     workers, threads = thread_budget(config.n_jobs, config.n_restarts, n_fit)  # the restarts' own rows
     _check_fit_memory(config, splits, rows.resident_rows(n_fit), n_fit, rows.n_features, n_components,
                       target.n_classes, workers, threads, source.tree_bytes(), n_rows=n)
@@ -105,7 +117,7 @@ def prepare(config, source, rows, feature_names, clock):
         X_fit, useful_threads(workers * threads, X_fit.shape[0]), bits=bits), fit_target)
     clock.lap("inputs")
     return Prepared(task, splits, n_all_splits, classes, names, target, fit_target, X_fit, problem, bits,
-                    n_components, n_fit, sub_rows is not None, entropy)
+                    n_components, n_fit, sub_rows is not None, entropy, bool(constant))
 
 
 def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_components, n_classes, workers,
@@ -125,6 +137,8 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
         n_components, n_classes, workers, threads, config.rule_list)
     if tree_bytes:
         parts["the model's trees as read"] = int(tree_bytes)
+    if config.searched:  # every restart's eta (K x L), read by the list search
+        parts["the restarts' components"] = 8.0 * config.n_restarts * n_components * len(splits)
     if n_components > n_fit:
         more = " or fit the restarts on more rows (subsample=)" if n_rows and n_fit < n_rows else ""
         raise DefragMemoryError(

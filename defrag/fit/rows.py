@@ -22,12 +22,13 @@ from ..rules import refit_rule_list, refit_rule_lists
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
 from ..utils.validation import (
     check_missing,
+    check_target_length,
     distinct_labels,
     feature_names_of,
     n_columns,
 )
 from .mixture import kernel_problem
-from .targets import class_target, regression_target, target_values
+from .targets import PREDICTIONS, class_target, regression_target, target_values
 
 
 @dataclasses.dataclass
@@ -82,9 +83,7 @@ class InMemoryRows:
         if X.shape[0] < 1:
             raise ValueError("X has no samples")
         if self.y_input is not None:
-            n_y = len(self.y_input) if hasattr(self.y_input, "__len__") else None
-            if n_y != X.shape[0]:
-                raise ValueError(f"y has {n_y} entries but X has {X.shape[0]} samples")
+            check_target_length(self.y_input, X.shape[0])
         self.X = np.ascontiguousarray(X, dtype=np.float64)  # as the kernels read it
         self.n_samples = X.shape[0]
 
@@ -94,8 +93,10 @@ class InMemoryRows:
 
     def first_pass(self, supports_missing, task, source, rows):
         check_missing(self.X, supports_missing)  # before the ensemble sees a NaN
-        y = self.y_input if self.y_input is not None else source.predict(self.X_input)
-        self.y = target_values(y, task)
+        if self.y_input is not None:
+            self.y = target_values(self.y_input, task)
+        else:
+            self.y = target_values(source.predict(self.X_input), task, PREDICTIONS)
         return first_pass_of(self.X, self.y, task, rows)
 
     def variance(self, mean):

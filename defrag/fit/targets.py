@@ -30,7 +30,8 @@ def decide_task(task, source, y, split_array):
         return source.task
     if y is None:  # a raw Booster
         raise ValueError("y is required with a raw Booster; or pass the scikit-learn wrapper")
-    kind = type_of_target(y)
+    with np.errstate(invalid="ignore", over="ignore"):  # (its cast of values beyond int64)
+        kind = type_of_target(y)
     if kind in ("binary", "multiclass"):
         return "classification"
     if kind == "continuous" or not split_array:
@@ -38,23 +39,63 @@ def decide_task(task, source, y, split_array):
     raise ValueError(f"cannot infer the task from y of type {kind!r}; set task=")
 
 
-def target_values(y, task):
-    """y as a checked 1-D array: float64 for regression, the labels for classification."""
+# what the targets are where y is None, for target_values' messages
+PREDICTIONS = "the ensemble's predictions (the targets where y is None)"
+
+
+def target_values(y, task, what="y"):
+    """y as a checked 1-D array: float64 for regression, the labels for classification.
+    what: what y is, for the messages ("y", or the ensemble's predictions where y is None)."""
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-D; got shape {y.shape}")
+        raise ValueError(f"{what} must be 1-D; got shape {y.shape}"
+                         + (" (a model of several outputs: defrag explains one)" if what == PREDICTIONS else ""))
     if task == "regression":
         try:
             y = y.astype(np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError("y must be numeric for regression") from exc
+            raise ValueError(f"{what} must be numeric for regression") from exc
     else:
-        check_labels(y)
+        check_labels(y, what)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinite values")
+        raise ValueError(f"{what} contains NaN or infinite values")
+    if task == "classification" and y.dtype.kind == "f" and _continuous(y):
+        # every distinct number would be a class of its own (as scikit-learn refuses them)
+        raise ValueError(f"{what}: continuous values, not class labels, where the task is "
+                         "classification (a classifier's, or task='classification'): give class "
+                         "labels, or set task='regression'")
     return y
+
+
+def _continuous(y):
+    """Whether float values y are not all integers (scikit-learn's "continuous")."""
+    with np.errstate(invalid="ignore", over="ignore"):  # (its cast of values beyond int64)
+        return type_of_target(y) == "continuous"
+
+
+# The regression targets defrag fits: values within +-MAX_TARGET that, unless constant,
+# span at least MIN_TARGET_SPREAD. The validation's standard errors are sums of squared
+# squared errors (about the spread to the fourth power), which overflow float64 above a
+# spread of about 1e77 and underflow below 1e-77 (the rules then silently collapsed to one):
+# 1e60 and 1e-60 leave room for sums over millions of rows.
+MAX_TARGET = 1e60
+MIN_TARGET_SPREAD = 1e-60
+
+
+def check_regression_range(y_range, constant, what="the regression targets"):
+    """ValueError where the targets (their (min, max)) lie outside what the fit computes
+    with: beyond +-MAX_TARGET, or (not constant) spread over less than MIN_TARGET_SPREAD."""
+    lo, hi = y_range
+    if max(abs(lo), abs(hi)) > MAX_TARGET:
+        raise ValueError(f"{what}: values as large as {lo if abs(lo) > abs(hi) else hi:.3g}; defrag "
+                         f"fits regression targets within +-{MAX_TARGET:.0e}: rescale y (the rules' "
+                         "outputs scale with it)")
+    if not constant and hi - lo < MIN_TARGET_SPREAD:
+        raise ValueError(f"{what}: values that span only {hi - lo:.3g} (from {lo:.3g} to {hi:.3g}); "
+                         f"defrag fits regression targets that vary by at least {MIN_TARGET_SPREAD:.0e}: "
+                         "rescale y (the rules' outputs scale with it)")
 
 
 def regression_target(y, mean, var):
@@ -90,4 +131,6 @@ def is_constant(task, summary):
     if task == "classification":
         return np.asarray(summary).size == 1
     lo, hi = summary
-    return hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi))
+    # relative to the values alone: targets of any scale vary or not alike (with a floor
+    # of 1, every target within 1e-12 of zero was constant: y * 1e-13 gave one rule)
+    return hi - lo <= 1e-12 * max(abs(lo), abs(hi))

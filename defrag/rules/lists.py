@@ -172,7 +172,8 @@ def _drop_idle_rules(conditions, holds, cover, y, n_classes, budget):
         for r in reversed(keep):
             trial = [k for k in keep if k != r]
             loss, all_matched = _loss_and_all_matched(cover, y, n_classes, trial)
-            if loss <= budget + 1e-9 * max(budget, 1.0) and all_matched:
+            # (relative to the budget alone: targets of any scale drop rules alike)
+            if loss <= budget + 1e-9 * budget and all_matched:
                 keep, changed = trial, True
                 break
     return [conditions[k] for k in keep], [holds[k] for k in keep], cover[:, keep]

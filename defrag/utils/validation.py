@@ -277,10 +277,24 @@ def distinct_labels(*arrays):
     sort: NumPy 2.3's hash-based unique took 2 s for 1,000,000 distinct integers, the
     sort 0.15 s."""
     a = np.concatenate([np.asarray(x).ravel() for x in arrays]) if len(arrays) > 1 else np.asarray(arrays[0]).ravel()
-    a = np.sort(a, kind="stable")
+    try:
+        a = np.sort(a, kind="stable")
+    except TypeError as exc:  # object labels of types that do not compare (1 and "a")
+        kinds = sorted({type(v).__name__ for v in a.tolist()})  # (on the error's path only)
+        raise TypeError(f"class labels mix types that cannot be ordered ({', '.join(kinds)}): give "
+                        "labels of one type") from exc
     if a.size == 0:
         return a
     return a[np.concatenate([[True], a[1:] != a[:-1]])]
+
+
+def check_target_length(y, n_samples):
+    """TypeError unless y is array-like (a scalar, a string or a generator is not);
+    ValueError unless it holds one target per row of X's n_samples."""
+    if not hasattr(y, "__len__") or isinstance(y, (str, bytes)):
+        raise TypeError(f"y must be array-like, one target per row of X; got {type(y).__name__}")
+    if len(y) != n_samples:
+        raise ValueError(f"y has {len(y)} entries but X has {n_samples} samples")
 
 
 def check_labels(y, what="y"):
