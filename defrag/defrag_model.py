@@ -220,7 +220,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None. A
         DataFrame's columns are matched by name to the model's feature names (others ignored);
-        a Dask X (y: None, a Dask array or Series, or NumPy): see defrag/fit/dask_rows.py."""
+        a Dask X (y: None, a Dask array or Series, or NumPy): see defrag/fit/dask_rows.py.
+        Regression targets (y, or the predictions) lie within +-1e60 and, unless constant,
+        span at least 1e-60: the rules are the same at any scale there, outputs scaled."""
         result = fit_rules(FitConfig.from_params(self.get_params(deep=False)), self.estimator, X, y,
                            self.feature_names)
         # only now, the run complete: a failed refit leaves the fitted state as it was
