@@ -7,6 +7,9 @@ sends the listed category codes right and every other code, negative ones includ
 left. Leaves hold their output (learning rate included) in split_conditions.
 """
 
+import numbers
+import warnings
+
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
@@ -178,6 +181,14 @@ class XGBoostSource(SourceModel):
                             "models are needed")
         self.is_boosting = hasattr(estimator, "get_booster") \
             and not type(estimator).__name__.startswith("XGBRF")
+        missing = getattr(estimator, "missing", np.nan) if hasattr(estimator, "get_booster") else np.nan
+        if isinstance(missing, numbers.Real) and not np.isnan(missing):
+            # the wrapper's predict reads this value as missing (its DMatrix drops it); the
+            # rules read it as a number: where X holds it they may route otherwise
+            warnings.warn(f"{type(estimator).__name__}(missing={missing!r}) reads {missing!r} as a missing "
+                          f"value; defrag reads only NaN as missing: where X holds {missing!r}, the rules "
+                          f"describe the trees' splits on it as a number. Replace {missing!r} by NaN in X "
+                          "and set missing=np.nan to explain the model exactly.", UserWarning, stacklevel=3)
 
     @property
     def n_features(self):
