@@ -29,6 +29,19 @@ def forest():
     return RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y), X, y
 
 
+def test_feature_names_without_a_name_are_refused(forest):
+    # str() printed them as features named "None" and "nan" (a fault hunt)
+    rf, X, y = forest
+    for names, match in ((["a", None, "b"], r"no name at position 1 \(None\)"),
+                         (["a", "b", float("nan")], r"no name at position 2 \(nan\)")):
+        with pytest.raises(ValueError, match=r"^feature_names has " + match):
+            DefragModel(rf, feature_names=names, n_restarts=1).fit(X)
+        with pytest.raises(ValueError, match=match):
+            DepthTwoTree(rf, feature_names=names).fit(X, y)
+        with pytest.raises(ValueError, match=match):
+            RuleSet([], 0, feature_names=names)
+
+
 @pytest.mark.filterwarnings("ignore:X has feature names")  # the forest was fitted on an array
 @pytest.mark.parametrize("names, match", [(["a", "a", "b"], "unique; repeated: 'a'"),
                                           (["a", "", "b"], "empty name"),

@@ -150,6 +150,11 @@ def checked_names(names, what="feature_names"):
     """names as strings; ValueError for an empty (or blank) name or a repeated one (as
     scikit-learn refuses repeated column names): rules name features by them, in print
     and in every export."""
+    names = list(names)
+    unnamed = [i for i, n in enumerate(names) if n is None or (isinstance(n, float) and n != n)]
+    if unnamed:  # (str() would print "None" or "nan" as the feature's name)
+        raise ValueError(f"{what} has no name at position {unnamed[0]} ({names[unnamed[0]]!r}): every "
+                         "feature needs a name that can be printed")
     names = [str(n) for n in names]
     blank = [i for i, n in enumerate(names) if not n.strip()]
     if blank:
