@@ -118,3 +118,29 @@ def test_gbt_prototypes_take_nan_with_hist_gradient_boosting(nan_data):
     pe = PrototypeExplainer(hgb, n_prototypes=4, random_state=0).fit(X)
     assert pe.distance_ == "gbt"
     assert pe.score(X, hgb.predict(X)) > 0.8  # nearest prototype under the model's own leaves
+
+
+def test_values_beyond_float32_are_named_where_the_trees_must_predict():
+    # scikit-learn's trees read X as float32: a regression fit with y (its second list is
+    # grown on the forest's predictions) and a fit to the predictions failed with
+    # scikit-learn's message; a classifier's fit with y needs no predict and takes them
+    import pandas as pd
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=200)
+    big = X.copy()
+    big[:10, 1] = -1e300
+    message = (r"^X holds values beyond float32's range \(about 3\.4e38\) in column '{}', e\.g\. -1e\+300: "
+               r"scikit-learn's trees read their inputs as float32")
+    for model in (RandomForestRegressor(n_estimators=5, random_state=0).fit(X, y),
+                  GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X, y)):
+        for args in ((big, y), (big,)):
+            with pytest.raises(ValueError, match=message.format("x1")):
+                DefragModel(model, random_state=0).fit(*args)
+        with pytest.raises(ValueError, match=message.format("b")):
+            DefragModel(model, random_state=0).fit(pd.DataFrame(big, columns=list("abc")), y)
+    clf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y > 0)
+    model = DefragModel(clf, random_state=0).fit(big, y > 0)
+    np.testing.assert_array_equal(model.predict(big), model.rules_.predict(big))

@@ -256,9 +256,14 @@ def test_a_regression_forest_sums_its_trees_as_its_own_predict_does(Forest, monk
     with pytest.raises(ValueError, match="features"):
         source.predict(X[:, :4])
     assert called == [1]
-    # infinite, or too large for the trees' float32: the forest's own error
+    # too large for the trees' float32: named here (column and value); infinite: the
+    # forest's own error
     huge = np.nan_to_num(X.copy())
     huge[0, 0] = 1e300
+    with pytest.raises(ValueError, match=r"beyond float32's range .* in column 'x0', e\.g\. 1e\+300"):
+        source.predict(huge)
+    assert called == [1]
+    huge[0, 0] = np.inf
     with pytest.raises(ValueError, match="infinity or a value too large"):
         source.predict(huge)
     assert called == [1, 1]

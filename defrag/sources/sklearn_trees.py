@@ -13,6 +13,8 @@ from ..splits import float32_threshold
 from .base import SourceModel, Tree, feature_names_in
 from .sklearn_hist import NAMES as HIST_NAMES
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
            "ExtraTreesRegressor")
 BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
@@ -110,6 +112,7 @@ class SklearnTreesSource(SourceModel):
         too large for float32 too, for its error; the model's feature-name warning is not
         given on this path, which the fit calls with the model's own columns)."""
         est = self.estimator
+        _check_float32_range(X)
         if type(est).__name__ in ("RandomForestRegressor", "ExtraTreesRegressor") and est.n_outputs_ == 1:
             names = getattr(est, "feature_names_in_", None)
             A = X.to_numpy() if names is not None and hasattr(X, "columns") and list(X.columns) == list(names) else X
@@ -130,6 +133,7 @@ class SklearnTreesSource(SourceModel):
         return super().predict(X)
 
     def leaves(self, X):
+        _check_float32_range(X)
         # gradient boosting: (n, n_stages, n_trees_per_stage), flattened stage-major
         leaves = np.asarray(self.estimator.apply(X))
         return leaves.reshape(leaves.shape[0], -1)
@@ -176,3 +180,25 @@ def bagged_members(est):
     if isinstance(est, BaggingRegressor):
         return list(est.estimators_), list(est.estimators_features_)
     return None
+
+
+def _check_float32_range(X):
+    """ValueError naming the first column of X (a numeric array or DataFrame) with a finite
+    value beyond float32's range, which these trees read as float32 and refuse (scikit-learn:
+    "Input X contains infinity or a value too large for dtype('float32')")."""
+    values = X.to_numpy() if hasattr(X, "to_numpy") and hasattr(X, "columns") else X
+    if not (isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype.kind == "f"
+            and values.dtype.itemsize > 4):
+        return
+    if values.size == 0 or (np.fmax.reduce(values, axis=None) <= FLOAT32_MAX
+                            and np.fmin.reduce(values, axis=None) >= -FLOAT32_MAX):
+        return  # (two passes without a copy; fmax and fmin skip NaN)
+    with np.errstate(invalid="ignore"):
+        beyond = np.abs(values) > FLOAT32_MAX  # (NaN and inf are checked where they are read)
+    beyond &= np.isfinite(values)
+    if beyond.any():
+        j = int(np.flatnonzero(beyond.any(axis=0))[0])
+        name = X.columns[j] if hasattr(X, "columns") else f"x{j}"
+        raise ValueError(f"X holds values beyond float32's range (about 3.4e38) in column {name!r}, e.g. "
+                         f"{values[beyond[:, j], j][0]:.3g}: scikit-learn's trees read their inputs as "
+                         "float32 and cannot predict such rows")
