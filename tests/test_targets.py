@@ -135,3 +135,16 @@ def test_targets_that_are_no_array_or_mix_label_types_are_named(regression):
             est.fit(X, y[:10])
         with pytest.raises(TypeError, match=r"^class labels mix types that cannot be ordered \(int, str\)"):
             est.fit(X, mixed)
+
+
+def test_the_list_search_of_many_classes_is_counted():
+    # a column per class on each of the search's lists: 5,000 classes took 930 MB, which
+    # the memory guard did not count
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 4))
+    y = rng.integers(0, 1200, 4000)
+    clf = RandomForestClassifier(n_estimators=3, max_depth=6, random_state=0).fit(X, y)
+    with defrag.max_memory("150M"), pytest.raises(DefragMemoryError, match=r"\(the list search [0-9.]+ MB"):
+        DefragModel(clf, n_restarts=1, random_state=0).fit(X, y)
+    with defrag.max_memory("150M"):  # the restarts' own list: no search
+        DefragModel(clf, rule_list=True, n_restarts=1, max_iter=3, random_state=0).fit(X, y)

@@ -23,6 +23,7 @@ from ..utils.memory import (
 )
 from ..utils.threads import thread_budget, useful_threads
 from ..utils.validation import rule_feature_names
+from .list_path import N_FOLDS, SEARCH_ROWS
 from .mixture import kernel_problem
 from .targets import (PREDICTIONS, Target, check_regression_range, class_target, decide_task, is_constant,
                       target_classes)
@@ -139,6 +140,7 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
         parts["the model's trees as read"] = int(tree_bytes)
     if config.searched:  # every restart's eta (K x L), read by the list search
         parts["the restarts' components"] = 8.0 * config.n_restarts * n_components * len(splits)
+        parts["the list search"] = _list_search_bytes(config, len(splits), n_fit, n_classes, workers * threads)
     if n_components > n_fit:
         more = " or fit the restarts on more rows (subsample=)" if n_rows and n_fit < n_rows else ""
         raise DefragMemoryError(
@@ -153,3 +155,20 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
                  f"DefragModel.fit on {rows}{classes}, {n_components} rules (K) and {len(splits)} splits (L)",
                  "subsample= (rows per restart), n_jobs= (restarts in flight), "
                  "max_rules= (K), max_splits= (L)", parts)
+
+
+def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
+    """Bytes of the searched list's large arrays (fit/list_path.py): its targets (a column
+    per class, two targets in regression) on its rows, copied for each fold and all rows;
+    and per list grown at once (one per thread, at most the 2 x (N_FOLDS + 1) lists), the
+    kernels' copy of the targets and the per-literal sums (src_c/dfg_list_path.c,
+    dfg_list_search.c) over the splits kept for those rows. 5,000 classes on 3,000 search
+    rows: about 1.3 GB (930 MB measured at the peak, on 2 threads)."""
+    rows = min(n_fit, SEARCH_ROWS)
+    width = n_classes if n_classes else 2
+    kept = config.splits_kept(rows)
+    literals = 2 * (n_splits if kept is None else min(n_splits, kept))
+    lists = min(max(n_threads, 1), 2 * (N_FOLDS + 1))
+    targets = 8.0 * rows * width * (N_FOLDS + 2)
+    per_list = 8.0 * (2.0 * rows * width + 1.5 * literals * (width + 1)) + float(rows) * literals / 2
+    return targets + lists * per_list
