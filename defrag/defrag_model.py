@@ -35,7 +35,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         predict time alike.
     max_rules : int, default=10
         K_max for FAB (an upper bound; FAB removes superfluous rules), the exact
-        number of rules for EM and EM-KL.
+        number of rules for EM and EM-KL. At most the rows the restarts are fitted on,
+        except that FAB on at most 10 rows fits at most as many components as rows.
     method : {"fab", "em", "em-kl"}, default="fab"
         "fab" and "em": the mixture of Hara & Hayashi (2018), by FAB inference or EM.
         "em-kl": the mixture of experts of their 2016 paper (defrag/fit/emkl.py): K =
@@ -50,7 +51,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         regression bounded when components separate perfectly. EM maximises the
         log-likelihood (5) minus this penalty.
     n_restarts : int or "auto", default="auto"
-        Random initialisations ("auto": 5 with rule_list="search", else the paper's 20).
+        Random initialisations ("auto": 5 with rule_list="search", else the paper's 20);
+        at most 20,000.
     max_iter : int, default=100
         Outer iterations per restart.
     tol : float, default=1e-6
