@@ -457,27 +457,84 @@ def _model_categories(model, library, source):
             for j in np.flatnonzero(enc.categorical)}
 
 
-def prepare_frame(frame, categorical=None):
-    """frame with text and categorical features as pandas categorical columns (with the
-    model's categories where it stores them)."""
+# The cells pandas reads as missing by default (read_csv's na_values): a text category
+# column is read as written, and such a cell is missing unless it is one of the model's
+# categories ("NA" for North America)
+CSV_NA = frozenset(["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"])
+
+
+def text_categories(data_path, frame, categorical):
+    """The columns of frame whose categories the model stores as text, read from the CSV
+    file data_path as written (a DataFrame; None where there are none, or for Parquet,
+    whose columns keep their types)."""
+    text = [frame.columns[j] for j, cats in (categorical or {}).items()
+            if cats is not None and all(isinstance(c, str) for c in cats)]
+    if not text or data_path is None or data_path.lower().endswith((".parquet", ".pq")):
+        return None
+    try:
+        return _pandas().read_csv(data_path, dtype=str, keep_default_na=False, usecols=list(dict.fromkeys(text)))
+    except Exception as exc:  # noqa: BLE001 - read once already: what pandas refuses is the file's
+        raise CommandError(f"cannot read {data_path} as CSV: {_library_error(exc)}") from None
+
+
+def prepare_frame(frame, categorical=None, raw=None, for_library=False):
+    """frame's categorical features as the model reads them (categorical: {column index:
+    the model's categories, or None where it reads numbers as category codes}).
+
+    * Categories stored by the model: the values as objects, which the encoding looks up
+      by label as it does in memory (an unseen label as the model takes it); for_library
+      (the model's library predicts the frame itself), a pandas categorical of those
+      categories, where a label outside them is an error. Text categories are taken from
+      raw (text_categories: as written): pandas' guess reads "07" as 7 and "NA" as
+      missing, and matches neither.
+    * Category codes (none stored): numbers stay numbers (a pandas categorical's codes
+      would be the values' positions); text becomes a pandas categorical.
+    * Other text columns become pandas categoricals (the encoding refuses them by name)."""
     pd = _pandas()
     frame = frame.copy()
     categorical = categorical or {}
     for j, col in enumerate(frame.columns):
         values = frame[col]
-        if values.dtype.kind == "f" and j in categorical:
-            whole = values.dropna()
-            if (whole == np.trunc(whole)).all():  # integer categories read as floats (NaN)
-                values = values.astype("Int64")
-        if j in categorical and categorical[j] is not None:
-            try:
-                frame[col] = pd.Categorical(values, categories=categorical[j])
-            except (TypeError, ValueError) as exc:
-                raise CommandError(f"the model's categories of column {col!r}: {exc}") from None
-        elif j in categorical or values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
-            if values.dtype.name != "category":
+        cats = categorical.get(j, "absent")
+        if isinstance(cats, str):  # not a categorical feature
+            if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
                 frame[col] = values.astype("category")
+        elif cats is None:
+            if values.dtype.kind not in "biuf" and values.dtype.name != "category":
+                frame[col] = values.astype("category")
+        else:
+            labels = _as_labels(values if raw is None or col not in raw.columns else raw[col], cats)
+            frame[col] = _library_categories(labels, cats, col) if for_library else labels
     return frame
+
+
+def _as_labels(values, categories):
+    """values (a column as read) as objects comparable with the model's categories: text
+    where the categories are text (a CSV's missing-looking cell missing unless it is a
+    category), else as read (a whole float equals its int)."""
+    if all(isinstance(c, str) for c in categories):
+        missing = values.isna()
+        text = values.astype(str).where(~missing)
+        na = text.isin(CSV_NA) & ~text.isin(categories)
+        return text.where(~na).astype(object)
+    return values.astype(object).where(values.notna(), np.nan) if values.dtype.kind != "O" else values
+
+
+def _library_categories(labels, categories, col):
+    """labels as a pandas categorical of the model's categories, for the library's own
+    predict; a label outside them is a CommandError naming it (pandas would read it as
+    missing)."""
+    pd = _pandas()
+    try:
+        cat = pd.Categorical(labels, categories=categories)
+    except (TypeError, ValueError) as exc:
+        raise CommandError(f"the model's categories of column {col!r}: {exc}") from None
+    unseen = pd.Series(labels)[np.asarray(pd.Series(labels).notna()) & np.asarray(pd.isna(cat))]
+    if len(unseen):
+        shown = ", ".join(map(repr, list(dict.fromkeys(unseen.tolist()))[:5]))
+        raise CommandError(f"column {col!r} has categories the model was not trained with: {shown}")
+    return cat
 
 
 def own_predictions(model, library, X):
@@ -606,7 +663,11 @@ def explain(args, out, err):
         raise CommandError(f"--target {args.target!r} is a feature of the model: the target must be "
                            "another column")
     frame = match_columns(frame, columns, source.n_features, "explain", err, say_extra=not args.quiet)
-    X = prepare_frame(frame, _categorical_columns(model, library, source))
+    categorical = _categorical_columns(model, library, source)
+    # an XGBoost or LightGBM model reads pandas categoricals of its categories (its own
+    # predict, for y=None, and LightGBM's check of its pandas_categorical)
+    X = prepare_frame(frame, categorical, text_categories(args.data, frame, categorical),
+                      for_library=library != "sklearn")
     if y is None and library != "sklearn":
         y = own_predictions(model, library, X)  # a raw Booster has no scikit-learn predict
     with _Progress(args.quiet, err) as progress:
@@ -678,12 +739,15 @@ def predict(args, out, err):
     categorical = {} if enc is None else {
         j: (None if enc.categories[j] is None else list(enc.categories[j]))
         for j in np.flatnonzero(enc.categorical)}
-    X = prepare_frame(X, categorical)
+    raw = text_categories(args.data, X, categorical)
+    X = prepare_frame(X, categorical, raw)
     try:
         pred = rules.predict(X)
     except (TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     result = frame.copy()
+    for col in () if raw is None else raw.columns:  # their cells as written ("07", not 7)
+        result[col] = raw[col]
     name = args.column
     while name in result.columns:
         name = "_" + name

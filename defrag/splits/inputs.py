@@ -195,7 +195,8 @@ class InputEncoding:
                 col = X.iloc[:, j]
                 check_not_temporal(col, X.columns[j], what)  # not a category either
                 if self.categories[j] is not None and (
-                        _is_category(col) or col.dtype == object or self.lookup_numbers):
+                        _is_category(col) or col.dtype.kind == "O" or self.lookup_numbers):
+                    # (kind O: object columns and pandas' string dtypes, pandas 3's default)
                     arr[:, j] = self.category_codes(col, j, X.columns[j], what)
                     looked_up[j] = True
                 elif _is_category(col):
