@@ -344,3 +344,47 @@ def test_to_frame_one_row_per_rule_with_measures(cancer):
     np.testing.assert_array_equal(t["X_support"][:-1], frame["support"][:-1])
     with pytest.raises(ValueError, match="y has"):
         m.rules_.to_frame(X, y[:5])
+
+
+def test_query_strings_on_nullable_and_float32_columns_and_sql_of_no_rule():
+    # found by a fault hunt: `a` != `a` is pandas' NA (not True) on nullable columns, so a
+    # missing value's condition selected nothing; a float32 column is compared with a
+    # float32 copy of the threshold (NumPy 2), where predict compares float64; and the SQL
+    # of a list without rules was "CASE ELSE ... END", which SQLite refuses
+    rules = RuleSet([Rule([Condition(0, "a", lower=0.3, missing=True)], 1),
+                     Rule([Condition(1, "b", upper=2.5)], 2)], 0, feature_names=["a", "b"],
+                    supports_missing=True)
+    X = pd.DataFrame({"a": pd.array([None, 0.2, 0.5, None], dtype="Float64"),
+                      "b": pd.array([1, 7, None, 3], dtype="Int64")})
+    X32 = pd.DataFrame({"a": np.float32([0.3, 0.2, 0.5, np.nan]), "b": np.float32([1, 7, 9, 3])})
+    assert float(X32["a"][0]) > 0.3  # float32(0.3) is above the double 0.3: rule 1 holds
+    for frame in (X, X32):
+        cover = rules.covers(frame)
+        assert cover[:, 0].tolist() == [True, False, True, True]
+        for r, q in enumerate(rules.query_strings()):
+            np.testing.assert_array_equal(frame.eval(q).to_numpy(dtype=bool), cover[:, r], err_msg=q)
+            selected = np.zeros(len(frame), dtype=bool)
+            selected[frame.query(q).index] = True
+            np.testing.assert_array_equal(selected, cover[:, r], err_msg=q)
+    empty = RuleSet([], "a", feature_names=["a", "b"])
+    assert empty.to_sql() == "CASE\n  WHEN 1 = 1 THEN 'a'\nEND"
+    assert _sqlite_predict(empty, X32) == ["a"] * 4
+
+
+def test_sql_is_null_where_predict_refuses_a_fractional_code():
+    # a categorical feature of codes (XGBoost's, without labels): predict refuses 1.5; the
+    # SQL answered there (a fault hunt); LightGBM truncates codes and takes it
+    for lightgbm in (False, True):
+        enc = InputEncoding(2, categorical=[True, False], lightgbm_reads=lightgbm)
+        rules = RuleSet([Rule([Condition(0, "code", categories=[0, 2]), Condition(1, "x", upper=0.5)], 1)], 0,
+                        feature_names=["code", "x"], supports_missing=True, encoding=enc)
+        X = pd.DataFrame({"code": [0.0, 2.0, 1.5, np.nan, 1e20, 2.0], "x": [0.1, 0.2, 0.3, 0.4, 0.1, 0.9]})
+        whole = X.drop(index=2)
+        expected = rules.predict(whole).tolist()
+        got = _sqlite_predict(rules, X)
+        if lightgbm:
+            assert got == rules.predict(X).tolist()
+        else:
+            with pytest.raises(ValueError, match="integer category codes"):
+                rules.predict(X)
+            assert got[2] is None and got[:2] + got[3:] == expected

@@ -15,8 +15,15 @@ DataFrame given to ``predict``): the first rule that holds, else the default. Wh
 - LightGBM reads ``|x| <= 1e-35`` as 0: a threshold inside that band is compared as
   LightGBM compares it;
 - where ``predict`` refuses a value (NaN where the source model has no direction for
-  missing values, an unknown XGBoost category) the SQL expression is NULL and the
-  Python function raises ValueError.
+  missing values, an unknown XGBoost category, a category code that is not a whole
+  number) the SQL expression is NULL and the Python function raises ValueError; the
+  query strings select the rows each rule covers and say nothing of refusals;
+- the query strings compare numbers as float64 (``.astype('float64')``: pandas compares
+  a float32 column with a float32 copy of the threshold) and test missing values with
+  ``.isna()`` (pandas' NA is neither equal nor unequal to itself);
+- SQL compares an integer column with a threshold exactly, where ``predict`` rounds the
+  value to float64 first: the two differ only for integers beyond 2**53 next to a
+  threshold (nanosecond timestamps); cast such a column to a double to match.
 
 Thresholds are written exactly (Python's ``repr`` of the float: the shortest decimal
 that reads back as the same double).
@@ -93,7 +100,14 @@ class _Dialect:
         return repr(value)
 
     def is_null(self, x):
+        if self.kind == "query":  # (x != x is NA, not True, for pandas' NA)
+            return f"{x}.isna()"
         return f"{x} IS NULL" if self.sql else f"{x} != {x}"
+
+    def number(self, x):
+        """x as predict compares it: a float64 (pandas compares a float32 column with a
+        float32 copy of a Python float, NumPy 2's rule)."""
+        return f"{x}.astype('float64')" if self.kind == "query" else x
 
     def in_list(self, x, items, negate=False):
         if self.coded:
@@ -135,19 +149,27 @@ class _Dialect:
             parts.append(f"{self.abs(x)} {'<' if band == '1' else '<='} {band}")
         return self.any_of(parts)
 
+    def fractional(self, f):
+        """True where predict refuses a present category code that is not a whole number
+        (a categorical feature without labels that LightGBM does not truncate)."""
+        if not self.sql or f.labels is not None or not f.categorical or f.lightgbm:
+            return self.FALSE
+        x = self.refs[f.d]
+        return f"({x} IS NOT NULL AND {x} <> ROUND({x}))"
+
     def unknown(self, f):
         """True where predict refuses a present label (XGBoost's unknown categories)."""
         if self.coded or f.labels is None or not f.unknown_error:
             return self.FALSE
         x = self.refs[f.d]
         known = [self.literal(v) for v in f.labels]
-        return self.all_of([f"{x} IS NOT NULL" if self.sql else f"{x} == {x}",
+        return self.all_of([f"{x} IS NOT NULL" if self.sql else f"{x}.notna()",
                             self.in_list(x, known, negate=True)])
 
     # ------------------------------------------------------------ one condition
     def bound(self, f, op, t):
         """x > t (op '>') or x <= t (op '<='), on a present value as predict reads it."""
-        x = self.refs[f.d]
+        x = self.number(self.refs[f.d])
         if f.lightgbm and abs(t) <= ZERO_THRESHOLD and not self.coded:
             # LightGBM reads |x| <= 1e-35 as 0: 0 > t holds for t < 0
             z = self.literal(ZERO_THRESHOLD)
@@ -251,12 +273,16 @@ def to_sql(rs, table=None, column_names=None):
     features = _features(rs)
     lines = ["CASE"]
     refused = sql.any_of([sql.missing(f) for f in features.values() if f.missing_error]
-                         + [sql.unknown(f) for f in features.values()])
+                         + [sql.unknown(f) for f in features.values()]
+                         + [sql.fractional(f) for f in features.values()])
     if refused != sql.FALSE:  # predict raises here
         lines.append(f"  WHEN {refused} THEN NULL")
     for r in rs.rules:
         lines.append(f"  WHEN {sql.rule(r, features)} THEN {sql.literal(r.prediction)}")
-    lines.append(f"  ELSE {sql.literal(rs.default_prediction)}")
+    if len(lines) > 1:
+        lines.append(f"  ELSE {sql.literal(rs.default_prediction)}")
+    else:  # no rule and nothing refused: a CASE needs a WHEN
+        lines.append(f"  WHEN {sql.TRUE} THEN {sql.literal(rs.default_prediction)}")
     lines.append("END")
     return "\n".join(lines)
 
