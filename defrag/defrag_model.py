@@ -291,8 +291,10 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         """Index of the rule that predicts each point: the first rule of ``rules_`` that
         covers it, -1 for the default (with ``rule_list=False``, the paper's MAP
         component, eq. 10)."""
-        Xf = self._check_X(X)
-        return self.rules_.first_match(Xf) if self.rule_list else self._mixture().components(Xf)
+        check_is_fitted(self, "rules_")
+        if self.rule_list:
+            return self.rules_.apply(self._matched_X(X), matched=True)
+        return self._mixture().components(self._check_X(X))
 
     def apply_map(self, X):
         """Index of each point's MAP component of the mixture (eq. 10; components are
@@ -306,9 +308,20 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         experts' outputs weighted by q(k | x, s) (regression: their mean; classification:
         the most probable class); the printed rules predict with ``rules_.predict``. A Dask
         array or DataFrame gives a lazy Dask array."""
+        check_is_fitted(self, "rules_")
         if is_dask_collection(X):
             return self._map_dask("predict", X)
+        if self._by_rules():
+            # the rules' own reading: the features they name only (a NaN elsewhere, or an
+            # infinite value, is what rules_.predict takes too)
+            return self.rules_.predictions()[self.rules_.apply(self._matched_X(X), matched=True)]
         return self._predict_coded(self._check_X(X))
+
+    def _matched_X(self, X):
+        """X checked against the fit and its columns matched by name, not coded."""
+        check_is_fitted(self, "rules_")
+        return check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
+                               type(self).__name__)
 
     def predict_map(self, X):
         """The mixture's two-step MAP prediction (eq. 10-11), as the paper evaluates it."""
@@ -328,9 +341,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
             raise AttributeError("predict_proba is only available for classification")
         if is_dask_collection(X):
             return self._map_dask("predict_proba", X)
-        Xf = self._check_X(X)
-        return self.rules_.probabilities()[self.rules_.first_match(Xf)] if self._by_rules() else \
-            self._mixture().predict_proba(Xf)
+        if self._by_rules():
+            return self.rules_.probabilities()[self.rules_.apply(self._matched_X(X), matched=True)]
+        return self._mixture().predict_proba(self._check_X(X))
 
     def evaluate(self, X, y):
         """Test error, coverage, overlap and fidelity of the rules on (X, y).

@@ -353,7 +353,7 @@ def test_query_strings_on_nullable_and_float32_columns_and_sql_of_no_rule():
     # of a list without rules was "CASE ELSE ... END", which SQLite refuses
     rules = RuleSet([Rule([Condition(0, "a", lower=0.3, missing=True)], 1),
                      Rule([Condition(1, "b", upper=2.5)], 2)], 0, feature_names=["a", "b"],
-                    supports_missing=True)
+                    supports_missing=True, feature_names_in=["a", "b"])
     X = pd.DataFrame({"a": pd.array([None, 0.2, 0.5, None], dtype="Float64"),
                       "b": pd.array([1, 7, None, 3], dtype="Int64")})
     X32 = pd.DataFrame({"a": np.float32([0.3, 0.2, 0.5, np.nan]), "b": np.float32([1, 7, 9, 3])})
@@ -377,7 +377,8 @@ def test_sql_is_null_where_predict_refuses_a_fractional_code():
     for lightgbm in (False, True):
         enc = InputEncoding(2, categorical=[True, False], lightgbm_reads=lightgbm)
         rules = RuleSet([Rule([Condition(0, "code", categories=[0, 2]), Condition(1, "x", upper=0.5)], 1)], 0,
-                        feature_names=["code", "x"], supports_missing=True, encoding=enc)
+                        feature_names=["code", "x"], supports_missing=True, encoding=enc,
+                        feature_names_in=["code", "x"])
         X = pd.DataFrame({"code": [0.0, 2.0, 1.5, np.nan, 1e20, 2.0], "x": [0.1, 0.2, 0.3, 0.4, 0.1, 0.9]})
         whole = X.drop(index=2)
         expected = rules.predict(whole).tolist()

@@ -18,8 +18,12 @@ def test_infinite_X(xor_forest, bad):
     m = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)
     Xt = Xte.copy()
     Xt[0, 0] = bad
+    # predict is the rules as printed, which take an infinite value (beyond every
+    # threshold), as rules_.predict and the exports do
+    np.testing.assert_array_equal(m.predict(Xt), m.rules_.predict(Xt))
+    assert m.apply(Xt)[0] == m.rules_.apply(Xt[:1])[0]
     with pytest.raises(ValueError, match="infinite"):
-        m.predict(Xt)
+        m.evaluate(Xt, np.zeros(len(Xt)))  # (fidelity asks the forest, which takes none)
 
 
 def test_nan_X_needs_a_model_with_missing_value_rules(xor_forest):

@@ -264,11 +264,17 @@ class RuleSet:
         first = self._first_matches(X, n_threads)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 
-    def _first_matches(self, X, n_threads=1):
+    def apply(self, X, n_threads=1, matched=False):
+        """Index of the rule that predicts each row of X: its first covering rule, -1 for
+        the default (X read as predict reads it). matched: X's columns are already those
+        the rules read, in order (an estimator has matched them by name and said so)."""
+        return self._first_matches(X, n_threads, matched)
+
+    def _first_matches(self, X, n_threads=1, matched=False):
         """first_match(encode(X)) without encoding X whole: the same values, bit for bit
         (encode converts each row on its own), with memory for the output and a block."""
         check_not_sparse(X)
-        positions = self._column_positions(X)
+        positions = None if matched else self._column_positions(X)
         is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
         if not is_frame:
             try:
