@@ -89,6 +89,7 @@ def encoding_to_dict(enc):
         "categories": [None if c is None else _array(c) for c in enc.categories],
         "lookup_numbers": enc.lookup_numbers, "unknown": enc.unknown,
         "zero_missing": enc.zero_missing.tolist(), "lightgbm_reads": bool(enc.lightgbm_reads),
+        **({"text_labels": True} if getattr(enc, "text_labels", False) else {}),
     }
 
 
@@ -360,7 +361,7 @@ def _rule(d, path, n_features, names, classes):
 def _encoding(d, path):
     """InputEncoding's arguments of an encoding's dict."""
     _object(d, path, ("n_features", "categorical", "categories", "lookup_numbers", "unknown", "zero_missing"),
-            ("lightgbm_reads",))
+            ("lightgbm_reads", "text_labels"))
     n = _int(d["n_features"], f"{path}.n_features", 1, MAX_FEATURES)
 
     def flags(key):
@@ -386,7 +387,8 @@ def _encoding(d, path):
         _fail(f"{path}.unknown", f"expected \"missing\" or \"error\"; got {_short(unknown)}")
     return dict(n_features=n, categorical=categorical, categories=read,
                 lookup_numbers=_bool(d["lookup_numbers"], f"{path}.lookup_numbers"), unknown=unknown,
-                zero_missing=zero_missing, lightgbm_reads=_optional(d, "lightgbm_reads", path, _bool, False))
+                zero_missing=zero_missing, lightgbm_reads=_optional(d, "lightgbm_reads", path, _bool, False),
+                text_labels=_optional(d, "text_labels", path, _bool, False))
 
 
 def _classes(d):

@@ -50,7 +50,10 @@ class _Feature:
             enc is not None and enc.zero_missing[d])
         self.lightgbm = bool(enc is not None and enc.lightgbm_reads)
         cats = None if enc is None else enc.categories[d]
-        self.labels = None if cats is None else [_plain(v) for v in np.asarray(cats).tolist()]
+        # CatBoost's labels are read by their text (20 and "20" are one category)
+        self.text_labels = bool(getattr(enc, "text_labels", False)) and cats is not None
+        self.labels = None if cats is None else [str(v) if self.text_labels else _plain(v)
+                                                 for v in np.asarray(cats, dtype=object).tolist()]
         self.unknown_error = bool(enc is not None and enc.unknown == "error")
         self.categorical = bool(enc is not None and enc.categorical[d]) or any(c.is_set for c in conds)
         # a NaN here is an error where a condition has no direction for it
@@ -104,6 +107,13 @@ class _Dialect:
             return f"{x}.isna()"
         return f"{x} IS NULL" if self.sql else f"{x} != {x}"
 
+    def label(self, f):
+        """Feature f's reference where its labels are compared: its text for text labels."""
+        x = self.refs[f.d]
+        if not f.text_labels or self.coded:
+            return x
+        return f"CAST({x} AS TEXT)" if self.sql else f"{x}.astype('str')"
+
     def number(self, x):
         """x as predict compares it: a float64 (pandas compares a float32 column with a
         float32 copy of a Python float, NumPy 2's rule)."""
@@ -142,7 +152,7 @@ class _Dialect:
             return parts[0]  # the function reads zeros and unknown labels as NaN
         if f.labels is not None:
             known = [self.literal(f.labels[k]) for k in f.known_codes]
-            parts.append(self.in_list(x, known, negate=True) if known else self.TRUE)
+            parts.append(self.in_list(self.label(f), known, negate=True) if known else self.TRUE)
         elif f.zero_missing:
             # codes are truncated before zero is read as missing: (-1, 1) is code 0
             band = "1" if (f.categorical and f.lightgbm) else self.literal(ZERO_THRESHOLD)
@@ -164,7 +174,7 @@ class _Dialect:
         x = self.refs[f.d]
         known = [self.literal(v) for v in f.labels]
         return self.all_of([f"{x} IS NOT NULL" if self.sql else f"{x}.notna()",
-                            self.in_list(x, known, negate=True)])
+                            self.in_list(self.label(f), known, negate=True)])
 
     # ------------------------------------------------------------ one condition
     def bound(self, f, op, t):
@@ -193,7 +203,7 @@ class _Dialect:
         if f.labels is not None and not self.coded:
             known = f.known_codes
             inside = [k for k in known if (k in codes) != c.negated]
-            return self.in_list(x, [self.literal(f.labels[k]) for k in inside]) if inside else self.FALSE
+            return self.in_list(self.label(f), [self.literal(f.labels[k]) for k in inside]) if inside else self.FALSE
         if f.lightgbm and not self.coded:  # truncated codes: code k is the range (k-1, k+1) at 0, else [k, k+1)
             runs = [f"{x} {'>' if a == 0 else '>='} {a - 1 if a == 0 else a}{self.AND}{x} < {b + 1}"
                     for a, b in _code_runs(codes)]
@@ -349,11 +359,12 @@ def _code(v, name, zero_missing=False, lightgbm=False):
         v = float(int(v))
     return math.nan if zero_missing and v == 0 else v
 
-def _label(v, name, codes, unknown_error=False, zero_missing=False):
-    """The code of a category label (NaN: missing, or a label the model never saw)."""
+def _label(v, name, codes, unknown_error=False, zero_missing=False, text=False):
+    """The code of a category label (NaN: missing, or a label the model never saw); text:
+    the label is the value's text."""
     if _missing(v):
         return math.nan
-    code = codes.get(v)
+    code = codes.get(str(v) if text else v)
     if code is None:
         if unknown_error:
             raise ValueError("column %r has a category the model was not trained with: %r" % (name, v))
@@ -398,7 +409,7 @@ def to_python(rs, name="predict"):
     for f in features.values():
         col = repr(columns[f.d])
         if f.labels is not None:
-            read = f"_label(values[{f.d}], {col}, CODES_{f.d}, {f.unknown_error}, {f.zero_missing})"
+            read = f"_label(values[{f.d}], {col}, CODES_{f.d}, {f.unknown_error}, {f.zero_missing}, {f.text_labels})"
         elif f.categorical:
             read = f"_code(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})"
         else:

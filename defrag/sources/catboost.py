@@ -234,7 +234,8 @@ class CatBoostEncoding(InputEncoding):
     """
 
     def __init__(self, n_features, categorical, hashes, feature_names=None):
-        super().__init__(n_features, categorical=categorical, lookup_numbers=True, unknown="missing")
+        super().__init__(n_features, categorical=categorical, lookup_numbers=True, unknown="missing",
+                         text_labels=True)  # (written to JSON: a label read by its text, as hashed)
         self.hashes = [None if h is None else np.asarray(h, dtype=np.uint32) for h in hashes]
         if len(self.hashes) != self.n_features:
             raise ValueError(f"expected {self.n_features} hash lists; got {len(self.hashes)}")

@@ -88,12 +88,17 @@ class InputEncoding:
         (LightGBM converts any array that is not float32 / float64 so), and a categorical
         value is truncated toward zero (its int cast: -0.5 and 2.7 are codes 0 and 2)
         instead of refused.
+    text_labels : bool
+        A value is the category whose label has its text: 20 and "20" are one category
+        (CatBoost hashes a value's text; its rules written to JSON read labels so).
     """
 
     lightgbm_reads = False  # (encodings pickled before the attribute existed)
+    text_labels = False
 
     def __init__(self, n_features, categorical=None, categories=None, lookup_numbers=False,
-                 unknown="missing", zero_missing=None, pandas_categorical=None, lightgbm_reads=False):
+                 unknown="missing", zero_missing=None, pandas_categorical=None, lightgbm_reads=False,
+                 text_labels=False):
         self.n_features = int(n_features)
 
         def mask(a):
@@ -116,6 +121,7 @@ class InputEncoding:
         self.unknown = unknown
         self.pandas_categorical = pandas_categorical
         self.lightgbm_reads = bool(lightgbm_reads)
+        self.text_labels = bool(text_labels)
 
     @property
     def trivial(self):
@@ -157,7 +163,7 @@ class InputEncoding:
                 new.categories[j] = np.asarray(cats, dtype=object)
             return InputEncoding(new.n_features, new.categorical, new.categories, new.lookup_numbers,
                                  new.unknown, new.zero_missing,  # checks the categories
-                                 lightgbm_reads=new.lightgbm_reads)
+                                 lightgbm_reads=new.lightgbm_reads, text_labels=new.text_labels)
         for j in cat_cols:
             if new.categories[j] is None and self.categorical[j]:
                 new.categories[j] = np.asarray(X.iloc[:, j].cat.categories)
@@ -167,8 +173,14 @@ class InputEncoding:
         """The codes (float64, NaN for missing) of a categorical column's values, as the
         source model codes them; a source with its own coding overrides this
         (sources/catboost.py hashes the values). name, what: for messages."""
-        codes = _codes_of(values, self.categories[feature]).astype(np.float64)
         missing = _missing(values)
+        if self.text_labels:  # (missing values stay missing: their text is no label)
+            text = np.where(missing, None, np.asarray(values, dtype=object).astype(str)).astype(object)
+            labels = np.array([str(c) for c in np.asarray(self.categories[feature], dtype=object).tolist()],
+                              dtype=object)
+            codes = _codes_of(text, labels).astype(np.float64)
+        else:
+            codes = _codes_of(values, self.categories[feature]).astype(np.float64)
         unknown = (codes < 0) & ~missing
         if unknown.any() and self.unknown == "error":
             seen = list(dict.fromkeys(np.asarray(values, dtype=object)[unknown].tolist()))[:5]
