@@ -504,18 +504,21 @@ def prepare_frame(frame, categorical=None, raw=None, for_library=False):
             if values.dtype.kind not in "biuf" and values.dtype.name != "category":
                 frame[col] = values.astype("category")
         else:
-            labels = _as_labels(values if raw is None or col not in raw.columns else raw[col], cats)
+            from_csv = raw is not None and col in raw.columns
+            labels = _as_labels(raw[col] if from_csv else values, cats, from_csv)
             frame[col] = _library_categories(labels, cats, col) if for_library else labels
     return frame
 
 
-def _as_labels(values, categories):
+def _as_labels(values, categories, from_csv=False):
     """values (a column as read) as objects comparable with the model's categories: text
-    where the categories are text (a CSV's missing-looking cell missing unless it is a
-    category), else as read (a whole float equals its int)."""
+    where the categories are text (from_csv: a missing-looking cell of the CSV missing
+    unless it is a category), else as read (a whole float equals its int)."""
     if all(isinstance(c, str) for c in categories):
         missing = values.isna()
         text = values.astype(str).where(~missing)
+        if not from_csv:
+            return text.astype(object)
         na = text.isin(CSV_NA) & ~text.isin(categories)
         return text.where(~na).astype(object)
     return values.astype(object).where(values.notna(), np.nan) if values.dtype.kind != "O" else values

@@ -292,7 +292,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         covers it, -1 for the default (with ``rule_list=False``, the paper's MAP
         component, eq. 10)."""
         check_is_fitted(self, "rules_")
-        if self.rule_list:
+        if self.rule_list and not is_dask_collection(X):  # (_check_X refuses a Dask one)
             return self.rules_.apply(self._matched_X(X), matched=True)
         return self._mixture().components(self._check_X(X))
 

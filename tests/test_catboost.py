@@ -571,11 +571,13 @@ def test_a_category_read_by_its_text_in_every_export():
     assert any(c.name == "size" for r in rules for c in r.conditions)
     new = X.head(300).astype({"size": object})
     new["size"] = new["size"].map(str)  # the same categories, as text (a CSV read as text)
+    floats = X.head(300).astype({"size": np.float64})  # as numbers (a CSV with a blank cell)
     expected = rules.predict(X.head(300))
     np.testing.assert_array_equal(rules.predict(new), expected)
+    np.testing.assert_array_equal(rules.predict(floats), expected)
     back = RuleSet.from_json(rules.to_json())
-    assert back.encoding.text_labels
-    for frame in (new, X.head(300)):
+    assert back.encoding.text_labels and type(rules.encoding).text_labels  # (old pickles: the class's)
+    for frame in (new, X.head(300), floats):
         np.testing.assert_array_equal(back.predict(frame), expected)
         namespace = {}
         exec(rules.to_python(), namespace)

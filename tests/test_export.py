@@ -389,3 +389,12 @@ def test_sql_is_null_where_predict_refuses_a_fractional_code():
             with pytest.raises(ValueError, match="integer category codes"):
                 rules.predict(X)
             assert got[2] is None and got[:2] + got[3:] == expected
+
+
+def test_sql_answers_a_fractional_code_where_predict_does():
+    # without an encoding nothing refuses 2.7 (predict reads it): the SQL answers there too
+    rules = RuleSet([Rule([Condition(0, "code", categories=[0, 2]), Condition(1, "x", upper=0.5)], 1)], 0,
+                    feature_names=["code", "x"], supports_missing=True, feature_names_in=["code", "x"])
+    X = pd.DataFrame({"code": [0.0, 2.0, 2.7, -0.5], "x": [0.1, 0.2, 0.3, 0.4]})
+    assert "NULL" not in rules.to_sql()
+    assert _sqlite_predict(rules, X)[:2] == rules.predict(X).tolist()[:2]

@@ -45,7 +45,7 @@ def test_scaled_targets_give_the_same_rules(regression, kwargs):
 @pytest.mark.parametrize("scale, message", [
     (1e61, r"^y: values as large as -?2\.\d+e\+61; defrag fits regression targets within \+-1e\+60"),
     (1e200, r"^y: values as large as -?2\.\d+e\+200"),
-    (1e-61, r"^y: values that span only 4\.\d+e-61 .*vary by at least 1e-60: rescale y"),
+    (1e-61, r"^y: values that span only 4\.\d+e-61; defrag fits .*vary by at least 1e-60: rescale y"),
 ])
 def test_targets_out_of_range_are_refused(regression, scale, message):
     rf, X, y = regression
@@ -76,9 +76,15 @@ def test_a_classifier_with_continuous_values_is_refused(regression):
         DefragModel(clf, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match=r"^the ensemble's predictions .*: continuous values, not class labels"):
         DefragModel(rf, task="classification", random_state=0).fit(X)
-    # labels stored as floats are labels
+    # labels stored as floats are labels, whole or not where the model has them as classes
     model = DefragModel(clf, random_state=0).fit(X, (y > 0).astype(float))
     assert set(model.classes_) == {0.0, 1.0} and len(model.rules_) >= 1
+    cb = pytest.importorskip("catboost")  # (scikit-learn's classifiers refuse such labels)
+    halves = np.where(y > 0, 0.5, 1.5)
+    clf_halves = cb.CatBoostClassifier(iterations=10, depth=2, verbose=0, allow_writing_files=False).fit(X, halves)
+    for args in ((X,), (X, halves)):
+        model = DefragModel(clf_halves, random_state=0).fit(*args)
+        assert model.classes_.tolist() == [0.5, 1.5]
 
 
 def test_a_model_of_several_outputs_is_named(regression):
@@ -148,3 +154,13 @@ def test_the_list_search_of_many_classes_is_counted():
         DefragModel(clf, n_restarts=1, random_state=0).fit(X, y)
     with defrag.max_memory("150M"):  # the restarts' own list: no search
         DefragModel(clf, rule_list=True, n_restarts=1, max_iter=3, random_state=0).fit(X, y)
+
+
+def test_apply_refuses_a_dask_collection_and_rules_map_it(regression):
+    da = pytest.importorskip("dask.array")
+    rf, X, y = regression
+    model = DefragModel(rf, random_state=0).fit(X, y)
+    with pytest.raises(TypeError, match="a Dask collection is taken only by"):
+        model.apply(da.from_array(X, chunks=50))
+    lazy = model.rules_.apply(da.from_array(X, chunks=50))
+    np.testing.assert_array_equal(lazy.compute(), model.apply(X))

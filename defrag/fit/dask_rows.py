@@ -244,9 +244,9 @@ def _first_pass(part, y_part, state, rows, expected):
         raise ValueError(f"a partition of X has {X.shape[0]} rows, {expected} expected")
     check_missing(X, state.supports_missing)
     if y_part is None:
-        y = target_values(state.source.predict(part), state.task, PREDICTIONS)
+        y = target_values(state.source.predict(part), state.task, PREDICTIONS, state.source.classes)
     else:
-        y = target_values(y_part, state.task)
+        y = target_values(y_part, state.task, classes=getattr(state.source, "classes", None))
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"a partition of y has {y.shape[0]} entries but X's has {X.shape[0]} rows: "
                          "partition y as X")

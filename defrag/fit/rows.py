@@ -94,9 +94,9 @@ class InMemoryRows:
     def first_pass(self, supports_missing, task, source, rows):
         check_missing(self.X, supports_missing)  # before the ensemble sees a NaN
         if self.y_input is not None:
-            self.y = target_values(self.y_input, task)
+            self.y = target_values(self.y_input, task, classes=source.classes)
         else:
-            self.y = target_values(source.predict(self.X_input), task, PREDICTIONS)
+            self.y = target_values(source.predict(self.X_input), task, PREDICTIONS, source.classes)
         return first_pass_of(self.X, self.y, task, rows)
 
     def variance(self, mean):

@@ -43,9 +43,10 @@ def decide_task(task, source, y, split_array):
 PREDICTIONS = "the ensemble's predictions (the targets where y is None)"
 
 
-def target_values(y, task, what="y"):
+def target_values(y, task, what="y", classes=None):
     """y as a checked 1-D array: float64 for regression, the labels for classification.
-    what: what y is, for the messages ("y", or the ensemble's predictions where y is None)."""
+    what: what y is, for the messages ("y", or the ensemble's predictions where y is None);
+    classes: the model's classes, where it has them (float labels among them are labels)."""
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
@@ -61,7 +62,8 @@ def target_values(y, task, what="y"):
         check_labels(y, what)
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{what} contains NaN or infinite values")
-    if task == "classification" and y.dtype.kind == "f" and _continuous(y):
+    if (task == "classification" and y.dtype.kind == "f" and _continuous(y)
+            and not (classes is not None and np.isin(y, np.asarray(classes)).all())):
         # every distinct number would be a class of its own (as scikit-learn refuses them)
         raise ValueError(f"{what}: continuous values, not class labels, where the task is "
                          "classification (a classifier's, or task='classification'): give class "
@@ -88,14 +90,14 @@ def check_regression_range(y_range, constant, what="the regression targets"):
     """ValueError where the targets (their (min, max)) lie outside what the fit computes
     with: beyond +-MAX_TARGET, or (not constant) spread over less than MIN_TARGET_SPREAD."""
     lo, hi = y_range
+    advice = ("rescale y (the rules' outputs scale with it)" if what == "y" else
+              "fit to a rescaled y instead (the rules' outputs scale with it)")
     if max(abs(lo), abs(hi)) > MAX_TARGET:
         raise ValueError(f"{what}: values as large as {lo if abs(lo) > abs(hi) else hi:.3g}; defrag "
-                         f"fits regression targets within +-{MAX_TARGET:.0e}: rescale y (the rules' "
-                         "outputs scale with it)")
+                         f"fits regression targets within +-{MAX_TARGET:.0e}: {advice}")
     if not constant and hi - lo < MIN_TARGET_SPREAD:
-        raise ValueError(f"{what}: values that span only {hi - lo:.3g} (from {lo:.3g} to {hi:.3g}); "
-                         f"defrag fits regression targets that vary by at least {MIN_TARGET_SPREAD:.0e}: "
-                         "rescale y (the rules' outputs scale with it)")
+        raise ValueError(f"{what}: values that span only {hi - lo:.3g}; defrag fits regression targets "
+                         f"that vary by at least {MIN_TARGET_SPREAD:.0e}: {advice}")
 
 
 def regression_target(y, mean, var):

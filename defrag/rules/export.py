@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from ..splits import ZERO_THRESHOLD
+from ..splits.inputs import category_text
 from ..utils.validation import checked_names
 from .document import _plain
 
@@ -52,10 +53,12 @@ class _Feature:
         cats = None if enc is None else enc.categories[d]
         # CatBoost's labels are read by their text (20 and "20" are one category)
         self.text_labels = bool(getattr(enc, "text_labels", False)) and cats is not None
-        self.labels = None if cats is None else [str(v) if self.text_labels else _plain(v)
+        self.labels = None if cats is None else [category_text(v) if self.text_labels else _plain(v)
                                                  for v in np.asarray(cats, dtype=object).tolist()]
         self.unknown_error = bool(enc is not None and enc.unknown == "error")
         self.categorical = bool(enc is not None and enc.categorical[d]) or any(c.is_set for c in conds)
+        # the encoding refuses a code that is not a whole number (without one, predict reads it)
+        self.coded_categorical = bool(enc is not None and enc.categorical[d])
         # a NaN here is an error where a condition has no direction for it
         self.missing_error = not rs.supports_missing and any(not c.missing for c in conds)
 
@@ -63,6 +66,11 @@ class _Feature:
     def known_codes(self):
         """Codes of present labels (a label with code 0 is missing where zero is)."""
         return [k for k in range(len(self.labels)) if not (self.zero_missing and k == 0)]
+
+
+def _is_integer_text(label):
+    """Whether a text label is an integer as CatBoost writes one ("42", "-7")."""
+    return isinstance(label, str) and label.lstrip("-").isdigit() and str(int(label)) == label
 
 
 def _used_features(rs):
@@ -107,12 +115,18 @@ class _Dialect:
             return f"{x}.isna()"
         return f"{x} IS NULL" if self.sql else f"{x} != {x}"
 
-    def label(self, f):
-        """Feature f's reference where its labels are compared: its text for text labels."""
+    def in_labels(self, f, labels, negate=False):
+        """Feature f's value among labels (literals written here). Text labels (CatBoost's):
+        the value's text, or for an integer label the number itself (42.0 reads as "42",
+        which CAST(x AS TEXT) would write as "42.0")."""
         x = self.refs[f.d]
+        items = [self.literal(v) for v in labels]
         if not f.text_labels or self.coded:
-            return x
-        return f"CAST({x} AS TEXT)" if self.sql else f"{x}.astype('str')"
+            return self.in_list(x, items, negate)
+        text = f"CAST({x} AS TEXT)" if self.sql else f"{x}.astype('str')"
+        numbers = [v for v in labels if _is_integer_text(v)]
+        member = self.any_of([self.in_list(text, items)] + ([self.in_list(x, numbers)] if numbers else []))
+        return f"{self.NOT}({member})" if negate else member
 
     def number(self, x):
         """x as predict compares it: a float64 (pandas compares a float32 column with a
@@ -152,7 +166,8 @@ class _Dialect:
             return parts[0]  # the function reads zeros and unknown labels as NaN
         if f.labels is not None:
             known = [self.literal(f.labels[k]) for k in f.known_codes]
-            parts.append(self.in_list(self.label(f), known, negate=True) if known else self.TRUE)
+            parts.append(self.in_labels(f, [f.labels[k] for k in f.known_codes], negate=True)
+                         if known else self.TRUE)
         elif f.zero_missing:
             # codes are truncated before zero is read as missing: (-1, 1) is code 0
             band = "1" if (f.categorical and f.lightgbm) else self.literal(ZERO_THRESHOLD)
@@ -162,7 +177,7 @@ class _Dialect:
     def fractional(self, f):
         """True where predict refuses a present category code that is not a whole number
         (a categorical feature without labels that LightGBM does not truncate)."""
-        if not self.sql or f.labels is not None or not f.categorical or f.lightgbm:
+        if not self.sql or f.labels is not None or not f.coded_categorical or f.lightgbm:
             return self.FALSE
         x = self.refs[f.d]
         return f"({x} IS NOT NULL AND {x} <> ROUND({x}))"
@@ -172,9 +187,8 @@ class _Dialect:
         if self.coded or f.labels is None or not f.unknown_error:
             return self.FALSE
         x = self.refs[f.d]
-        known = [self.literal(v) for v in f.labels]
         return self.all_of([f"{x} IS NOT NULL" if self.sql else f"{x}.notna()",
-                            self.in_list(self.label(f), known, negate=True)])
+                            self.in_labels(f, f.labels, negate=True)])
 
     # ------------------------------------------------------------ one condition
     def bound(self, f, op, t):
@@ -203,7 +217,7 @@ class _Dialect:
         if f.labels is not None and not self.coded:
             known = f.known_codes
             inside = [k for k in known if (k in codes) != c.negated]
-            return self.in_list(self.label(f), [self.literal(f.labels[k]) for k in inside]) if inside else self.FALSE
+            return self.in_labels(f, [f.labels[k] for k in inside]) if inside else self.FALSE
         if f.lightgbm and not self.coded:  # truncated codes: code k is the range (k-1, k+1) at 0, else [k, k+1)
             runs = [f"{x} {'>' if a == 0 else '>='} {a - 1 if a == 0 else a}{self.AND}{x} < {b + 1}"
                     for a, b in _code_runs(codes)]
@@ -359,12 +373,29 @@ def _code(v, name, zero_missing=False, lightgbm=False):
         v = float(int(v))
     return math.nan if zero_missing and v == 0 else v
 
+def _text(v, name):
+    """A categorical value's text as CatBoost writes it (an integral float as its integer)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, bytes):
+        return v.decode("utf-8")
+    try:
+        number = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if number.is_integer():
+        return str(int(number))
+    raise ValueError("column %r is categorical: %r is not an integer or text" % (name, v))
+
+
 def _label(v, name, codes, unknown_error=False, zero_missing=False, text=False):
     """The code of a category label (NaN: missing, or a label the model never saw); text:
     the label is the value's text."""
     if _missing(v):
         return math.nan
-    code = codes.get(str(v) if text else v)
+    code = codes.get(_text(v, name) if text else v)
     if code is None:
         if unknown_error:
             raise ValueError("column %r has a category the model was not trained with: %r" % (name, v))

@@ -268,6 +268,8 @@ class RuleSet:
         """Index of the rule that predicts each row of X: its first covering rule, -1 for
         the default (X read as predict reads it). matched: X's columns are already those
         the rules read, in order (an estimator has matched them by name and said so)."""
+        if is_dask_collection(X):
+            return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
         return self._first_matches(X, n_threads, matched)
 
     def _first_matches(self, X, n_threads=1, matched=False):

@@ -41,6 +41,7 @@ import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from ..splits import IN_SET, NUMERIC, InputEncoding, float32_threshold
+from ..splits.inputs import category_text
 from .base import MAX_FEATURES, SourceModel, SplitCollector, Tree, as_integer, check_count, parsed_json
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, OverflowError)
@@ -172,27 +173,6 @@ def city_hash64(data):
                           (_hash128_to_64(v[1], w[1]) + x) & _M64)
 
 
-def category_text(value, what="a categorical value"):
-    """The text CatBoost hashes for a categorical value: a string as it is, an integer in
-    decimal, a boolean as 1 / 0. defrag reads numeric columns as float64, so an integral
-    float stands for the integer CatBoost was given; other numbers CatBoost refuses as
-    categories, and so does this (ValueError)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bool, np.bool_)):
-        return "1" if value else "0"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        if np.isfinite(value) and float(value).is_integer():
-            return str(int(value))
-        raise ValueError(f"{what} is {value!r}: CatBoost reads a categorical feature's values "
-                         "as integers or text")
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    return str(value)
-
-
 def category_hash(value, what="a categorical value"):
     """CatBoost's hash of a categorical value (uint32): CityHash64 of its text, low 32 bits."""
     return city_hash64(category_text(value, what).encode("utf-8")) & 0xFFFFFFFF
@@ -232,6 +212,8 @@ class CatBoostEncoding(InputEncoding):
     encoding written to JSON (rule exports) keeps the names and reads values by name, as
     other encodings do.
     """
+
+    text_labels = True  # (encodings pickled before the attribute existed)
 
     def __init__(self, n_features, categorical, hashes, feature_names=None):
         super().__init__(n_features, categorical=categorical, lookup_numbers=True, unknown="missing",

@@ -59,6 +59,28 @@ def _codes_of(values, categories):
     return pd.Index(cats).get_indexer(pd.Index(np.asarray(values, dtype=object)))
 
 
+def category_text(value, what="a categorical value"):
+    """The text CatBoost hashes for a categorical value: a string as it is, an integer in
+    decimal, a boolean as 1 / 0. defrag reads numeric columns as float64, so an integral
+    float stands for the integer CatBoost was given; other numbers CatBoost refuses as
+    categories, and so does this (ValueError)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if np.isfinite(value) and float(value).is_integer():
+            return str(int(value))
+        raise ValueError(f"{what} is {value!r}: CatBoost reads a categorical feature's values "
+                         "as integers or text")
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return str(value)
+
+
+
 class InputEncoding:
     """How one source model reads each input column.
 
@@ -174,9 +196,15 @@ class InputEncoding:
         source model codes them; a source with its own coding overrides this
         (sources/catboost.py hashes the values). name, what: for messages."""
         missing = _missing(values)
-        if self.text_labels:  # (missing values stay missing: their text is no label)
-            text = np.where(missing, None, np.asarray(values, dtype=object).astype(str)).astype(object)
-            labels = np.array([str(c) for c in np.asarray(self.categories[feature], dtype=object).tolist()],
+        if self.text_labels:  # a value's text as CatBoost writes it (missing stays missing)
+            import pandas as pd
+
+            said = f"{what} column {name!r} holds a value that"
+            rows, distinct = pd.factorize(np.asarray(values, dtype=object)[~missing])
+            texts = np.array([category_text(v, said) for v in distinct.tolist()] + [None], dtype=object)
+            text = np.full(missing.shape, None, dtype=object)
+            text[~missing] = texts[rows]  # (each distinct value's text once)
+            labels = np.array([category_text(c) for c in np.asarray(self.categories[feature], dtype=object).tolist()],
                               dtype=object)
             codes = _codes_of(text, labels).astype(np.float64)
         else:
