@@ -40,6 +40,10 @@ def test_feature_names_without_a_name_are_refused(forest):
             DepthTwoTree(rf, feature_names=names).fit(X, y)
         with pytest.raises(ValueError, match=match):
             RuleSet([], 0, feature_names=names)
+    # a DataFrame's columns without a name (a review: they printed as features "nan")
+    for label in (None, np.nan, pd.NA, pd.NaT):
+        with pytest.raises(ValueError, match=r"^X has a column without a name at position 1"):
+            DefragModel(rf, n_restarts=1).fit(pd.DataFrame(X, columns=["a", label, "c"]))
 
 
 @pytest.mark.filterwarnings("ignore:X has feature names")  # the forest was fitted on an array

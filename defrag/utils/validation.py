@@ -102,7 +102,22 @@ def feature_names_of(X):
     cols = getattr(X, "columns", None)
     if cols is None:
         return None
+    cols = list(cols)
+    unnamed = [j for j, c in enumerate(cols) if _no_name(c)]
+    if unnamed:  # (str() would print a feature named "None" or "nan")
+        raise ValueError(f"X has a column without a name at position {unnamed[0]} ({cols[unnamed[0]]!r}): "
+                         "every feature needs a name that can be printed")
     return np.asarray([str(c) for c in cols], dtype=object)
+
+
+def _no_name(label):
+    """Whether a column label or feature name is None or a missing value (NaN, NA, NaT)."""
+    if label is None:
+        return True
+    try:
+        return bool(label != label)  # NaN of any float type, NaT
+    except TypeError:  # pandas' NA: its comparison is NA, which has no truth value
+        return True
 
 
 def n_columns(X):
@@ -151,7 +166,7 @@ def checked_names(names, what="feature_names"):
     scikit-learn refuses repeated column names): rules name features by them, in print
     and in every export."""
     names = list(names)
-    unnamed = [i for i, n in enumerate(names) if n is None or (isinstance(n, float) and n != n)]
+    unnamed = [i for i, n in enumerate(names) if _no_name(n)]
     if unnamed:  # (str() would print "None" or "nan" as the feature's name)
         raise ValueError(f"{what} has no name at position {unnamed[0]} ({names[unnamed[0]]!r}): every "
                          "feature needs a name that can be printed")
