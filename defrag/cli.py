@@ -496,8 +496,8 @@ def prepare_frame(frame, categorical=None, raw=None, for_library=False):
     categorical = categorical or {}
     for j, col in enumerate(frame.columns):
         values = frame[col]
-        cats = categorical.get(j, "absent")
-        if isinstance(cats, str):  # not a categorical feature
+        cats = categorical.get(j)
+        if j not in categorical:  # not a categorical feature
             if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
                 frame[col] = values.astype("category")
         elif cats is None:
@@ -521,7 +521,7 @@ def _as_labels(values, categories, from_csv=False):
             return text.astype(object)
         na = text.isin(CSV_NA) & ~text.isin(categories)
         return text.where(~na).astype(object)
-    return values.astype(object).where(values.notna(), np.nan) if values.dtype.kind != "O" else values
+    return values.astype(object).where(values.notna(), np.nan)
 
 
 def _library_categories(labels, categories, col):
@@ -533,9 +533,9 @@ def _library_categories(labels, categories, col):
         cat = pd.Categorical(labels, categories=categories)
     except (TypeError, ValueError) as exc:
         raise CommandError(f"the model's categories of column {col!r}: {exc}") from None
-    unseen = pd.Series(labels)[np.asarray(pd.Series(labels).notna()) & np.asarray(pd.isna(cat))]
-    if len(unseen):
-        shown = ", ".join(map(repr, list(dict.fromkeys(unseen.tolist()))[:5]))
+    unseen = labels.notna().to_numpy() & np.asarray(pd.isna(cat))
+    if unseen.any():
+        shown = ", ".join(map(repr, list(dict.fromkeys(labels[unseen].tolist()))[:5]))
         raise CommandError(f"column {col!r} has categories the model was not trained with: {shown}")
     return cat
 

@@ -398,3 +398,17 @@ def test_sql_answers_a_fractional_code_where_predict_does():
     X = pd.DataFrame({"code": [0.0, 2.0, 2.7, -0.5], "x": [0.1, 0.2, 0.3, 0.4]})
     assert "NULL" not in rules.to_sql()
     assert _sqlite_predict(rules, X)[:2] == rules.predict(X).tolist()[:2]
+
+
+def test_text_labels_read_integers_exactly_in_the_python_function():
+    # CatBoost's text of an integer is its decimal digits: 2**60 + 1 through a float was
+    # 2**60, another label
+    enc = InputEncoding(1, categorical=[True], categories=[np.array(["1152921504606846977", "7"], dtype=object)],
+                        text_labels=True)
+    rules = RuleSet([Rule([Condition(0, "k", categories=[0])], 1)], 0, feature_names=["k"], encoding=enc,
+                    supports_missing=True, feature_names_in=["k"])
+    X = pd.DataFrame({"k": pd.Series([2**60 + 1, 2**60, 7, "7", 7.0], dtype=object)})
+    expected = rules.predict(X).tolist()
+    assert expected == [1, 0, 0, 0, 0]
+    assert _python_predict(rules, X) == expected
+    assert _python_predict(rules, pd.DataFrame({"k": np.array([2**60 + 1], dtype=np.int64)})) == [1]

@@ -165,9 +165,8 @@ class _Dialect:
         if self.coded:
             return parts[0]  # the function reads zeros and unknown labels as NaN
         if f.labels is not None:
-            known = [self.literal(f.labels[k]) for k in f.known_codes]
-            parts.append(self.in_labels(f, [f.labels[k] for k in f.known_codes], negate=True)
-                         if known else self.TRUE)
+            known = [f.labels[k] for k in f.known_codes]
+            parts.append(self.in_labels(f, known, negate=True) if known else self.TRUE)
         elif f.zero_missing:
             # codes are truncated before zero is read as missing: (-1, 1) is code 0
             band = "1" if (f.categorical and f.lightgbm) else self.literal(ZERO_THRESHOLD)
@@ -346,6 +345,7 @@ def _query_name(name):
 # --------------------------------------------------------------------------- Python
 _PYTHON_HELPERS = '''
 import math
+import operator
 
 ZERO = {zero!r}
 
@@ -381,6 +381,10 @@ def _text(v, name):
         return "1" if v else "0"
     if isinstance(v, bytes):
         return v.decode("utf-8")
+    try:
+        return str(operator.index(v))  # an integer exactly (NumPy's too), beyond 2**53 as well
+    except TypeError:
+        pass
     try:
         number = float(v)
     except (TypeError, ValueError):

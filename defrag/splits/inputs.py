@@ -80,7 +80,6 @@ def category_text(value, what="a categorical value"):
     return str(value)
 
 
-
 class InputEncoding:
     """How one source model reads each input column.
 
