@@ -10,8 +10,8 @@ from sklearn.base import is_classifier, is_regressor
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
-from .rules import rule_count_text
 from .rules.ruleset import FIRST_MATCH
+from .rules.tree import explanation_conditions
 from .sources import predicts, unwrap
 from .utils.dask_collections import is_dask_collection
 from .utils.validation import check_missing, check_predict_X, tagged
@@ -59,7 +59,7 @@ def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
         "coverage": float(np.mean(cover.any(axis=1))),
         "overlap": float(np.mean(cover.sum(axis=1))),
         "fidelity": fidelity,
-        "n_rules": int(n_rules),
+        "n_regions": int(n_rules),
     }
 
 
@@ -94,6 +94,10 @@ READING = {
                "predict with rules_.predict, the first rule that holds winning.",
     "harvest": "predict is the weighted mean of the nodes that hold; rules_.predict reads them in "
                "order, the first rule that holds winning.",
+    "tree": "go down from the top: where every condition of an 'if' holds, take its branch, else go on to "
+            "the next 'elif' or the 'else'.",
+    "sum": "the first line's number plus one value from each part: in each part, the value of the first "
+           "branch whose conditions all hold (two classes: the second where the sum exceeds 0.5).",
 }
 
 
@@ -135,7 +139,10 @@ class RuleEstimatorMixin:
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator,
-                             X, self.n_rules_, getattr(self, "classes_", None))
+                             X, self.n_regions_, getattr(self, "classes_", None))
+        scores["n_conditions"] = explanation_conditions(self.rules_)
+        if hasattr(self.rules_, "checks"):
+            scores["mean_checks"] = float(np.mean(self.rules_.checks(Xf))) if Xf.shape[0] else 0.0
         return Xf, y, scores
 
     @property
@@ -160,7 +167,10 @@ class RuleEstimatorMixin:
         return "How to read: " + READING[self._predicts_by()]
 
     def _title(self):
-        return f"{type(self).__name__}: {rule_count_text(len(self.rules_))} ({self._description()})"
+        n = int(self.n_regions_)
+        c = explanation_conditions(self.rules_)
+        return (f"{type(self).__name__}: {n} region{'' if n == 1 else 's'}, {c} condition{'' if c == 1 else 's'} "
+                f"({self._description()})")
 
     def __str__(self):
         """The fitted model as print shows it: how to read its rules, then their listing

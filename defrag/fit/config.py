@@ -26,6 +26,13 @@ AUTO_SUBSAMPLE_ABOVE = 100_000
 AUTO_SPLITS_PER_ROOT = 10.0
 
 METHODS = ("fab", "em", "em-kl")
+# what the fit prints (DefragModel's form): a searched tree of rules, or under a budget a
+# tree or a sum of trees ("auto"); a tree ("tree"); a sum of trees ("sum"); the searched
+# ordered list ("list"); the kept restart's components as a list ("restarts"); the paper's
+# rules, one per component, predicting by MAP ("paper")
+FORMS = ("auto", "tree", "sum", "list", "restarts", "paper")
+# regions of the largest tree searched where neither max_conditions nor n_regions sets it
+MAX_REGIONS = 16
 
 # n_restarts="auto": the restarts of Hara & Hayashi's experiments (20), where the kept
 # restart is the model; 5 where every restart's components are candidate boxes of the
@@ -55,7 +62,7 @@ class FitConfig:
     """DefragModel's parameters, checked (see its docstring for their meaning)."""
 
     method: str
-    max_rules: int
+    n_components: int
     n_restarts: int
     max_iter: int
     tol: float
@@ -68,9 +75,11 @@ class FitConfig:
     subsample: object
     max_splits: object
     penalty_splits: str
-    rule_list: object  # True, False or "search"
+    form: str  # one of FORMS
     prune_tol: float
-    n_rules: object  # None or an int >= 1: regions of the searched list
+    n_regions: object  # None or an int >= 1: regions of the searched explanation
+    max_regions: object  # None or an int >= 1: regions of the largest searched
+    max_conditions: object  # None or an int >= 0: comparisons printed at most
     gate_l2: float
     random_state: object
     n_jobs: object
@@ -79,7 +88,7 @@ class FitConfig:
     @classmethod
     def from_params(cls, params):
         """The config of DefragModel's get_params(); ValueError for a bad parameter."""
-        check_positive_int("max_rules", params["max_rules"])
+        check_positive_int("n_components", params["n_components"])
         if not (isinstance(params["n_restarts"], str) and params["n_restarts"] == "auto"):
             check_positive_int("n_restarts", params["n_restarts"])
         check_positive_int("max_iter", params["max_iter"])
@@ -121,22 +130,36 @@ class FitConfig:
             raise ValueError(f"max_splits must be 'auto', None or an integer >= 1; got {ms!r}")
         if params["penalty_splits"] not in ("all", "selected"):
             raise ValueError(f"penalty_splits must be 'all' or 'selected'; got {params['penalty_splits']!r}")
-        rule_list = params["rule_list"]
-        if not (isinstance(rule_list, (bool, np.bool_)) or (isinstance(rule_list, str) and rule_list == "search")):
-            raise ValueError(f"rule_list must be 'search', True or False; got {rule_list!r}")
-        if params["n_rules"] is not None:
-            check_positive_int("n_rules", params["n_rules"])
-            if rule_list != "search" or params["method"] == "em-kl":
-                raise ValueError("n_rules sets the size of the searched list: it needs rule_list='search' "
-                                 "and method 'fab' or 'em'")
+        form, method = params["form"], params["method"]
+        if not (isinstance(form, str) and form in FORMS):
+            raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))}; got {form!r}")
+        searched = form in ("auto", "tree", "sum", "list") and method != "em-kl"
+        for name in ("n_regions", "max_regions"):
+            if params[name] is not None:
+                check_positive_int(name, params[name])
+        if params["max_conditions"] is not None:
+            check_positive_int("max_conditions", params["max_conditions"], low=0)
+        if params["n_regions"] is not None and params["max_conditions"] is not None:
+            raise ValueError("set n_regions (the regions) or max_conditions (the comparisons printed), not both")
+        if (params["n_regions"] is not None or params["max_conditions"] is not None) and not searched:
+            name = "n_regions" if params["n_regions"] is not None else "max_conditions"
+            raise ValueError(f"{name} sizes a searched explanation: it needs form 'auto', 'tree', 'sum' or "
+                             f"'list' and method 'fab' or 'em' (got form={form!r}, method={method!r})")
+        if params["max_conditions"] is not None and form == "list":
+            raise ValueError("max_conditions is a budget for form 'auto', 'tree' or 'sum'; a list is sized "
+                             "by n_regions")
+        if params["max_regions"] is not None and params["n_regions"] is not None and \
+                params["n_regions"] > params["max_regions"]:
+            raise ValueError(f"n_regions={params['n_regions']} is more than max_regions={params['max_regions']}")
+        if method == "em-kl" and form not in ("auto", "restarts"):
+            raise ValueError(f"method='em-kl' prints its kept restart's rules (form 'restarts'); got form={form!r}")
         if not (isinstance(params["prune_tol"], numbers.Real) and 0.0 <= params["prune_tol"] <= 1.0):
             raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
         fields = {name: params[name] for name in cls.__dataclass_fields__}
-        fields.update(eps_schedule=tuple(float(e) for e in sched),
-                      rule_list=rule_list if isinstance(rule_list, str) else bool(rule_list),
-                      n_rules=None if params["n_rules"] is None else int(params["n_rules"]))
+        fields.update(eps_schedule=tuple(float(e) for e in sched), form="restarts" if method == "em-kl" else form,
+                      **{name: None if params[name] is None else int(params[name])
+                         for name in ("n_regions", "max_regions", "max_conditions")})
         if isinstance(params["n_restarts"], str):  # "auto"
-            searched = rule_list == "search" and params["method"] != "em-kl"
             fields["n_restarts"] = AUTO_RESTARTS_SEARCH if searched else AUTO_RESTARTS
         return cls(**fields)
 
@@ -146,15 +169,43 @@ class FitConfig:
 
     @property
     def searched(self):
-        """The rule list is searched for (fit/list_path.py); EM-KL keeps its kept restart's list."""
-        return self.rule_list == "search" and not self.emkl
+        """The ordered rule list is searched for (form "list": fit/list_path.py)."""
+        return self.form == "list"
+
+    @property
+    def tree_searched(self):
+        """A tree of rules (or a sum of trees) is searched for (fit/tree_path.py)."""
+        return self.form in ("auto", "tree", "sum")
+
+    @property
+    def rule_list(self):
+        """The printed rules predict as an ordered list or a tree (first match), not by the
+        mixture's MAP (form "paper")."""
+        return self.form != "paper"
+
+    @property
+    def restart_lists(self):
+        """Each restart fits its components' rule list (rules/lists.py) and is scored by it:
+        the restarts' list is printed, or weighed against the searched list."""
+        return self.form in ("restarts", "list") and not (self.searched and self.n_regions is not None)
+
+    @property
+    def largest_regions(self):
+        """Regions of the largest explanation searched."""
+        if self.n_regions is not None:
+            return self.n_regions
+        if self.max_regions is not None:
+            return self.max_regions
+        if self.max_conditions is not None:
+            return self.max_conditions + 1
+        return MAX_REGIONS
 
     def subsample_size(self, n_samples):
         """Rows of the screening subsample, or n_samples when restarts are not screened."""
         sub = self.subsample
         if sub is None or self.n_restarts == 1:
             return n_samples
-        if isinstance(sub, str) and self.searched:  # "auto": the rows the list is searched on
+        if isinstance(sub, str) and (self.searched or self.tree_searched):  # "auto": the search's rows
             size = AUTO_SEARCH_ROWS
         elif isinstance(sub, str):  # "auto"
             size = AUTO_SUBSAMPLE if n_samples > AUTO_SUBSAMPLE_ABOVE else n_samples

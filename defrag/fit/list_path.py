@@ -266,10 +266,10 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     boxes = {tuple(simplified_box(S, box, group)) for box in raw}
     # checked and packed once for the lists of the cross-validation
     candidates = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
-    max_regions = max(config.max_rules, config.n_rules or 0)
+    max_regions = max(config.n_components, config.n_regions or 0)
 
     validation = np.full(max_regions, np.nan)
-    size = config.n_rules
+    size = config.n_regions
     chosen, restarts_error, restarts_losses, full, rules = False, float("nan"), None, None, None
     if p.constant:
         # one target value: no list predicts it better than the default alone, and a
@@ -314,8 +314,8 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     if size is None:
         size = len(full)
     if size > len(full):
-        if config.n_rules is not None:
-            warnings.warn(f"n_rules={config.n_rules}: no more than {len(full)} regions lower the training "
+        if config.n_regions is not None:
+            warnings.warn(f"n_regions={config.n_regions}: no more than {len(full)} regions lower the training "
                           f"loss; the list has {len(full)}", UserWarning, stacklevel=2)
         size = len(full)
     if rules is None:

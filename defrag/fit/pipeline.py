@@ -3,8 +3,9 @@
     rows (fit/rows.py, fit/dask_rows.py)
     -> prepare (fit/prepare.py): source, split table, targets, encoded inputs, Problem
     -> search (fit/search.py): the restarts, the kept one
-    -> (rule_list="search") the list searched for (fit/list_path.py)
-    -> rules (fit/readout.py): its rule list and the RuleSet as printed
+    -> the explanation searched for: a tree of rules or a sum of trees (fit/tree_path.py),
+       or with form "list" an ordered rule list (fit/list_path.py)
+    -> rules (fit/readout.py): the explanation as printed (a RuleTree, or a RuleSet)
 
 ``fit_rules`` runs them and returns the fitted attributes of DefragModel (``FitResult``),
 with the seconds of each phase.
@@ -17,6 +18,7 @@ import numpy as np
 
 from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
+from ..rules.tree import explanation_conditions
 from ..utils.progress import RestartProgress
 from .dask_rows import DaskRows
 from .prepare import prepare
@@ -24,6 +26,7 @@ from .list_path import search_list
 from .readout import read_out
 from .rows import InMemoryRows
 from .search import search
+from .tree_path import search_tree
 
 logger = logging.getLogger("defrag")
 
@@ -63,8 +66,12 @@ class FitResult:
             out["gamma_"] = r.params["gamma"]
         if "w" in r.params:
             out["gate_weights_"] = r.params["w"]
-        out.update(rules_=r.rules, n_rules_=r.n_rules, fit_seconds_=self.seconds)
-        if r.path is not None:  # rule_list="search": every size of the list
+        out.update(rules_=r.rules, n_regions_=r.n_rules, n_conditions_=explanation_conditions(r.rules),
+                   fit_seconds_=self.seconds)
+        if r.path is not None and "trees" in r.path:  # a searched tree: every candidate
+            out["path_"] = {k: v for k, v in r.path.items() if k != "trees"}
+            out["path_rules_"] = r.path["trees"]
+        elif r.path is not None:  # form "list": every size of the list
             out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error",
                                                 "printed", "restarts_validation_error")}
             out.update(path_rules_=r.path["rules"], path_defaults_=r.path["default"])
@@ -105,11 +112,43 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
             searched.searched = search_list(config, prepared, searched.component_etas, searched.best.rule_list,
                                             _coded_predict(prepared, source, rows))
             clock.lap("search")
+        elif config.tree_searched:  # the tree (or sum of trees), from every restart's components
+            soft, soft_classes = _ensemble_predictions(prepared, source, rows)
+            searched.searched = search_tree(config, prepared, searched.component_etas, soft, soft_classes)
+            clock.lap("search")
         readout = read_out(config, prepared, searched, rows)
         clock.lap("rules")
         logger.info("fit in %.3f s: %s", sum(clock.seconds.values()),
                     ", ".join(f"{k} {v:.3f} s" for k, v in clock.seconds.items()))
     return FitResult(prepared, searched, readout, rows.n_samples, rows.n_features, rows.names_in, clock.seconds)
+
+
+def _ensemble_predictions(prepared, source, rows):
+    """(the ensemble's predictions of the restarts' rows: class probabilities in
+    classification, columns in the ensemble's classes, or values; those classes), the
+    targets the searched tree is grown on; (None, None) where the ensemble gives none of
+    them (a raw Booster, a split array) or the rows are not at hand as it reads them (a
+    Dask X with categories)."""
+    p = prepared
+    if not source.has_predict or (p.task == "classification" and not source.has_proba):
+        return None, None
+    if p.splits.encoding.trivial:  # the coded rows are the model's inputs as they are
+        X = p.X_fit
+        if rows.names_in is not None:  # as the model was fitted: by column name
+            import pandas as pd  # a DataFrame's names: pandas is there
+
+            X = pd.DataFrame(X, columns=rows.names_in)
+    elif not rows.distributed:
+        X = rows.X_input if p.fit_rows is None else _take_rows(rows.X_input, p.fit_rows)
+    else:
+        return None, None
+    if p.task == "classification":
+        return np.asarray(source.predict_proba(X), dtype=np.float64), source.classes
+    return np.asarray(source.predict(X), dtype=np.float64).ravel(), None
+
+
+def _take_rows(X, rows):
+    return X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
 
 
 def _coded_predict(prepared, source, rows):

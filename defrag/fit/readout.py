@@ -10,6 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..rules import Rule, RuleSet
 from ..rules.extract import extract_rules_conditions
+from ..rules.tree import explanation_conditions
+from .tree_path import Candidate, SearchedTree, choose
 
 
 @dataclasses.dataclass
@@ -46,6 +48,8 @@ def read_out(config, prepared, searched, rows):
     order = np.argsort(-best.params["alpha"], kind="stable")  # rules by weight, heaviest first
     params = {name: a[order] for name, a in best.params.items()}
     path = None
+    if isinstance(searched.searched, SearchedTree):
+        return _tree_readout(params, searched.searched, rows)
     if searched.searched is not None:
         readout = _searched_readout(p, params, searched.searched, rows)
         if not searched.searched.restarts_list_chosen:
@@ -65,6 +69,37 @@ def read_out(config, prepared, searched, rows):
     # regions, comparable with a tree's leaves; the paper's rules are its components
     n_rules = len(rule_set) + 1 if config.rule_list else int(order.size)
     return Readout(params, rule_set, n_rules, path)
+
+
+def _tree_readout(params, searched, rows):
+    """The searched tree (fit/tree_path.py) printed for all rows, and the path: every
+    candidate printed too (their distinct conditions printed in one pass over the rows,
+    each grown tree's rows per node counted once: the smaller trees of a price are its
+    largest's first steps)."""
+    cands = searched.candidates
+    for c in cands:
+        c.tree.feature_names_in = rows.names_in
+        c.tree.__dict__.pop("_box_set", None)
+    conds = list({id(x): x for c in cands for nd in c.tree.nodes() for x in nd.conditions}.values())
+    printed = dict(zip(map(id, conds), rows.printed_conditions(conds))) if conds else {}
+    largest = {}
+    for i, c in enumerate(cands):
+        if (c.form, c.price) not in largest or c.size > cands[largest[(c.form, c.price)]].size:
+            largest[(c.form, c.price)] = i
+    counts = {k: rows.key_counts(cands[i].tree) for k, i in largest.items()}
+    for c in cands:
+        kc = counts[(c.form, c.price)]
+        leaf_counts = [[kc.get((t, lf.key), 0) for lf in c.tree.leaves(t)] for t in range(len(c.tree.terms))]
+        c.tree = c.tree.printed(printed, leaf_counts, rows.n_samples)
+    chosen = cands[searched.chosen]
+    path = dict(
+        form=np.array([c.form for c in cands]), literal_price=np.array([c.price for c in cands]),
+        size=np.array([c.size for c in cands]), n_regions=np.array([c.n_regions for c in cands]),
+        n_conditions=np.array([c.n_conditions for c in cands]),
+        validation_error=np.array([c.validation_error for c in cands]),
+        mean_checks=np.array([c.checks for c in cands]),
+        chosen=int(searched.chosen), trees=[c.tree for c in cands])
+    return Readout(params, chosen.tree, int(chosen.tree.n_regions), path)
 
 
 def _rule_set(p, rows, rules, default, default_proba):
@@ -141,16 +176,37 @@ def rule_set_of_size(path_rules, path_defaults, size):
     return path_rules[size - 1]
 
 
-def sized_model(model, n_rules):
-    """A copy of the fitted DefragModel whose list has n_rules regions, a size on its path_
-    (rule_list="search"): a refit with n_rules gives the same rules."""
+def sized_model(model, n_regions=None, max_conditions=None):
+    """A copy of the fitted DefragModel as a fit with n_regions (or max_conditions) prints it,
+    read off its path_ (a searched form): a refit with that parameter gives the same."""
     check_is_fitted(model, "rules_")
     if getattr(model, "path_", None) is None:
-        raise ValueError("with_size needs the path of a list searched for (rule_list='search')")
-    top = int(model.path_["size"][-1])
-    if not (isinstance(n_rules, numbers.Integral) and not isinstance(n_rules, bool) and 1 <= n_rules <= top):
-        raise ValueError(f"n_rules must be an integer in [1, {top}] (path_['size']); got {n_rules!r}")
+        raise ValueError("with_size reads the path of a searched explanation (form 'auto', 'tree', 'sum' or 'list')")
+    if (n_regions is None) == (max_conditions is None):
+        raise ValueError("with_size takes n_regions or max_conditions (one of them)")
+    for name, value, low in (("n_regions", n_regions, 1), ("max_conditions", max_conditions, 0)):
+        if value is not None and not (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+                                      and value >= low):
+            raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
     out = copy.copy(model)
-    out.n_rules = out.n_rules_ = int(n_rules)
-    out.rules_ = rule_set_of_size(model.path_rules_, model.path_defaults_, int(n_rules))
+    if "trees" not in model.path_ and "form" not in model.path_:  # form "list": the list of each size
+        if max_conditions is not None:
+            raise ValueError("with_size(max_conditions=) needs a searched tree (form 'auto', 'tree' or 'sum')")
+        top = int(model.path_["size"][-1])
+        if n_regions > top:
+            raise ValueError(f"n_regions must be an integer in [1, {top}] (path_['size']); got {n_regions!r}")
+        out.n_regions = out.n_regions_ = int(n_regions)
+        out.rules_ = rule_set_of_size(model.path_rules_, model.path_defaults_, int(n_regions))
+    else:
+        path = model.path_
+        cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
+                 for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],
+                                                  path["validation_error"], path["mean_checks"],
+                                                  path["n_conditions"], path["n_regions"])]
+        i = choose(cands, max_conditions, n_regions)
+        out.n_regions, out.max_conditions = n_regions, max_conditions
+        out.rules_ = model.path_rules_[i]
+        out.n_regions_ = int(out.rules_.n_regions)
+        out.path_ = dict(path, chosen=i)
+    out.n_conditions_ = explanation_conditions(out.rules_)
     return out

@@ -16,7 +16,7 @@ from . import _rules_eval, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names
-from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows,
+from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows, list_reading,
                          missing_value_note)
 
 
@@ -251,7 +251,21 @@ class RuleSet:
         """Class probabilities of the rules followed by the default's (classification)."""
         return np.vstack([r.proba for r in self.rules] + [self.default_proba])
 
-    def predict(self, X, n_threads=1):
+    def predict_coded(self, X_coded, n_threads=1):
+        """predict of X as the rules read it (``encode``)."""
+        return self.predictions()[self.first_match(X_coded, n_threads)]
+
+    def predict_proba(self, X, n_threads=1, matched=False):
+        """The class probabilities of the rule that predicts each row (classification)."""
+        return self.probabilities()[self._first_matches(X, n_threads, matched)]
+
+    def checks(self, X_coded, n_threads=1):
+        """The comparisons a reader makes for each row of X (as the rules read it): each
+        rule in order, its conditions as printed until the first that fails (an interval
+        whose lower bound fails costs one), all of them in the rule that holds; float64."""
+        return list_reading(self.rules, X_coded, n_threads)
+
+    def predict(self, X, n_threads=1, matched=False):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
         Only the features the rules name are read, without a copy of the others: a
@@ -260,8 +274,9 @@ class RuleSet:
         only. A NaN in a feature where the rules' source has no direction for missing
         values is a ValueError. A Dask array or DataFrame gives a lazy Dask array."""
         if is_dask_collection(X):
-            return map_rows(functools.partial(self.predict, n_threads=n_threads), X, self.predictions().dtype)
-        first = self._first_matches(X, n_threads)
+            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
+                            self.predictions().dtype)
+        first = self._first_matches(X, n_threads, matched)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 
     def apply(self, X, n_threads=1, matched=False):

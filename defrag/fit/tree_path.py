@@ -1,0 +1,382 @@
+"""The explanation searched for (form "tree" or "sum"): a tree of rules over the ensemble's
+splits grown from the boxes of every restart's components (rules/tree_search.py), or under
+a budget of conditions a sum of small trees (rules/additive_search.py); its form, the
+price of a box's extra conditions and its size chosen by cross-validation.
+
+The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at random, as
+the rule list's search: fit/list_path.py):
+
+1. the targets the trees are grown on: the ensemble's own predictions of those rows, class
+   probabilities where it gives them (a tree is an explanation of the ensemble), else
+   the fit's targets (y, or the ensemble's labels); the validation errors are those of the
+   fit's targets (y where it is given);
+2. candidate boxes: the literals each component of each restart fixes (fit/list_path.py's);
+3. a tree grown best-first, region by region, at every size up to the largest, for each
+   price of a box's extra conditions in LITERAL_PRICES (a box of k conditions must drop the
+   squared error by price x the region's squared error for each condition beyond the
+   first; infinity: one condition a node, a plain tree), on 3 of 4 folds of the rows and
+   scored on the fourth, with the comparisons a reader makes per row there;
+4. the choice (``choose``): with ``max_conditions`` B, the candidate of smallest
+   validation error among those printing at most B comparisons, sums of trees
+   included (regression and two classes); with ``n_regions`` K, the tree of K regions
+   of smallest validation error; else (the default) the tree of smallest validation
+   error among those a reader checks in at most READING_SLACK times the comparisons per
+   row of the plain tree of as many regions: a box must not cost a reader much more
+   than the splits it stands for;
+5. every candidate grown again on all the search rows: the path (``path_``) and
+   ``with_size`` read them without a refit.
+"""
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+
+from ..rules.additive_search import additive_values, grow_additive_path
+from ..rules.list_search import box_of_component, candidate_boxes, literal_groups, simplified_box
+from ..rules.tree import Leaf, Node, RuleTree
+from ..rules.tree_search import grow_tree_path
+from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_splits
+
+# The prices of a box's conditions beyond the first (multiples of the region's squared
+# error a condition must drop); inf: a condition a node (a plain tree).
+LITERAL_PRICES = (0.02, 0.05, 0.1, math.inf)
+# The default explanation reads in at most this many times the comparisons per row of
+# the plain tree of as many regions.
+READING_SLACK = 1.3
+# The price standing for an infinite one (a condition a node) in the kernel.
+ONE_CONDITION_PRICE = 1e300
+# Backfitting rounds of a sum of trees after each split (rules/additive_search.py).
+BACKFIT_ROUNDS = 3
+# Splits of the largest sum of trees searched under a budget, at most.
+MAX_SUM_SPLITS = 64
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One explanation of the path: a tree grown at ``price`` to ``size`` regions, or a sum
+    of trees of ``size`` splits; its cross-validated error and comparisons per row (NaN
+    where not measured), and once grown on all search rows its printed comparisons and
+    regions (``n_conditions``, ``n_regions``) and its RuleTree (``tree``)."""
+
+    form: str  # "tree" or "sum"
+    price: float
+    size: int
+    validation_error: float = math.nan
+    checks: float = math.nan
+    losses: np.ndarray = None  # per validation row
+    n_conditions: int = -1
+    n_regions: int = -1
+    train_error: float = math.nan
+    tree: RuleTree = None
+
+
+@dataclasses.dataclass
+class SearchedTree:
+    candidates: list
+    chosen: int  # index into candidates
+
+
+# --------------------------------------------------------------------- targets
+def growth_targets(soft, y_codes, n_classes, classes, soft_classes):
+    """(T, what): the targets the trees are grown on, (n, d): the ensemble's class
+    probabilities (columns in classes' order) or predictions where given and they match
+    the fit's classes, else the class indicators of y_codes (or its values)."""
+    if soft is not None:
+        soft = np.asarray(soft, dtype=np.float64)
+        if n_classes == 0:
+            return soft.reshape(-1, 1), "ensemble"
+        if soft.ndim == 2 and soft_classes is not None and len(soft_classes) == n_classes and \
+                np.array_equal(np.asarray(soft_classes), np.asarray(classes)):
+            return soft, "ensemble"
+    if n_classes == 0:
+        return np.asarray(y_codes, dtype=np.float64).reshape(-1, 1), "targets"
+    T = np.zeros((len(y_codes), n_classes))
+    T[np.arange(len(y_codes)), y_codes] = 1.0
+    return T, "targets"
+
+
+def leaf_outputs(T, leaf, n_leaves):
+    """Mean target vector of each leaf (rows by leaf id 0 .. n_leaves - 1); a leaf without
+    rows takes the mean of all."""
+    counts = np.bincount(leaf, minlength=n_leaves).astype(np.float64)
+    sums = np.zeros((n_leaves, T.shape[1]))
+    np.add.at(sums, leaf, T)
+    mean = T.mean(axis=0) if T.shape[0] else np.zeros(T.shape[1])
+    return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], mean[None, :])
+
+
+def _literal_holds(S, j):
+    L = S.shape[1]
+    return S[:, j] if j < L else ~S[:, j - L]
+
+
+def _box_reading(S, box, order_rows):
+    """(holds, comparisons read) of a box on the rows of S: its literals in order of how
+    often they hold on order_rows (least first, as printed), read until the first that
+    fails."""
+    if not box:
+        return np.ones(S.shape[0], dtype=bool), np.zeros(S.shape[0])
+    shares = [float(_literal_holds(order_rows, j).mean()) if order_rows.shape[0] else 0.0 for j in box]
+    ordered = [box[i] for i in np.argsort(shares, kind="stable")]
+    H = np.column_stack([_literal_holds(S, j) for j in ordered])
+    holds = H.all(axis=1)
+    first_fail = np.argmin(H, axis=1) + 1
+    return holds, np.where(holds, float(len(box)), first_fail.astype(np.float64))
+
+
+def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
+    """Per size k = 1 .. max_size of the tree of steps (grown on the training part): the
+    validation rows' losses (squared errors, or 0/1 errors of the leaf's most probable
+    class) with leaf outputs from T_tr, and the comparisons read per validation row.
+    Returns (losses (max_size, n_va), checks (max_size, n_va)); sizes beyond the path
+    repeat its largest tree."""
+    n_tr, n_va = S_tr.shape[0], S_va.shape[0]
+    node_tr = np.zeros(n_tr, dtype=np.int64)
+    node_va = np.zeros(n_va, dtype=np.int64)
+    checks = np.zeros(n_va)
+    losses = np.empty((max_size, n_va))
+    checks_out = np.empty((max_size, n_va))
+    out = leaf_outputs(T_tr, np.zeros(n_tr, dtype=np.int64), 1)[0]
+    pred = np.tile(out, (n_va, 1))
+
+    def loss_of(p):
+        if n_classes:
+            return (np.argmax(p, axis=1) != y_va).astype(np.float64)
+        return (p[:, 0] - y_va) ** 2
+
+    losses[0], checks_out[0] = loss_of(pred), checks
+    for t, (leaf, box) in enumerate(steps[:max_size - 1]):  # over steps, not rows
+        tr = np.flatnonzero(node_tr == leaf)
+        va = np.flatnonzero(node_va == leaf)
+        h_tr, _ = _box_reading(S_tr[tr], box, S_tr[tr])
+        h_va, read = _box_reading(S_va[va], box, S_tr[tr])
+        node_tr[tr] = np.where(h_tr, 2 * t + 1, 2 * t + 2)
+        node_va[va] = np.where(h_va, 2 * t + 1, 2 * t + 2)
+        checks = checks.copy()
+        checks[va] += read
+        for child, rows_tr, rows_va in ((2 * t + 1, tr[h_tr], va[h_va]), (2 * t + 2, tr[~h_tr], va[~h_va])):
+            if rows_va.size:
+                pred[rows_va] = T_tr[rows_tr].mean(axis=0) if rows_tr.size else T_tr.mean(axis=0)
+        losses[t + 1], checks_out[t + 1] = loss_of(pred), checks
+    last = min(len(steps), max_size - 1)
+    losses[last + 1:], checks_out[last + 1:] = losses[last], checks_out[last]
+    return losses, checks_out
+
+
+def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
+    """Per number of splits b = 1 .. max_size of the sum of trees of steps: the validation
+    losses (squared errors; two classes: 0/1 errors of the sum against 1/2), sizes beyond
+    the path repeating its largest sum. (max_size, n_va)."""
+    losses = np.empty((max_size, S_va.shape[0]))
+    for b in range(1, max_size + 1):  # over sizes, not rows
+        p = sum_predict(S_va, steps, *additive_values(S_tr, T_tr, steps, min(b, len(steps)), BACKFIT_ROUNDS),
+                        n_splits=min(b, len(steps)))
+        losses[b - 1] = ((p > 0.5).astype(np.int64) != y_va) if n_classes else (p - y_va) ** 2
+    return losses
+
+
+def sum_predict(S, steps, base, values, n_splits):
+    """The sum of trees of the first n_splits steps on the rows of S (its first target)."""
+    total = np.full(S.shape[0], float(np.asarray(base).ravel()[0]))
+    for t, term_values in enumerate(values):
+        node = _route_term(S, [(nd, l) for (i, nd, l) in steps[:n_splits] if i == t])
+        total += np.array([float(np.asarray(term_values.get(int(v), 0.0)).ravel()[0]) for v in node.tolist()]) \
+            if node.size else 0.0
+    return total
+
+
+def _route_term(S, splits):
+    """The leaf node of each row of S in a term whose k-th split (node, l) makes nodes
+    2k+1 (s_l = 1) and 2k+2."""
+    node = np.zeros(S.shape[0], dtype=np.int64)
+    for k, (nd, l) in enumerate(splits):  # over the term's splits, in order
+        at = node == nd
+        node[at] = np.where(S[at, l], 2 * k + 1, 2 * k + 2)
+    return node
+
+
+# --------------------------------------------------------------------- choice
+def choose(candidates, max_conditions=None, n_regions=None):
+    """The index of the candidate printed: see the module's docstring (4)."""
+    def key(i):
+        c = candidates[i]
+        return (c.validation_error, c.n_conditions, -c.price, i)
+
+    measured = [i for i, c in enumerate(candidates) if np.isfinite(c.validation_error)]
+    if max_conditions is not None:
+        within = [i for i in measured if 0 <= candidates[i].n_conditions <= max_conditions]
+        if not within:  # nothing measured fits: the smallest printed
+            within = [min(range(len(candidates)), key=lambda i: (candidates[i].n_conditions, i))]
+        return min(within, key=key)
+    trees = [i for i in measured if candidates[i].form == "tree"]
+    if n_regions is not None:
+        exact = [i for i in trees if candidates[i].n_regions == n_regions]
+        if not exact:
+            exact = [i for i, c in enumerate(candidates) if c.form == "tree" and c.n_regions == n_regions] or \
+                [max((i for i, c in enumerate(candidates) if c.form == "tree"),
+                     key=lambda i: (candidates[i].n_regions, -i))]
+        return min(exact, key=key)
+    if not trees:
+        return 0
+    plain = {c.size: c.checks for c in candidates if c.form == "tree" and c.price == math.inf}
+    largest = max(plain) if plain else None
+
+    def readable(i):
+        c = candidates[i]
+        if c.price == math.inf or largest is None:
+            return True
+        return c.checks <= READING_SLACK * plain[min(c.size, largest)] + 1e-12
+
+    return min([i for i in trees if readable(i)] or trees, key=key)
+
+
+# --------------------------------------------------------------------- search
+def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
+    """The SearchedTree of the restarts' components (component_etas: eta arrays, one row per
+    component, of every restart in index order); soft: the ensemble's predictions of the
+    restarts' rows (class probabilities, columns soft_classes) or None."""
+    p = prepared
+    X, y, n_classes = p.X_fit, np.asarray(p.fit_target.y), p.fit_target.n_classes
+    rng = np.random.default_rng(np.random.SeedSequence([p.entropy, 36]))
+    rows = np.arange(X.shape[0])
+    if rows.size > SEARCH_ROWS:
+        rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
+    splits, keep = _search_splits(config, p.splits, rows.size)
+    S = splits.binary_features(X[rows])
+    T, _ = growth_targets(None if soft is None else np.asarray(soft)[rows], y[rows], n_classes, p.classes,
+                          soft_classes)
+    y_s = y[rows]
+    feature, group = literal_groups(splits)
+    raw = {tuple(box_of_component(eta[keep], config.kappa)) for etas in component_etas for eta in etas}
+    boxes = {tuple(simplified_box(S, box, group)) for box in raw}
+    candidates_boxes = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
+
+    budget, n_regions = config.max_conditions, config.n_regions
+    max_regions = max(1, min(config.largest_regions, rows.size))
+    form = config.form
+    with_sums = budget is not None and form in ("auto", "sum") and (n_classes in (0, 2))
+    with_trees = form in ("auto", "tree") or not with_sums
+    sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0))
+    T_sum = T[:, 1:2] if n_classes == 2 else T[:, :1]
+    y_sum = y_s if n_classes else y_s.astype(np.float64)
+
+    def grow_tree(S_, T_, price):
+        # an infinite price: boxes of one condition (a finite price that large makes every
+        # longer box score -inf, where inf x 0 would be NaN)
+        return grow_tree_path(S_, T_, feature, group, candidates_boxes, max_regions,
+                              literal_price=min(price, ONE_CONDITION_PRICE))
+
+    prices = LITERAL_PRICES if with_trees else ()
+    candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
+    if with_sums and sum_size > 0:
+        candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
+    if p.constant or not candidates:
+        candidates = [Candidate("tree", math.inf, 1)]
+
+    if not p.constant and rows.size >= MIN_VALIDATION * N_FOLDS:
+        fold = rng.permutation(rows.size) % N_FOLDS
+        n = rows.size
+        tree_losses = {price: (np.zeros((max_regions, n)), np.zeros((max_regions, n))) for price in prices}
+        sum_losses = np.zeros((max(sum_size, 1), n))
+        for f in range(N_FOLDS):  # over folds, then prices: not rows
+            tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+            for price in prices:
+                steps = grow_tree(S[tr], T[tr], price)
+                losses, checks = tree_path_scores(steps, S[tr], T[tr], S[va], y_s[va] if n_classes else
+                                                  y_s[va].astype(np.float64), n_classes, max_regions)
+                tree_losses[price][0][:, va], tree_losses[price][1][:, va] = losses, checks
+            if with_sums and sum_size > 0:
+                steps = grow_additive_path(S[tr], T_sum[tr], sum_size, backfit_rounds=BACKFIT_ROUNDS)
+                if steps:
+                    sum_losses[:, va] = sum_path_scores(steps, S[tr], T_sum[tr], S[va], y_sum[va], n_classes,
+                                                        sum_size)
+                else:
+                    sum_losses[:, va] = _constant_losses(T_sum[tr], y_sum[va], n_classes)[None, :]
+        for c in candidates:
+            if c.form == "tree":
+                losses, checks = tree_losses[c.price]
+                c.losses, c.checks = losses[c.size - 1], float(checks[c.size - 1].mean())
+            else:
+                c.losses, c.checks = sum_losses[c.size - 1], float("nan")
+            c.validation_error = float(c.losses.mean())
+
+    # every candidate grown again on all the search rows
+    grown = {price: grow_tree(S, T, price) for price in {c.price for c in candidates if c.form == "tree"}}
+    sum_steps = grow_additive_path(S, T_sum, sum_size, backfit_rounds=BACKFIT_ROUNDS) \
+        if any(c.form == "sum" for c in candidates) else []
+    distinct = sorted({tuple(b) for steps in grown.values() for _, b in steps} |
+                      {(l,) for _, _, l in sum_steps})
+    read = dict(zip(distinct, _read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
+    names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
+                 encoding=p.splits.encoding)
+    for c in candidates:
+        if c.form == "tree":
+            steps = grown[c.price][:c.size - 1]
+            c.tree = _tree_of(steps, read, S, T, p.classes, n_classes, names)
+        else:
+            steps = sum_steps[:c.size]
+            c.tree = _sum_of(steps, read, S, T_sum, p.classes, n_classes, names)
+        c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
+    chosen = choose(candidates, budget, n_regions)
+    if n_regions is not None and candidates[chosen].n_regions != n_regions:
+        warnings.warn(f"n_regions={n_regions}: no more than {candidates[chosen].n_regions} regions lower the "
+                      f"training loss; the tree has {candidates[chosen].n_regions}", UserWarning, stacklevel=3)
+    return SearchedTree(candidates, chosen)
+
+
+def _constant_losses(T_tr, y_va, n_classes):
+    m = float(T_tr.mean()) if T_tr.size else 0.0
+    return ((m > 0.5) != y_va).astype(np.float64) if n_classes else (m - y_va) ** 2
+
+
+def _tree_of(steps, read, S, T, classes, n_classes, names):
+    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaf
+    outputs the mean targets of the search rows that reach them."""
+    node = np.zeros(S.shape[0], dtype=np.int64)
+    split_of = {}
+    for t, (leaf, box) in enumerate(steps):  # over steps, not rows
+        at = np.flatnonzero(node == leaf)
+        holds = np.ones(at.size, dtype=bool)
+        for j in box:
+            holds &= _literal_holds(S[at], j)
+        node[at] = np.where(holds, 2 * t + 1, 2 * t + 2)
+        split_of[leaf] = (t, read[tuple(box)].conditions)
+    ids = sorted(set(node.tolist()) | {0})
+    outputs = {}
+    for v in set(node.tolist()):
+        outputs[v] = T[node == v].mean(axis=0)
+
+    def build(v):
+        if v in split_of:
+            t, conditions = split_of[v]
+            return Node(conditions, build(2 * t + 1), build(2 * t + 2), key=v)
+        out = outputs.get(v, T.mean(axis=0))
+        if n_classes:
+            return Leaf(classes[int(np.argmax(out))], out / max(out.sum(), 1e-300), key=v)
+        return Leaf(float(out[0]), key=v)
+
+    del ids
+    return RuleTree([build(0)], **names)
+
+
+def _sum_of(steps, read, S, T_sum, classes, n_classes, names):
+    """The RuleTree (a sum) of additive steps (term, node, split l): each split's condition
+    the readout of its literal l (s_l = 1: the "then" branch), values backfitted on the
+    search rows."""
+    base, values = additive_values(S, T_sum, steps, len(steps), BACKFIT_ROUNDS)
+    terms = []
+    for t in range(len(values)):
+        splits = {nd: (k, l) for k, (nd, l) in enumerate([(nd, l) for (i, nd, l) in steps if i == t])}
+
+        def build(v, splits=splits, t=t):
+            if v in splits:
+                k, l = splits[v]
+                return Node(read[(l,)].conditions, build(2 * k + 1), build(2 * k + 2), key=v)
+            return Leaf(float(np.asarray(values[t].get(v, 0.0)).ravel()[0]), key=v)
+
+        terms.append(build(0))
+    if not terms:
+        terms = [Leaf(0.0)]
+    return RuleTree(terms, base=float(np.asarray(base).ravel()[0]),
+                    **{**names, "classes": classes if n_classes else None})
