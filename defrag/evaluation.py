@@ -94,10 +94,6 @@ READING = {
                "predict with rules_.predict, the first rule that holds winning.",
     "harvest": "predict is the weighted mean of the nodes that hold; rules_.predict reads them in "
                "order, the first rule that holds winning.",
-    "tree": "go down from the top: where every condition of an 'if' holds, take its branch, else go on to "
-            "the next 'elif' or the 'else'.",
-    "sum": "the first line's number plus one value from each part: in each part, the value of the first "
-           "branch whose conditions all hold (two classes: the second where the sum exceeds 0.5).",
 }
 
 
@@ -164,6 +160,8 @@ class RuleEstimatorMixin:
 
     def _reading_guide(self):
         """One line on how predict reads the rules, above their listing and table."""
+        if self._predicts_by() in ("tree", "sum"):  # a RuleTree says how it reads
+            return "How to read: " + self.rules_.reading_guide() + "."
         return "How to read: " + READING[self._predicts_by()]
 
     def _title(self):

@@ -74,8 +74,39 @@ def walk(node):
             stack.append(item.then)
 
 
-def _signed(value):
-    return f"{value:+.6g}"
+# A sum of trees holds its numbers (the first line's and the leaves') as decimals of a
+# fixed number of places, prints them with exactly those places and adds them as integers
+# of that unit: the text's arithmetic is predict's, digit for digit (a float sum of values
+# rounded for printing would differ from the printed decimals' sum, and over two classes
+# could land on the other side of 1/2). Two classes: probabilities to PROBABILITY_DECIMALS
+# places; regression: SIGNIFICANT_DIGITS digits of the largest number.
+PROBABILITY_DECIMALS = 4
+SIGNIFICANT_DIGITS = 6
+
+
+def sum_decimals(values, classification):
+    """The decimal places of a sum of trees whose numbers are values (negative: a unit of
+    a power of ten above one)."""
+    if classification:
+        return PROBABILITY_DECIMALS
+    largest = float(np.max(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0))
+    if not largest > 0.0:
+        return 0
+    return int(SIGNIFICANT_DIGITS - 1 - np.floor(np.log10(largest)))
+
+
+def to_units(values, decimals):
+    """values as integers of the unit 10**-decimals (int64)."""
+    values = np.asarray(values, dtype=np.float64)
+    scaled = values * 10.0 ** decimals if decimals >= 0 else values / 10.0 ** -decimals
+    return np.rint(scaled).astype(np.int64)
+
+
+def from_units(units, decimals):
+    """Integers of the unit 10**-decimals as the nearest float64 (a correctly rounded
+    division or product of exact values)."""
+    units = np.asarray(units, dtype=np.float64)
+    return units / 10.0 ** decimals if decimals >= 0 else units * 10.0 ** -decimals
 
 
 class RuleTree:
@@ -87,11 +118,20 @@ class RuleTree:
     missing values, and the source's input encoding."""
 
     def __init__(self, terms, base=None, feature_names=None, classes=None, supports_missing=False,
-                 encoding=None, feature_names_in=None):
+                 encoding=None, feature_names_in=None, decimals=None):
         self.terms = list(terms)
         if not self.terms:
             raise ValueError("a rule tree has at least one term")
         self.base = None if base is None else float(base)
+        self.decimals = None
+        if self.base is not None:  # a sum: its numbers as decimals of one unit (sum_decimals)
+            leaves = [lf for root in self.terms for lf in walk(root) if isinstance(lf, Leaf)]
+            values = [self.base] + [float(lf.prediction) for lf in leaves]
+            self.decimals = int(sum_decimals(values, classes is not None) if decimals is None else decimals)
+            rounded = from_units(to_units(values, self.decimals), self.decimals)
+            self.base = float(rounded[0])
+            for lf, value in zip(leaves, rounded[1:]):
+                lf.prediction = float(value)
         if self.base is None and len(self.terms) != 1:
             raise ValueError("a tree of rules has one term; a sum of trees has a base")
         self.classes = None if classes is None else np.asarray(classes)
@@ -222,10 +262,10 @@ class RuleTree:
         return np.array([lf.prediction for lf in self.leaves(term)], dtype=np.float64)
 
     def _sums(self, leaves):
-        """base + the terms' values in term order (the order the exports add them in)."""
-        total = np.full(leaves.shape[0], self.base)
+        """base + the terms' values, in integers of the unit 10**-decimals (int64)."""
+        total = np.full(leaves.shape[0], to_units(self.base, self.decimals), dtype=np.int64)
         for t in range(len(self.terms)):
-            total = total + self._leaf_values(t)[leaves[:, t]]
+            total = total + to_units(self._leaf_values(t), self.decimals)[leaves[:, t]]
         return total
 
     def predictions(self):
@@ -240,8 +280,8 @@ class RuleTree:
             return self.predictions()[leaves[:, 0]]
         total = self._sums(leaves)
         if self.classes is None:
-            return total
-        return self.classes[(total > 0.5).astype(np.int64)]
+            return from_units(total, self.decimals)
+        return self.classes[(2 * total > 10 ** self.decimals).astype(np.int64)]
 
     def predict(self, X, n_threads=1, matched=False):
         """The prediction of the text: a tree's leaf, or the sum of the terms' values (two
@@ -260,7 +300,7 @@ class RuleTree:
         leaves = self.route(X_coded, n_threads)
         if self.form == "tree":
             return np.vstack([lf.proba for lf in self.leaves()])[leaves[:, 0]]
-        p = np.clip(self._sums(leaves), 0.0, 1.0)
+        p = np.clip(from_units(self._sums(leaves), self.decimals), 0.0, 1.0)
         return np.column_stack([1.0 - p, p])
 
     def predict_proba(self, X, n_threads=1, matched=False):
@@ -370,9 +410,16 @@ class RuleTree:
                 lf.share = float(count / n_rows) if n_rows else None
         return new
 
+    def _number(self, value, signed=True):
+        """A number of a sum, exactly: its decimals, or an integer of its unit."""
+        sign = "+" if signed else ""
+        if self.decimals >= 0:
+            return f"{value:{sign}.{self.decimals}f}"
+        return f"{int(round(value)):{sign}d}"
+
     def _leaf_text(self, leaf):
         if self.form == "sum":
-            text = _signed(float(leaf.prediction))
+            text = self._number(float(leaf.prediction))
         else:
             text = "y = " + prediction_text(leaf.prediction, leaf.proba)
         share = "" if leaf.share is None else f", {100.0 * leaf.share:.1f}%"
@@ -426,7 +473,7 @@ class RuleTree:
             lines = self._lines(self.terms[0], 0)
         else:
             what = "y" if self.classes is None else f"p({self.classes[1]})"
-            lines = [f"{what} = {_fmt(self.base)}"]
+            lines = [f"{what} = {self._number(self.base, signed=False)}"]
             for t, root in enumerate(self.terms, 1):
                 lines.append(f"  + part {t}:")
                 lines += self._lines(root, 2)
