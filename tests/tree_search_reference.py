@@ -47,9 +47,9 @@ def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves,
     """defrag.rules.tree_search.grow_tree_path (see its docstring) in NumPy: [(leaf, box), ...]."""
     S = np.ascontiguousarray(S, dtype=bool)
     n, L = S.shape
-    T = np.asarray(T, dtype=np.float64).reshape(n, -1)
     if n == 0 or L == 0:
         return []
+    T = np.asarray(T, dtype=np.float64).reshape(n, -1)
     search = TreeSearch(S, T, literal_feature, literal_group, min_leaf, literal_price)
     starts = search.candidate_starts(candidates)
     node = np.zeros(n, dtype=np.intp)  # each row's leaf
