@@ -1,96 +1,72 @@
-"""TEMPORARY NumPy stand-in for the box-tree path kernel (replaced by the C kernel)."""
+"""A box tree searched for over the ensemble's splits, at every size.
+
+A box tree is a binary tree whose internal nodes each test a box (a conjunction of
+literals, defrag/rules/list_search.py): the node's "then" child takes its rows where every
+literal holds, its "else" child the others. A reader pays a node's conditions once for all
+the leaves below it, where a rule list pays every condition of every earlier rule.
+
+The tree grows best-first, as CART grows a tree but with a box in place of a single split:
+each leaf's box is searched once, when the leaf is created, by the rule list's box
+refinement (from the empty box and the best candidate boxes, FAB's components: add a
+literal, drop one, move a threshold within its group) with the leaf's rows as ``left``,
+and scored by CART's drop of the squared error of T (about each side's mean) less
+``literal_price`` times the leaf's squared error per literal beyond the first. Each step
+splits the leaf whose box drops the loss most, so the trees of 1, 2, ... leaves are the
+prefixes of one list of steps.
+
+The growth runs in C (src_c/dfg_tree_path.c, sharing src_c/dfg_box_refine.c with the list
+search); its NumPy reference is tests/tree_search_reference.py: the two give the same
+steps wherever the target sums are exact (counts, class indicators, small integers).
+"""
+import numbers
+
 import numpy as np
 
-from .list_search import CandidateBoxes, box_cover
+from . import _tree_search
+from .list_search import MAX_MOVES, N_STARTS, REL_TOL, _checked_count, _checked_problem
 
 
-def _drop(Sf, T, s_all, n, min_leaf):
-    c = Sf.sum(0)
-    sR = Sf.T @ T
-    sL = s_all[None, :] - sR
-    cL = n - c
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = (sR ** 2).sum(1) / c + (sL ** 2).sum(1) / cL - (s_all ** 2).sum() / n
-    return np.where((c >= min_leaf) & (cL >= min_leaf), g, -np.inf)
+def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price=0.0, min_leaf=1,
+                   n_threads=None):
+    """The box tree at every size: a list of steps [(leaf, box), ...], box a sorted list of
+    literals. Node 0 is the root leaf (all rows); step t splits leaf ``leaf`` into node
+    2t + 1 (its rows where every literal of box holds) and node 2t + 2 (the others), so the
+    tree of k leaves is the first k - 1 steps (at most max_leaves - 1 of them).
 
+    S (n, L; bool): the rows' sides of the splits; T (n, d) or (n,): the targets (class
+    indicators in classification); literal_feature, literal_group: those of
+    list_search.literal_groups; candidates: a CandidateBoxes or a sequence of boxes
+    (sequences of literals in [0, 2L)). A leaf P's box B maximises
 
-def _best_box(S2, T, rows, price, min_leaf, cands, max_lits=6):
-    Sr = S2[rows]
-    Tr = T[rows]
-    n = rows.size
-    s_all = Tr.sum(0)
-    sse = float((Tr ** 2).sum() - (s_all ** 2).sum() / n)
-    best = (-np.inf, -np.inf, [])
-    starts = [[]]
-    if cands:
-        scored = []
-        for b in cands:
-            inside = Sr[:, b].all(1)
-            g = _drop(inside[:, None].astype(np.float64), Tr, s_all, n, min_leaf)[0]
-            scored.append((g - price * sse * (len(b) - 1), b))
-        scored.sort(key=lambda x: -x[0])
-        starts += [list(b) for s, b in scored[:2] if np.isfinite(s)]
-    for box in starts:
-        box = list(box)
-        inside = Sr[:, box].all(1) if box else np.ones(n, bool)
-        score = -np.inf
-        gain = -np.inf
-        if box:
-            gain = _drop(inside[:, None].astype(np.float64), Tr, s_all, n, min_leaf)[0]
-            score = gain - price * sse * (len(box) - 1)
-        for _ in range(12):
-            cand = (Sr & inside[:, None]).astype(np.float64)
-            g = _drop(cand, Tr, s_all, n, min_leaf)
-            g[box] = -np.inf
-            sc = g - price * sse * len(box)
-            j = int(np.argmax(sc))
-            moved = False
-            if np.isfinite(sc[j]) and sc[j] > score + 1e-9 * max(sse, 1e-300):
-                box.append(j); score, gain = sc[j], g[j]; inside &= Sr[:, j]; moved = True
-            elif len(box) > 1:
-                for i in range(len(box)):
-                    rest = box[:i] + box[i + 1:]
-                    ins = Sr[:, rest].all(1)
-                    gg = _drop(ins[:, None].astype(np.float64), Tr, s_all, n, min_leaf)[0]
-                    ss = gg - price * sse * (len(rest) - 1)
-                    if ss > score + 1e-9 * max(sse, 1e-300):
-                        box, score, gain, inside, moved = rest, ss, gg, ins, True
-                        break
-            if not moved or len(box) >= max_lits:
-                break
-        if box and (score > best[0] or (score == best[0] and len(box) < len(best[2]))):
-            best = (score, gain, sorted(box))
-    return best[1], best[2]
+        drop(P -> P & B, P \\ B) - literal_price * SSE(P) * (len(B) - 1)
 
-
-def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price=0.0,
-                   min_leaf=1, n_threads=None):
-    S = np.asarray(S, dtype=bool)
-    T = np.asarray(T, dtype=np.float64).reshape(S.shape[0], -1)
-    L = S.shape[1]
-    S2 = np.hstack([S, ~S])
-    if isinstance(candidates, CandidateBoxes):
-        cands = [candidates.literals[candidates.ptr[i]:candidates.ptr[i + 1]].tolist()
-                 for i in range(candidates.ptr.size - 1)]
-    else:
-        cands = [list(b) for b in candidates if len(b)]
-    n = S.shape[0]
-    tot = T.sum(0)
-    scale = max(float((T ** 2).sum() - (tot ** 2).sum() / max(n, 1)), 1e-300)
-    rows_of = {0: np.arange(n)}
-    best = {0: _best_box(S2, T, rows_of[0], literal_price, min_leaf, cands) if n >= 2 else (-np.inf, [])}
-    steps = []
-    while len(steps) + 1 < max_leaves and best:
-        leaf = max(best, key=lambda k: (best[k][0], -k))
-        g, box = best[leaf]
-        if not np.isfinite(g) or g <= 1e-9 * scale:
-            break
-        del best[leaf]
-        rows = rows_of.pop(leaf)
-        inside = S2[np.ix_(rows, box)].all(1)
-        t = len(steps)
-        steps.append((leaf, list(box)))
-        for node, part in ((2 * t + 1, rows[inside]), (2 * t + 2, rows[~inside])):
-            rows_of[node] = part
-            best[node] = _best_box(S2, T, part, literal_price, min_leaf, cands) if part.size >= 2 else (-np.inf, [])
-    return steps
+    where drop is CART's decrease of the squared error of T about each side's mean (a
+    split needs min_leaf rows on each side) and SSE(P) the squared error of P's rows about
+    their mean. Each step splits the leaf whose box has the largest drop (ties: the lower
+    node id); the growth stops when no leaf's box drops the loss by more than REL_TOL times
+    that of all rows. n_threads: the kernel's threads (None: as many as this thread may
+    use); the steps do not depend on it."""
+    max_leaves = _checked_count(max_leaves, "max_leaves")
+    if max_leaves < 1:
+        raise ValueError(f"max_leaves must be >= 1, not {max_leaves}")
+    min_leaf = _checked_count(min_leaf, "min_leaf")
+    if min_leaf < 1:
+        raise ValueError(f"min_leaf must be >= 1, not {min_leaf}")
+    if isinstance(literal_price, bool) or not isinstance(literal_price, numbers.Real):
+        raise TypeError(f"literal_price must be a real number, not {literal_price!r}")
+    literal_price = float(literal_price)
+    if not (np.isfinite(literal_price) and literal_price >= 0.0):
+        raise ValueError(f"literal_price must be finite and >= 0, not {literal_price}")
+    if n_threads is not None:
+        n_threads = _checked_count(n_threads, "n_threads")
+        if n_threads < 1:
+            raise ValueError(f"n_threads must be >= 1 or None, not {n_threads}")
+    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, 0.0, 0.0, min_leaf, n_threads)
+    n, L = problem.S.shape
+    max_leaves = min(max_leaves, max(n // min_leaf, 1))  # every leaf keeps min_leaf rows
+    if L == 0 or max_leaves < 2:
+        return []
+    leaf, ptr, literals = _tree_search.tree_path_grow(
+        problem.S.view(np.uint8), problem.T, problem.feature, problem.group, problem.ptr, problem.literals,
+        max_leaves, literal_price, min_leaf, MAX_MOVES, N_STARTS, REL_TOL, problem.n_threads)
+    return [(int(leaf[t]), literals[ptr[t]:ptr[t + 1]].tolist()) for t in range(leaf.size)]  # over the steps

@@ -1,0 +1,333 @@
+"""The C box tree at every size (grow_tree_path, src_c/dfg_tree_path.c) against its NumPy
+reference (tests/tree_search_reference.py): the same steps on random problems whose target
+sums are exact (class indicators, small integers), planted trees recovered, the tree's
+invariants on inexact problems, input checks, the stop flag, and independence of the
+thread count."""
+import contextlib
+import contextvars
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tree_search_reference
+from defrag.rules import _tree_search
+from defrag.rules.list_search import box_cover, candidate_boxes
+from defrag.rules.tree_search import grow_tree_path
+from defrag.utils import _common
+from defrag.utils.interrupt import KernelInterrupted
+from test_list_search_kernel import _problem
+
+
+def _reference(S, T, feature, group, candidates, max_leaves, literal_price=0.0, min_leaf=1):
+    steps = tree_search_reference.grow_tree_path(S, T, feature, group, candidates, max_leaves, literal_price,
+                                                 min_leaf)
+    return [(int(leaf), [int(j) for j in box]) for leaf, box in steps]
+
+
+def _leaves(S, steps):
+    """Each row's leaf after the steps (node ids as grow_tree_path numbers them)."""
+    node = np.zeros(S.shape[0], dtype=np.int64)
+    for t, (leaf, box) in enumerate(steps):  # over the steps
+        here = node == leaf
+        then = box_cover(S, box)
+        node[here & then] = 2 * t + 1
+        node[here & ~then] = 2 * t + 2
+    return node
+
+
+def _loss(T, node):
+    """The squared error of T about each leaf's mean."""
+    T = np.asarray(T, dtype=np.float64).reshape(node.size, -1)
+    return sum(float(((T[node == g] - T[node == g].mean(axis=0)) ** 2).sum()) for g in np.unique(node))
+
+
+@pytest.mark.parametrize("kind,d", [("class", 2), ("class", 3), ("class", 5), ("reg", 1), ("reg", 2)])
+@pytest.mark.parametrize("n_cand", [0, 6])
+@pytest.mark.parametrize("literal_price", [0.0, 0.05, 0.5])
+def test_same_steps_as_the_numpy_growth(kind, d, n_cand, literal_price):
+    rng = np.random.default_rng(d * 100 + n_cand * 10 + int(literal_price * 100))
+    for rep in range(2):
+        n, L = int(rng.integers(20, 260)), int(rng.integers(1, 40))
+        min_leaf = (1, 4)[rep]
+        S, T, feature, group, cand = _problem(700 + rep * 31 + d, n, L, d, kind, n_cand, nested=rep == 0)
+        expected = _reference(S, T, feature, group, cand, 8, literal_price, min_leaf)
+        assert grow_tree_path(S, T, feature, group, cand, 8, literal_price, min_leaf) == expected
+
+
+def test_the_random_problems_exercise_the_search():
+    # the comparisons above see long boxes, splits below the root's "else" side, and a
+    # price that changes the steps
+    long_box = else_split = price_matters = False
+    for seed in range(12):
+        S, T, feature, group, cand = _problem(900 + seed, 200, 30, 3, "class", 6, nested=seed % 2 == 0)
+        free = grow_tree_path(S, T, feature, group, cand, 8)
+        priced = grow_tree_path(S, T, feature, group, cand, 8, literal_price=0.05)
+        long_box |= any(len(box) >= 3 for _, box in free)
+        else_split |= any(leaf % 2 == 0 and leaf > 0 for leaf, _ in free)
+        price_matters |= free != priced
+    assert long_box and else_split and price_matters
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("L", [0, 1, 3])
+def test_tiny_problems(n, L):
+    for seed in range(4):
+        S, T, feature, group, cand = _problem(seed, n, L, 2, "class", 3)
+        for min_leaf in (1, 2):
+            got = grow_tree_path(S, T, feature, group, cand, 5, min_leaf=min_leaf)
+            assert got == _reference(S, T, feature, group, cand, 5, min_leaf=min_leaf)
+            assert len(got) <= max(n // min_leaf - 1, 0)
+
+
+def test_larger_problem_with_candidate_boxes():
+    S, T, feature, group, cand = _problem(3, 900, 120, 3, "class", 20)
+    expected = _reference(S, T, feature, group, cand, 12, 0.02, 3)
+    assert grow_tree_path(S, T, feature, group, cand, 12, 0.02, 3) == expected
+    # a CandidateBoxes is the same candidates
+    packed = candidate_boxes(cand, 2 * S.shape[1])
+    assert grow_tree_path(S, T, feature, group, packed, 12, 0.02, 3) == expected
+
+
+def test_smaller_trees_are_prefixes():
+    S, T, feature, group, cand = _problem(10, 400, 30, 3, "class", 5)
+    full = grow_tree_path(S, T, feature, group, cand, 10)
+    assert len(full) == 9
+    for max_leaves in (1, 2, 5):
+        assert grow_tree_path(S, T, feature, group, cand, max_leaves) == full[:max_leaves - 1]
+
+
+@pytest.mark.parametrize("min_leaf", [1, 7])
+def test_each_step_lowers_the_loss_and_keeps_min_leaf_rows(min_leaf):
+    # inexact sums (float targets): the tree's own invariants
+    S, T, feature, group, cand = _problem(12, 600, 40, 2, "reg", 6, nested=True)
+    T = T + np.random.default_rng(3).normal(size=T.shape)
+    steps = grow_tree_path(S, T, feature, group, cand, 20, 0.01, min_leaf)
+    assert len(steps) == 19
+    live, before = {0}, _loss(T, _leaves(S, []))
+    for k in range(1, len(steps) + 1):  # over the tree's sizes
+        leaf, box = steps[k - 1]
+        assert leaf in live and box == sorted(box) and len(box) >= 1
+        live = (live - {leaf}) | {2 * k - 1, 2 * k}
+        node = _leaves(S, steps[:k])
+        assert set(np.unique(node)) == live
+        assert np.bincount(node)[sorted(live)].min() >= min_leaf
+        after = _loss(T, node)
+        assert after < before
+        before = after
+
+
+def test_thread_count_does_not_change_the_steps():
+    # big enough for the literal sums to run on several threads (LS_PAR_WORK)
+    S, T, feature, group, cand = _problem(6, 3000, 300, 1, "reg", 10, nested=False)
+    T = T + np.random.default_rng(0).random(T.shape)  # inexact sums: any order change would show
+    one = grow_tree_path(S, T, feature, group, cand, 12, 0.01, 1, n_threads=1)
+    assert len(one) == 11
+    for n_threads in (2, 3):
+        assert grow_tree_path(S, T, feature, group, cand, 12, 0.01, 1, n_threads=n_threads) == one
+
+
+# ------------------------------------------------------------------ planted trees
+def _planted(y, n_features=4, seed=0):
+    """(S, T, feature, group, literal) over thresholds 0.1 .. 0.9 of n_features uniform
+    features; literal(f, t): the literal x_f > t (L + that: x_f <= t). y: a function of X."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((2000, n_features))
+    thresholds = np.round(np.arange(1, 10) / 10, 1)
+    feat = np.repeat(np.arange(n_features), thresholds.size)
+    thr = np.tile(thresholds, n_features)
+    S = X[:, feat] > thr
+    L = feat.size
+    feature = np.concatenate([feat, feat]).astype(np.int64)
+    group = np.concatenate([2 * feat, 2 * feat + 1]).astype(np.int64)
+
+    def literal(f, t, above=True):
+        j = int(np.flatnonzero((feat == f) & np.isclose(thr, t))[0])
+        return j if above else L + j
+
+    return S, y(X).astype(np.float64), feature, group, literal
+
+
+def test_a_planted_box_is_one_step():
+    S, y, feature, group, literal = _planted(lambda X: (X[:, 0] > 0.5) & (X[:, 1] > 0.3))
+    T = np.eye(2)[y.astype(int)]
+    steps = grow_tree_path(S, T, feature, group, [], 8)
+    assert steps == [(0, sorted([literal(0, 0.5), literal(1, 0.3)]))]  # then both leaves are pure
+
+
+def test_a_planted_split_is_one_literal():
+    S, y, feature, group, literal = _planted(lambda X: 2.0 * (X[:, 2] > 0.6))
+    # the split's two literals drop the loss alike: the lower one (x_2 > 0.6) is taken
+    assert grow_tree_path(S, y, feature, group, [], 8) == [(0, [literal(2, 0.6)])]
+
+
+def test_a_planted_tree_is_recovered():
+    # x_2 > 0.6: 3; otherwise the box x_0 > 0.5 and x_1 > 0.3: 1; otherwise 0
+    S, y, feature, group, literal = _planted(
+        lambda X: 3.0 * (X[:, 2] > 0.6) + ((X[:, 2] <= 0.6) & (X[:, 0] > 0.5) & (X[:, 1] > 0.3)))
+    steps = grow_tree_path(S, y, feature, group, [], 8)
+    assert steps == [(0, [literal(2, 0.6)]), (2, sorted([literal(0, 0.5), literal(1, 0.3)]))]
+    # a candidate box (FAB's) that is the planted box starts the search there: the same tree
+    box = [literal(0, 0.5), literal(1, 0.3), literal(2, 0.6, above=False)]
+    assert grow_tree_path(S, y, feature, group, [box], 8) == steps
+
+
+def test_a_price_of_one_sse_per_literal_leaves_single_literals():
+    # a drop is at most the leaf's SSE: a second literal that costs as much never pays
+    S, T, feature, group, cand = _problem(14, 500, 40, 3, "class", 6)
+    free = grow_tree_path(S, T, feature, group, cand, 10)
+    assert max(len(box) for _, box in free) >= 2
+    priced = grow_tree_path(S, T, feature, group, cand, 10, literal_price=1.0)
+    assert len(priced) == 9 and all(len(box) == 1 for _, box in priced)
+
+
+# ------------------------------------------------------------------ bad input
+def _good():
+    S, T, feature, group, cand = _problem(8, 30, 4, 2, "class", 2)
+    return {"S": S, "T": T, "literal_feature": feature, "literal_group": group, "candidates": cand,
+            "max_leaves": 3}
+
+
+BAD = {
+    "S 1-D": (ValueError, {"S": np.zeros(30, bool)}),
+    "S of strings": (TypeError, {"S": np.full((30, 4), "a")}),
+    "T rows": (ValueError, {"T": np.zeros((29, 2))}),
+    "T 3-D": (ValueError, {"T": np.zeros((30, 2, 1))}),
+    "T NaN": (ValueError, {"T": np.where(np.arange(60).reshape(30, 2) == 7, np.nan, 0.0)}),
+    "T inf": (ValueError, {"T": np.where(np.arange(60).reshape(30, 2) == 7, np.inf, 0.0)}),
+    "T strings": (TypeError, {"T": np.full((30, 2), "a")}),
+    "literal_feature short": (ValueError, {"literal_feature": np.zeros(7, np.int64)}),
+    "literal_feature floats": (TypeError, {"literal_feature": np.zeros(8)}),
+    "literal_feature negative": (ValueError, {"literal_feature": np.full(8, -1)}),
+    "literal_group 2-D": (ValueError, {"literal_group": np.zeros((8, 1), np.int64)}),
+    "literal out of range": (ValueError, {"candidates": [[0, 8]]}),
+    "literal negative": (ValueError, {"candidates": [[-1]]}),
+    "literal float": (TypeError, {"candidates": [[0.5]]}),
+    "box 2-D": (ValueError, {"candidates": [[[0, 1]]]}),
+    "candidates of another split table": (ValueError, {"candidates": candidate_boxes([[0]], 10)}),
+    "max_leaves 0": (ValueError, {"max_leaves": 0}),
+    "max_leaves negative": (ValueError, {"max_leaves": -2}),
+    "max_leaves float": (TypeError, {"max_leaves": 3.0}),
+    "max_leaves bool": (TypeError, {"max_leaves": True}),
+    "min_leaf 0": (ValueError, {"min_leaf": 0}),
+    "min_leaf float": (TypeError, {"min_leaf": 1.5}),
+    "literal_price NaN": (ValueError, {"literal_price": float("nan")}),
+    "literal_price inf": (ValueError, {"literal_price": float("inf")}),
+    "literal_price negative": (ValueError, {"literal_price": -0.1}),
+    "literal_price text": (TypeError, {"literal_price": "0.1"}),
+    "n_threads 0": (ValueError, {"n_threads": 0}),
+    "n_threads float": (TypeError, {"n_threads": 2.5}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input(case):
+    error, change = BAD[case]
+    with pytest.raises(error):
+        grow_tree_path(**{**_good(), **change})
+
+
+def _kernel_args():
+    """Good arguments of tree_path_grow."""
+    kw = _good()
+    S = np.ascontiguousarray(kw["S"]).view(np.uint8)
+    T = np.ascontiguousarray(kw["T"], dtype=np.float64)
+    ptr, lits = np.array([0, 2], np.int64), np.array([0, 1], np.int64)
+    # S, T, feature, group, cand_ptr, cand_literals, max_leaves, literal_price, min_leaf, max_moves,
+    # n_starts, rel_tol
+    return (S, T, kw["literal_feature"], kw["literal_group"], ptr, lits, 4, 0.1, 1, 12, 2, 1e-9)
+
+
+def _change(i, value):
+    return lambda a: a[:i] + (value,) + a[i + 1:]
+
+
+# hostile arguments of the kernel's entry point: each a change of _kernel_args()
+KERNEL_BAD = {
+    "T rows": lambda a: (a[0], a[1][:-1]) + a[2:],
+    "groups short": lambda a: a[:3] + (a[3][:-1],) + a[4:],
+    "cand_ptr past the literals": _change(4, np.array([0, 3], np.int64)),
+    "cand_ptr not from 0": _change(4, np.array([1, 2], np.int64)),
+    "cand_ptr decreasing": _change(4, np.array([0, 2, 1, 2], np.int64)),
+    "literal out of range": _change(5, np.array([0, 8], np.int64)),
+    "S not 0/1": lambda a: (np.where(a[0] > 0, 2, 0).astype(np.uint8),) + a[1:],
+    "T NaN": lambda a: (a[0], np.full_like(a[1], np.nan)) + a[2:],
+    "feature negative": lambda a: a[:2] + (np.full_like(a[2], -1),) + a[3:],
+    "no leaves": _change(6, 0),
+    "negative price": _change(7, -1.0),
+    "infinite price": _change(7, float("inf")),
+    "min_leaf 0": _change(8, 0),
+    "negative moves": _change(9, -1),
+    "negative starts": _change(10, -1),
+    "NaN tolerance": _change(11, float("nan")),
+    "negative tolerance": _change(11, -1e-9),
+}
+
+
+def test_kernel_accepts_good_arrays():
+    leaf, step_ptr, literals = _tree_search.tree_path_grow(*_kernel_args())
+    assert leaf.size == step_ptr.size - 1 and step_ptr[-1] == literals.size and leaf.size >= 1
+
+
+@pytest.mark.parametrize("case", sorted(KERNEL_BAD))
+def test_kernel_checks_its_arrays(case):
+    with pytest.raises(ValueError):
+        _tree_search.tree_path_grow(*KERNEL_BAD[case](_kernel_args()))
+
+
+def test_kernel_takes_at_most_one_leaf_per_row():
+    # more leaves than rows cannot be reached: the buffers are sized for n, not max_leaves
+    S, T, feature, group, cand = _problem(11, 40, 12, 2, "class", 3)
+    leaf, step_ptr, literals = _tree_search.tree_path_grow(
+        np.ascontiguousarray(S).view(np.uint8), np.ascontiguousarray(T, dtype=np.float64), feature, group,
+        np.zeros(1, np.int64), np.zeros(0, np.int64), 10 ** 15, 0.0, 1, 12, 2, 1e-9)
+    assert 1 <= leaf.size <= 39
+    assert grow_tree_path(S, T, feature, group, [], 10 ** 9) == grow_tree_path(S, T, feature, group, [], 40)
+
+
+# ------------------------------------------------------------------ the stop flag
+@contextlib.contextmanager
+def _stop_flag(value=0):
+    """The context of an interruptible fit: a stop flag the kernels read (as in
+    tests/test_interrupt.py)."""
+    flag = np.full(1, value, dtype=np.int32)
+    token = _common.STOP_FLAG.set(flag)
+    try:
+        yield flag
+    finally:
+        _common.STOP_FLAG.reset(token)
+
+
+def test_the_kernel_returns_at_its_first_check_when_the_flag_is_set():
+    args = _good()
+    with _stop_flag(1):
+        with pytest.raises(KernelInterrupted, match="kernel tree_path_grow: stopped"):
+            grow_tree_path(**args)
+    plain = grow_tree_path(**args)
+    with _stop_flag(0):  # a flag that stays unset changes nothing
+        assert grow_tree_path(**args) == plain
+
+
+def test_the_flag_stops_a_running_growth():
+    # a growth that runs for many seconds returns soon after the flag is set from another thread
+    S, T, feature, group, cand = _problem(15, 20000, 800, 3, "reg", 10, nested=False)
+    T = T + np.random.default_rng(4).random(T.shape)
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = grow_tree_path(S, T, feature, group, cand, 2000, n_threads=1)
+        except KernelInterrupted as exc:
+            outcome["error"] = exc
+
+    with _stop_flag(0) as flag:
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(run,))
+        worker.start()
+        time.sleep(0.3)
+        flag[0] = 1
+        set_at = time.perf_counter()
+        worker.join()
+        took = time.perf_counter() - set_at
+    assert "kernel tree_path_grow: stopped" in str(outcome.get("error")), outcome
+    assert took < 1.0, took
