@@ -242,3 +242,19 @@ def test_a_bool_array_is_boolean_too():
     assert rules.encoding.boolean.tolist() == [True, True]
     sql = rules.to_sql()
     assert '"x0" = ' in sql and "<=" not in sql
+
+
+def test_the_other_exports_of_rules_over_bool_columns_agree_with_predict(bool_rules):
+    """Siblings: the Python function and the query strings on the same nullable bool column."""
+    X, fitted = bool_rules
+    for name, rules in fitted:
+        namespace = {}
+        exec(rules.to_python("score"), namespace)
+        got = [namespace["score"](row) for row in X.to_dict("records")]
+        expected = rules.predict(X)
+        np.testing.assert_array_equal(np.asarray(got, dtype=expected.dtype), expected, err_msg=name)
+        cover = rules.covers(X)
+        for r, q in enumerate(rules.query_strings()):
+            selected = np.zeros(len(X), dtype=bool)
+            selected[X.reset_index(drop=True).query(q).index] = True
+            np.testing.assert_array_equal(selected, cover[:, r], err_msg=f"{name}: {q}")
