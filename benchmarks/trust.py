@@ -345,8 +345,9 @@ def issue40_cli_sql(tmp):
 
     def at_border():
         con = sqlite3.connect(":memory:")
-        got = [con.execute(f"SELECT {border.to_sql().replace(chr(34) + 'x' + chr(34), repr(v))}").fetchone()[0]
-               for v in at]
+        con.execute("CREATE TABLE t (x REAL)")
+        con.executemany("INSERT INTO t VALUES (?)", [(v,) for v in at])  # (the values bound exactly)
+        got = [r[0] for r in con.execute(f"SELECT {border.to_sql()} FROM t ORDER BY rowid")]
         return f"{int(np.sum(np.asarray(got) == border.predict(np.array(at)[:, None])))} of 3 rows agree"
 
     print("  SQLite, x <= 203.2211654444733 at x = t and its neighbours:", outcome(at_border))
@@ -406,12 +407,14 @@ def issue40_cli_sql(tmp):
     print("  predict | head -1:", _said(proc.returncode, err.decode().strip().splitlines()))
     evil = pd.DataFrame({"region": ["10"], "w": [0.0], "note": ['=HYPERLINK("http://x.example","click")']})
     evil.to_csv(os.path.join(tmp, "evil.csv"), index=False)
-    for choice in ("escape", "keep"):
+    for options in ([], ["--csv-formulas", "escape"], ["--csv-formulas", "keep"]):
         res = subprocess.run([sys.executable, "-m", "defrag", "predict", os.path.join(tmp, "rules.json"),
-                              os.path.join(tmp, "evil.csv"), "--csv-formulas", choice], env=env,
+                              os.path.join(tmp, "evil.csv"), *options], env=env,
                              capture_output=True, text=True, timeout=60)
-        cell = res.stdout.splitlines()[1].split(",", 2)[2] if res.returncode == 0 else res.stderr.strip()
-        print(f"  predict --csv-formulas {choice}: the cell =HYPERLINK(...) is written as {cell[:50]}")
+        cell = res.stdout.splitlines()[1].split(",", 2)[2] if res.returncode == 0 else \
+            f"(exit {res.returncode}: {res.stderr.strip().splitlines()[-1]})"
+        print(f"  predict {' '.join(options) or '(default options)'}: the cell =HYPERLINK(...) is written as "
+              f"{cell[:50]}")
 
 
 if __name__ == "__main__":
