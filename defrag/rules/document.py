@@ -90,6 +90,9 @@ def encoding_to_dict(enc):
         "lookup_numbers": enc.lookup_numbers, "unknown": enc.unknown,
         "zero_missing": enc.zero_missing.tolist(), "lightgbm_reads": bool(enc.lightgbm_reads),
         **({"text_labels": True} if getattr(enc, "text_labels", False) else {}),
+        # (optional fields, written where they hold: older readers refuse what they cannot read)
+        **({"boolean": enc.boolean.tolist()} if getattr(enc, "boolean", None) is not None
+           and enc.boolean.any() else {}),
     }
 
 
@@ -361,7 +364,7 @@ def _rule(d, path, n_features, names, classes):
 def _encoding(d, path):
     """InputEncoding's arguments of an encoding's dict."""
     _object(d, path, ("n_features", "categorical", "categories", "lookup_numbers", "unknown", "zero_missing"),
-            ("lightgbm_reads", "text_labels"))
+            ("lightgbm_reads", "text_labels", "boolean"))
     n = _int(d["n_features"], f"{path}.n_features", 1, MAX_FEATURES)
 
     def flags(key):
@@ -388,7 +391,8 @@ def _encoding(d, path):
     return dict(n_features=n, categorical=categorical, categories=read,
                 lookup_numbers=_bool(d["lookup_numbers"], f"{path}.lookup_numbers"), unknown=unknown,
                 zero_missing=zero_missing, lightgbm_reads=_optional(d, "lightgbm_reads", path, _bool, False),
-                text_labels=_optional(d, "text_labels", path, _bool, False))
+                text_labels=_optional(d, "text_labels", path, _bool, False),
+                boolean=flags("boolean") if d.get("boolean") is not None else None)
 
 
 def _classes(d):
