@@ -29,6 +29,7 @@ the rule list's search: fit/list_path.py):
 import dataclasses
 import math
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -36,6 +37,8 @@ from ..rules.additive_search import additive_values, grow_additive_path
 from ..rules.list_search import box_of_component, candidate_boxes, literal_groups, simplified_box
 from ..rules.tree import Leaf, Node, RuleTree
 from ..rules.tree_search import grow_tree_path
+from ..utils.interrupt import copy_context_run
+from ..utils.threads import threads_now
 from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_splits
 
 # The prices of a box's conditions beyond the first (multiples of the region's squared
@@ -44,8 +47,9 @@ LITERAL_PRICES = (0.02, 0.05, 0.1, math.inf)
 # The default explanation reads in at most this many times the comparisons per row of
 # the plain tree of as many regions.
 READING_SLACK = 1.3
-# The price standing for an infinite one (a condition a node) in the kernel.
-ONE_CONDITION_PRICE = 1e300
+# The price standing for an infinite one in the kernel: a box of k conditions drops the
+# loss by at most the region's squared error, so any price above 1 leaves one condition a node.
+ONE_CONDITION_PRICE = 2.0
 # Backfitting rounds of a sum of trees after each split (rules/additive_search.py).
 BACKFIT_ROUNDS = 3
 # Splits of the largest sum of trees searched under a budget, at most.
@@ -106,23 +110,22 @@ def leaf_outputs(T, leaf, n_leaves):
     return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], mean[None, :])
 
 
-def _literal_holds(S, j):
+def _literals(S, rows, box):
+    """The truth of each literal of box (columns, in order) on the rows of S (indices)."""
     L = S.shape[1]
-    return S[:, j] if j < L else ~S[:, j - L]
+    cols = np.array([j if j < L else j - L for j in box], dtype=np.int64)
+    negated = np.array([j >= L for j in box])
+    return S[np.ix_(rows, cols)] ^ negated[None, :]
 
 
-def _box_reading(S, box, order_rows):
-    """(holds, comparisons read) of a box on the rows of S: its literals in order of how
-    often they hold on order_rows (least first, as printed), read until the first that
-    fails."""
-    if not box:
-        return np.ones(S.shape[0], dtype=bool), np.zeros(S.shape[0])
-    shares = [float(_literal_holds(order_rows, j).mean()) if order_rows.shape[0] else 0.0 for j in box]
-    ordered = [box[i] for i in np.argsort(shares, kind="stable")]
-    H = np.column_stack([_literal_holds(S, j) for j in ordered])
+def _box_reading(H):
+    """(holds, comparisons read) of a box per row, H its literals' truth (rows x literals)
+    in the order a reader checks them: until the first that fails."""
+    if not H.shape[1]:
+        return np.ones(H.shape[0], dtype=bool), np.zeros(H.shape[0])
     holds = H.all(axis=1)
     first_fail = np.argmin(H, axis=1) + 1
-    return holds, np.where(holds, float(len(box)), first_fail.astype(np.float64))
+    return holds, np.where(holds, float(H.shape[1]), first_fail.astype(np.float64))
 
 
 def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
@@ -149,8 +152,11 @@ def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
     for t, (leaf, box) in enumerate(steps[:max_size - 1]):  # over steps, not rows
         tr = np.flatnonzero(node_tr == leaf)
         va = np.flatnonzero(node_va == leaf)
-        h_tr, _ = _box_reading(S_tr[tr], box, S_tr[tr])
-        h_va, read = _box_reading(S_va[va], box, S_tr[tr])
+        H_tr = _literals(S_tr, tr, box)
+        h_tr = H_tr.all(axis=1)
+        # as printed: the literal the leaf's rows hold least often first
+        order = np.argsort(H_tr.mean(axis=0), kind="stable") if tr.size else np.arange(len(box))
+        h_va, read = _box_reading(_literals(S_va, va, [box[i] for i in order]))
         node_tr[tr] = np.where(h_tr, 2 * t + 1, 2 * t + 2)
         node_va[va] = np.where(h_va, 2 * t + 1, 2 * t + 2)
         checks = checks.copy()
@@ -246,7 +252,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     S = splits.binary_features(X[rows])
     T, _ = growth_targets(None if soft is None else np.asarray(soft)[rows], y[rows], n_classes, p.classes,
                           soft_classes)
-    y_s = y[rows]
+    y_s = y[rows] if n_classes else y[rows].astype(np.float64)
     feature, group = literal_groups(splits)
     raw = {tuple(box_of_component(eta[keep], config.kappa)) for etas in component_etas for eta in etas}
     boxes = {tuple(simplified_box(S, box, group)) for box in raw}
@@ -254,69 +260,72 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
 
     budget, n_regions = config.max_conditions, config.n_regions
     max_regions = max(1, min(config.largest_regions, rows.size))
-    form = config.form
-    with_sums = budget is not None and form in ("auto", "sum") and (n_classes in (0, 2))
-    with_trees = form in ("auto", "tree") or not with_sums
-    sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0))
+    with_sums = budget is not None and config.form in ("auto", "sum") and n_classes in (0, 2)
+    sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0)) if with_sums else 0
+    prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()
     T_sum = T[:, 1:2] if n_classes == 2 else T[:, :1]
-    y_sum = y_s if n_classes else y_s.astype(np.float64)
-
-    def grow_tree(S_, T_, price):
-        # an infinite price: boxes of one condition (a finite price that large makes every
-        # longer box score -inf, where inf x 0 would be NaN)
-        return grow_tree_path(S_, T_, feature, group, candidates_boxes, max_regions,
-                              literal_price=min(price, ONE_CONDITION_PRICE))
-
-    prices = LITERAL_PRICES if with_trees else ()
     candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
-    if with_sums and sum_size > 0:
-        candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
-    if p.constant or not candidates:
-        candidates = [Candidate("tree", math.inf, 1)]
+    candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
+    if p.constant:
+        candidates, prices, sum_size = [Candidate("tree", math.inf, 1)], (math.inf,), 0
 
-    if not p.constant and rows.size >= MIN_VALIDATION * N_FOLDS:
-        fold = rng.permutation(rows.size) % N_FOLDS
-        n = rows.size
-        tree_losses = {price: (np.zeros((max_regions, n)), np.zeros((max_regions, n))) for price in prices}
-        sum_losses = np.zeros((max(sum_size, 1), n))
-        for f in range(N_FOLDS):  # over folds, then prices: not rows
-            tr, va = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
-            for price in prices:
-                steps = grow_tree(S[tr], T[tr], price)
-                losses, checks = tree_path_scores(steps, S[tr], T[tr], S[va], y_s[va] if n_classes else
-                                                  y_s[va].astype(np.float64), n_classes, max_regions)
-                tree_losses[price][0][:, va], tree_losses[price][1][:, va] = losses, checks
-            if with_sums and sum_size > 0:
-                steps = grow_additive_path(S[tr], T_sum[tr], sum_size, backfit_rounds=BACKFIT_ROUNDS)
-                if steps:
-                    sum_losses[:, va] = sum_path_scores(steps, S[tr], T_sum[tr], S[va], y_sum[va], n_classes,
-                                                        sum_size)
-                else:
-                    sum_losses[:, va] = _constant_losses(T_sum[tr], y_sum[va], n_classes)[None, :]
+    def grow_tree(part, price, n_threads=1):
+        # an infinite price: boxes of one condition (inf x 0 would be NaN in the kernel)
+        return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
+                              literal_price=min(price, ONE_CONDITION_PRICE), n_threads=n_threads)
+
+    def grow_sum(part, n_threads=1):
+        return grow_additive_path(S[part], T_sum[part], sum_size, backfit_rounds=BACKFIT_ROUNDS,
+                                  n_threads=n_threads)
+
+    n = rows.size
+    validated = not p.constant and n >= MIN_VALIDATION * N_FOLDS
+    fold = rng.permutation(n) % N_FOLDS
+    parts = [np.flatnonzero(fold != f) for f in range(N_FOLDS)] if validated else []
+    every = parts + [np.arange(n)]  # the folds' training parts, then all the rows
+    # every path (each price's trees and the sums, on each fold's training part and on all
+    # the rows) grown side by side on the fit's threads, each on one: the same paths as
+    # one by one (a path does not depend on its thread count)
+    jobs = [(grow_tree, (part, price)) for price in prices for part in every]
+    jobs += [(grow_sum, (part,)) for part in every] if sum_size else []
+    results = iter(side_by_side(jobs))
+    tree_paths = {price: [next(results) for _ in every] for price in prices}
+    sum_paths = [next(results) for _ in every] if sum_size else None
+    if validated:
         for c in candidates:
-            if c.form == "tree":
-                losses, checks = tree_losses[c.price]
-                c.losses, c.checks = losses[c.size - 1], float(checks[c.size - 1].mean())
-            else:
-                c.losses, c.checks = sum_losses[c.size - 1], float("nan")
+            c.losses, c.checks = np.zeros(n), np.zeros(n)
+        by_key = {(c.form, c.price, c.size): c for c in candidates}
+        for f, tr in enumerate(parts):  # over folds, then prices: not rows
+            va = np.flatnonzero(fold == f)
+            for price in prices:
+                losses, checks = tree_path_scores(tree_paths[price][f], S[tr], T[tr], S[va], y_s[va], n_classes,
+                                                  max_regions)
+                for k in range(1, max_regions + 1):
+                    c = by_key[("tree", price, k)]
+                    c.losses[va], c.checks[va] = losses[k - 1], checks[k - 1]
+            if sum_size:
+                steps = sum_paths[f]
+                losses = sum_path_scores(steps, S[tr], T_sum[tr], S[va], y_s[va], n_classes, sum_size) if steps \
+                    else np.tile(_constant_losses(T_sum[tr], y_s[va], n_classes), (sum_size, 1))
+                for b in range(1, sum_size + 1):
+                    by_key[("sum", math.inf, b)].losses[va] = losses[b - 1]
+        for c in candidates:
             c.validation_error = float(c.losses.mean())
+            c.checks = float(c.checks.mean()) if c.form == "tree" else math.nan
 
-    # every candidate grown again on all the search rows
-    grown = {price: grow_tree(S, T, price) for price in {c.price for c in candidates if c.form == "tree"}}
-    sum_steps = grow_additive_path(S, T_sum, sum_size, backfit_rounds=BACKFIT_ROUNDS) \
-        if any(c.form == "sum" for c in candidates) else []
-    distinct = sorted({tuple(b) for steps in grown.values() for _, b in steps} |
-                      {(l,) for _, _, l in sum_steps})
+    # every candidate as grown on all the search rows: its boxes read out as conditions
+    grown = {price: paths[-1] for price, paths in tree_paths.items()}
+    sum_steps = sum_paths[-1] if sum_size else []
+    distinct = sorted({tuple(b) for steps in grown.values() for _, b in steps} | {(l,) for _, _, l in sum_steps})
     read = dict(zip(distinct, _read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
+    means = {price: node_outputs(steps, S, T) for price, steps in grown.items()}
     for c in candidates:
         if c.form == "tree":
-            steps = grown[c.price][:c.size - 1]
-            c.tree = _tree_of(steps, read, S, T, p.classes, n_classes, names)
+            c.tree = _tree_of(grown[c.price][:c.size - 1], read, means[c.price], p.classes, n_classes, names)
         else:
-            steps = sum_steps[:c.size]
-            c.tree = _sum_of(steps, read, S, T_sum, p.classes, n_classes, names)
+            c.tree = _sum_of(sum_steps[:c.size], read, S, T_sum, p.classes, n_classes, names)
         c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
     chosen = choose(candidates, budget, n_regions)
     if n_regions is not None and candidates[chosen].n_regions != n_regions:
@@ -325,38 +334,51 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     return SearchedTree(candidates, chosen)
 
 
+def side_by_side(jobs):
+    """fn(*args, n_threads=1) of each (fn, args) of jobs, side by side on the threads this
+    context may use (each kernel call runs without the GIL), results in order."""
+    workers = min(len(jobs), threads_now())
+    if workers <= 1:
+        return [fn(*args) for fn, args in jobs]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # a context copy per task: one copy cannot run in two threads at once
+        futures = [pool.submit(copy_context_run(fn), *args) for fn, args in jobs]
+        return [f.result() for f in futures]
+
+
 def _constant_losses(T_tr, y_va, n_classes):
     m = float(T_tr.mean()) if T_tr.size else 0.0
     return ((m > 0.5) != y_va).astype(np.float64) if n_classes else (m - y_va) ** 2
 
 
-def _tree_of(steps, read, S, T, classes, n_classes, names):
-    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaf
-    outputs the mean targets of the search rows that reach them."""
+def node_outputs(steps, S, T):
+    """The mean target vector of every node of the tree of steps on the rows of S (node id
+    -> vector): each size's leaves are among them (a node keeps its rows once made)."""
     node = np.zeros(S.shape[0], dtype=np.int64)
-    split_of = {}
+    means = {0: T.mean(axis=0)}
     for t, (leaf, box) in enumerate(steps):  # over steps, not rows
         at = np.flatnonzero(node == leaf)
-        holds = np.ones(at.size, dtype=bool)
-        for j in box:
-            holds &= _literal_holds(S[at], j)
+        holds = _literals(S, at, box).all(axis=1)
         node[at] = np.where(holds, 2 * t + 1, 2 * t + 2)
-        split_of[leaf] = (t, read[tuple(box)].conditions)
-    ids = sorted(set(node.tolist()) | {0})
-    outputs = {}
-    for v in set(node.tolist()):
-        outputs[v] = T[node == v].mean(axis=0)
+        for child, rows in ((2 * t + 1, at[holds]), (2 * t + 2, at[~holds])):
+            means[child] = T[rows].mean(axis=0) if rows.size else means[leaf]
+    return means
+
+
+def _tree_of(steps, read, means, classes, n_classes, names):
+    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaf
+    outputs the nodes' mean targets (node_outputs)."""
+    split_of = {leaf: (t, read[tuple(box)].conditions) for t, (leaf, box) in enumerate(steps)}
 
     def build(v):
         if v in split_of:
             t, conditions = split_of[v]
             return Node(conditions, build(2 * t + 1), build(2 * t + 2), key=v)
-        out = outputs.get(v, T.mean(axis=0))
+        out = means[v]
         if n_classes:
             return Leaf(classes[int(np.argmax(out))], out / max(out.sum(), 1e-300), key=v)
         return Leaf(float(out[0]), key=v)
 
-    del ids
     return RuleTree([build(0)], **names)
 
 
