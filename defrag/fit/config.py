@@ -32,7 +32,7 @@ METHODS = ("fab", "em", "em-kl")
 # rules, one per component, predicting by MAP ("paper")
 FORMS = ("auto", "tree", "sum", "list", "restarts", "paper")
 # regions of the largest tree searched where neither max_conditions nor n_regions sets it
-MAX_REGIONS = 16
+MAX_REGIONS = 10
 
 # n_restarts="auto": the restarts of Hara & Hayashi's experiments (20), where the kept
 # restart is the model; 5 where every restart's components are candidate boxes of the

@@ -43,7 +43,7 @@ from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_
 
 # The prices of a box's conditions beyond the first (multiples of the region's squared
 # error a condition must drop); inf: a condition a node (a plain tree).
-LITERAL_PRICES = (0.02, 0.05, 0.1, math.inf)
+LITERAL_PRICES = (0.02, 0.1, math.inf)
 # The default explanation reads in at most this many times the comparisons per row of
 # the plain tree of as many regions.
 READING_SLACK = 1.3
