@@ -701,6 +701,12 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     memset(c, 0, sizeof(dfg_refine));
     int64_t bound;
     if (dfg_list_search_box_bound(cand_ptr, n_candidates, settings->max_moves, &bound) != DFG_OK) return DFG_EINVAL;
+    /* the sizes of the arrays below (the callers check n L, n d and (d + 1) L) */
+    const int64_t nw = dfg_n_words(n), W = d + 1;
+    if (n < 1 || L < 1 || d < 0 || W > INT64_MAX / 8 || L > INT64_MAX / 8 / W || bound > INT64_MAX / 8 / W - 1 ||
+        (n_candidates > 0 && (nw > INT64_MAX / 8 / n_candidates || W > INT64_MAX / 8 / n_candidates)) ||
+        settings->n_starts > INT64_MAX - 1)
+        return DFG_EINVAL;
     c->S = S;
     c->T = T;
     c->n = n;
@@ -721,7 +727,7 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     c->avx2 = dfg_cpu_use_avx2();
     c->stop = stop;
     c->box_cap = bound;
-    const int64_t W = c->W, L2 = c->L2;
+    const int64_t L2 = c->L2;
     RF_ALLOC(c->feat, L2, int64_t);
     RF_ALLOC(c->gord, L2, int64_t);
     RF_ALLOC(c->glo, L2, int64_t);
@@ -731,7 +737,7 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     RF_ALLOC(c->cand_score, n_candidates, double);
     RF_ALLOC(c->chosen, n_candidates, uint8_t);
     RF_ALLOC(c->starts, settings->n_starts + 1, int64_t);
-    c->nw = dfg_n_words(n);
+    c->nw = nw;
     RF_ALLOC(c->lit_bits, L * c->nw, uint64_t);
     RF_ALLOC(c->cand_bits, n_candidates * c->nw, uint64_t);
     RF_ALLOC(c->lbits, c->nw, uint64_t);
