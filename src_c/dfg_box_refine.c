@@ -632,6 +632,29 @@ int dfg_list_search_box_bound(const int64_t *cand_ptr, int64_t n_candidates, int
     return DFG_OK;
 }
 
+int dfg_refine_check(const uint8_t *S, const double *T, int64_t n, int64_t L, int64_t d,
+                     const int64_t *literal_feature, const int64_t *literal_group, const int64_t *cand_ptr,
+                     const int64_t *cand_literals, int64_t n_candidates, int64_t max_moves, int64_t *bound) {
+    if (!cand_ptr || !bound || n < 0 || L < 0 || d < 0 || n_candidates < 0) return DFG_EINVAL;
+    if (L > INT64_MAX / 4 || (L > 0 && n > INT64_MAX / 8 / L) || (d > 0 && n > INT64_MAX / 8 / d) ||
+        d > INT64_MAX / 8 - 1 || (L > 0 && d + 1 > INT64_MAX / 8 / L))
+        return DFG_EINVAL;
+    if ((n * L > 0 && !S) || (n * d > 0 && !T) || (L > 0 && (!literal_feature || !literal_group)))
+        return DFG_EINVAL;
+    uint8_t bits = 0; /* every entry 0 or 1: their OR is */
+    for (int64_t i = 0; i < n * L; i++) bits |= S[i];
+    if (bits > 1) return DFG_EINVAL;
+    for (int64_t i = 0; i < n * d; i++)
+        if (!isfinite(T[i])) return DFG_EINVAL;
+    for (int64_t j = 0; j < 2 * L; j++)
+        if (literal_feature[j] < 0) return DFG_EINVAL;
+    if (dfg_list_search_box_bound(cand_ptr, n_candidates, max_moves, bound) != DFG_OK) return DFG_EINVAL;
+    if (cand_ptr[n_candidates] > 0 && !cand_literals) return DFG_EINVAL;
+    for (int64_t q = 0; q < cand_ptr[n_candidates]; q++)
+        if (cand_literals[q] < 0 || cand_literals[q] >= 2 * L) return DFG_EINVAL;
+    return DFG_OK;
+}
+
 /* Sums of left (lbits, lacc, ltot, lcount) anew. */
 static void left_sums(dfg_refine *c) {
     int64_t na = 0;
