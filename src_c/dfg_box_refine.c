@@ -233,27 +233,37 @@ DFG_TARGET("avx2") static void group_share_avx2(const dfg_refine *c, const int64
 }
 #endif
 
-/* Moves the region's sums (rmask, racc, rtot) to the rows of nmask, a subset of left:
+/* Word w of literal j's rows (past n, a negative literal's bits are set: callers mask). */
+static inline uint64_t literal_word(const dfg_refine *c, int64_t j, int64_t w) {
+    return j < c->L ? c->lit_bits[j * c->nw + w] : ~c->lit_bits[(j - c->L) * c->nw + w];
+}
+
+/* The rows of word w's bits x, ascending, appended to rows at *count. */
+static inline void word_rows(uint64_t x, int64_t w, int64_t *rows, int64_t *count) {
+    while (x) {
+        rows[(*count)++] = w * 64 + (int64_t)dfg_ctz64(x);
+        x &= x - 1;
+    }
+}
+
+/* Moves the region's sums (rbits, racc, rtot) to the rows of nbits, a subset of left:
  * by the rows that joined and left, from left's sums, or anew, whichever reads fewest rows. */
 static void set_region(dfg_refine *c) {
-    const int64_t nu = c->nu, W = c->W, L = c->L;
-    const int64_t *urow = c->urow;
+    const int64_t nw = c->nw, W = c->W, L = c->L;
+    const uint64_t *nb = c->nbits, *rb = c->rbits, *lb = c->lbits;
     int64_t n_new = 0, n_add = 0, n_rem = 0, n_lrem = 0;
-    for (int64_t q = 0; q < nu; q++) {
-        const int64_t r = urow[q];
-        const int nm = c->nmask[r], om = c->rmask[r];
-        n_new += nm;
-        n_add += nm && !om;
-        n_rem += om && !nm;
-        n_lrem += c->lmask[r] && !nm;
+    for (int64_t w = 0; w < nw; w++) {
+        n_new += dfg_popcount64(nb[w]);
+        n_add += dfg_popcount64(nb[w] & ~rb[w]);
+        n_rem += dfg_popcount64(rb[w] & ~nb[w]);
+        n_lrem += dfg_popcount64(lb[w] & ~nb[w]);
     }
     if (n_add + n_rem <= n_lrem && n_add + n_rem <= n_new) {
         if (n_add + n_rem > 0) {
             int64_t na = 0, nr = 0;
-            for (int64_t q = 0; q < nu; q++) {
-                const int64_t r = urow[q];
-                if (c->nmask[r] && !c->rmask[r]) c->rows_a[na++] = r;
-                if (c->rmask[r] && !c->nmask[r]) c->rows_b[nr++] = r;
+            for (int64_t w = 0; w < nw; w++) {
+                word_rows(nb[w] & ~rb[w], w, c->rows_a, &na);
+                word_rows(rb[w] & ~nb[w], w, c->rows_b, &nr);
             }
             accumulate(c, c->rows_a, na, 0, c->racc, c->rtot);
             accumulate(c, c->rows_b, nr, 1, c->racc, c->rtot);
@@ -262,44 +272,53 @@ static void set_region(dfg_refine *c) {
         int64_t nr = 0;
         memcpy(c->racc, c->lacc, (size_t)(W * L) * sizeof(double));
         memcpy(c->rtot, c->ltot, (size_t)W * sizeof(double));
-        for (int64_t q = 0; q < nu; q++) {
-            const int64_t r = urow[q];
-            if (c->lmask[r] && !c->nmask[r]) c->rows_b[nr++] = r;
-        }
+        for (int64_t w = 0; w < nw; w++) word_rows(lb[w] & ~nb[w], w, c->rows_b, &nr);
         accumulate(c, c->rows_b, nr, 1, c->racc, c->rtot);
     } else {
         int64_t na = 0;
         memset(c->racc, 0, (size_t)(W * L) * sizeof(double));
         memset(c->rtot, 0, (size_t)W * sizeof(double));
-        for (int64_t q = 0; q < nu; q++)
-            if (c->nmask[urow[q]]) c->rows_a[na++] = urow[q];
+        for (int64_t w = 0; w < nw; w++) word_rows(nb[w], w, c->rows_a, &na);
         accumulate(c, c->rows_a, na, 0, c->racc, c->rtot);
     }
-    for (int64_t q = 0; q < nu; q++) c->rmask[urow[q]] = c->nmask[urow[q]];
+    memcpy(c->rbits, nb, (size_t)nw * sizeof(uint64_t));
 }
 
-/* The box's region in left (nmask) and the rows of left failing exactly one literal
- * (one, with the position of that literal in which). */
+/* The box's region in left (nbits) and the rows of left failing exactly one literal
+ * (one, ascending, with the position of that literal in which), 64 rows at a time: a row
+ * fails only literal i where it holds the literals before i (a prefix of ANDs) and after
+ * i (a suffix) but not literal i. */
 static void leave_one_out(dfg_refine *c, const int64_t *box, int64_t len) {
-    const int64_t L = c->L;
+    uint64_t *b = c->box_words, *suffix = c->suffix_words, *e = c->one_words;
     c->n_one = 0;
-    for (int64_t q = 0; q < c->nu; q++) {
-        const int64_t r = c->urow[q];
-        c->nmask[r] = 0;
-        if (!c->lmask[r]) continue;
-        const uint8_t *srow = c->S + r * L;
-        int64_t fails = 0, first = -1;
-        for (int64_t i = 0; i < len && fails < 2; i++) {
-            if (!dfg_literal_holds(srow, box[i], L)) {
-                if (fails == 0) first = i;
-                fails++;
-            }
+    for (int64_t w = 0; w < c->nw; w++) {
+        const uint64_t left = c->lbits[w];
+        if (!left) {
+            c->nbits[w] = 0;
+            continue;
         }
-        if (fails == 0) {
-            c->nmask[r] = 1;
-        } else if (fails == 1) {
-            c->one[c->n_one] = r;
-            c->which[c->n_one++] = first;
+        uint64_t all = left;
+        for (int64_t i = 0; i < len; i++) {
+            b[i] = literal_word(c, box[i], w);
+            all &= b[i];
+        }
+        c->nbits[w] = all;
+        if (len == 0) continue;
+        suffix[len - 1] = ~(uint64_t)0;
+        for (int64_t i = len - 1; i > 0; i--) suffix[i - 1] = suffix[i] & b[i];
+        uint64_t prefix = left, any = 0;
+        for (int64_t i = 0; i < len; i++) {
+            e[i] = prefix & ~b[i] & suffix[i];
+            prefix &= b[i];
+            any |= e[i];
+        }
+        while (any) {
+            const int bit = dfg_ctz64(any);
+            int64_t i = 0;
+            while (!((e[i] >> bit) & 1)) i++;
+            c->one[c->n_one] = w * 64 + bit;
+            c->which[c->n_one++] = i;
+            any &= any - 1;
         }
     }
 }
@@ -350,6 +369,31 @@ static void add_and_drop_moves(dfg_refine *c, const int64_t *box, int64_t len, m
             }
             c->gain2[j] = c->score2[j] = g;
         }
+    } else if (c->two_sided) {
+        /* CART's drop of each literal added: gain_of's arithmetic inline, the same doubles */
+        const double *count = c->racc + d * L, c_all = c->rtot[d], cL = c->cL, min_support = c->min_support;
+        const double price = c->lam * ((double)(len + 1) - 1.0); /* score_of's, for a box of len + 1 */
+        double *a = c->vec, *b = c->etot;
+        for (int64_t j = 0; j < c->L2; j++) {
+            const int pos = j < L;
+            const int64_t l = pos ? j : j - L;
+            const double cR = pos ? count[l] : c_all - count[l], cB = cL - cR;
+            double g;
+            if (!(cR >= min_support && cB >= min_support)) {
+                g = -INFINITY;
+            } else {
+                for (int64_t k = 0; k < d; k++) {
+                    const double right = c->racc[k * L + l], sR = pos ? right : c->rtot[k] - right;
+                    a[k] = sR - cR * c->mL[k];
+                    b[k] = (c->sL[k] - sR) - cB * c->mL[k];
+                }
+                const double gR = cR > 0.0 ? dfg_sumsq_np(a, d) / (cR > 1.0 ? cR : 1.0) : 0.0;
+                const double gB = cB > 0.0 ? dfg_sumsq_np(b, d) / (cB > 1.0 ? cB : 1.0) : 0.0;
+                g = gR + gB;
+            }
+            c->gain2[j] = g;
+            c->score2[j] = c->gain_only ? g : g - price;
+        }
     } else {
         for (int64_t j = 0; j < c->L2; j++) {
             const int64_t l = j < L ? j : j - L;
@@ -358,8 +402,7 @@ static void add_and_drop_moves(dfg_refine *c, const int64_t *box, int64_t len, m
             literal_sums(c, j, c->etot, c->racc[d * L + l], c->rtot, c->sR, &cR);
             const double g = gain_of(c, c->sR, cR);
             c->gain2[j] = g;
-            const double cost = c->two_sided ? (double)(len + 1) : (double)(named + (c->fcount[c->feat[j]] == 0));
-            c->score2[j] = c->gain_only ? g : score_of(c, g, cost);
+            c->score2[j] = c->gain_only ? g : score_of(c, g, (double)(named + (c->fcount[c->feat[j]] == 0)));
         }
     }
     for (int64_t i = 0; i < len; i++) c->fcount[c->feat[box[i]]] = 0;
@@ -589,48 +632,67 @@ int dfg_list_search_box_bound(const int64_t *cand_ptr, int64_t n_candidates, int
     return DFG_OK;
 }
 
-/* Sums of left (lmask, lacc, ltot, lcount) anew. */
+int dfg_refine_check(const uint8_t *S, const double *T, int64_t n, int64_t L, int64_t d,
+                     const int64_t *literal_feature, const int64_t *literal_group, const int64_t *cand_ptr,
+                     const int64_t *cand_literals, int64_t n_candidates, int64_t max_moves, int64_t *bound) {
+    if (!cand_ptr || !bound || n < 0 || L < 0 || d < 0 || n_candidates < 0) return DFG_EINVAL;
+    if (L > INT64_MAX / 4 || (L > 0 && n > INT64_MAX / 8 / L) || (d > 0 && n > INT64_MAX / 8 / d) ||
+        d > INT64_MAX / 8 - 1 || (L > 0 && d + 1 > INT64_MAX / 8 / L))
+        return DFG_EINVAL;
+    if ((n * L > 0 && !S) || (n * d > 0 && !T) || (L > 0 && (!literal_feature || !literal_group)))
+        return DFG_EINVAL;
+    uint8_t bits = 0; /* every entry 0 or 1: their OR is */
+    for (int64_t i = 0; i < n * L; i++) bits |= S[i];
+    if (bits > 1) return DFG_EINVAL;
+    for (int64_t i = 0; i < n * d; i++)
+        if (!isfinite(T[i])) return DFG_EINVAL;
+    for (int64_t j = 0; j < 2 * L; j++)
+        if (literal_feature[j] < 0) return DFG_EINVAL;
+    if (dfg_list_search_box_bound(cand_ptr, n_candidates, max_moves, bound) != DFG_OK) return DFG_EINVAL;
+    if (cand_ptr[n_candidates] > 0 && !cand_literals) return DFG_EINVAL;
+    for (int64_t q = 0; q < cand_ptr[n_candidates]; q++)
+        if (cand_literals[q] < 0 || cand_literals[q] >= 2 * L) return DFG_EINVAL;
+    return DFG_OK;
+}
+
+/* Sums of left (lbits, lacc, ltot, lcount) anew. */
 static void left_sums(dfg_refine *c) {
     int64_t na = 0;
     memset(c->lacc, 0, (size_t)(c->W * c->L) * sizeof(double));
     memset(c->ltot, 0, (size_t)c->W * sizeof(double));
-    for (int64_t q = 0; q < c->nu; q++)
-        if (c->lmask[c->urow[q]]) c->rows_a[na++] = c->urow[q];
+    for (int64_t w = 0; w < c->nw; w++) word_rows(c->lbits[w], w, c->rows_a, &na);
     accumulate(c, c->rows_a, na, 0, c->lacc, c->ltot);
     c->lcount = na;
 }
 
+/* The bits of rows 0 .. n - 1 of word w. */
+static uint64_t valid_rows(int64_t n, int64_t w) {
+    const int64_t k = n - w * 64;
+    return k >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1);
+}
+
 void dfg_refine_left_all(dfg_refine *c) {
-    for (int64_t r = 0; r < c->n; r++) c->urow[r] = r;
-    c->nu = c->n;
-    memset(c->lmask, 1, (size_t)c->n);
-    left_sums(c); /* the region's sums stay those of rmask (none at first: zero) */
+    for (int64_t w = 0; w < c->nw; w++) c->lbits[w] = valid_rows(c->n, w);
+    left_sums(c); /* the region's sums stay those of rbits (none at first: zero) */
 }
 
 void dfg_refine_left_rows(dfg_refine *c, const int64_t *rows, int64_t nr) {
-    for (int64_t q = 0; q < c->nu; q++) {
-        const int64_t r = c->urow[q];
-        c->lmask[r] = c->rmask[r] = c->nmask[r] = 0;
-    }
-    memcpy(c->urow, rows, (size_t)nr * sizeof(int64_t));
-    c->nu = nr;
-    for (int64_t q = 0; q < nr; q++) c->lmask[rows[q]] = 1;
-    memset(c->racc, 0, (size_t)(c->W * c->L) * sizeof(double)); /* the empty region's sums */
+    memset(c->lbits, 0, (size_t)c->nw * sizeof(uint64_t));
+    for (int64_t q = 0; q < nr; q++) c->lbits[rows[q] / 64] |= (uint64_t)1 << (rows[q] % 64);
+    memset(c->rbits, 0, (size_t)c->nw * sizeof(uint64_t)); /* the empty region, its sums zero */
+    memset(c->racc, 0, (size_t)(c->W * c->L) * sizeof(double));
     memset(c->rtot, 0, (size_t)c->W * sizeof(double));
     left_sums(c);
 }
 
 void dfg_refine_take_rows(dfg_refine *c, const int64_t *box, int64_t len) {
     int64_t nr = 0;
-    for (int64_t q = 0; q < c->nu; q++) {
-        const int64_t r = c->urow[q];
-        if (!c->lmask[r]) continue;
-        const uint8_t *srow = c->S + r * c->L;
-        int64_t i = 0;
-        while (i < len && dfg_literal_holds(srow, box[i], c->L)) i++;
-        if (i == len) c->rows_b[nr++] = r;
+    for (int64_t w = 0; w < c->nw; w++) {
+        uint64_t x = c->lbits[w];
+        for (int64_t i = 0; i < len && x; i++) x &= literal_word(c, box[i], w);
+        word_rows(x, w, c->rows_b, &nr);
+        c->lbits[w] &= ~x;
     }
-    for (int64_t q = 0; q < nr; q++) c->lmask[c->rows_b[q]] = 0;
     if (nr <= c->lcount - nr) {
         accumulate(c, c->rows_b, nr, 1, c->lacc, c->ltot);
         c->lcount -= nr;
@@ -642,7 +704,8 @@ void dfg_refine_take_rows(dfg_refine *c, const int64_t *box, int64_t len) {
 void dfg_refine_free(dfg_refine *c) {
     free(c->feat); free(c->gord); free(c->glo); free(c->ghi);
     free(c->cand_cost); free(c->cand_s); free(c->cand_score); free(c->chosen); free(c->starts);
-    free(c->urow); free(c->lmask); free(c->rmask); free(c->nmask);
+    free(c->lit_bits); free(c->cand_bits); free(c->lbits); free(c->rbits); free(c->nbits);
+    free(c->box_words); free(c->suffix_words); free(c->one_words);
     free(c->lacc); free(c->ltot); free(c->racc); free(c->rtot);
     free(c->sL); free(c->mL);
     free(c->rows_a); free(c->rows_b); free(c->one); free(c->which); free(c->one_i);
@@ -661,6 +724,12 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     memset(c, 0, sizeof(dfg_refine));
     int64_t bound;
     if (dfg_list_search_box_bound(cand_ptr, n_candidates, settings->max_moves, &bound) != DFG_OK) return DFG_EINVAL;
+    /* the sizes of the arrays below (the callers check n L, n d and (d + 1) L) */
+    const int64_t nw = dfg_n_words(n), W = d + 1;
+    if (n < 1 || L < 1 || d < 0 || W > INT64_MAX / 8 || L > INT64_MAX / 8 / W || bound > INT64_MAX / 8 / W - 1 ||
+        (n_candidates > 0 && (nw > INT64_MAX / 8 / n_candidates || W > INT64_MAX / 8 / n_candidates)) ||
+        settings->n_starts > INT64_MAX - 1)
+        return DFG_EINVAL;
     c->S = S;
     c->T = T;
     c->n = n;
@@ -681,7 +750,7 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     c->avx2 = dfg_cpu_use_avx2();
     c->stop = stop;
     c->box_cap = bound;
-    const int64_t W = c->W, L2 = c->L2;
+    const int64_t L2 = c->L2;
     RF_ALLOC(c->feat, L2, int64_t);
     RF_ALLOC(c->gord, L2, int64_t);
     RF_ALLOC(c->glo, L2, int64_t);
@@ -691,10 +760,15 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     RF_ALLOC(c->cand_score, n_candidates, double);
     RF_ALLOC(c->chosen, n_candidates, uint8_t);
     RF_ALLOC(c->starts, settings->n_starts + 1, int64_t);
-    RF_ALLOC(c->urow, n, int64_t);
-    RF_ALLOC(c->lmask, n, uint8_t);
-    RF_ALLOC(c->rmask, n, uint8_t);
-    RF_ALLOC(c->nmask, n, uint8_t);
+    c->nw = nw;
+    RF_ALLOC(c->lit_bits, L * c->nw, uint64_t);
+    RF_ALLOC(c->cand_bits, n_candidates * c->nw, uint64_t);
+    RF_ALLOC(c->lbits, c->nw, uint64_t);
+    RF_ALLOC(c->rbits, c->nw, uint64_t);
+    RF_ALLOC(c->nbits, c->nw, uint64_t);
+    RF_ALLOC(c->box_words, bound + 1, uint64_t);
+    RF_ALLOC(c->suffix_words, bound + 1, uint64_t);
+    RF_ALLOC(c->one_words, bound + 1, uint64_t);
     RF_ALLOC(c->lacc, W * L, double);
     RF_ALLOC(c->racc, W * L, double);
     RF_ALLOC(c->ltot, W, double);
@@ -719,7 +793,8 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     RF_ALLOC(c->box_tmp, bound + 1, int64_t);
     RF_ALLOC(c->box_work, bound + 1, int64_t);
     if (!c->feat || !c->gord || !c->glo || !c->ghi || !c->cand_cost || !c->cand_s || !c->cand_score ||
-        !c->chosen || !c->starts || !c->urow || !c->lmask || !c->rmask || !c->nmask || !c->lacc || !c->racc ||
+        !c->chosen || !c->starts || !c->lit_bits || !c->cand_bits || !c->lbits || !c->rbits || !c->nbits ||
+        !c->box_words || !c->suffix_words || !c->one_words || !c->lacc || !c->racc ||
         !c->ltot || !c->rtot || !c->sL || !c->mL || !c->rows_a || !c->rows_b || !c->one || !c->which ||
         !c->one_i || !c->gain2 || !c->score2 || !c->vec || !c->sR || !c->extra || !c->etot || !c->gacc ||
         !c->gbuf || !c->gcol || !c->fcount || !c->box_tmp || !c->box_work)
@@ -739,6 +814,21 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     }
     for (int64_t m = 0; m < n_candidates; m++)
         c->cand_cost[m] = box_cost(c, cand_literals + cand_ptr[m], cand_ptr[m + 1] - cand_ptr[m]);
+    /* the literals' and candidates' rows as bits, 64 rows at a time (S's rows read once) */
+    for (int64_t w = 0; w < c->nw; w++) {
+        const int64_t r0 = w * 64, rows = n - r0 < 64 ? n - r0 : 64;
+        for (int64_t l = 0; l < L; l++) {
+            const uint8_t *col = S + r0 * L + l;
+            uint64_t x = 0;
+            for (int64_t i = 0; i < rows; i++) x |= (uint64_t)col[i * L] << i;
+            c->lit_bits[l * c->nw + w] = x;
+        }
+        for (int64_t m = 0; m < n_candidates; m++) {
+            uint64_t x = valid_rows(n, w);
+            for (int64_t p = cand_ptr[m]; p < cand_ptr[m + 1]; p++) x &= literal_word(c, cand_literals[p], w);
+            c->cand_bits[m * c->nw + w] = x;
+        }
+    }
     return DFG_OK;
 }
 
@@ -748,11 +838,11 @@ static void begin_step(dfg_refine *c) {
     c->cL = (double)c->lcount;
     for (int64_t k = 0; k < d; k++) c->sL[k] = c->ltot[k];
     double sq = 0.0;
-    for (int64_t q = 0; q < c->nu; q++) {
-        const int64_t r = c->urow[q];
-        if (c->lmask[r])
+    for (int64_t w = 0; w < c->nw; w++)
+        for (uint64_t x = c->lbits[w]; x; x &= x - 1) {
+            const int64_t r = w * 64 + (int64_t)dfg_ctz64(x);
             for (int64_t k = 0; k < d; k++) sq = sq + c->T[r * d + k] * c->T[r * d + k];
-    }
+        }
     const double resid = sq - dfg_sumsq_np(c->sL, d) / c->cL;
     if (c->two_sided) {
         c->lam = c->price * resid;
@@ -767,25 +857,22 @@ static void begin_step(dfg_refine *c) {
 
 /* The starts: the empty box (-1), then the best candidates by score; their number. */
 static int64_t pick_starts(dfg_refine *c) {
-    const int64_t d = c->d, W = c->W, L = c->L, n_cand = c->n_cand;
-    const int64_t *cand_ptr = c->cand_ptr, *cand_literals = c->cand_literals;
+    const int64_t d = c->d, W = c->W, n_cand = c->n_cand;
+    const int64_t *cand_ptr = c->cand_ptr;
     int64_t n_st = 0;
     c->starts[n_st++] = -1;
     if (n_cand == 0) return n_st;
     int64_t n_live = 0;
     memset(c->cand_s, 0, (size_t)(n_cand * W) * sizeof(double));
-    for (int64_t q = 0; q < c->nu; q++) {
-        const int64_t r = c->urow[q];
-        if (!c->lmask[r]) continue;
-        const uint8_t *srow = c->S + r * L;
-        for (int64_t m = 0; m < n_cand; m++) {
-            int64_t p = cand_ptr[m];
-            while (p < cand_ptr[m + 1] && dfg_literal_holds(srow, cand_literals[p], L)) p++;
-            if (p < cand_ptr[m + 1]) continue;
-            double *s = c->cand_s + m * W;
-            for (int64_t k = 0; k < d; k++) s[k] = s[k] + c->T[r * d + k];
-            s[d] = s[d] + 1.0;
-        }
+    for (int64_t m = 0; m < n_cand; m++) { /* each candidate's sums over its rows in left, in row order */
+        double *s = c->cand_s + m * W;
+        const uint64_t *cover = c->cand_bits + m * c->nw;
+        for (int64_t w = 0; w < c->nw; w++)
+            for (uint64_t x = cover[w] & c->lbits[w]; x; x &= x - 1) {
+                const int64_t r = w * 64 + (int64_t)dfg_ctz64(x);
+                for (int64_t k = 0; k < d; k++) s[k] = s[k] + c->T[r * d + k];
+                s[d] = s[d] + 1.0;
+            }
     }
     for (int64_t m = 0; m < n_cand; m++) {
         c->chosen[m] = cand_ptr[m + 1] == cand_ptr[m]; /* empty boxes are no start */

@@ -89,6 +89,15 @@ void dfg_list_literal_sums(const uint8_t *S, const double *T, int64_t L, int64_t
 int dfg_list_search_box_bound(const int64_t *cand_ptr, int64_t n_candidates, int64_t max_moves,
                               int64_t *bound);
 
+/* Checks a problem as the searches take it: sizes (n, L, d >= 0, their products within
+ * range), S n x L with entries 0 or 1, T n x d finite, literal_feature >= 0 (2 L entries,
+ * as literal_group), the candidates in CSR form (cand_ptr: n_candidates + 1 entries from
+ * 0, nondecreasing; literals in [0, 2 L)), max_moves >= 0. *bound is set to
+ * dfg_list_search_box_bound's. DFG_EINVAL where one fails. */
+int dfg_refine_check(const uint8_t *S, const double *T, int64_t n, int64_t L, int64_t d,
+                     const int64_t *literal_feature, const int64_t *literal_group, const int64_t *cand_ptr,
+                     const int64_t *cand_literals, int64_t n_candidates, int64_t max_moves, int64_t *bound);
+
 /* box sorted ascending (duplicates kept). */
 void dfg_box_sort(int64_t *box, int64_t len);
 
@@ -127,23 +136,24 @@ typedef struct {
     int n_threads;
     int avx2; /* the AVX2 build of the sums runs */
     const volatile int *stop;
-    /* the rows the search may touch (urow[0 .. nu), ascending): all rows for the list, a
-       leaf's for the tree; every mask below is 0 outside them */
-    int64_t *urow;
-    int64_t nu;
-    /* the rows left, their literals' sums (acc[k L + l]: sum of T[., k] (k = d: 1) over the
-       rows with s_l = 1) and totals */
-    uint8_t *lmask;
+    /* sets of rows as bits (nw words of 64 rows, row r: bit r % 64 of word r / 64; none
+       past n): lit_bits[l nw ..] the rows with s_l = 1, cand_bits[m nw ..] candidate m's
+       cover (all rows) */
+    int64_t nw;
+    uint64_t *lit_bits, *cand_bits;
+    /* the rows left (lbits), their literals' sums (acc[k L + l]: sum of T[., k] (k = d: 1)
+       over the rows with s_l = 1) and totals */
+    uint64_t *lbits;
     double *lacc, *ltot;
     int64_t lcount;
-    /* the region of the current box in left, and its sums */
-    uint8_t *rmask;
+    /* the region of the current box in left (rbits), and its sums */
+    uint64_t *rbits;
     double *racc, *rtot;
     /* the step's left: sums, mean, penalty */
     double *sL, *mL;
     double cL, lam;
     /* scratch */
-    uint8_t *nmask;
+    uint64_t *nbits, *box_words, *suffix_words, *one_words;
     int64_t *rows_a, *rows_b, *one, *which, *one_i;
     int64_t n_one;
     double *gain2, *score2, *vec, *sR, *extra, *etot, *gacc, *gbuf;

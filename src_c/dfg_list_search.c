@@ -9,30 +9,15 @@ static int check_inputs(const uint8_t *S, const double *T, int64_t n, int64_t L,
                         const int64_t *cand_ptr, const int64_t *cand_literals, int64_t n_candidates,
                         const dfg_list_params *p, const int64_t *box_ptr, const int64_t *box_literals,
                         int64_t capacity, const int64_t *n_boxes, int n_threads) {
-    if (!p || !n_boxes || !box_ptr || !cand_ptr || n < 0 || L < 0 || d < 0 || n_candidates < 0 ||
-        capacity < 0 || n_threads < 1)
-        return DFG_EINVAL;
+    if (!p || !n_boxes || !box_ptr || capacity < 0 || n_threads < 1) return DFG_EINVAL;
     if (p->max_rules < 0 || p->max_moves < 0 || p->n_starts < 0 || !isfinite(p->cost_power) ||
-        !isfinite(p->condition_price) || !isfinite(p->rel_tol) || p->rel_tol < 0.0)
+        !isfinite(p->condition_price) || !isfinite(p->rel_tol) || p->rel_tol < 0.0 || p->max_rules > INT64_MAX - 1)
         return DFG_EINVAL;
-    if (L > INT64_MAX / 4 || (L > 0 && n > INT64_MAX / 8 / L) || (d > 0 && n > INT64_MAX / 8 / d) ||
-        d > INT64_MAX / 8 - 1 || (L > 0 && d + 1 > INT64_MAX / 8 / L) || p->max_rules > INT64_MAX - 1)
-        return DFG_EINVAL;
-    if ((n * L > 0 && !S) || (n * d > 0 && !T) || (L > 0 && (!literal_feature || !literal_group)) ||
-        (capacity > 0 && !box_literals))
-        return DFG_EINVAL;
-    uint8_t bits = 0; /* every entry 0 or 1: their OR is */
-    for (int64_t i = 0; i < n * L; i++) bits |= S[i];
-    if (bits > 1) return DFG_EINVAL;
-    for (int64_t i = 0; i < n * d; i++)
-        if (!isfinite(T[i])) return DFG_EINVAL;
-    for (int64_t j = 0; j < 2 * L; j++)
-        if (literal_feature[j] < 0) return DFG_EINVAL;
+    if (capacity > 0 && !box_literals) return DFG_EINVAL;
     int64_t bound;
-    if (dfg_list_search_box_bound(cand_ptr, n_candidates, p->max_moves, &bound) != DFG_OK) return DFG_EINVAL;
-    if (cand_ptr[n_candidates] > 0 && !cand_literals) return DFG_EINVAL;
-    for (int64_t q = 0; q < cand_ptr[n_candidates]; q++)
-        if (cand_literals[q] < 0 || cand_literals[q] >= 2 * L) return DFG_EINVAL;
+    if (dfg_refine_check(S, T, n, L, d, literal_feature, literal_group, cand_ptr, cand_literals, n_candidates,
+                         p->max_moves, &bound) != DFG_OK)
+        return DFG_EINVAL;
     if (p->max_rules > 0 && bound > capacity / p->max_rules) return DFG_EINVAL;
     return DFG_OK;
 }

@@ -3,7 +3,6 @@ reference (tests/tree_search_reference.py): the same steps on random problems wh
 sums are exact (class indicators, small integers), planted trees recovered, the tree's
 invariants on inexact problems, input checks, the stop flag, and independence of the
 thread count."""
-import contextlib
 import contextvars
 import threading
 import time
@@ -15,8 +14,10 @@ import tree_search_reference
 from defrag.rules import _tree_search
 from defrag.rules.list_search import box_cover, candidate_boxes
 from defrag.rules.tree_search import grow_tree_path
-from defrag.utils import _common
 from defrag.utils.interrupt import KernelInterrupted
+from test_interrupt import stop_flag
+from test_list_search_kernel import BAD as LIST_BAD
+from test_list_search_kernel import _good as list_good
 from test_list_search_kernel import _problem
 
 
@@ -184,27 +185,15 @@ def test_a_price_of_one_sse_per_literal_leaves_single_literals():
 
 # ------------------------------------------------------------------ bad input
 def _good():
-    S, T, feature, group, cand = _problem(8, 30, 4, 2, "class", 2)
-    return {"S": S, "T": T, "literal_feature": feature, "literal_group": group, "candidates": cand,
-            "max_leaves": 3}
+    good = list_good()
+    del good["max_rules"]
+    return {**good, "max_leaves": 3}
 
 
-BAD = {
-    "S 1-D": (ValueError, {"S": np.zeros(30, bool)}),
-    "S of strings": (TypeError, {"S": np.full((30, 4), "a")}),
-    "T rows": (ValueError, {"T": np.zeros((29, 2))}),
-    "T 3-D": (ValueError, {"T": np.zeros((30, 2, 1))}),
-    "T NaN": (ValueError, {"T": np.where(np.arange(60).reshape(30, 2) == 7, np.nan, 0.0)}),
-    "T inf": (ValueError, {"T": np.where(np.arange(60).reshape(30, 2) == 7, np.inf, 0.0)}),
-    "T strings": (TypeError, {"T": np.full((30, 2), "a")}),
-    "literal_feature short": (ValueError, {"literal_feature": np.zeros(7, np.int64)}),
-    "literal_feature floats": (TypeError, {"literal_feature": np.zeros(8)}),
-    "literal_feature negative": (ValueError, {"literal_feature": np.full(8, -1)}),
-    "literal_group 2-D": (ValueError, {"literal_group": np.zeros((8, 1), np.int64)}),
-    "literal out of range": (ValueError, {"candidates": [[0, 8]]}),
-    "literal negative": (ValueError, {"candidates": [[-1]]}),
-    "literal float": (TypeError, {"candidates": [[0.5]]}),
-    "box 2-D": (ValueError, {"candidates": [[[0, 1]]]}),
+# the list search's bad problems (test_list_search_kernel.BAD, but for its own arguments),
+# then the tree's
+BAD = {case: bad for case, bad in LIST_BAD.items() if not case.startswith(("max_rules", "cost_power"))}
+BAD.update({
     "candidates of another split table": (ValueError, {"candidates": candidate_boxes([[0]], 10)}),
     "max_leaves 0": (ValueError, {"max_leaves": 0}),
     "max_leaves negative": (ValueError, {"max_leaves": -2}),
@@ -218,7 +207,7 @@ BAD = {
     "literal_price text": (TypeError, {"literal_price": "0.1"}),
     "n_threads 0": (ValueError, {"n_threads": 0}),
     "n_threads float": (TypeError, {"n_threads": 2.5}),
-}
+})
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
@@ -287,25 +276,13 @@ def test_kernel_takes_at_most_one_leaf_per_row():
 
 
 # ------------------------------------------------------------------ the stop flag
-@contextlib.contextmanager
-def _stop_flag(value=0):
-    """The context of an interruptible fit: a stop flag the kernels read (as in
-    tests/test_interrupt.py)."""
-    flag = np.full(1, value, dtype=np.int32)
-    token = _common.STOP_FLAG.set(flag)
-    try:
-        yield flag
-    finally:
-        _common.STOP_FLAG.reset(token)
-
-
 def test_the_kernel_returns_at_its_first_check_when_the_flag_is_set():
     args = _good()
-    with _stop_flag(1):
+    with stop_flag(1):
         with pytest.raises(KernelInterrupted, match="kernel tree_path_grow: stopped"):
             grow_tree_path(**args)
     plain = grow_tree_path(**args)
-    with _stop_flag(0):  # a flag that stays unset changes nothing
+    with stop_flag(0):  # a flag that stays unset changes nothing
         assert grow_tree_path(**args) == plain
 
 
@@ -321,7 +298,7 @@ def test_the_flag_stops_a_running_growth():
         except KernelInterrupted as exc:
             outcome["error"] = exc
 
-    with _stop_flag(0) as flag:
+    with stop_flag(0) as flag:
         worker = threading.Thread(target=contextvars.copy_context().run, args=(run,))
         worker.start()
         time.sleep(0.3)
