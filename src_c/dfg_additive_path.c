@@ -12,6 +12,10 @@
 #define AP_PAR_WORK 262144
 /* Literals per thread's share of a leaf's sums (a share is summed by one thread, in row order). */
 #define AP_CHUNK DFG_LIST_CHUNK
+/* Threads a parallel region starts at most, whatever the caller asks: libgomp lays out a
+ * team's start data on the calling thread's stack, which 100,000 threads overflow. The
+ * results do not depend on the count. */
+#define AP_MAX_THREADS 1024
 
 typedef struct {
     int64_t term, node, cnt; /* its term, node id and rows */
@@ -451,7 +455,7 @@ int dfg_additive_path_grow(const uint8_t *S, const double *T, int64_t n_samples,
     c->d = d;
     c->W = d + 1;
     c->min_leaf = min_leaf;
-    c->n_threads = n_threads;
+    c->n_threads = n_threads < AP_MAX_THREADS ? n_threads : AP_MAX_THREADS;
     c->avx2 = dfg_cpu_use_avx2();
     double *T0 = NULL, *v_then = NULL, *v_else = NULL;
     int64_t *all_rows = NULL;

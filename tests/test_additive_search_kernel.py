@@ -2,7 +2,11 @@
 reference (tests/additive_search_reference.py): the same steps on random problems, exact
 sums (class indicators, small integers) and inexact ones; the same values to rounding, and
 the replay (additive_values) giving them too; a planted additive model found as two terms;
-independence of the thread count; hostile arguments; the stop flag."""
+independence of the thread count; hostile arguments; the stop flag; the memory bound."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -308,3 +312,58 @@ def test_splits_that_cut_alike_tie_to_the_lower():
         T2 = 3.0 * (x[:, 1:] > 0.5) + T
         assert grow_additive_path(S2, T2, 3)[:2] == [(0, 0, 0), (1, 0, 1)]
     assert chosen == {(0, 0, 0)}
+
+
+WITHIN_THE_BOUND = r"""
+import resource
+import numpy as np
+from defrag.rules.additive_search import additive_path_bytes, grow_additive_path
+rng = np.random.default_rng(0)
+n, L, m = 2000, 1000, 40
+S = np.tile(rng.random((n, m)) > 0.5, (1, L // m + 1))[:, :L]  # m splits, repeated
+y = (S[:, :m] * np.linspace(2.0, 1.0, m)).sum(axis=1)  # additive: every split a new term
+grow_additive_path(S, y, 2, n_threads=1)  # the libraries' lazy allocations first
+with open("/proc/self/status") as f:
+    vm = next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
+hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+bound = additive_path_bytes(n, L, 1, m)
+for share in (0.5, 1.0):  # half the bound: refused cleanly; the bound: room enough
+    resource.setrlimit(resource.RLIMIT_AS, (vm + int(share * bound) + 2 ** 20, hard))  # 1 MB for Python's own
+    try:
+        steps = grow_additive_path(S, y, m, n_threads=1)
+        print(len(steps), sum(node == 0 for _, node, _ in steps))
+    except MemoryError:
+        print("MemoryError")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and RLIMIT_AS")
+def test_the_kernel_stays_within_its_memory_bound():
+    # the bound's worst case: every split a new term, so that every two leaves but a term's
+    # own share counts; under an address-space limit of the bound (and 1 MB for Python) the
+    # kernel runs, under half of it the allocation fails and is reported (0.9 fails too:
+    # the bound is near tight there)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", WITHIN_THE_BOUND], capture_output=True, text=True, timeout=300,
+                         env=env, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["MemoryError", "40", "40"]
+
+
+MANY_THREADS = r"""
+import numpy as np
+from defrag.rules.additive_search import grow_additive_path
+rng = np.random.default_rng(0)
+S = rng.random((3000, 300)) > 0.5
+y = rng.random(3000) + S[:, 0]
+print(grow_additive_path(S, y, 3, n_threads=100000) == grow_additive_path(S, y, 3, n_threads=1))
+"""
+
+
+def test_a_huge_thread_count_runs_as_a_team_it_can_start():
+    # 100,000 threads once crashed the process (libgomp's team data on the caller's stack):
+    # in a child, so that a crash fails this test only
+    out = subprocess.run([sys.executable, "-c", MANY_THREADS], capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "True"
