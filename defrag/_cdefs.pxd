@@ -275,3 +275,9 @@ cdef extern from "dfg_tree_path.h":
                            const dfg_tree_params *params, int64_t *step_leaf, int64_t *step_ptr,
                            int64_t *step_literals, int64_t capacity, int64_t *n_steps, int n_threads,
                            const int *stop) nogil
+cdef extern from "dfg_additive_path.h":
+    int dfg_additive_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int64_t n_splits,
+                               int64_t n_targets, int64_t max_splits, int64_t min_leaf, int64_t backfit_rounds,
+                               double rel_tol, int64_t *step_term, int64_t *step_node, int64_t *step_split,
+                               int64_t *n_steps, double *base, double *leaf_values, int n_threads,
+                               const int *stop) nogil
