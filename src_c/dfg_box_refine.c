@@ -676,13 +676,19 @@ void dfg_refine_left_all(dfg_refine *c) {
     left_sums(c); /* the region's sums stay those of rbits (none at first: zero) */
 }
 
-void dfg_refine_left_rows(dfg_refine *c, const int64_t *rows, int64_t nr) {
+void dfg_refine_left_rows(dfg_refine *c, const int64_t *rows, int64_t nr, const double *acc, const double *tot) {
     memset(c->lbits, 0, (size_t)c->nw * sizeof(uint64_t));
     for (int64_t q = 0; q < nr; q++) c->lbits[rows[q] / 64] |= (uint64_t)1 << (rows[q] % 64);
     memset(c->rbits, 0, (size_t)c->nw * sizeof(uint64_t)); /* the empty region, its sums zero */
     memset(c->racc, 0, (size_t)(c->W * c->L) * sizeof(double));
     memset(c->rtot, 0, (size_t)c->W * sizeof(double));
-    left_sums(c);
+    if (!acc) {
+        left_sums(c);
+        return;
+    }
+    memcpy(c->lacc, acc, (size_t)(c->W * c->L) * sizeof(double));
+    memcpy(c->ltot, tot, (size_t)c->W * sizeof(double));
+    c->lcount = nr;
 }
 
 void dfg_refine_take_rows(dfg_refine *c, const int64_t *box, int64_t len) {

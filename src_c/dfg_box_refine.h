@@ -114,7 +114,8 @@ typedef struct {
 } dfg_refine_settings;
 
 /* The search's state; its fields are the implementation's (dfg_box_refine.c), but for
- * lcount (the rows of left), which callers read. */
+ * lcount, lacc and ltot (the rows of left and their sums) and box_cap (the bound on a box's
+ * literals), which callers read. */
 typedef struct {
     /* the problem */
     const uint8_t *S;
@@ -177,9 +178,10 @@ void dfg_refine_free(dfg_refine *c);
 
 /* Left is all n rows. */
 void dfg_refine_left_all(dfg_refine *c);
-/* Left is the rows rows[0 .. nr) (ascending, distinct, < n), and the search touches no
- * other row. */
-void dfg_refine_left_rows(dfg_refine *c, const int64_t *rows, int64_t nr);
+/* Left is the rows rows[0 .. nr) (ascending, distinct, < n). Its sums (lacc: W L, ltot: W,
+ * as the fields below hold them, which callers may read) are copied from acc and tot, the
+ * caller's (as the sums of those rows), or computed where acc is NULL. */
+void dfg_refine_left_rows(dfg_refine *c, const int64_t *rows, int64_t nr, const double *acc, const double *tot);
 /* The rows of box leave left (its sums updated by the rows that left, or anew). */
 void dfg_refine_take_rows(dfg_refine *c, const int64_t *box, int64_t len);
 

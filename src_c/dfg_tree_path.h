@@ -17,8 +17,11 @@
  * stops after max_leaves - 1 steps or when no leaf has a box (a box needs a drop above
  * rel_tol times the squared error of all rows about their mean, at least 1e-300).
  *
- * Sums are double; with OpenMP the literals' sums are shared among threads, each summed by
- * one thread, so results do not depend on the thread count.
+ * Sums are double. A split leaf's children take its rows' sums of every literal: the
+ * smaller child's summed anew (in row order), the larger's the leaf's less those (where the
+ * leaf's were kept: up to TP_SUMS_BYTES of them, in dfg_tree_path.c); with OpenMP the
+ * literals' sums are shared among threads, each summed by one thread, so results do not
+ * depend on the thread count.
  */
 #ifndef DFG_TREE_PATH_H
 #define DFG_TREE_PATH_H
