@@ -113,9 +113,9 @@ def leaf_outputs(T, leaf, n_leaves):
 def _literals(S, rows, box):
     """The truth of each literal of box (columns, in order) on the rows of S (indices)."""
     L = S.shape[1]
-    cols = np.array([j if j < L else j - L for j in box], dtype=np.int64)
+    cols = [j if j < L else j - L for j in box]
     negated = np.array([j >= L for j in box])
-    return S[np.ix_(rows, cols)] ^ negated[None, :]
+    return S[rows[:, None], cols] ^ negated
 
 
 def _box_reading(H):
@@ -133,41 +133,38 @@ def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
     validation rows' losses (squared errors, or 0/1 errors of the leaf's most probable
     class) with leaf outputs from T_tr, and the comparisons read per validation row.
     Returns (losses (max_size, n_va), checks (max_size, n_va)); sizes beyond the path
-    repeat its largest tree."""
-    n_tr, n_va = S_tr.shape[0], S_va.shape[0]
-    node_tr = np.zeros(n_tr, dtype=np.int64)
-    node_va = np.zeros(n_va, dtype=np.int64)
-    checks = np.zeros(n_va)
-    losses = np.empty((max_size, n_va))
-    checks_out = np.empty((max_size, n_va))
-    out = leaf_outputs(T_tr, np.zeros(n_tr, dtype=np.int64), 1)[0]
-    pred = np.tile(out, (n_va, 1))
+    repeat its largest tree. Each step reads only the rows of the leaf it splits."""
+    n_va = S_va.shape[0]
+    rows_tr = {0: np.arange(S_tr.shape[0])}
+    rows_va = {0: np.arange(n_va)}
 
-    def loss_of(p):
+    def loss_of(out, y):
         if n_classes:
-            return (np.argmax(p, axis=1) != y_va).astype(np.float64)
-        return (p[:, 0] - y_va) ** 2
+            return (y != int(np.argmax(out))).astype(np.float64)
+        return (out[0] - y) ** 2
 
-    losses[0], checks_out[0] = loss_of(pred), checks
+    mean = T_tr.mean(axis=0) if T_tr.shape[0] else np.zeros(T_tr.shape[1])
+    row_loss, row_checks = loss_of(mean, y_va), np.zeros(n_va)
+    losses, checks = np.empty((max_size, n_va)), np.empty((max_size, n_va))
+    losses[0], checks[0] = row_loss, row_checks
+    last = 0
     for t, (leaf, box) in enumerate(steps[:max_size - 1]):  # over steps, not rows
-        tr = np.flatnonzero(node_tr == leaf)
-        va = np.flatnonzero(node_va == leaf)
+        tr, va = rows_tr.pop(leaf), rows_va.pop(leaf)
         H_tr = _literals(S_tr, tr, box)
         h_tr = H_tr.all(axis=1)
         # as printed: the literal the leaf's rows hold least often first
-        order = np.argsort(H_tr.mean(axis=0), kind="stable") if tr.size else np.arange(len(box))
+        order = np.argsort(H_tr.mean(axis=0), kind="stable")
         h_va, read = _box_reading(_literals(S_va, va, [box[i] for i in order]))
-        node_tr[tr] = np.where(h_tr, 2 * t + 1, 2 * t + 2)
-        node_va[va] = np.where(h_va, 2 * t + 1, 2 * t + 2)
-        checks = checks.copy()
-        checks[va] += read
-        for child, rows_tr, rows_va in ((2 * t + 1, tr[h_tr], va[h_va]), (2 * t + 2, tr[~h_tr], va[~h_va])):
-            if rows_va.size:
-                pred[rows_va] = T_tr[rows_tr].mean(axis=0) if rows_tr.size else T_tr.mean(axis=0)
-        losses[t + 1], checks_out[t + 1] = loss_of(pred), checks
-    last = min(len(steps), max_size - 1)
-    losses[last + 1:], checks_out[last + 1:] = losses[last], checks_out[last]
-    return losses, checks_out
+        row_checks[va] += read
+        for child, part_tr, part_va in ((2 * t + 1, tr[h_tr], va[h_va]), (2 * t + 2, tr[~h_tr], va[~h_va])):
+            rows_tr[child], rows_va[child] = part_tr, part_va
+            if part_va.size:
+                out = T_tr[part_tr].mean(axis=0) if part_tr.size else mean
+                row_loss[part_va] = loss_of(out, y_va[part_va])
+        losses[t + 1], checks[t + 1] = row_loss, row_checks
+        last = t + 1
+    losses[last + 1:], checks[last + 1:] = losses[last], checks[last]
+    return losses, checks
 
 
 def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
