@@ -152,6 +152,14 @@ def check_n_jobs(n_jobs):
         raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")
 
 
+def check_n_threads(n_threads, what="n_threads"):
+    """n_threads as an int; ValueError unless it is an integer >= 1 (a bool or a float
+    is not one: 2.5 threads would be read as 2)."""
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
+        raise ValueError(f"{what} must be an integer >= 1 (the threads to run on); got {n_threads!r}")
+    return int(n_threads)
+
+
 def check_missing(X, supports_missing, what="X"):
     """ValueError when X (coded, float64) holds NaN and the source model routes none."""
     if not supports_missing and np.isnan(X).any():
