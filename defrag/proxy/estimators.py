@@ -44,6 +44,12 @@ def _as_proxy_input(X):
     return as_2d_float(X, allow_nan=True)
 
 
+def _leaf_rows(min_samples_leaf, X):
+    """min_samples_leaf as the split search takes it: at most X's rows (a larger one
+    splits nothing either, and 10**19 does not fit the kernel's int64)."""
+    return min(int(min_samples_leaf), max(X.shape[0], 1))
+
+
 class ProxyTree(RegressorMixin, BaseEstimator):
     """A small regression tree fitted to a reference model's predictive mean and variance.
 
@@ -194,7 +200,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         mean, var = targets
         root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
         floor = max(_REL_VAR_FLOOR * root, 1e-300)
-        leaf, threads = int(self.min_samples_leaf), checked_threads(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
                       lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, floor)
@@ -428,7 +434,7 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
-        leaf, threads = int(self.min_samples_leaf), checked_threads(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split_proba(X, rows, P, leaf, threads),
                       lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, None)
