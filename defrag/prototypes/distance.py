@@ -16,7 +16,7 @@ def leaf_matrix(estimator, X):
     per-class trees as separate trees) and XGBoost's scikit-learn models,
     ``predict(X, pred_leaf=True)`` for LightGBM's, HistGradientBoosting's trees walked
     level by level."""
-    return _int32_leaves(adapt(estimator).leaves(X))
+    return _int32_leaves(adapt(estimator).checked().leaves(X))
 
 
 def _int32_leaves(leaves):

@@ -154,6 +154,7 @@ class XGBoostSource(SourceModel):
     library = "XGBoost"
     n_features_field = "learner_model_param.num_feature"
     supports_missing = True
+    checks_trees = False  # (in the library: see SourceModel.checks_trees)
 
     def __init__(self, estimator):
         super().__init__(estimator)
