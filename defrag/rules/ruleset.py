@@ -130,6 +130,22 @@ class RuleSet:
                              f"{len(self.feature_names_in)}")
         self.classes = classes
         self.encoding = encoding
+        if self.feature_names is not None:
+            self._check_condition_names()
+
+    def _check_condition_names(self):
+        """ValueError unless every condition is on a feature of feature_names and prints its
+        name: the exports name the column by feature_names, the printout by the condition
+        (a rule set that printed "income > 0" and read column "b" would say one thing and do
+        another). Without feature_names the features are positions (x0, x1, ...)."""
+        names = self.feature_names
+        for c in (c for r in self.rules for c in r.conditions):
+            if not 0 <= c.feature < len(names):
+                raise ValueError(f"a condition is on feature {c.feature}, outside the {len(names)} "
+                                 "features of feature_names")
+            if c.name != names[c.feature]:
+                raise ValueError(f"a condition names feature {c.feature} {c.name!r}, but feature_names "
+                                 f"calls it {names[c.feature]!r}")
 
     def __len__(self):
         return len(self.rules)
