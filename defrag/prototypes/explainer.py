@@ -107,6 +107,8 @@ class PrototypeExplainer(BaseEstimator):
         try:
             source = self._source()
         except TypeError:  # not a tree ensemble defrag reads
+            if callable(getattr(est, "apply", None)):
+                raise  # one it refuses, saying why (XGBoost's vector leaves, say)
             source = None
         if source is None or not source.has_leaves:
             raise TypeError(f"{type(est).__name__} has no apply(); a tree ensemble is needed")

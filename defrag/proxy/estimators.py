@@ -1,5 +1,4 @@
 """ProxyTree and ProxyTreeClassifier: the scikit-learn estimators."""
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
@@ -20,6 +19,7 @@ from ..utils.validation import (
     check_positive_int,
     columns_by_name,
     feature_names_of,
+    is_number,
 )
 from . import _proxy_split
 from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
@@ -116,7 +116,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         check_positive_int("cv", self.cv, low=2)
         check_n_threads(self.n_threads)
         if self.alpha is not None:
-            if not isinstance(self.alpha, numbers.Real) or not np.isfinite(self.alpha) or self.alpha < 0:
+            if not is_number(self.alpha) or not np.isfinite(self.alpha) or self.alpha < 0:
                 raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}")
             if self.max_leaves is not None:
                 raise ValueError("give alpha or max_leaves, not both")

@@ -115,6 +115,8 @@ def checked_source(estimator, n_features, who="DefragModel", source=None):
     if unwrap(estimator) is None:
         raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
     source = adapt(estimator, n_features) if source is None else source
+    if isinstance(source, sklearn_trees.ApplySource):  # leaves for prototypes; nothing to read rules from
+        raise TypeError(sklearn_trees.unsupported_message(source.estimator))
     if source.n_features != n_features:
         raise ValueError(
             f"X has {n_features} features but the {source.library} model has "

@@ -188,8 +188,18 @@ def sklearn_tree_members(est):
     return [m for m in flat if hasattr(m, "tree_") and _is_sklearn(m)]
 
 
+# scikit-learn tree models that are no ensemble of predictors, and what they are instead
+_NOT_PREDICTORS = {
+    "RandomTreesEmbedding": "an unsupervised embedding (random trees coding X as leaves): it has no "
+                            "predictions, nor targets, to explain",
+    "IsolationForest": "an outlier detector: its trees measure how easily a point is isolated, not a target",
+}
+
+
 def unsupported_message(est):
-    return (f"unsupported estimator type {type(est).__module__}.{type(est).__name__}; "
+    name = type(est).__name__
+    what = f"{name} is {_NOT_PREDICTORS[name]}; " if _is_sklearn(est) and name in _NOT_PREDICTORS else ""
+    return (f"{what}unsupported estimator type {type(est).__module__}.{name}; "
             f"supported: {SUPPORTED}, or an array of (feature, threshold) pairs")
 
 
