@@ -6,8 +6,9 @@ Usage (from the repository root, defrag built in place, dask[distributed] instal
 
     PYTHONPATH=. python benchmarks/dask_outputs.py [--quick]
 
-Cases: targets about 0, about 100 and about 1e6 (with spread 1), and the forest's own
-predictions (y=None), each on uneven partitions; printed per case: the largest relative
+Cases: targets about 0, about 100 and about 1e6 (with spread 1), the forest's own
+predictions (y=None), and targets of +-1 whose region means are near 0, each on uneven
+partitions; printed per case: the largest relative
 difference of a rule's output, the same relative to the mean absolute target, and of a
 restart's error; then the largest of all. --quick: two cases.
 """
@@ -25,8 +26,10 @@ def cases(quick):
     signal = np.where(X[:, 0] > 0.3, 2.0, -1.0) * (X[:, 1] > -0.5) + 0.3 * rng.normal(size=6000)
     out = [("y about 0", X, signal - signal.mean(), CHUNKS[0]), ("y about 100", X, 100.0 + signal, CHUNKS[1])]
     if not quick:
+        # +-1 about region means of 0.001: the outputs are near 0 against the targets
+        coin = rng.choice([-1.0, 1.0], size=6000) + 0.001 * (X[:, 0] > 0)
         out += [("y about 1e6", X, 1e6 + signal, CHUNKS[2]), ("y about 0, 9 parts", X, signal - signal.mean(), CHUNKS[2]),
-                ("y=None (predictions)", X, None, CHUNKS[0])]
+                ("y=None (predictions)", X, None, CHUNKS[0]), ("y +-1, outputs near 0", X, coin, CHUNKS[2])]
     return out
 
 
