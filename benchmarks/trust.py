@@ -7,6 +7,11 @@ lightgbm and pandas installed):
 
     PYTHONPATH=. python benchmarks/trust.py
 
+The section "issue 40 (library)" at the end runs that issue's reproductions on the library's
+side (thread counts, sizes from parameters, forests changed in memory, rules documents,
+unclear errors, the smaller items; dask[distributed] for the Dask line), those that crashed
+in a child process.
+
 The printed-text check applies the printed rules by hand (the parser of
 tests/test_printed_truth.py) to rows with 20% missing values and counts the rows where the
 text and ``predict`` disagree.
@@ -26,6 +31,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, HERE)
 
 
 def outcome(fn):
@@ -209,6 +215,177 @@ def documents():
         print(f"  {label:20s}", outcome(lambda t=text: RuleSet.from_json(t).predict(X).shape))
 
 
+# ============================================================================================
+# issue 40 (library): faults a hostile or careless caller found; each reproduction, as it
+# runs now. Those that crashed the process run in a child (its exit status is printed).
+# ============================================================================================
+
+def in_child(code, timeout=300):
+    """The last line a child interpreter printed, or how it ended."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"still running after {timeout} s"
+    out = res.stdout.strip().splitlines()
+    if res.returncode:
+        return f"exit {res.returncode}" + (f" ({res.stderr.strip().splitlines()[-1][:100]})" if res.stderr.strip() else "")
+    return out[-1] if out else "(nothing printed)"
+
+
+_SMALL = """
+import numpy as np, warnings
+warnings.simplefilter("ignore")
+from sklearn.ensemble import RandomForestClassifier
+rng = np.random.default_rng(0)
+X = rng.normal(size=(400, 3)); y = (X[:, 0] > 0).astype(int)
+rf = RandomForestClassifier(10, max_depth=4, random_state=0).fit(X, y)
+"""
+
+
+def issue40_threads():
+    print("== issue 40, 1: thread counts (100,000 rows)")
+    for n in ("100000", "10 ** 6", "0", "-1", "2.5"):
+        code = _SMALL + f"""
+from defrag import DefragModel
+rules = DefragModel(rf, n_restarts=2, random_state=0).fit(X).rules_
+Xb = rng.normal(size=(100_000, 3))
+try:
+    same = [bool((getattr(rules, f)(Xb, n_threads={n}) == getattr(rules, f)(Xb)).all()) for f in ("predict", "covers", "apply")]
+    print("ok: predict, covers, apply as on one thread:", same)
+except Exception as exc:
+    print(f"{{type(exc).__name__}}: {{exc}}")
+"""
+        print(f"  RuleSet.predict/covers/apply(n_threads={n}):", in_child(code))
+
+
+def issue40_sizes():
+    import tracemalloc
+
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    from defrag import DefragModel, ProxyTree, bootstrap_instability, explain_local
+    from defrag.baselines import DepthTwoTree
+
+    print("== issue 40, 3: sizes from parameters (400 rows)")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    rf = RandomForestClassifier(10, max_depth=4, random_state=0).fit(X, y)
+    reg = RandomForestRegressor(10, max_depth=4, random_state=0).fit(X, X[:, 0])
+
+    def peak(fn):
+        tracemalloc.start()
+        try:
+            value = fn()
+        finally:
+            top = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        return f"{value}, peak {top / 2**20:.0f} MiB"
+
+    for n in (10 ** 9, 10 ** 12, 10 ** 19):
+        print(f"  DefragModel(rf, n_rules=10**{len(str(n)) - 1}).fit(X):",
+              outcome(lambda n=n: peak(lambda: f"{DefragModel(rf, n_rules=n, random_state=0).fit(X).n_rules_} regions")))
+    constant = RandomForestRegressor(5, random_state=0).fit(X, np.zeros(400))
+    print("  DefragModel(constant forest, max_rules=10**12).fit(X):",
+          outcome(lambda: peak(lambda: f"{DefragModel(constant, max_rules=10 ** 12).fit(X).n_rules_} regions")))
+    print("  explain_local(reg, x, n_samples=10**9):",
+          outcome(lambda: explain_local(reg, X[0], X.std(axis=0), n_samples=10 ** 9)))
+    print("  bootstrap_instability(n_boot=10**6):",
+          outcome(lambda: bootstrap_instability(lambda: ProxyTree(max_leaves=3), X, X[:, 0], n_boot=10 ** 6)))
+    print("  ProxyTree(reg, min_samples_leaf=10**19).fit(X):",
+          outcome(lambda: f"{ProxyTree(reg, min_samples_leaf=10 ** 19).fit(X).n_leaves_} leaf"))
+    print("  DepthTwoTree(rf, max_depth=10**19).fit(X, y):",
+          outcome(lambda: f"{DepthTwoTree(rf, max_depth=10 ** 19).fit(X, y).n_rules_} rules"))
+
+
+def issue40_tampered():
+    print("== issue 40, 6: a forest whose tree_ was changed in memory")
+    tamper = """
+state = rf.estimators_[0].tree_.__getstate__()
+nodes = state["nodes"].copy()
+nodes[{field!r}][0] = {value}
+state["nodes"] = nodes
+rf.estimators_[0].tree_.__setstate__(state)
+import defrag
+try:
+    {call}
+    print("ok: fitted (nothing refused)")
+except Exception as exc:
+    print(f"{{type(exc).__name__}}: {{str(exc)[:110]}}")
+"""
+    for field, value in (("left_child", "10 ** 6"), ("feature", "1000")):
+        for name, call in (("ProxyTreeClassifier(rf).fit(X)", "defrag.ProxyTreeClassifier(rf).fit(X)"),
+                           ("PrototypeExplainer(rf).fit(X, y)", "defrag.PrototypeExplainer(rf).fit(X, y)"),
+                           ("DefragModel(rf).fit(X)", "defrag.DefragModel(rf, n_restarts=2).fit(X)")):
+            code = _SMALL + tamper.format(field=field, value=value, call=call)
+            print(f"  {field}={value}: {name}:", in_child(code))
+
+
+def issue40_documents():
+    from defrag import RuleSet
+
+    print("== issue 40, 7: rules documents")
+    huge = json.dumps({"rules": [{"conditions": [{"feature": 16777215, "name": "x16777215", "upper": 0.5}],
+                                  "prediction": 1.0}], "default_prediction": 0.0})
+    print(f"  condition on feature 16777215, no feature_names ({len(huge)} bytes):",
+          outcome(lambda: f"{len(RuleSet.from_json(huge).to_python()) / 2**20:.0f} MB of Python"))
+    income = json.dumps({"rules": [{"conditions": [{"feature": 1, "name": "income", "lower": 0.0}],
+                                    "prediction": 1.0}], "default_prediction": 0.0})
+    print("  condition 'income' on feature 1, no feature_names:", outcome(lambda: str(RuleSet.from_json(income)).splitlines()[0]))
+
+
+def issue40_errors():
+    import xgboost as xgb
+    from sklearn.ensemble import RandomTreesEmbedding
+
+    from defrag import DefragModel
+
+    print("== issue 40, 8: errors that say what is wrong")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    Y = np.c_[X[:, 0] > 0, X[:, 1] > 0].astype(int)
+    vector = xgb.XGBClassifier(n_estimators=3, tree_method="hist", multi_strategy="multi_output_tree").fit(X, Y)
+    print("  XGBoost multi_output_tree, DefragModel.fit(X):", outcome(lambda: DefragModel(vector).fit(X)))
+    print("  RandomTreesEmbedding, DefragModel.fit(X):",
+          outcome(lambda: DefragModel(RandomTreesEmbedding(5, random_state=0).fit(X)).fit(X)))
+
+
+def issue40_smaller():
+    import lightgbm as lgb
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import DefragModel
+
+    print("== issue 40, 9: smaller")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    X[rng.random(2000) < 0.3, 0] = 0.0
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = lgb.LGBMClassifier(n_estimators=20, zero_as_missing=True, verbose=-1).fit(X, y)
+        rules = DefragModel(model, random_state=0).fit(X).rules_
+    lines = str(rules).splitlines()
+    rule = next((line for line in lines if line.startswith("[1]")), "")
+    print(f"  LightGBM zero-as-missing: {rule[:30]!r}, predict at x0=1e-36: {rules.predict([[1e-36, 0.0]])[0]};"
+          f" note: {lines[-1]!r}")
+    rf = RandomForestClassifier(5, max_depth=3, random_state=0).fit(X, y)
+    for params in ({"keep_duplicate_splits": "yes"}, {"feature_names": "ab"}, {"eps_schedule": 0.3}):
+        print(f"  DefragModel(rf, {', '.join(f'{k}={v!r}' for k, v in params.items())}).fit(X):",
+              outcome(lambda p=params: DefragModel(rf, n_restarts=2, **p).fit(X).n_rules_))
+    try:
+        import dask_outputs
+
+        rows = dask_outputs.measure(quick=True)
+        print("  Dask against in memory, regression outputs (benchmarks/dask_outputs.py --quick): largest "
+              f"{max(r[2] for r in rows):.2g} relative, {max(r[3] for r in rows):.2g} of the mean |y|; "
+              f"restart errors {max(r[4] for r in rows):.2g} relative")
+    except ImportError as exc:
+        print(f"  Dask: not measured ({exc})")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         code_execution(tmp)
@@ -219,6 +396,14 @@ def main():
     labels_and_dtypes()
     names()
     documents()
+    # issue 40 (library)
+    issue40_threads()
+    issue40_sizes()
+    issue40_tampered()
+    issue40_documents()
+    issue40_errors()
+    with contextlib.redirect_stderr(io.StringIO()):
+        issue40_smaller()
     with tempfile.TemporaryDirectory() as tmp:
         issue40_cli_sql(tmp)
 

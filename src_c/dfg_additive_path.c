@@ -15,7 +15,6 @@
 /* Threads a parallel region starts at most, whatever the caller asks: libgomp lays out a
  * team's start data on the calling thread's stack, which 100,000 threads overflow. The
  * results do not depend on the count. */
-#define AP_MAX_THREADS 1024
 
 typedef struct {
     int64_t term, node, cnt; /* its term, node id and rows */
@@ -102,7 +101,7 @@ static void leaf_sums(const ap_ctx *c, const int64_t *rows, int64_t nr, ap_leaf 
     const int par = c->n_threads > 1 && n_chunks > 1 && (double)nr * (double)L * (double)W >= AP_PAR_WORK;
     memset(f->A, 0, (size_t)(W * L) * sizeof(double));
     if (par) {
-        #pragma omp parallel for schedule(static) num_threads(c->n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(c->n_threads))
         for (int64_t ch = 0; ch < n_chunks; ch++) {
             const int64_t l0 = ch * AP_CHUNK, m = l0 + AP_CHUNK < L ? AP_CHUNK : L - l0;
             dfg_list_literal_sums(c->S, c->T0, L, d, rows, nr, 1.0, f->A, l0, m, c->avx2);
@@ -188,7 +187,7 @@ static void evaluate_all(const ap_ctx *c) {
     const double work = (double)items * (double)items * (double)c->L * (double)(c->d > 0 ? c->d : 1);
     ap_leaf *root = (ap_leaf *)&c->root;
     if (c->n_threads > 1 && items > 1 && work >= AP_PAR_WORK) {
-        #pragma omp parallel for schedule(dynamic, 1) num_threads(c->n_threads)
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(dfg_team(c->n_threads))
         for (int64_t i = 0; i < items; i++) {
             if (i < c->n_order)
                 evaluate(c, &c->leaf[c->order[i]], c->order[i]);
@@ -287,7 +286,7 @@ static int count_pairs(ap_ctx *c, int64_t small, const int64_t *rows, int64_t nr
         const int64_t items = n_groups * n_chunks;
         const int par = c->n_threads > 1 && items > 1 && (double)nr * (double)L >= 4.0 * AP_PAR_WORK;
         if (par) {
-            #pragma omp parallel for schedule(dynamic, 1) num_threads(c->n_threads)
+            #pragma omp parallel for schedule(dynamic, 1) num_threads(dfg_team(c->n_threads))
             for (int64_t it = 0; it < items; it++) {
                 const int64_t g = it / n_chunks, l0 = (it % n_chunks) * AP_CHUNK;
                 const int64_t s0 = c->group_start[g], m = l0 + AP_CHUNK < L ? AP_CHUNK : L - l0;
@@ -455,7 +454,7 @@ int dfg_additive_path_grow(const uint8_t *S, const double *T, int64_t n_samples,
     c->d = d;
     c->W = d + 1;
     c->min_leaf = min_leaf;
-    c->n_threads = n_threads < AP_MAX_THREADS ? n_threads : AP_MAX_THREADS;
+    c->n_threads = dfg_team(n_threads);
     c->avx2 = dfg_cpu_use_avx2();
     double *T0 = NULL, *v_then = NULL, *v_else = NULL;
     int64_t *all_rows = NULL;
