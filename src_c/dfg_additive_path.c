@@ -12,9 +12,6 @@
 #define AP_PAR_WORK 262144
 /* Literals per thread's share of a leaf's sums (a share is summed by one thread, in row order). */
 #define AP_CHUNK DFG_LIST_CHUNK
-/* Threads a parallel region starts at most, whatever the caller asks: libgomp lays out a
- * team's start data on the calling thread's stack, which 100,000 threads overflow. The
- * results do not depend on the count. */
 
 typedef struct {
     int64_t term, node, cnt; /* its term, node id and rows */
