@@ -176,6 +176,12 @@ def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
     per_list = 8.0 * (2.0 * rows * width + 1.5 * literals * (width + 1)) + float(rows) * literals / 2
     # the validation losses of every size on every row, per target (two in regression),
     # sizes bounded by the rows as list_path.search_list bounds them
-    sizes = min(max(config.max_rules, config.n_rules or 0), rows)
+    sizes = min(max(config.n_components, config.n_regions or 0, config.largest_regions), rows)
     losses = 8.0 * sizes * rows * (1 if n_classes else 2)
+    if config.tree_searched:
+        # each price's path (fit/tree_path.py), grown side by side: its kept literal sums per
+        # leaf (at most 256 MiB, src_c/dfg_tree_path.c) and the rows' bitsets; a loss and a
+        # count of comparisons per candidate and row
+        per_list += min(8.0 * sizes * (width + 1) * (literals / 2 + 1), 2.0**28) + float(rows) * literals / 16
+        losses = 16.0 * (3 * sizes + min(config.max_conditions or 0, rows)) * rows
     return targets + lists * per_list + losses

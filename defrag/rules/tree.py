@@ -18,95 +18,16 @@ down the trees level by level (a loop over the trees' depth, not over rows).
 """
 import copy
 import functools
+import json
 
 import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
-from .conditions import (_fmt, comparisons, conditions_on_training_rows, conjunction_reading,
+from . import document, tree_export
+from .conditions import (Condition, _fmt, comparisons, conditions_on_training_rows, conjunction_reading,
                          missing_value_note, reading_costs)
 from .ruleset import Rule, RuleSet, prediction_text
-
-
-class Leaf:
-    """A region: its prediction (a class label or a value; in a sum, the value the term
-    adds), class probabilities (a tree in classification), the training rows it holds
-    (``support``) and their share (``share``, when known)."""
-
-    __slots__ = ("prediction", "proba", "support", "share", "key")
-
-    def __init__(self, prediction, proba=None, support=0, share=None, key=None):
-        self.key = key  # where the fit grew it (the trees of a path share keys); not printed
-        self.prediction = prediction
-        self.proba = None if proba is None else np.asarray(proba, dtype=np.float64)
-        self.support = int(support)
-        self.share = None if share is None else float(share)
-
-    def __repr__(self):
-        return f"Leaf({self.prediction!r})"
-
-
-class Node:
-    """A box: ``conditions`` (all of them hold: ``then``, else ``otherwise``)."""
-
-    __slots__ = ("conditions", "then", "otherwise", "key")
-
-    def __init__(self, conditions, then, otherwise, key=None):
-        self.key = key
-        if not conditions:
-            raise ValueError("a node of a rule tree tests at least one condition")
-        self.conditions = list(conditions)
-        self.then = then
-        self.otherwise = otherwise
-
-    def __repr__(self):
-        return f"Node({' and '.join(map(str, self.conditions))})"
-
-
-def walk(node):
-    """The nodes and leaves of a tree in reading order: a node, its "then" subtree, its
-    "else" subtree."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        yield item
-        if isinstance(item, Node):
-            stack.append(item.otherwise)
-            stack.append(item.then)
-
-
-# A sum of trees holds its numbers (the first line's and the leaves') as decimals of a
-# fixed number of places, prints them with exactly those places and adds them as integers
-# of that unit: the text's arithmetic is predict's, digit for digit (a float sum of values
-# rounded for printing would differ from the printed decimals' sum, and over two classes
-# could land on the other side of 1/2). Two classes: probabilities to PROBABILITY_DECIMALS
-# places; regression: SIGNIFICANT_DIGITS digits of the largest number.
-PROBABILITY_DECIMALS = 4
-SIGNIFICANT_DIGITS = 6
-
-
-def sum_decimals(values, classification):
-    """The decimal places of a sum of trees whose numbers are values (negative: a unit of
-    a power of ten above one)."""
-    if classification:
-        return PROBABILITY_DECIMALS
-    largest = float(np.max(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0))
-    if not largest > 0.0:
-        return 0
-    return int(SIGNIFICANT_DIGITS - 1 - np.floor(np.log10(largest)))
-
-
-def to_units(values, decimals):
-    """values as integers of the unit 10**-decimals (int64)."""
-    values = np.asarray(values, dtype=np.float64)
-    scaled = values * 10.0 ** decimals if decimals >= 0 else values / 10.0 ** -decimals
-    return np.rint(scaled).astype(np.int64)
-
-
-def from_units(units, decimals):
-    """Integers of the unit 10**-decimals as the nearest float64 (a correctly rounded
-    division or product of exact values)."""
-    units = np.asarray(units, dtype=np.float64)
-    return units / 10.0 ** decimals if decimals >= 0 else units * 10.0 ** -decimals
+from .tree_nodes import Leaf, Node, from_units, sum_decimals, to_units, walk
 
 
 class RuleTree:
@@ -375,6 +296,58 @@ class RuleTree:
                 visits += np.bincount(item[inner], minlength=len(items))
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
+    # ------------------------------------------------------------ JSON
+    def to_dict(self):
+        """A JSON-ready dict with everything needed to rebuild the tree (``from_dict``):
+        its nodes and leaves, exact bounds and outputs, names, the input encoding, a schema
+        version (rules/document.py)."""
+        return document.tree_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """The tree of ``to_dict``; it predicts as the original did. The whole document is
+        checked before anything is built (``RulesDocumentError`` naming the JSON path of
+        the bad field)."""
+        fields = document.tree_fields(d)
+
+        def built(item):
+            if "conditions" in item:
+                return Node([Condition(**c) for c in item["conditions"]], built(item["then"]), built(item["else"]))
+            return Leaf(item["prediction"], item["proba"], item["support"], item["share"])
+
+        return cls([built(t) for t in fields.pop("terms")], **fields)
+
+    def to_json(self, indent=None):
+        """``to_dict`` as JSON text (strict JSON: infinite numbers as strings)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text):
+        """The tree of ``to_json``; a bad document raises ``RulesDocumentError``."""
+        return cls.from_dict(document.parse(text))
+
+    # ------------------------------------------------------------ exports
+    def to_sql(self, table=None, column_names=None):
+        """One SQL expression that gives ``predict`` on a table holding the columns as a
+        DataFrame would (nested ``CASE``; a sum adds integers of its unit); NULL where
+        ``predict`` raises. ``table`` and ``column_names`` as RuleSet.to_sql's."""
+        return tree_export.to_sql(self, table, column_names)
+
+    def to_python(self, name="predict"):
+        """Source of a dependency-free Python function ``name(row)`` returning ``predict``'s
+        value for one row (a mapping by column name, or a sequence in column order)."""
+        return tree_export.to_python(self, name)
+
+    def query_strings(self, column_names=None):
+        """pandas ``DataFrame.query`` expressions selecting each region's rows (a sum: one
+        list per part)."""
+        return tree_export.query_strings(self, column_names)
+
+    def to_frame(self, X=None, y=None):
+        """One row per region with its path, prediction, support and share (see
+        rules/tree_export.py's to_frame)."""
+        return tree_export.to_frame(self, X, y)
+
     # ------------------------------------------------------------ printing
     def on_training_rows(self, X, n_threads=1):
         """The tree printed for its training rows X (prepared, as the model reads them):
@@ -511,6 +484,13 @@ def explanation_conditions(rules):
     if isinstance(rules, RuleTree):
         return rules.n_conditions
     return int(sum(comparisons(c) for r in rules.rules for c in r.conditions))
+
+
+def from_json(text):
+    """The explanation of a JSON document that ``to_json`` wrote: a RuleTree (a document
+    with nodes) or a RuleSet (one with rules)."""
+    d = document.parse(text)
+    return RuleTree.from_dict(d) if isinstance(d, dict) and "nodes" in d else RuleSet.from_dict(d)
 
 
 def _depth(root):
