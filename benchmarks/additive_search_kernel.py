@@ -11,7 +11,7 @@ splits on its own training rows (S), the targets T (regression: y about its mean
 binary classification: the indicator of the second class, d = 1); 15 splits, min_leaf 1,
 3 backfit rounds. C times are the best of --repeat runs on one thread (n_threads=1), the
 NumPy reference's one run; "same" says whether the steps are the same. Where imodels is
-installed (the bench extra), FIGS fitted on the same S and T with max_rules=15 is timed
+installed (the bench extra), FIGS fitted on the same S and T with n_components=15 is timed
 beside them (the best of --repeat).
 """
 import argparse
@@ -33,13 +33,13 @@ SPLITS = 15
 
 
 def figs_time(S, T, repeat):
-    """Seconds of imodels' FIGS on S and T (max_rules=SPLITS), or None without imodels."""
+    """Seconds of imodels' FIGS on S and T (n_components=SPLITS), or None without imodels."""
     try:
         from imodels import FIGSRegressor
     except ImportError:
         return None
     X, y = S.astype(np.float64), T[:, 0]
-    return best_time(lambda: FIGSRegressor(max_rules=SPLITS).fit(X, y), repeat)[0]
+    return best_time(lambda: FIGSRegressor(n_components=SPLITS).fit(X, y), repeat)[0]
 
 
 def main():

@@ -97,7 +97,7 @@ def main():
             params = [m.eta_, m.alpha_] + ([m.mean_, m.precision_] if m.task_ == "regression" else [m.gamma_])
             if preset == "em-kl":
                 params.append(m.gate_weights_)
-            print(f"{preset:7s} {name:16s} L={len(m.splits_):6d} K={m.n_rules_:2d} params={digest(*params)} "
+            print(f"{preset:7s} {name:16s} L={len(m.splits_):6d} K={m.n_regions_:2d} params={digest(*params)} "
                   f"rules={hashlib.sha256(str(m.rules_).encode()).hexdigest()[:16]} "
                   f"predict={digest(m.predict(X))}")
 

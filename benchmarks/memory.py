@@ -209,7 +209,7 @@ def child_baseline(name, cache, data, params):
     kw = {} if est is baselines.InTrees else {"random_state": 0}
     est(forest, **kw).fit(Xtr[:300], ytr[:300])  # warm-up
     model, figures = measure(mem, lambda: est(forest, **kw).fit(Xtr, ytr))
-    return {"case": name, "N": len(Xtr), "L": 0, "K": int(model.n_rules_), **figures}
+    return {"case": name, "N": len(Xtr), "L": 0, "K": int(model.n_regions_), **figures}
 
 
 def child_guard(name, params):

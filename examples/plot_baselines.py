@@ -47,7 +47,7 @@ results = {}
 print(f"{'':15s} rules  error  overlap")
 for name, model in models.items():
     scores = model.fit(X_train, y_train).evaluate(X_test, y_test)
-    results[name] = [(scores["n_rules"], scores["error"])]
+    results[name] = [(scores["n_regions"], scores["error"])]
     print(f"{name:15s} {scores['n_rules']:5d}  {scores['error']:.3f}  {scores['overlap']:.2f}")
 
 # %%

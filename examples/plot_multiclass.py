@@ -20,7 +20,7 @@ X_train, X_test, y_train, y_test = train_test_split(
     data.data, data.target, test_size=0.3, random_state=0, stratify=data.target)
 forest = RandomForestClassifier(n_estimators=100, random_state=0).fit(X_train, y_train)
 
-model = DefragModel(forest, max_rules=10, random_state=0).fit(X_train)
+model = DefragModel(forest, n_components=10, random_state=0).fit(X_train)
 print(model)
 print({k: round(v, 3) for k, v in model.evaluate(X_test, y_test).items()})
 

@@ -26,25 +26,25 @@ forest = RandomForestClassifier(n_estimators=100, random_state=0).fit(X_train, y
 # %%
 # The default: an ordered rule list fitted to the forest's predictions on the training
 # points. The DataFrame's column names appear in the rules.
-model = DefragModel(forest, max_rules=10, random_state=0).fit(X_train)
+model = DefragModel(forest, n_components=10, random_state=0).fit(X_train)
 print(model)
 
 # %%
 # The paper's algorithm as published: every split of the forest, the rules read off the
 # mixture's components in weight order, the two-step MAP prediction.
-paper = DefragModel.paper(forest, max_rules=10, random_state=0).fit(X_train)
+paper = DefragModel.paper(forest, n_components=10, random_state=0).fit(X_train)
 print(paper)
 
 # %%
 # Test errors. ``error`` is the error of what ``predict`` returns: for the default, the
 # printed list; for the paper's preset, the MAP prediction (``error_map``). The tree
 # fitted to the forest's predictions gets as many leaves as the list has regions.
-cart = DecisionTreeClassifier(max_leaf_nodes=model.n_rules_, random_state=0)
+cart = DecisionTreeClassifier(max_leaf_nodes=model.n_regions_, random_state=0)
 cart.fit(X_train, forest.predict(X_train))
 print(f"{'':22s} regions  test error")
 print(f"{'forest':22s} {'':7s}  {np.mean(forest.predict(X_test) != y_test):.4f}")
 for name, m in (("defrag (rule list)", model), ("defrag (paper)", paper)):
-    print(f"{name:22s} {m.n_rules_:7d}  {m.evaluate(X_test, y_test)['error']:.4f}")
+    print(f"{name:22s} {m.n_regions_:7d}  {m.evaluate(X_test, y_test)['error']:.4f}")
 print(f"{'CART-fp':22s} {cart.get_n_leaves():7d}  {np.mean(cart.predict(X_test) != y_test):.4f}")
 
 # %%

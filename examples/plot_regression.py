@@ -35,11 +35,11 @@ print({k: round(v, 3) for k, v in model.evaluate(X_test, y_test).items()})
 # model's predictions with as many leaves (CART-fp).
 results = {"defrag (EM)": [], "CART-fp": []}
 for k in (2, 4, 6):
-    em = DefragModel(forest, method="em", max_rules=k, n_restarts=5, random_state=0).fit(X_train)
-    results["defrag (EM)"].append((em.n_rules_, em.evaluate(X_test, y_test)["error"]))
-    cart = DecisionTreeRegressor(max_leaf_nodes=em.n_rules_, random_state=0)
+    em = DefragModel(forest, method="em", n_components=k, n_restarts=5, random_state=0).fit(X_train)
+    results["defrag (EM)"].append((em.n_regions_, em.evaluate(X_test, y_test)["error"]))
+    cart = DecisionTreeRegressor(max_leaf_nodes=em.n_regions_, random_state=0)
     cart.fit(X_train, forest.predict(X_train))
-    results["CART-fp"].append((em.n_rules_, float(np.mean((cart.predict(X_test) - y_test) ** 2))))
+    results["CART-fp"].append((em.n_regions_, float(np.mean((cart.predict(X_test) - y_test) ** 2))))
 for name, points in results.items():
     print(name, [(k, round(e)) for k, e in points])
 fig = tradeoff(results, error_label="test MSE", log_rules=False)
@@ -48,7 +48,7 @@ fig = tradeoff(results, error_label="test MSE", log_rules=False)
 # The mixture of experts of the 2016 paper: each of the ``max_rules`` experts has a
 # region and a Gaussian output, and a softmax gate over the split features weighs them.
 # ``predict`` is the experts' weighted prediction; ``rules_`` summarise the regions.
-emkl = DefragModel(forest, method="em-kl", max_rules=3, n_restarts=5,
+emkl = DefragModel(forest, method="em-kl", n_components=3, n_restarts=5,
                    random_state=0).fit(X_train)
 print(emkl.rules_)
 print({k: round(v, 3) for k, v in emkl.evaluate(X_test, y_test).items()})

@@ -29,15 +29,15 @@ print(f"the forest has {splits} splits")
 # %%
 # Fit the rules to the forest's own predictions on X (no ``y``): the rules explain the
 # forest, not the data. FAB chooses the number of rules, up to ``max_rules``.
-model = DefragModel(forest, max_rules=10, random_state=0).fit(X)
+model = DefragModel(forest, n_components=10, random_state=0).fit(X)
 print(model)
 
 # %%
 # The list is read top to bottom: the first rule that holds predicts, else the last
 # line, "otherwise". Two boxes and the default cover the four quadrants. The mixture
 # behind the list kept four components (``n_components_``); the list needs three lines
-# (``n_rules_`` counts the default: the number of regions, as a tree's leaves).
-print("components:", model.n_components_, " regions of the list:", model.n_rules_)
+# (``n_regions_`` counts the default: the number of regions, as a tree's leaves).
+print("components:", model.n_components_, " regions of the list:", model.n_regions_)
 print(model.evaluate(X, y))
 
 # %%

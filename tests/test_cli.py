@@ -64,14 +64,14 @@ def test_explain_a_model_file_end_to_end(files, name):
         pytest.skip("skops is not installed")
     out = d / f"{name}.rules.json"
     res = _run("explain", str(d / name), str(d / "data.csv"), "--format", "json", "--out", str(out),
-               "--max-rules", "5", "--n-restarts", "3", "--seed", "0", "--quiet")
+               "--n-components", "5", "--n-restarts", "3", "--seed", "0", "--quiet")
     assert res.returncode == 0, res.stderr
     assert res.stdout == "" and res.stderr == ""
     rules = RuleSet.from_json(out.read_text())
     # the rules fit the model's own predictions, as DefragModel on the fitted model does
     model = models[name]
     cols = ["x0", "x2"] if name == "rf.skops" else list(X.columns)
-    expected = DefragModel(model, max_rules=5, n_restarts=3, random_state=0).fit(X[cols])
+    expected = DefragModel(model, n_components=5, n_restarts=3, random_state=0).fit(X[cols])
     assert str(rules) == str(expected.rules_)
     np.testing.assert_array_equal(rules.predict(X[cols]), expected.predict(X[cols]))
     # and score the CSV with them (in a subprocess once: each costs seconds of imports)
@@ -89,13 +89,13 @@ def test_explain_a_model_file_end_to_end(files, name):
 
 def test_explain_with_a_target_and_every_format(files):
     d, X, y, _ = files
-    expected = DefragModel(cli.load_model(str(d / "lgb.txt"))[0], max_rules=4, n_restarts=2,
+    expected = DefragModel(cli.load_model(str(d / "lgb.txt"))[0], n_components=4, n_restarts=2,
                            random_state=0).fit(cli.prepare_frame(X, {1: None, 3: None}), y)
     texts = {}
     for fmt in cli.FORMATS:
         out, err = io.StringIO(), io.StringIO()
         code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
-                         "--format", fmt, "--max-rules", "4", "--n-restarts", "2", "--quiet"], out, err)
+                         "--format", fmt, "--n-components", "4", "--n-restarts", "2", "--quiet"], out, err)
         assert code == 0 and err.getvalue() == ""
         texts[fmt] = out.getvalue()
     assert texts["text"].strip() == str(expected)
@@ -118,10 +118,10 @@ def test_explain_with_n_rules_and_the_default_restarts(files):
     model = cli.load_model(str(d / "lgb.txt"))[0]
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
-                     "--n-rules", "3", "--quiet"], out, err)
+                     "--n-regions", "3", "--quiet"], out, err)
     assert code == 0 and err.getvalue() == ""
-    expected = DefragModel(model, n_rules=3, random_state=0).fit(frame, y)  # n_restarts "auto"
-    assert out.getvalue().strip() == str(expected) and expected.n_rules_ == 3
+    expected = DefragModel(model, n_regions=3, random_state=0).fit(frame, y)  # n_restarts "auto"
+    assert out.getvalue().strip() == str(expected) and expected.n_regions_ == 3
 
 
 def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
@@ -146,7 +146,7 @@ def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
 
 def test_bad_arguments_and_files_are_errors_not_tracebacks(files, capsys):
     d, *_ = files
-    for bad in (["demo", "--n-restarts", "0"], ["explain", "m", "d", "--max-rules", "x"],
+    for bad in (["demo", "--n-restarts", "0"], ["explain", "m", "d", "--n-components", "x"],
                 ["explain", "m", "d", "--format", "pdf"], ["explain", "m", "d", "--n-jobs", "0"], []):
         with pytest.raises(SystemExit) as exc:
             cli.main(bad)
@@ -191,7 +191,7 @@ def test_demo_wraps_rules_and_explains_fidelity(monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
     out = io.StringIO()
     assert cli.main(["demo", "--dataset", "diabetes", "--n-trees", "7", "--n-restarts", "2",
-                     "--max-rules", "6", "--quiet"], out) == 0
+                     "--n-components", "6", "--quiet"], out) == 0
     text = out.getvalue()
     assert "of 7 trees" in text and "100 trees" not in text
     assert "fidelity: R^2" in text
@@ -203,7 +203,7 @@ def test_demo_wraps_rules_and_explains_fidelity(monkeypatch):
 def test_predict_reads_parquet_when_pyarrow_is_there(files, tmp_path):
     pytest.importorskip("pyarrow")
     d, X, y, models = files
-    m = DefragModel(models["rf.joblib"], max_rules=4, n_restarts=2, random_state=0).fit(X[["x0", "x2"]])
+    m = DefragModel(models["rf.joblib"], n_components=4, n_restarts=2, random_state=0).fit(X[["x0", "x2"]])
     (tmp_path / "r.json").write_text(m.rules_.to_json())
     X.to_parquet(tmp_path / "d.parquet")
     out = io.StringIO()

@@ -48,7 +48,7 @@ def files(tmp_path_factory):
     y = (X["region"].isin(["07", "NA"]) | (X["w"] > 1)).astype(int)
     est = lgb.LGBMClassifier(n_estimators=10, num_leaves=4, verbose=-1, random_state=0).fit(X, y)
     est.booster_.save_model(str(d / "lgb.txt"))
-    rules = DefragModel(est, n_restarts=2, random_state=0).fit(X).rules_
+    rules = DefragModel(est, n_restarts=2, random_state=0, form="list").fit(X).rules_
     assert any(c.is_set for r in rules.rules for c in r.conditions)
     (d / "rules.json").write_text(rules.to_json())
     X.to_csv(d / "train.csv", index=False)
@@ -266,7 +266,7 @@ def test_a_class_label_that_is_a_formula_is_escaped(tmp_path):
     X = pd.DataFrame({"a": rng.normal(size=300)})
     y = np.where(X["a"] > 0, "=1+1", "fine")
     rf = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
-    rules = DefragModel(rf, n_restarts=1, random_state=0).fit(X).rules_
+    rules = DefragModel(rf, n_restarts=1, random_state=0, form="list").fit(X).rules_
     (tmp_path / "rules.json").write_text(rules.to_json())
     X.to_csv(tmp_path / "d.csv", index=False)
     code, out, err = _main("predict", tmp_path / "rules.json", tmp_path / "d.csv")

@@ -37,7 +37,7 @@ def test_old_model_pickles_predict_as_before(name, expected):
         np.testing.assert_array_equal(model.rules_.predict(X), np.asarray(want["predict"]))
     # refitting the loaded estimator works with the current code
     refit = type(model)(**model.get_params()).fit(X, model.predict(X))
-    assert refit.n_rules_ >= 1
+    assert refit.n_regions_ >= 1
 
 
 def test_old_ruleset_pickle_predicts_as_before(expected):

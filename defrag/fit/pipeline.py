@@ -99,7 +99,7 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
                             config.subsample, rows.n_samples)
                 rows = rows.in_memory()
             elif not config.rule_list:
-                raise ValueError("rule_list=False prunes the paper's rules on all rows in one process: not "
+                raise ValueError("form='paper' prunes the paper's rules on all rows in one process: not "
                                  "supported with a Dask X and a subsample; use rule_list=True, or compute X")
         prepared = prepare(config, source, rows, feature_names, clock)
         if prepared.subsampled:

@@ -261,6 +261,10 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0)) if with_sums else 0
     prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()
     T_sum = T[:, 1:2] if n_classes == 2 else T[:, :1]
+    # the outputs (leaves' predictions, a sum's values) fit the fit's targets (y where it
+    # is given): the ensemble's predictions shape the regions, the data what they predict
+    U, _ = growth_targets(None, y[rows], n_classes, p.classes, None)
+    U_sum = U[:, 1:2] if n_classes == 2 else U[:, :1]
     candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
     candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
     if p.constant:
@@ -295,15 +299,15 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         for f, tr in enumerate(parts):  # over folds, then prices: not rows
             va = np.flatnonzero(fold == f)
             for price in prices:
-                losses, checks = tree_path_scores(tree_paths[price][f], S[tr], T[tr], S[va], y_s[va], n_classes,
+                losses, checks = tree_path_scores(tree_paths[price][f], S[tr], U[tr], S[va], y_s[va], n_classes,
                                                   max_regions)
                 for k in range(1, max_regions + 1):
                     c = by_key[("tree", price, k)]
                     c.losses[va], c.checks[va] = losses[k - 1], checks[k - 1]
             if sum_size:
                 steps = sum_paths[f]
-                losses = sum_path_scores(steps, S[tr], T_sum[tr], S[va], y_s[va], n_classes, sum_size) if steps \
-                    else np.tile(_constant_losses(T_sum[tr], y_s[va], n_classes), (sum_size, 1))
+                losses = sum_path_scores(steps, S[tr], U_sum[tr], S[va], y_s[va], n_classes, sum_size) if steps \
+                    else np.tile(_constant_losses(U_sum[tr], y_s[va], n_classes), (sum_size, 1))
                 for b in range(1, sum_size + 1):
                     by_key[("sum", math.inf, b)].losses[va] = losses[b - 1]
         for c in candidates:
@@ -317,12 +321,12 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     read = dict(zip(distinct, _read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
-    means = {price: node_outputs(steps, S, T) for price, steps in grown.items()}
+    means = {price: node_outputs(steps, S, U) for price, steps in grown.items()}
     for c in candidates:
         if c.form == "tree":
             c.tree = _tree_of(grown[c.price][:c.size - 1], read, means[c.price], p.classes, n_classes, names)
         else:
-            c.tree = _sum_of(sum_steps[:c.size], read, S, T_sum, p.classes, n_classes, names)
+            c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
         c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
     chosen = choose(candidates, budget, n_regions)
     if n_regions is not None and candidates[chosen].n_regions != n_regions:

@@ -553,7 +553,7 @@ def tree_to_dict(tree):
         "nodes": nodes, "terms": roots,
         "base": None if tree.base is None else _plain(tree.base), "decimals": tree.decimals,
         "feature_names": _written_names(tree._boxes()),
-        "feature_names_in": tree.feature_names_in,
+        "feature_names_in": tree._boxes().feature_names_in,
         "classes": None if classes is None else classes["values"],
         "classes_dtype": None if classes is None else classes["dtype"],
         "supports_missing": tree.supports_missing,
