@@ -294,7 +294,7 @@ class Split:
         state = np.random.get_state()
         np.random.seed(0)
         try:
-            model = Figs(n_components=max_rules, random_state=0).fit(filled(self.Xtr), self.fp)
+            model = Figs(max_rules=max_rules, random_state=0).fit(filled(self.Xtr), self.fp)
             self.figs_checks = figs_checks(model, filled(self.Xte))
             return self.error(model.predict(filled(self.Xte)))
         except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on

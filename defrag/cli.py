@@ -302,7 +302,7 @@ def _load_xgboost(path, doc, raw):
 
 def _load_json(path, data):
     doc, raw = _checked(check_xgboost_json, data, path, "an XGBoost JSON model")
-    if isinstance(doc, dict) and "rules" in doc and ("schema" in doc or "schema_version" in doc):
+    if isinstance(doc, dict) and ("rules" in doc or "nodes" in doc) and ("schema" in doc or "schema_version" in doc):
         raise CommandError(f"{path} is a defrag rules file, not a model: score data with it by "
                            "'defrag predict RULES DATA'")
     if not isinstance(doc, dict) or "learner" not in doc:

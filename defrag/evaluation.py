@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .rules.ruleset import FIRST_MATCH
 from .rules.tree import explanation_conditions
 from .sources import predicts, unwrap
+from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
 from .utils.validation import check_missing, check_predict_X, tagged
 
@@ -147,6 +148,21 @@ class RuleEstimatorMixin:
 
     def __sklearn_tags__(self):
         return tagged(super().__sklearn_tags__(), estimator_kind(self.estimator, self._task_setting()))
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_defrag_version"] = VERSION
+        return state
+
+    def __setstate__(self, state):
+        version = state.pop("_defrag_version", "an earlier development version")
+        if version != VERSION:
+            # as scikit-learn's InconsistentVersionWarning: a pickle is for the version
+            # that wrote it; the rules' JSON document is what later versions read
+            warnings.warn(f"this {type(self).__name__} was pickled by defrag {version} and is loaded by "
+                          f"{VERSION}: it may not work; refit it, or save its rules as JSON "
+                          "(rules_.to_json()), which later versions read", UserWarning, stacklevel=2)
+        super().__setstate__(state)
 
     def set_params(self, **params):
         try:

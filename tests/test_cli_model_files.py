@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from defrag import cli
+from defrag.rules import from_json
 
 pd = pytest.importorskip("pandas")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -136,7 +137,7 @@ def test_a_skops_forest_round_trips(data, tmp_path):
     expected = DefragModel(rf, n_components=4, n_restarts=2, random_state=0).fit(X)
     from defrag import RuleSet
 
-    assert str(RuleSet.from_json(out)) == str(expected.rules_)
+    assert str(from_json(out)) == str(expected.rules_)
 
 
 def test_skops_files_load_only_trusted_types(data, tmp_path):

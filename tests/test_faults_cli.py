@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from defrag import DefragModel, RuleSet, cli
+from defrag.rules import from_json
 
 pd = pytest.importorskip("pandas")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,7 +97,7 @@ def test_predict_and_explain_read_a_named_pipe_once(files, tmp_path):
     code, out, err = _in_thread(["explain", d / "lgb.txt", fifo, "--format", "json", "--n-restarts", "1",
                                  "--quiet"], fifo)
     assert code == 0, err
-    assert RuleSet.from_json(out).predict(X).shape == (len(X),)
+    assert from_json(out).predict(X).shape == (len(X),)
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="/dev/fd (process substitution)")
@@ -144,7 +145,7 @@ def test_a_catboost_category_na_in_a_csv_is_the_label_na(tmp_path):
     code, out, err = _main("explain", tmp_path / "region.cbm", tmp_path / "region.csv", "--format", "json",
                            "--n-restarts", "2", "--quiet")
     assert code == 0, err  # was: "CatBoost cannot read X: Invalid type for cat_feature ... NaN"
-    rules = RuleSet.from_json(out)
+    rules = from_json(out)
     # the rules fitted CatBoost's predictions on the labels as written ("NA" and "" included)
     assert np.mean(rules.predict(X) == model.predict(X)) > 0.95
     (tmp_path / "rules.json").write_text(out)

@@ -1,6 +1,6 @@
 """form="list" (defrag/rules/list_search.py, defrag/fit/list_path.py): the vectorised
 gains against plain per-literal NumPy, the boxes' simplification, the list's size
-(n_rules, path_, with_size), what it predicts, and its parameters' checks."""
+(n_regions, path_, with_size), what it predicts, and its parameters' checks."""
 import copy
 import threading
 import warnings
@@ -351,7 +351,7 @@ def friedman():
 def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
     for rf, X, y in (wine, friedman):
         model = DefragModel(rf, n_restarts=4, random_state=0, form="list").fit(X, y)
-        assert model.rule_list == "search" and model.n_regions_ == len(model.rules_) + 1
+        assert model.form == "list" and model.n_regions_ == len(model.rules_) + 1
         np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
         path = model.path_
         assert list(path["size"]) == list(range(1, len(path["size"]) + 1))
@@ -373,7 +373,7 @@ def test_n_rules_gives_that_many_regions_and_with_size_the_same_list(friedman, k
     assert np.all(np.isnan(model.path_["validation_error"]))  # the size was given
     default = DefragModel(rf, n_restarts=4, random_state=0, form="list").fit(X, y)
     sized = default.with_size(k)
-    assert sized.n_regions_ == k and sized.n_rules == k and default.n_rules is None
+    assert sized.n_regions_ == k and sized.n_regions == k and default.n_regions is None
     assert str(sized.rules_) == str(model.rules_)
     # a size on the path counts its own default: the training rows its rules leave
     first = sized.rules_.first_match(X)
@@ -439,7 +439,7 @@ def test_bad_n_rules_and_with_size(wine):
             DefragModel(rf, n_regions=bad, form="list").fit(X, y)
     with pytest.raises(ValueError, match="sizes a searched explanation"):
         DefragModel(rf, n_regions=3, form="restarts").fit(X, y)
-    with pytest.raises(ValueError, match="form 'restarts'"):
+    with pytest.raises(ValueError, match="sizes a searched explanation"):
         DefragModel(rf, n_regions=3, method="em-kl", form="list").fit(X, y)
     with pytest.raises(ValueError, match="form must be one of"):
         DefragModel(rf, form="searched").fit(X, y)
@@ -448,7 +448,7 @@ def test_bad_n_rules_and_with_size(wine):
         model.with_size(len(model.path_["size"]) + 1)
     old = DefragModel(rf, n_restarts=2, form="restarts", random_state=0).fit(X, y)
     assert not hasattr(old, "path_")
-    with pytest.raises(ValueError, match="with_size needs"):
+    with pytest.raises(ValueError, match="with_size reads the path"):
         old.with_size(2)
 
 

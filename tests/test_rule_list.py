@@ -131,7 +131,7 @@ def test_penalty_counts_all_splits_and_the_paper_preset_is_algorithm_1():
     for m in (b, paper):
         np.testing.assert_array_equal(m.eta_, a.eta_)
         np.testing.assert_array_equal(m.lower_bound_, a.lower_bound_)
-    assert paper.get_params()["max_splits"] is None and paper.get_params()["rule_list"] is False
+    assert paper.get_params()["max_splits"] is None and paper.get_params()["form"] == "paper"
     np.testing.assert_array_equal(paper.predict(Xtr), paper.predict_map(Xtr))
     # on a selection the penalty over all splits is larger: its bound is lower
     sel = DefragModel(rf, max_splits=100, form="paper", n_restarts=1, eps_schedule=(), max_iter=1,
@@ -199,21 +199,6 @@ def test_subsampled_fits_print_thresholds_for_all_training_rows():
             for real, printed in ((c.lower, c.printed_lower), (c.upper, c.printed_upper)):
                 if real is not None:
                     assert np.array_equal(column <= real, column <= printed)
-
-
-def test_a_model_pickled_before_rule_lists_predicts_as_it_did(cancer):
-    import pickle
-
-    rf, Xtr, ytr, Xte, _ = cancer
-    m = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, ytr)
-    state = m.__getstate__()
-    for name in ("max_splits", "penalty_splits", "rule_list", "prune_tol", "n_components_", "n_all_splits_"):
-        del state[name]  # what a model of the earlier layout holds
-    old = DefragModel.__new__(DefragModel)
-    old.__setstate__(state)
-    back = pickle.loads(pickle.dumps(old))
-    np.testing.assert_array_equal(back.predict(Xte), m.predict(Xte))
-    assert back.rule_list is False and back.n_components_ == m.n_components_
 
 
 @pytest.mark.parametrize("n_classes", [0, 3])

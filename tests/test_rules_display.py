@@ -174,7 +174,7 @@ def test_print_starts_with_how_to_read_and_repr_stays_scikit_learn(fitted):
     assert lines[0].startswith("How to read:") and "first match wins" in lines[0]
     assert lines[1].startswith("DefragModel: ")
     assert "\n".join(lines[2:]) == str(model.rules_)
-    assert repr(model).startswith("DefragModel(", form="list") and "if " not in repr(model)
+    assert repr(model).startswith("DefragModel(") and "if " not in repr(model)
     paper = DefragModel.paper(model.estimator, n_components=3, n_restarts=1, random_state=0)
     assert str(paper) == repr(paper)  # unfitted
     X = fitted["classification"][1]
@@ -220,4 +220,4 @@ def test_notebook_display_shows_the_rules(fitted):
     _check_against_frame(_parsed(data["text/html"]).rows, model.rules_)
     _check_against_frame(_markdown_rows(data["text/markdown"]), model.rules_)
     data, _ = shown.format(DefragModel(model.estimator, form="list"))  # unfitted: scikit-learn's display
-    assert "defrag-rules" not in data["text/html"] and data["text/plain"].startswith("DefragModel(", form="list")
+    assert "defrag-rules" not in data["text/html"] and data["text/plain"].startswith("DefragModel(")

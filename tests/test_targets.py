@@ -32,10 +32,11 @@ def test_scaled_targets_give_the_same_rules(regression, kwargs):
     # within 1e-12 of zero were "constant", and the restarts' lists dropped every rule of
     # targets under about 1e-6 (absolute tolerances): the rules depend on the scale of y
     rf, X, y = regression
-    base = DefragModel(rf, random_state=0, **kwargs, form="list").fit(X, y)
+    kwargs = {"form": "list", **kwargs}
+    base = DefragModel(rf, random_state=0, **kwargs).fit(X, y)
     assert len(base.rules_) >= 1
     for scale in (2.0**-150, 2.0**-40, 2.0**-20, 2.0**40, 2.0**150):
-        model = DefragModel(rf, random_state=0, **kwargs, form="list").fit(X, y * scale)
+        model = DefragModel(rf, random_state=0, **kwargs).fit(X, y * scale)
         assert _conditions(model) == _conditions(base), scale
         # a power of two scales every sum exactly (FAB's mixture, which some outputs come
         # from, converges to within its tolerance)

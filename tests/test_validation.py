@@ -109,8 +109,8 @@ def test_single_class_gives_one_rule(xor_forest):
     m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, y)
     assert m.n_regions_ == 1 and list(m.classes_) == ["only"]
     assert np.all(m.predict(Xte) == "only")
-    # the one rule covers everything: the rule list is its default
-    assert len(m.rules_) == 0 and m.rules_.default_prediction == "only"
+    # the one region covers everything: a tree of one leaf
+    assert m.rules_.n_regions == 1 and m.rules_.leaves()[0].prediction == "only"
     paper = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, y)
     assert paper.n_regions_ == 1 and paper.rules_[0].conditions == []
     assert paper.evaluate(Xte, np.full(Xte.shape[0], "only"))["coverage"] == 1.0
