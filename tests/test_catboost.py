@@ -23,6 +23,7 @@ from conftest import xor_data  # noqa: E402
 from defrag import DefragModel, PrototypeExplainer, RuleSet, cli  # noqa: E402
 from defrag.sources import adapt, walk_tree  # noqa: E402
 from defrag.sources.catboost import category_hash, model_json  # noqa: E402
+from defrag.rules import from_json
 
 FLT_MAX = float(np.finfo(np.float32).max)
 QUIET = dict(verbose=0, thread_count=1, random_seed=0, allow_writing_files=False)
@@ -219,7 +220,7 @@ def test_defrag_rules_name_the_categories_and_survive_json():
     assert "<CatBoost hash" not in text
     np.testing.assert_array_equal(m.predict(X), labels)
     # the exports read categories by name: other colours are not in {red, blue}
-    back = RuleSet.from_json(m.rules_.to_json())
+    back = from_json(m.rules_.to_json())
     np.testing.assert_array_equal(back.predict(X), labels)
     namespace = {}
     exec(m.rules_.to_python(), namespace)
@@ -542,10 +543,10 @@ def test_cli_explains_a_cbm_file(tmp_path):
     frame.to_csv(tmp_path / "data.csv", index=False)
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["explain", str(tmp_path / "model.cbm"), str(tmp_path / "data.csv"), "--format", "json",
-                     "--max-rules", "5", "--n-restarts", "3", "--seed", "0", "--quiet"], out, err)
+                     "--n-components", "5", "--n-restarts", "3", "--seed", "0", "--quiet"], out, err)
     assert code == 0 and err.getvalue() == "", err.getvalue()
-    rules = RuleSet.from_json(out.getvalue())
-    expected = DefragModel(model, n_components=5, n_restarts=3, random_state=0, form="list").fit(X)
+    rules = from_json(out.getvalue())
+    expected = DefragModel(model, n_components=5, n_restarts=3, random_state=0).fit(X)
     assert str(rules) == str(expected.rules_)
     np.testing.assert_array_equal(rules.predict(X), expected.predict(X))
     # a file that is not a CatBoost model: one line, no traceback

@@ -116,8 +116,9 @@ def test_categorical_dataframe_and_em_kl(client):
     kw = dict(FIT, subsample=800, n_restarts=2, max_iter=10)
     ddf = dd.from_pandas(X, npartitions=4)
     for method in ("fab", "em-kl"):
-        ref = DefragModel(hgb, method=method, **kw, form="list").fit(X)
-        model = DefragModel(hgb, method=method, **kw, form="list").fit(ddf)
+        form = "auto" if method == "em-kl" else "list"
+        ref = DefragModel(hgb, method=method, **kw, form=form).fit(X)
+        model = DefragModel(hgb, method=method, **kw, form=form).fit(ddf)
         assert_same_fit(ref, model, exact_outputs=False)
         assert np.allclose(model.predict(ddf).compute(), ref.predict(X), rtol=1e-12, atol=0)
 
@@ -125,8 +126,8 @@ def test_categorical_dataframe_and_em_kl(client):
 def test_small_input_is_fitted_in_memory(client, classification):
     rf, X, y = classification
     kw = dict(FIT, subsample="auto", form="restarts")  # 6,000 rows: every restart on all rows
-    ref = DefragModel(rf, **kw, form="list").fit(X)
-    model = DefragModel(rf, **kw, form="list").fit(da.from_array(X, chunks=2000))
+    ref = DefragModel(rf, **kw).fit(X)
+    model = DefragModel(rf, **kw).fit(da.from_array(X, chunks=2000))
     assert model.subsample_size_ == 6000
     assert_same_fit(ref, model)
 

@@ -49,7 +49,7 @@ def test_max_rules_of_a_constant_target_sizes_nothing(forests):
 
 def test_the_lower_bound_trace_of_max_iter_is_counted(forests):
     base = dict(n_samples=400, n_fit=400, n_features=3, n_splits=50, n_groups=3, bit_words=0,
-                max_group=20, n_components=10, n_classes=2, workers=1, threads=1, form="restarts")
+                max_group=20, n_components=10, n_classes=2, workers=1, threads=1, rule_list=True)
     assert (fit_estimate(**base, iterations=10 ** 7)["restarts in flight"]
             - fit_estimate(**base)["restarts in flight"]) == 12.0 * 10 ** 7
     # 10**7 iterations (the largest max_iter) hold 120 MB of trace a restart in flight

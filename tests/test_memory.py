@@ -29,7 +29,7 @@ def test_more_rules_than_rows_is_refused(small_forest):
     with pytest.raises(DefragMemoryError) as info:
         DefragModel(rf, method="em", n_components=10**6, form="list").fit(X)
     msg = str(info.value)
-    assert "n_components=1000000 is more than the 400 rows" in msg and "Set max_rules <= 400" in msg
+    assert "n_components=1000000 is more than the 400 rows" in msg and "Set n_components <= 400" in msg
     assert re.search(r"would need about [0-9.]+ GB of memory \(limit: ", msg)
     assert "subsample=" not in msg  # all rows are fitted on: a subsample would not help
     assert isinstance(info.value, MemoryError) and isinstance(info.value, ValueError)
@@ -86,7 +86,7 @@ def test_default_limit_reads_the_os(monkeypatch):
 
 def test_estimate_scales_with_what_a_restart_allocates():
     base = dict(n_samples=1000, n_fit=1000, n_features=10, n_splits=300, n_groups=10, bit_words=0,
-                max_group=30, n_components=10, n_classes=2, workers=1, threads=1, form="paper")
+                max_group=30, n_components=10, n_classes=2, workers=1, threads=1, rule_list=False)
     one = sum(fit_estimate(**base).values())
     # the restarts' part (3 N K doubles at least) grows linearly with K and with workers
     ten_k = sum(fit_estimate(**{**base, "n_components": 100}).values())

@@ -346,7 +346,7 @@ def test_lightgbm_zero_as_missing_prints_the_truth():
     X = np.where(X < 0.15, 0.0, X)  # zeros the model reads as missing
     source = lgb.LGBMRegressor(n_estimators=15, num_leaves=6, min_child_samples=10, zero_as_missing=True,
                                n_jobs=1, verbose=-1, random_state=0).fit(X, y)
-    model = DefragModel(source, n_restarts=2, random_state=0).fit(X)
+    model = DefragModel(source, n_restarts=2, random_state=0, form="list").fit(X)
     assert any(c.zero_missing for r in model.rules_ for c in r.conditions)
     X_test = knock_out(X, zero=True)
     check_truthful(model, {n: X_test[:, d] for d, n in enumerate(model.rules_.feature_names)}, X_test, True)
@@ -382,8 +382,9 @@ def frame_columns(frame):
     return {c: np.asarray(frame[c].astype(object).where(frame[c].notna(), np.nan)) for c in frame.columns}
 
 
+@pytest.mark.parametrize("form", ["auto", "list"])
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
-def test_categorical_sets_print_the_truth(library):
+def test_categorical_sets_print_the_truth(library, form):
     frame, y = categorical_data()
     if library == "xgboost":
         xgb = pytest.importorskip("xgboost")
@@ -398,8 +399,10 @@ def test_categorical_sets_print_the_truth(library):
 
         source = HistGradientBoostingClassifier(max_iter=15, categorical_features="from_dtype",
                                                 random_state=0).fit(frame, y)
-    model = DefragModel(source, n_restarts=2, random_state=0).fit(frame)
-    assert any(c.is_set for r in model.rules_ for c in r.conditions), str(model)
+    model = DefragModel(source, n_restarts=2, random_state=0, form=form).fit(frame)
+    conditions = [c for nd in model.rules_.nodes() for c in nd.conditions] if form == "auto" else \
+        [c for r in model.rules_ for c in r.conditions]
+    assert any(c.is_set for c in conditions), str(model)
     # XGBoost refuses a category it was not trained with (predict raises): none there
     test = knock_out_frame(frame, unknown=None if library == "xgboost" else "purple")
     check_truthful(model, frame_columns(test), test, False, known={"colour": set(COLOURS)})
@@ -416,7 +419,7 @@ def test_lightgbm_category_codes_print_the_truth():
     source = lgb.LGBMClassifier(n_estimators=15, num_leaves=6, min_child_samples=10, min_data_per_group=5,
                                 cat_smooth=1, n_jobs=1, verbose=-1, random_state=0)
     source.fit(X, y, categorical_feature=[0])
-    model = DefragModel(source, n_restarts=2, random_state=0).fit(X)
+    model = DefragModel(source, n_restarts=2, random_state=0, form="list").fit(X)
     assert any(c.is_set for r in model.rules_ for c in r.conditions), str(model)
     X_test = knock_out(X)
     X_test[np.random.default_rng(2).random(len(X_test)) < 0.05, 0] = 9.0  # a code never seen: not in any set

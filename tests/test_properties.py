@@ -128,7 +128,7 @@ def test_log_joint_bound_estep_mstep_match_numpy(p, path, n_updates):
 
 
 @st.composite
-def rule_sets(draw, max_n=40, n_components=5, max_conditions=4):
+def rule_sets(draw, max_n=40, max_rules=5, max_conditions=4):
     """(X, rule_ptr, feature, lower, upper, missing, kind, sets) of random rules over a
     numeric column and two category-code columns (negative, large and missing codes)."""
     n = draw(st.integers(0, max_n))

@@ -48,9 +48,9 @@ def test_subsample_result_does_not_depend_on_n_jobs(xor_4000):
 def test_subsample_changes_the_fit_and_none_uses_all_rows(xor_4000):
     rf, Xtr, ytr, _, _ = xor_4000
     kw = dict(n_restarts=3, form="restarts", random_state=0)  # (the searched list: 3,000 rows, below)
-    full = DefragModel(rf, subsample=None, **kw, form="list").fit(Xtr, ytr)
-    auto = DefragModel(rf, **kw, form="list").fit(Xtr, ytr)  # 4,000 rows: no subsample
-    sub = DefragModel(rf, subsample=800, **kw, form="list").fit(Xtr, ytr)
+    full = DefragModel(rf, subsample=None, **kw).fit(Xtr, ytr)
+    auto = DefragModel(rf, **kw).fit(Xtr, ytr)  # 4,000 rows: no subsample
+    sub = DefragModel(rf, subsample=800, **kw).fit(Xtr, ytr)
     assert full.subsample_size_ == auto.subsample_size_ == len(Xtr)
     np.testing.assert_array_equal(full.eta_, auto.eta_)
     assert sub.subsample_size_ == 800
@@ -63,7 +63,7 @@ def test_subsample_changes_the_fit_and_none_uses_all_rows(xor_4000):
 
 def test_auto_subsample_size():
     def config(**params):
-        return FitConfig.from_params(DefragModel(**params, form="list").get_params())
+        return FitConfig.from_params(DefragModel(**params).get_params())
 
     m = config(n_restarts=20, form="restarts")
     assert m.subsample_size(AUTO_SUBSAMPLE_ABOVE) == AUTO_SUBSAMPLE_ABOVE
@@ -92,19 +92,18 @@ def test_bad_subsample_is_a_value_error(xor_4000, bad):
         DefragModel(rf, subsample=bad, form="list").fit(Xtr[:100], ytr[:100])
 
 
-@pytest.mark.parametrize("rule_list", [True, False])
-def test_restart_errors_are_rates_and_logs_have_no_nan(rule_list, caplog):
+@pytest.mark.parametrize("form", ["restarts", "paper"])
+def test_restart_errors_are_rates_and_logs_have_no_nan(form, caplog):
     """Subsampled restarts are scored on all rows by the caller: the log never says
     'training error nan', and restart_errors_ are rates on all rows, not counts."""
     Xtr, ytr, _, _ = xor_data(3, n=1500)
     rf = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(Xtr, ytr)
     with caplog.at_level("INFO", logger="defrag"):
-        m = DefragModel(rf, n_restarts=3, subsample=500, rule_list=rule_list, verbose=1,
-                        random_state=0, form="list").fit(Xtr, ytr)
+        m = DefragModel(rf, n_restarts=3, subsample=500, form=form, verbose=1, random_state=0).fit(Xtr, ytr)
     text = caplog.text
     assert "training error" in text and "nan" not in text.lower(), text
     assert np.all((m.restart_errors_ >= 0) & (m.restart_errors_ <= 1))
-    if rule_list:  # the kept list's rate is its error on all rows
+    if form == "restarts":  # the kept list's rate is its error on all rows
         assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
     else:
         assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict_map(Xtr) != ytr), rel=1e-12)

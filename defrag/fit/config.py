@@ -153,13 +153,15 @@ class FitConfig:
         if params["max_regions"] is not None and params["n_regions"] is not None and \
                 params["n_regions"] > params["max_regions"]:
             raise ValueError(f"n_regions={params['n_regions']} is more than max_regions={params['max_regions']}")
-        if method == "em-kl" and form not in ("auto", "restarts"):
-            raise ValueError(f"method='em-kl' prints its kept restart's rules (form 'restarts'); got form={form!r}")
+        if method == "em-kl" and form not in ("auto", "restarts", "paper"):
+            raise ValueError(f"method='em-kl' prints its kept restart's rules (form 'restarts', 'auto') or its "
+                             f"components' (form 'paper'); got form={form!r}")
         check_bool("keep_duplicate_splits", params["keep_duplicate_splits"])
         if not (_is_real(params["prune_tol"]) and 0.0 <= params["prune_tol"] <= 1.0):
             raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
         fields = {name: params[name] for name in cls.__dataclass_fields__}
-        fields.update(eps_schedule=tuple(float(e) for e in sched), form="restarts" if method == "em-kl" else form,
+        fields.update(eps_schedule=tuple(float(e) for e in sched),
+                      form="restarts" if method == "em-kl" and form == "auto" else form,
                       keep_duplicate_splits=bool(params["keep_duplicate_splits"]),
                       **{name: None if params[name] is None else int(params[name])
                          for name in ("n_regions", "max_regions", "max_conditions")})

@@ -18,6 +18,7 @@ down the trees level by level (a loop over the trees' depth, not over rows).
 """
 import copy
 import functools
+import html
 import json
 
 import numpy as np
@@ -467,8 +468,6 @@ class RuleTree:
 
     def to_html(self, above=()):
         """The text in an HTML <pre> block under the lines above (every text escaped)."""
-        import html
-
         parts = ['<div class="defrag-rules">']
         parts += [f"<p>{html.escape(line)}</p>" for line in above]
         parts.append(f"<pre>{html.escape(str(self))}</pre></div>")

@@ -11,6 +11,8 @@ turns the total into a float as predict does (a division by 10**decimals, or a p
 by 10**-decimals, both the same double), so that SQL and Python give predict's value;
 over two classes the total is compared with one half of the unit count.
 """
+import keyword
+
 import numpy as np
 
 from .export import (_PYTHON_HELPERS, _column_names, _Dialect, _features, _indented, _sql_double,
@@ -115,8 +117,6 @@ def to_python(tree, name="predict"):
     """Source of a dependency-free function ``name(row)`` that returns ``tree.predict`` of
     one row (a mapping by column name, or a sequence in the columns' order), built as
     rules/export.py's to_python builds a rule list's."""
-    import keyword
-
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         raise ValueError(f"name must be a Python identifier that is not a keyword; got {name!r}")
     boxes = tree._boxes()
