@@ -262,9 +262,9 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()
     T_sum = T[:, 1:2] if n_classes == 2 else T[:, :1]
     # the outputs (leaves' predictions, a sum's values): the ensemble's mean prediction in
-    # each region, as the regions are grown on (a smoother estimate than y's mean there: on
-    # the 6 regression cases of benchmarks/quality.py the trees beat CART-fp at equal regions
-    # in 5 with these outputs, in 2 with y's); constant targets: their constant
+    # each region, the targets the regions are grown on (the explanation says what the
+    # ensemble predicts there, and an average of its predictions varies less from sample to
+    # sample than y's own mean over a region's few rows); constant targets: their constant
     U = growth_targets(None, y[rows], n_classes, p.classes, None)[0] if p.constant else T
     U_sum = U[:, 1:2] if n_classes == 2 else U[:, :1]
     candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
