@@ -36,7 +36,7 @@ import numpy as np
 from ..rules.additive_search import additive_values, grow_additive_path
 from ..rules.list_search import box_of_component, candidate_boxes, literal_groups, simplified_box
 from ..rules.tree import Leaf, Node, RuleTree
-from ..rules.tree_search import grow_tree_path
+from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
 from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_splits
@@ -100,74 +100,12 @@ def growth_targets(soft, y_codes, n_classes, classes, soft_classes):
     return T, "targets"
 
 
-def leaf_outputs(T, leaf, n_leaves):
-    """Mean target vector of each leaf (rows by leaf id 0 .. n_leaves - 1); a leaf without
-    rows takes the mean of all."""
-    counts = np.bincount(leaf, minlength=n_leaves).astype(np.float64)
-    sums = np.zeros((n_leaves, T.shape[1]))
-    np.add.at(sums, leaf, T)
-    mean = T.mean(axis=0) if T.shape[0] else np.zeros(T.shape[1])
-    return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], mean[None, :])
-
-
 def _literals(S, rows, box):
     """The truth of each literal of box (columns, in order) on the rows of S (indices)."""
     L = S.shape[1]
     cols = np.array([j if j < L else j - L for j in box], dtype=np.int64)
     negated = np.array([j >= L for j in box])
     return S[np.ix_(rows, cols)] ^ negated[None, :]
-
-
-def _box_reading(H):
-    """(holds, comparisons read) of a box per row, H its literals' truth (rows x literals)
-    in the order a reader checks them: until the first that fails."""
-    if not H.shape[1]:
-        return np.ones(H.shape[0], dtype=bool), np.zeros(H.shape[0])
-    holds = H.all(axis=1)
-    first_fail = np.argmin(H, axis=1) + 1
-    return holds, np.where(holds, float(H.shape[1]), first_fail.astype(np.float64))
-
-
-def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
-    """Per size k = 1 .. max_size of the tree of steps (grown on the training part): the
-    validation rows' losses (squared errors, or 0/1 errors of the leaf's most probable
-    class) with leaf outputs from T_tr, and the comparisons read per validation row.
-    Returns (losses (max_size, n_va), checks (max_size, n_va)); sizes beyond the path
-    repeat its largest tree."""
-    n_tr, n_va = S_tr.shape[0], S_va.shape[0]
-    node_tr = np.zeros(n_tr, dtype=np.int64)
-    node_va = np.zeros(n_va, dtype=np.int64)
-    checks = np.zeros(n_va)
-    losses = np.empty((max_size, n_va))
-    checks_out = np.empty((max_size, n_va))
-    out = leaf_outputs(T_tr, np.zeros(n_tr, dtype=np.int64), 1)[0]
-    pred = np.tile(out, (n_va, 1))
-
-    def loss_of(p):
-        if n_classes:
-            return (np.argmax(p, axis=1) != y_va).astype(np.float64)
-        return (p[:, 0] - y_va) ** 2
-
-    losses[0], checks_out[0] = loss_of(pred), checks
-    for t, (leaf, box) in enumerate(steps[:max_size - 1]):  # over steps, not rows
-        tr = np.flatnonzero(node_tr == leaf)
-        va = np.flatnonzero(node_va == leaf)
-        H_tr = _literals(S_tr, tr, box)
-        h_tr = H_tr.all(axis=1)
-        # as printed: the literal the leaf's rows hold least often first
-        order = np.argsort(H_tr.mean(axis=0), kind="stable") if tr.size else np.arange(len(box))
-        h_va, read = _box_reading(_literals(S_va, va, [box[i] for i in order]))
-        node_tr[tr] = np.where(h_tr, 2 * t + 1, 2 * t + 2)
-        node_va[va] = np.where(h_va, 2 * t + 1, 2 * t + 2)
-        checks = checks.copy()
-        checks[va] += read
-        for child, rows_tr, rows_va in ((2 * t + 1, tr[h_tr], va[h_va]), (2 * t + 2, tr[~h_tr], va[~h_va])):
-            if rows_va.size:
-                pred[rows_va] = T_tr[rows_tr].mean(axis=0) if rows_tr.size else T_tr.mean(axis=0)
-        losses[t + 1], checks_out[t + 1] = loss_of(pred), checks
-    last = min(len(steps), max_size - 1)
-    losses[last + 1:], checks_out[last + 1:] = losses[last], checks_out[last]
-    return losses, checks_out
 
 
 def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
@@ -269,10 +207,15 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     if p.constant:
         candidates, prices, sum_size = [Candidate("tree", math.inf, 1)], (math.inf,), 0
 
-    def grow_tree(part, price, n_threads=1):
-        # an infinite price: boxes of one condition (inf x 0 would be NaN in the kernel)
-        return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
-                              literal_price=min(price, ONE_CONDITION_PRICE), n_threads=n_threads)
+    def grow_tree(part, price, scored=None, n_threads=1):
+        # an infinite price: boxes of one condition (inf x 0 would be NaN in the kernel);
+        # scored: the validation rows, whose (steps, losses, checks) at every size it returns
+        price = min(price, ONE_CONDITION_PRICE)
+        if scored is None:
+            return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
+                                  literal_price=price, n_threads=n_threads)
+        return grow_tree_path_scored(S[part], T[part], feature, group, candidates_boxes, max_regions, S[scored],
+                                     y_s[scored], n_classes, literal_price=price, n_threads=n_threads)
 
     def grow_sum(part, n_threads=1):
         return grow_additive_path(S[part], T_sum[part], sum_size, backfit_rounds=BACKFIT_ROUNDS,
@@ -282,11 +225,13 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     validated = not p.constant and n >= MIN_VALIDATION * N_FOLDS
     fold = rng.permutation(n) % N_FOLDS
     parts = [np.flatnonzero(fold != f) for f in range(N_FOLDS)] if validated else []
+    held_out = [np.flatnonzero(fold == f) for f in range(N_FOLDS)] if validated else []
     every = parts + [np.arange(n)]  # the folds' training parts, then all the rows
     # every path (each price's trees and the sums, on each fold's training part and on all
     # the rows) grown side by side on the fit's threads, each on one: the same paths as
-    # one by one (a path does not depend on its thread count)
-    jobs = [(grow_tree, (part, price)) for price in prices for part in every]
+    # one by one (a path does not depend on its thread count); a fold's trees scored on its
+    # validation rows as they grow
+    jobs = [(grow_tree, (part, price, va)) for price in prices for part, va in zip(every, held_out + [None])]
     jobs += [(grow_sum, (part,)) for part in every] if sum_size else []
     results = iter(side_by_side(jobs))
     tree_paths = {price: [next(results) for _ in every] for price in prices}
@@ -295,11 +240,9 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         for c in candidates:
             c.losses, c.checks = np.zeros(n), np.zeros(n)
         by_key = {(c.form, c.price, c.size): c for c in candidates}
-        for f, tr in enumerate(parts):  # over folds, then prices: not rows
-            va = np.flatnonzero(fold == f)
+        for f, (tr, va) in enumerate(zip(parts, held_out)):  # over folds, then prices: not rows
             for price in prices:
-                losses, checks = tree_path_scores(tree_paths[price][f], S[tr], T[tr], S[va], y_s[va], n_classes,
-                                                  max_regions)
+                tree_paths[price][f], losses, checks = tree_paths[price][f]
                 for k in range(1, max_regions + 1):
                     c = by_key[("tree", price, k)]
                     c.losses[va], c.checks[va] = losses[k - 1], checks[k - 1]
