@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..rules.additive_search import additive_values, grow_additive_path
-from ..rules.list_search import box_of_component, candidate_boxes, literal_groups, simplified_box
+from ..rules.list_search import candidate_boxes, component_boxes, literal_groups, simplified_boxes
 from ..rules.tree import Leaf, Node, RuleTree
 from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
 from ..utils.interrupt import copy_context_run
@@ -192,8 +192,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
                           soft_classes)
     y_s = y[rows] if n_classes else y[rows].astype(np.float64)
     feature, group = literal_groups(splits)
-    raw = {tuple(box_of_component(eta[keep], config.kappa)) for etas in component_etas for eta in etas}
-    boxes = {tuple(simplified_box(S, box, group)) for box in raw}
+    raw = component_boxes(component_etas, config.kappa, keep)
+    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
     candidates_boxes = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
 
     budget, n_regions = config.max_conditions, config.n_regions
