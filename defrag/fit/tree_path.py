@@ -100,14 +100,6 @@ def growth_targets(soft, y_codes, n_classes, classes, soft_classes):
     return T, "targets"
 
 
-def _literals(S, rows, box):
-    """The truth of each literal of box (columns, in order) on the rows of S (indices)."""
-    L = S.shape[1]
-    cols = np.array([j if j < L else j - L for j in box], dtype=np.int64)
-    negated = np.array([j >= L for j in box])
-    return S[np.ix_(rows, cols)] ^ negated[None, :]
-
-
 def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
     """Per number of splits b = 1 .. max_size of the sum of trees of steps: the validation
     losses (squared errors; two classes: 0/1 errors of the sum against 1/2), sizes beyond
@@ -237,24 +229,25 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     tree_paths = {price: [next(results) for _ in every] for price in prices}
     sum_paths = [next(results) for _ in every] if sum_size else None
     if validated:
-        for c in candidates:
-            c.losses, c.checks = np.zeros(n), np.zeros(n)
-        by_key = {(c.form, c.price, c.size): c for c in candidates}
+        # per price (and for the sums) every size's losses and checks on all rows, a row per
+        # size: each fold's validation rows filled at once
+        tree_losses = {price: (np.zeros((max_regions, n)), np.zeros((max_regions, n))) for price in prices}
+        sum_losses = np.zeros((sum_size, n))
         for f, (tr, va) in enumerate(zip(parts, held_out)):  # over folds, then prices: not rows
             for price in prices:
                 tree_paths[price][f], losses, checks = tree_paths[price][f]
-                for k in range(1, max_regions + 1):
-                    c = by_key[("tree", price, k)]
-                    c.losses[va], c.checks[va] = losses[k - 1], checks[k - 1]
+                tree_losses[price][0][:, va], tree_losses[price][1][:, va] = losses, checks
             if sum_size:
                 steps = sum_paths[f]
-                losses = sum_path_scores(steps, S[tr], T_sum[tr], S[va], y_s[va], n_classes, sum_size) if steps \
-                    else np.tile(_constant_losses(T_sum[tr], y_s[va], n_classes), (sum_size, 1))
-                for b in range(1, sum_size + 1):
-                    by_key[("sum", math.inf, b)].losses[va] = losses[b - 1]
+                sum_losses[:, va] = sum_path_scores(steps, S[tr], T_sum[tr], S[va], y_s[va], n_classes, sum_size) \
+                    if steps else _constant_losses(T_sum[tr], y_s[va], n_classes)
         for c in candidates:
+            if c.form == "tree":
+                c.losses, checks = tree_losses[c.price][0][c.size - 1], tree_losses[c.price][1][c.size - 1]
+                c.checks = float(checks.mean())
+            else:
+                c.losses, c.checks = sum_losses[c.size - 1], math.nan
             c.validation_error = float(c.losses.mean())
-            c.checks = float(c.checks.mean()) if c.form == "tree" else math.nan
 
     # every candidate as grown on all the search rows: its boxes read out as conditions
     grown = {price: paths[-1] for price, paths in tree_paths.items()}
@@ -297,14 +290,20 @@ def _constant_losses(T_tr, y_va, n_classes):
 def node_outputs(steps, S, T):
     """The mean target vector of every node of the tree of steps on the rows of S (node id
     -> vector): each size's leaves are among them (a node keeps its rows once made)."""
+    L = S.shape[1]
+    by_split = np.ascontiguousarray(S.T)  # a split's rows side by side: a box's columns gathered at once
     node = np.zeros(S.shape[0], dtype=np.int64)
     means = {0: T.mean(axis=0)}
     for t, (leaf, box) in enumerate(steps):  # over steps, not rows
-        at = np.flatnonzero(node == leaf)
-        holds = _literals(S, at, box).all(axis=1)
-        node[at] = np.where(holds, 2 * t + 1, 2 * t + 2)
-        for child, rows in ((2 * t + 1, at[holds]), (2 * t + 2, at[~holds])):
-            means[child] = T[rows].mean(axis=0) if rows.size else means[leaf]
+        box = np.asarray(box, dtype=np.int64)
+        negated = box >= L
+        holds = (by_split[np.where(negated, box - L, box)] ^ negated[:, None]).all(axis=0)
+        at = node == leaf
+        for child, rows in ((2 * t + 1, at & holds), (2 * t + 2, at & ~holds)):
+            node[rows] = child
+            count = np.count_nonzero(rows)
+            # T[rows].mean(axis=0), the same sum and division, without mean's overhead
+            means[child] = np.add.reduce(T[rows], axis=0) / count if count else means[leaf]
     return means
 
 
