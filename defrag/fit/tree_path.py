@@ -256,10 +256,10 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     read = dict(zip(distinct, _read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
-    means = {price: node_outputs(steps, S, T) for price, steps in grown.items()}
+    values = {price: leaf_values(node_outputs(steps, S, T), p.classes, n_classes) for price, steps in grown.items()}
     for c in candidates:
         if c.form == "tree":
-            c.tree = _tree_of(grown[c.price][:c.size - 1], read, means[c.price], p.classes, n_classes, names)
+            c.tree = _tree_of(grown[c.price][:c.size - 1], read, values[c.price], names)
         else:
             c.tree = _sum_of(sum_steps[:c.size], read, S, T_sum, p.classes, n_classes, names)
         c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
@@ -307,19 +307,24 @@ def node_outputs(steps, S, T):
     return means
 
 
-def _tree_of(steps, read, means, classes, n_classes, names):
-    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaf
-    outputs the nodes' mean targets (node_outputs)."""
+def leaf_values(means, classes, n_classes):
+    """Each node's (prediction, class probabilities or None) as a leaf, from its mean target
+    vector (node_outputs): once per node for the trees of every size."""
+    if n_classes:
+        return {v: (classes[int(np.argmax(out))], out / max(out.sum(), 1e-300)) for v, out in means.items()}
+    return {v: (float(out[0]), None) for v, out in means.items()}
+
+
+def _tree_of(steps, read, values, names):
+    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaves
+    the nodes' values (leaf_values)."""
     split_of = {leaf: (t, read[tuple(box)].conditions) for t, (leaf, box) in enumerate(steps)}
 
     def build(v):
         if v in split_of:
             t, conditions = split_of[v]
             return Node(conditions, build(2 * t + 1), build(2 * t + 2), key=v)
-        out = means[v]
-        if n_classes:
-            return Leaf(classes[int(np.argmax(out))], out / max(out.sum(), 1e-300), key=v)
-        return Leaf(float(out[0]), key=v)
+        return Leaf(*values[v], key=v)
 
     return RuleTree([build(0)], **names)
 
