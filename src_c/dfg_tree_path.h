@@ -38,6 +38,33 @@ typedef struct {
     double rel_tol;       /* finite, >= 0 (REL_TOL) */
 } dfg_tree_params;
 
+/* Validation rows scored at every size of the tree as it grows, what cross-validation
+ * reads (its NumPy reference: tests/tree_search_reference.py's tree_path_scores). Row k
+ * (0-based) of losses and checks is the tree of the first k steps (k + 1 leaves); rows
+ * past the last step repeat its tree. A validation row goes down the
+ * tree as a training row does (a box's "then" child where all its literals hold).
+ *
+ * A leaf's output is the mean of T over its training rows, summed in row order as the
+ * reference's NumPy sums them: the root's one row at a time, a child's pairwise (NumPy's
+ * order) where T has one column and one row at a time where it has several; a child
+ * without training rows takes the mean of all of them, the root without any 0.
+ *   losses: n_classes 0: (output[0] - y)^2; else 1 where the first largest entry of the
+ *     output (n_classes of them) is not the row's class code, 0 where it is.
+ *   checks: the comparisons a reader makes down to the row's leaf: at each box its
+ *     literals in ascending order of the training rows of the split leaf where each holds
+ *     (ties: the box's order), up to the first that fails (counted), all where the box holds.
+ */
+typedef struct {
+    const uint8_t *S;     /* n_val x n_splits, entries 0 or 1 */
+    const double *y;      /* n_classes 0: n_val finite targets (else unread) */
+    const int64_t *codes; /* n_classes > 0: n_val class codes in [0, n_classes) (else unread) */
+    int64_t n_val;        /* >= 0 */
+    int64_t n_classes;    /* 0 (regression: T's first column) or n_targets */
+    int64_t n_sizes;      /* rows of losses and checks, >= 1 */
+    double *losses;       /* n_sizes x n_val, row-major */
+    double *checks;       /* n_sizes x n_val, row-major */
+} dfg_tree_scores;
+
 /* Grows the tree. S: n_samples x n_splits (entries 0 or 1); T: n_samples x n_targets
  * (finite); literal_feature (>= 0) and literal_group: 2 n_splits each; candidates in CSR
  * form: cand_ptr (n_candidates + 1, from 0, nondecreasing) into cand_literals (each in
@@ -45,13 +72,14 @@ typedef struct {
  * step_leaf[t] by the box step_literals[step_ptr[t] .. step_ptr[t + 1]), sorted
  * (duplicates, which a threshold move can make, kept). step_leaf: max_leaves - 1 entries;
  * step_ptr: max_leaves; step_literals: capacity entries, at least (max_leaves - 1) times
- * dfg_list_search_box_bound's bound. stop: the caller's stop flag (dfg_common.h) or NULL,
- * read before each step and move. */
+ * dfg_list_search_box_bound's bound. scores: validation rows scored at every size (see
+ * dfg_tree_scores), or NULL. stop: the caller's stop flag (dfg_common.h) or NULL, read
+ * before each step and move. */
 int dfg_tree_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int64_t n_splits,
                        int64_t n_targets, const int64_t *literal_feature, const int64_t *literal_group,
                        const int64_t *cand_ptr, const int64_t *cand_literals, int64_t n_candidates,
                        const dfg_tree_params *params, int64_t *step_leaf, int64_t *step_ptr,
-                       int64_t *step_literals, int64_t capacity, int64_t *n_steps, int n_threads,
-                       const volatile int *stop);
+                       int64_t *step_literals, int64_t capacity, int64_t *n_steps,
+                       const dfg_tree_scores *scores, int n_threads, const volatile int *stop);
 
 #endif

@@ -20,7 +20,8 @@ from defrag.fit.list_path import (
     _cross_validated,
     one_se_size,
 )
-from defrag.rules.list_search import grow_boxes, grow_list_sizes, literal_groups, simplified_box
+from defrag.rules.list_search import (component_boxes, grow_boxes, grow_list_sizes, literal_groups, simplified_box,
+                                      simplified_boxes)
 from list_search_reference import ListSearch
 from defrag.rules.lists import first_match_index
 from defrag.splits import SplitTable
@@ -122,6 +123,34 @@ def test_simplified_box_drops_literals_as_the_plain_cover_test_does(seed):
             if int(cover.sum()) == count:
                 keep = rest
         assert simplified_box(S, box, group) == sorted(keep)
+
+
+def test_simplified_boxes_are_each_boxs_simplified_box():
+    rng = np.random.default_rng(7)
+    S = rng.random((150, 20)) < rng.uniform(0.3, 0.95, 20)
+    group = np.arange(40) // 4
+    boxes = [sorted(set(rng.choice(40, int(rng.integers(0, 15))).tolist())) for _ in range(30)]
+    assert simplified_boxes(S, boxes, group) == [simplified_box(S, b, group) for b in boxes]
+    assert any(simplified_box(S, b, group) != b for b in boxes)
+
+
+def test_component_boxes_are_the_literals_each_component_fixes():
+    rng = np.random.default_rng(3)
+    kappa, L = 0.1, 12
+    # three restarts' etas, near 0, near 1 and in between, and a component repeated
+    etas = [rng.choice([0.01, 0.05, 0.1, 0.5, 0.9, 0.95, 0.99], size=(k, L)) for k in (4, 1, 3)]
+    etas[2][1] = etas[0][0]
+    keep = np.array([0, 2, 3, 5, 8, 11])
+
+    def fixed(eta):
+        return tuple([j for j in range(eta.size) if eta[j] > 1 - kappa] +
+                     [eta.size + j for j in range(eta.size) if eta[j] < kappa])
+
+    expected = {fixed(eta[keep]) for e in etas for eta in e}
+    assert component_boxes(etas, kappa, keep) == expected
+    assert len(expected) == 7  # the repeated component's box once
+    assert component_boxes(etas, kappa) == {fixed(eta) for e in etas for eta in e}
+    assert component_boxes([np.zeros((0, L))], kappa) == set()
 
 
 def test_one_se_size_takes_the_smallest_size_within_one_standard_error():

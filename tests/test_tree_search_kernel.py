@@ -1,8 +1,9 @@
 """The C box tree at every size (grow_tree_path, src_c/dfg_tree_path.c) against its NumPy
 reference (tests/tree_search_reference.py): the same steps on random problems whose target
 sums are exact (class indicators, small integers), planted trees recovered, the tree's
-invariants on inexact problems, input checks, the stop flag, and independence of the
-thread count."""
+invariants on inexact problems, the validation scores at every size
+(grow_tree_path_scored) against the reference's tree_path_scores, input checks, the stop
+flag, and independence of the thread count."""
 import contextvars
 import threading
 import time
@@ -13,7 +14,7 @@ import pytest
 import tree_search_reference
 from defrag.rules import _tree_search
 from defrag.rules.list_search import box_cover, candidate_boxes
-from defrag.rules.tree_search import grow_tree_path
+from defrag.rules.tree_search import grow_tree_path, grow_tree_path_scored
 from defrag.utils.interrupt import KernelInterrupted
 from test_interrupt import stop_flag
 from test_list_search_kernel import BAD as LIST_BAD
@@ -311,3 +312,182 @@ def test_the_flag_stops_a_running_growth():
         took = time.perf_counter() - set_at
     assert "kernel tree_path_grow: stopped" in str(outcome.get("error")), outcome
     assert took < 1.0, took
+
+
+# ------------------------------------------------------------------ validation scores
+def _scored_problem(seed, n, m, L, d, kind, n_cand, exact=True):
+    """(S, T, feature, group, cand, S_val, y_val, n_classes): a training part of n rows and
+    a validation part of m. exact: targets whose sums are exact (probabilities in 1/16ths,
+    small integers), so that leaf outputs tie as the reference's; else float noise."""
+    S, T, feature, group, cand = _problem(seed, n + m, L, d, kind, n_cand, nested=seed % 2 == 0)
+    rng = np.random.default_rng(seed)
+    T = np.asarray(T, dtype=np.float64).reshape(n + m, -1)
+    if kind == "class":
+        T = (np.round(16 * T) + rng.integers(0, 4, T.shape)) / 16  # soft, ties among the classes
+        if not exact:
+            T = T + 0.01 * rng.random(T.shape)
+        y_val, n_classes = rng.integers(0, T.shape[1], m), T.shape[1]
+    else:
+        if not exact:
+            T = T + rng.normal(size=T.shape)
+        y_val, n_classes = T[n:, 0] + rng.integers(-2, 3, m), 0
+    return S[:n], T[:n], feature, group, cand, S[n:], y_val, n_classes
+
+
+def _reference_scores(steps, S, T, S_val, y_val, n_classes, n_sizes):
+    return tree_search_reference.tree_path_scores(steps, S, T, S_val, y_val, n_classes, n_sizes)
+
+
+@pytest.mark.parametrize("kind,d", [("class", 2), ("class", 3), ("class", 5), ("reg", 1), ("reg", 2)])
+@pytest.mark.parametrize("n_cand", [0, 6])
+@pytest.mark.parametrize("literal_price", [0.0, 0.05, 0.5])
+def test_scores_are_the_numpy_scores(kind, d, n_cand, literal_price):
+    rng = np.random.default_rng(d * 100 + n_cand * 10 + int(literal_price * 100))
+    for rep in range(3):
+        n, m, L = int(rng.integers(20, 400)), int(rng.integers(0, 120)), int(rng.integers(1, 40))
+        min_leaf, exact = (1, 4, 2)[rep], rep < 2
+        S, T, feature, group, cand, S_val, y_val, n_classes = _scored_problem(
+            300 + rep * 17 + d, n, m, L, d, kind, n_cand, exact)
+        n_sizes = (10, 4, 30)[rep]
+        steps, losses, checks = grow_tree_path_scored(S, T, feature, group, cand, n_sizes, S_val, y_val, n_classes,
+                                                      literal_price, min_leaf)
+        assert steps == grow_tree_path(S, T, feature, group, cand, n_sizes, literal_price, min_leaf)
+        assert losses.shape == checks.shape == (n_sizes, m)
+        ref_losses, ref_checks = _reference_scores(steps, S, T, S_val, y_val, n_classes, n_sizes)
+        np.testing.assert_array_equal(checks, ref_checks)
+        if exact or kind == "class":  # (classes: outputs 0.01 apart, no tie to round)
+            np.testing.assert_array_equal(losses, ref_losses)
+        else:  # sums in another order could round otherwise
+            np.testing.assert_allclose(losses, ref_losses, rtol=1e-12, atol=0)
+
+
+def test_the_scored_problems_exercise_the_scores():
+    # the comparisons above see boxes whose literals a reader takes out of the box's order,
+    # validation rows that stop at a later literal, leaves whose outputs tie among classes,
+    # and paths shorter than the sizes asked for
+    out_of_order = late_stop = tie = short = False
+    for seed in range(10):
+        S, T, feature, group, cand, S_val, y_val, n_classes = _scored_problem(seed, 300, 100, 30, 3, "class", 6)
+        steps, losses, checks = grow_tree_path_scored(S, T, feature, group, cand, 60, S_val, y_val, n_classes,
+                                                      min_leaf=8)
+        node = _leaves(S, [])
+        for t, (leaf, box) in enumerate(steps):  # over the steps
+            counts = [int(box_cover(S[node == leaf], [j]).sum()) for j in box]
+            out_of_order |= counts != sorted(counts)
+            here = _leaves(S_val, steps[:t]) == leaf
+            read = checks[t + 1] - checks[t]
+            late_stop |= bool(np.any(here & (read > 1) & (read < len(box))))
+            node = _leaves(S, steps[:t + 1])
+        for g in np.unique(node):
+            out = T[node == g].mean(axis=0)
+            tie |= int(np.sum(out == out.max())) > 1
+        short |= len(steps) < 59 and np.array_equal(losses[-1], losses[len(steps)])
+    assert out_of_order and late_stop and tie and short
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+@pytest.mark.parametrize("L", [0, 1, 3])
+@pytest.mark.parametrize("kind", ["class", "reg"])
+def test_tiny_problems_are_scored(n, L, kind):
+    for seed in range(3):
+        S, T, feature, group, cand, S_val, y_val, n_classes = _scored_problem(seed, n, 7, L, 2, kind, 3)
+        for max_leaves, min_leaf in ((1, 1), (5, 1), (5, 2)):
+            steps, losses, checks = grow_tree_path_scored(S, T, feature, group, cand, max_leaves, S_val, y_val,
+                                                          n_classes, min_leaf=min_leaf)
+            assert steps == grow_tree_path(S, T, feature, group, cand, max_leaves, min_leaf=min_leaf)
+            ref_losses, ref_checks = _reference_scores(steps, S, T, S_val, y_val, n_classes, max_leaves)
+            np.testing.assert_array_equal(losses, ref_losses)
+            np.testing.assert_array_equal(checks, ref_checks)
+
+
+def test_scores_do_not_depend_on_the_thread_count():
+    S, T, feature, group, cand = _problem(6, 3000, 300, 1, "reg", 10, nested=False)
+    T = T + np.random.default_rng(0).random(T.shape)
+    S_val, y_val = S[2500:], T[2500:, 0] + 0.5
+    one = grow_tree_path_scored(S[:2500], T[:2500], feature, group, cand, 12, S_val, y_val, 0, 0.01, n_threads=1)
+    for n_threads in (2, 3):
+        other = grow_tree_path_scored(S[:2500], T[:2500], feature, group, cand, 12, S_val, y_val, 0, 0.01,
+                                      n_threads=n_threads)
+        assert other[0] == one[0]
+        np.testing.assert_array_equal(other[1], one[1])
+        np.testing.assert_array_equal(other[2], one[2])
+
+
+def _good_scored():
+    kw = _good()
+    S, T = kw["S"], kw["T"]
+    return {**kw, "S": S[:20], "T": T[:20], "S_val": S[20:], "y_val": np.argmax(T[20:], axis=1),
+            "n_classes": T.shape[1]}
+
+
+def test_good_scored_arguments_are_scored():
+    steps, losses, checks = grow_tree_path_scored(**_good_scored())
+    assert len(steps) >= 1 and losses.shape == checks.shape == (3, 10)
+
+
+BAD_SCORED = {
+    "S_val 1-D": (ValueError, {"S_val": np.zeros(10, bool)}),
+    "S_val of strings": (TypeError, {"S_val": np.full((10, 4), "a")}),
+    "S_val columns": (ValueError, {"S_val": np.zeros((10, 5), bool)}),
+    "y_val short": (ValueError, {"y_val": np.zeros(9, np.int64)}),
+    "y_val 2-D": (ValueError, {"y_val": np.zeros((10, 1), np.int64)}),
+    "class code negative": (ValueError, {"y_val": np.full(10, -1)}),
+    "class code too large": (ValueError, {"y_val": np.full(10, 2)}),
+    "class codes floats": (TypeError, {"y_val": np.zeros(10)}),
+    "n_classes not T's columns": (ValueError, {"n_classes": 3, "y_val": np.zeros(10, np.int64)}),
+    "n_classes negative": (ValueError, {"n_classes": -1}),
+    "n_classes float": (ValueError, {"n_classes": 2.0}),
+    "n_classes bool": (ValueError, {"n_classes": True}),
+    "y NaN": (ValueError, {"n_classes": 0, "y_val": np.where(np.arange(10) == 3, np.nan, 0.0)}),
+    "y inf": (ValueError, {"n_classes": 0, "y_val": np.full(10, np.inf)}),
+    "y strings": (TypeError, {"n_classes": 0, "y_val": np.full(10, "a")}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCORED))
+def test_bad_scored_input(case):
+    error, change = BAD_SCORED[case]
+    with pytest.raises(error):
+        grow_tree_path_scored(**{**_good_scored(), **change})
+
+
+def _kernel_scored(**change):
+    """Good keyword arguments of tree_path_grow's validation rows, changed."""
+    kw = _good()
+    S_val = np.ascontiguousarray(kw["S"][:10]).view(np.uint8)
+    good = {"S_val": S_val, "codes_val": np.zeros(10, np.int64), "n_classes": 2, "n_sizes": 4}
+    return {**good, **change}
+
+
+KERNEL_BAD_SCORED = {
+    "S_val not 0/1": {"S_val": np.full((10, 4), 2, np.uint8)},
+    "S_val columns": {"S_val": np.zeros((10, 3), np.uint8)},
+    "codes short": {"codes_val": np.zeros(9, np.int64)},
+    "codes missing": {"codes_val": None},
+    "code out of range": {"codes_val": np.full(10, 2, np.int64)},
+    "code negative": {"codes_val": np.full(10, -1, np.int64)},
+    "n_classes not T's columns": {"n_classes": 3},
+    "n_classes negative": {"n_classes": -1},
+    "y missing": {"n_classes": 0},
+    "y NaN": {"n_classes": 0, "y_val": np.full(10, np.nan)},
+    "y short": {"n_classes": 0, "y_val": np.zeros(9)},
+    "no sizes": {"n_sizes": 0},
+}
+
+
+@pytest.mark.parametrize("case", sorted(KERNEL_BAD_SCORED))
+def test_kernel_checks_its_validation_arrays(case):
+    with pytest.raises(ValueError):
+        _tree_search.tree_path_grow(*_kernel_args(), **_kernel_scored(**KERNEL_BAD_SCORED[case]))
+
+
+def test_kernel_scores_good_validation_arrays():
+    leaf, step_ptr, literals, losses, checks = _tree_search.tree_path_grow(*_kernel_args(), **_kernel_scored())
+    assert leaf.size >= 1 and losses.shape == checks.shape == (4, 10)
+    assert np.all((losses == 0) | (losses == 1)) and np.all(checks[0] == 0) and np.all(checks[1] >= 1)
+
+
+def test_the_scored_growth_stops_at_the_flag():
+    with stop_flag(1):
+        with pytest.raises(KernelInterrupted, match="kernel tree_path_grow: stopped"):
+            grow_tree_path_scored(**_good_scored())

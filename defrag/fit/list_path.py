@@ -38,8 +38,8 @@ import numpy as np
 
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
-from ..rules.list_search import (box_cover, box_of_component, candidate_boxes, eta_of_box, grow_list_sizes,
-                                 literal_groups, simplified_box)
+from ..rules.list_search import (box_cover, candidate_boxes, component_boxes, eta_of_box, grow_list_sizes,
+                                 literal_groups, simplified_boxes)
 from ..rules.lists import first_match_index, prune_rule_lists, rule_columns
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
@@ -262,8 +262,8 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     T = _targets(y[rows], n_classes)
     feature, group = literal_groups(splits)
     # restarts often fix the same literals: each distinct box simplified once
-    raw = {tuple(box_of_component(eta[keep], config.kappa)) for etas in component_etas for eta in etas}
-    boxes = {tuple(simplified_box(S, box, group)) for box in raw}
+    raw = component_boxes(component_etas, config.kappa, keep)
+    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
     # checked and packed once for the lists of the cross-validation
     candidates = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
     # a region keeps at least one of the search's rows (grow_list_sizes stops there): the

@@ -34,9 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..rules.additive_search import additive_values, grow_additive_path
-from ..rules.list_search import box_of_component, candidate_boxes, literal_groups, simplified_box
+from ..rules.list_search import candidate_boxes, component_boxes, literal_groups, simplified_boxes
 from ..rules.tree import Leaf, Node, RuleTree
-from ..rules.tree_search import grow_tree_path
+from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
 from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_splits
@@ -98,73 +98,6 @@ def growth_targets(soft, y_codes, n_classes, classes, soft_classes):
     T = np.zeros((len(y_codes), n_classes))
     T[np.arange(len(y_codes)), y_codes] = 1.0
     return T, "targets"
-
-
-def leaf_outputs(T, leaf, n_leaves):
-    """Mean target vector of each leaf (rows by leaf id 0 .. n_leaves - 1); a leaf without
-    rows takes the mean of all."""
-    counts = np.bincount(leaf, minlength=n_leaves).astype(np.float64)
-    sums = np.zeros((n_leaves, T.shape[1]))
-    np.add.at(sums, leaf, T)
-    mean = T.mean(axis=0) if T.shape[0] else np.zeros(T.shape[1])
-    return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], mean[None, :])
-
-
-def _literals(S, rows, box):
-    """The truth of each literal of box (columns, in order) on the rows of S (indices)."""
-    L = S.shape[1]
-    cols = [j if j < L else j - L for j in box]
-    negated = np.array([j >= L for j in box])
-    return S[rows[:, None], cols] ^ negated
-
-
-def _box_reading(H):
-    """(holds, comparisons read) of a box per row, H its literals' truth (rows x literals)
-    in the order a reader checks them: until the first that fails."""
-    if not H.shape[1]:
-        return np.ones(H.shape[0], dtype=bool), np.zeros(H.shape[0])
-    holds = H.all(axis=1)
-    first_fail = np.argmin(H, axis=1) + 1
-    return holds, np.where(holds, float(H.shape[1]), first_fail.astype(np.float64))
-
-
-def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
-    """Per size k = 1 .. max_size of the tree of steps (grown on the training part): the
-    validation rows' losses (squared errors, or 0/1 errors of the leaf's most probable
-    class) with leaf outputs from T_tr, and the comparisons read per validation row.
-    Returns (losses (max_size, n_va), checks (max_size, n_va)); sizes beyond the path
-    repeat its largest tree. Each step reads only the rows of the leaf it splits."""
-    n_va = S_va.shape[0]
-    rows_tr = {0: np.arange(S_tr.shape[0])}
-    rows_va = {0: np.arange(n_va)}
-
-    def loss_of(out, y):
-        if n_classes:
-            return (y != int(np.argmax(out))).astype(np.float64)
-        return (out[0] - y) ** 2
-
-    mean = T_tr.mean(axis=0) if T_tr.shape[0] else np.zeros(T_tr.shape[1])
-    row_loss, row_checks = loss_of(mean, y_va), np.zeros(n_va)
-    losses, checks = np.empty((max_size, n_va)), np.empty((max_size, n_va))
-    losses[0], checks[0] = row_loss, row_checks
-    last = 0
-    for t, (leaf, box) in enumerate(steps[:max_size - 1]):  # over steps, not rows
-        tr, va = rows_tr.pop(leaf), rows_va.pop(leaf)
-        H_tr = _literals(S_tr, tr, box)
-        h_tr = H_tr.all(axis=1)
-        # as printed: the literal the leaf's rows hold least often first
-        order = np.argsort(H_tr.mean(axis=0), kind="stable")
-        h_va, read = _box_reading(_literals(S_va, va, [box[i] for i in order]))
-        row_checks[va] += read
-        for child, part_tr, part_va in ((2 * t + 1, tr[h_tr], va[h_va]), (2 * t + 2, tr[~h_tr], va[~h_va])):
-            rows_tr[child], rows_va[child] = part_tr, part_va
-            if part_va.size:
-                out = T_tr[part_tr].mean(axis=0) if part_tr.size else mean
-                row_loss[part_va] = loss_of(out, y_va[part_va])
-        losses[t + 1], checks[t + 1] = row_loss, row_checks
-        last = t + 1
-    losses[last + 1:], checks[last + 1:] = losses[last], checks[last]
-    return losses, checks
 
 
 def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
@@ -251,8 +184,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
                           soft_classes)
     y_s = y[rows] if n_classes else y[rows].astype(np.float64)
     feature, group = literal_groups(splits)
-    raw = {tuple(box_of_component(eta[keep], config.kappa)) for etas in component_etas for eta in etas}
-    boxes = {tuple(simplified_box(S, box, group)) for box in raw}
+    raw = component_boxes(component_etas, config.kappa, keep)
+    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
     candidates_boxes = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
 
     budget, n_regions = config.max_conditions, config.n_regions
@@ -272,10 +205,15 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     if p.constant:
         candidates, prices, sum_size = [Candidate("tree", math.inf, 1)], (math.inf,), 0
 
-    def grow_tree(part, price, n_threads=1):
-        # an infinite price: boxes of one condition (inf x 0 would be NaN in the kernel)
-        return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
-                              literal_price=min(price, ONE_CONDITION_PRICE), n_threads=n_threads)
+    def grow_tree(part, price, scored=None, n_threads=1):
+        # an infinite price: boxes of one condition (inf x 0 would be NaN in the kernel);
+        # scored: the validation rows, whose (steps, losses, checks) at every size it returns
+        price = min(price, ONE_CONDITION_PRICE)
+        if scored is None:
+            return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
+                                  literal_price=price, n_threads=n_threads)
+        return grow_tree_path_scored(S[part], T[part], feature, group, candidates_boxes, max_regions, S[scored],
+                                     y_s[scored], n_classes, literal_price=price, n_threads=n_threads)
 
     def grow_sum(part, n_threads=1):
         return grow_additive_path(S[part], T_sum[part], sum_size, backfit_rounds=BACKFIT_ROUNDS,
@@ -285,36 +223,37 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     validated = not p.constant and n >= MIN_VALIDATION * N_FOLDS
     fold = rng.permutation(n) % N_FOLDS
     parts = [np.flatnonzero(fold != f) for f in range(N_FOLDS)] if validated else []
+    held_out = [np.flatnonzero(fold == f) for f in range(N_FOLDS)] if validated else []
     every = parts + [np.arange(n)]  # the folds' training parts, then all the rows
     # every path (each price's trees and the sums, on each fold's training part and on all
     # the rows) grown side by side on the fit's threads, each on one: the same paths as
-    # one by one (a path does not depend on its thread count)
-    jobs = [(grow_tree, (part, price)) for price in prices for part in every]
+    # one by one (a path does not depend on its thread count); a fold's trees scored on its
+    # validation rows as they grow
+    jobs = [(grow_tree, (part, price, va)) for price in prices for part, va in zip(every, held_out + [None])]
     jobs += [(grow_sum, (part,)) for part in every] if sum_size else []
     results = iter(side_by_side(jobs))
     tree_paths = {price: [next(results) for _ in every] for price in prices}
     sum_paths = [next(results) for _ in every] if sum_size else None
     if validated:
-        for c in candidates:
-            c.losses, c.checks = np.zeros(n), np.zeros(n)
-        by_key = {(c.form, c.price, c.size): c for c in candidates}
-        for f, tr in enumerate(parts):  # over folds, then prices: not rows
-            va = np.flatnonzero(fold == f)
+        # per price (and for the sums) every size's losses and checks on all rows, a row per
+        # size: each fold's validation rows filled at once
+        tree_losses = {price: (np.zeros((max_regions, n)), np.zeros((max_regions, n))) for price in prices}
+        sum_losses = np.zeros((sum_size, n))
+        for f, (tr, va) in enumerate(zip(parts, held_out)):  # over folds, then prices: not rows
             for price in prices:
-                losses, checks = tree_path_scores(tree_paths[price][f], S[tr], U[tr], S[va], y_s[va], n_classes,
-                                                  max_regions)
-                for k in range(1, max_regions + 1):
-                    c = by_key[("tree", price, k)]
-                    c.losses[va], c.checks[va] = losses[k - 1], checks[k - 1]
+                tree_paths[price][f], losses, checks = tree_paths[price][f]
+                tree_losses[price][0][:, va], tree_losses[price][1][:, va] = losses, checks
             if sum_size:
                 steps = sum_paths[f]
-                losses = sum_path_scores(steps, S[tr], U_sum[tr], S[va], y_s[va], n_classes, sum_size) if steps \
-                    else np.tile(_constant_losses(U_sum[tr], y_s[va], n_classes), (sum_size, 1))
-                for b in range(1, sum_size + 1):
-                    by_key[("sum", math.inf, b)].losses[va] = losses[b - 1]
+                sum_losses[:, va] = sum_path_scores(steps, S[tr], U_sum[tr], S[va], y_s[va], n_classes, sum_size) \
+                    if steps else _constant_losses(U_sum[tr], y_s[va], n_classes)
         for c in candidates:
+            if c.form == "tree":
+                c.losses, checks = tree_losses[c.price][0][c.size - 1], tree_losses[c.price][1][c.size - 1]
+                c.checks = float(checks.mean())
+            else:
+                c.losses, c.checks = sum_losses[c.size - 1], math.nan
             c.validation_error = float(c.losses.mean())
-            c.checks = float(c.checks.mean()) if c.form == "tree" else math.nan
 
     # every candidate as grown on all the search rows: its boxes read out as conditions
     grown = {price: paths[-1] for price, paths in tree_paths.items()}
@@ -323,10 +262,10 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     read = dict(zip(distinct, _read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
-    means = {price: node_outputs(steps, S, U) for price, steps in grown.items()}
+    values = {price: leaf_values(node_outputs(steps, S, U), p.classes, n_classes) for price, steps in grown.items()}
     for c in candidates:
         if c.form == "tree":
-            c.tree = _tree_of(grown[c.price][:c.size - 1], read, means[c.price], p.classes, n_classes, names)
+            c.tree = _tree_of(grown[c.price][:c.size - 1], read, values[c.price], names)
         else:
             c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
         c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
@@ -357,30 +296,41 @@ def _constant_losses(T_tr, y_va, n_classes):
 def node_outputs(steps, S, T):
     """The mean target vector of every node of the tree of steps on the rows of S (node id
     -> vector): each size's leaves are among them (a node keeps its rows once made)."""
+    L = S.shape[1]
+    by_split = np.ascontiguousarray(S.T)  # a split's rows side by side: a box's columns gathered at once
     node = np.zeros(S.shape[0], dtype=np.int64)
     means = {0: T.mean(axis=0)}
     for t, (leaf, box) in enumerate(steps):  # over steps, not rows
-        at = np.flatnonzero(node == leaf)
-        holds = _literals(S, at, box).all(axis=1)
-        node[at] = np.where(holds, 2 * t + 1, 2 * t + 2)
-        for child, rows in ((2 * t + 1, at[holds]), (2 * t + 2, at[~holds])):
-            means[child] = T[rows].mean(axis=0) if rows.size else means[leaf]
+        box = np.asarray(box, dtype=np.int64)
+        negated = box >= L
+        holds = (by_split[np.where(negated, box - L, box)] ^ negated[:, None]).all(axis=0)
+        at = node == leaf
+        for child, rows in ((2 * t + 1, at & holds), (2 * t + 2, at & ~holds)):
+            node[rows] = child
+            count = np.count_nonzero(rows)
+            # T[rows].mean(axis=0), the same sum and division, without mean's overhead
+            means[child] = np.add.reduce(T[rows], axis=0) / count if count else means[leaf]
     return means
 
 
-def _tree_of(steps, read, means, classes, n_classes, names):
-    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaf
-    outputs the nodes' mean targets (node_outputs)."""
+def leaf_values(means, classes, n_classes):
+    """Each node's (prediction, class probabilities or None) as a leaf, from its mean target
+    vector (node_outputs): once per node for the trees of every size."""
+    if n_classes:
+        return {v: (classes[int(np.argmax(out))], out / max(out.sum(), 1e-300)) for v, out in means.items()}
+    return {v: (float(out[0]), None) for v, out in means.items()}
+
+
+def _tree_of(steps, read, values, names):
+    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaves
+    the nodes' values (leaf_values)."""
     split_of = {leaf: (t, read[tuple(box)].conditions) for t, (leaf, box) in enumerate(steps)}
 
     def build(v):
         if v in split_of:
             t, conditions = split_of[v]
             return Node(conditions, build(2 * t + 1), build(2 * t + 2), key=v)
-        out = means[v]
-        if n_classes:
-            return Leaf(classes[int(np.argmax(out))], out / max(out.sum(), 1e-300), key=v)
-        return Leaf(float(out[0]), key=v)
+        return Leaf(*values[v], key=v)
 
     return RuleTree([build(0)], **names)
 
