@@ -48,7 +48,7 @@ print(f"{'':15s} rules  error  overlap")
 for name, model in models.items():
     scores = model.fit(X_train, y_train).evaluate(X_test, y_test)
     results[name] = [(scores["n_regions"], scores["error"])]
-    print(f"{name:15s} {scores['n_rules']:5d}  {scores['error']:.3f}  {scores['overlap']:.2f}")
+    print(f"{name:15s} {scores['n_regions']:5d}  {scores['error']:.3f}  {scores['overlap']:.2f}")
 
 # %%
 # Number of rules against test error, one point per method (the layout of the paper's

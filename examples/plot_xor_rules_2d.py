@@ -28,8 +28,14 @@ print(f"the forest has {splits} splits")
 
 # %%
 # Fit the rules to the forest's own predictions on X (no ``y``): the rules explain the
-# forest, not the data. FAB chooses the number of rules, up to ``max_rules``.
-model = DefragModel(forest, n_components=10, random_state=0).fit(X)
+# forest, not the data. FAB chooses the number of its components, up to ``n_components``;
+# their boxes seed the search. By default the explanation is a tree of rules:
+print(DefragModel(forest, random_state=0).fit(X))
+
+# %%
+# The boxes themselves read best as an ordered list of rules (``form="list"``), drawn
+# below over the data:
+model = DefragModel(forest, n_components=10, form="list", random_state=0).fit(X)
 print(model)
 
 # %%
