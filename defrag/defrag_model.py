@@ -107,8 +107,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         extra conditions; inf: a plain tree), ``size``, ``n_regions``, ``n_conditions``,
         cross-validated ``validation_error`` and ``mean_checks`` (comparisons read per
         row), and ``chosen`` (form "list": per size as before).
-    path_rules_ : list
-        The printed explanation of each candidate of ``path_`` (``with_size`` reads it).
+    path_rules_ : sequence
+        The printed explanation of each candidate of ``path_`` (``with_size`` reads it);
+        for a searched tree each is built when first read.
     classes_, task_, n_features_in_, feature_names_in_ :
         As in scikit-learn.
     splits_ : SplitTable
