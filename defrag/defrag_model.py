@@ -120,7 +120,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     n_components_, n_all_splits_, n_iter_, lower_bound_, lower_bound_phase_ :
         Components kept, the ensemble's distinct splits, the kept restart's iterations and
         bound (eq. 12) per iteration and its warm-up phase.
-    restart_errors_, restart_n_rules_, subsample_size_, fit_seconds_ :
+    restart_errors_, restart_n_regions_, subsample_size_, fit_seconds_ :
         Every restart's training error and rules, the rows of each, seconds per phase.
 
     Examples

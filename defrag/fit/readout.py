@@ -1,5 +1,5 @@
 """Stage 3 of the fit, rules: the kept restart's components -> its rule list (refitted on
-all rows when the restarts saw a subsample), or with ``rule_list=False`` the paper's
+all rows when the restarts saw a subsample), or with ``form="paper"`` the paper's
 rules, one per component -> the RuleSet printed for the training rows."""
 import collections.abc
 import copy
@@ -22,7 +22,7 @@ class Readout:
     params: dict  # eta, alpha, mean and precision or gamma, w (EM-KL), components by weight
     rules: RuleSet
     n_rules: int  # regions: a rule list's rules and its default; else the components
-    path: dict = None  # rule_list="search": per size, its conditions, errors, default
+    path: dict = None  # form="list": per size, its conditions, errors, default
 
 
 def _paper_rules(config, prepared, params, rows):
@@ -66,7 +66,7 @@ def read_out(config, prepared, searched, rows):
     rule_set = _rule_set(p, rows, rules, default, default_proba)
     # printed for all training rows, once: thresholds, '(or missing)', shares
     rule_set = rows.on_training_rows(rule_set)
-    # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
+    # a rule list's default ("otherwise") is one of its rules: n_regions_ counts its
     # regions, comparable with a tree's leaves; the paper's rules are its components
     n_rules = len(rule_set) + 1 if config.rule_list else int(order.size)
     return Readout(params, rule_set, n_rules, path)
