@@ -5,7 +5,9 @@ Rules of a random forest on XOR data
 The XOR data of Hara & Hayashi's Synthetic1 (their Figure 6): two features uniform on
 the unit square, the class is 1 where exactly one of them exceeds 0.5, and 10% of the
 labels are flipped. A 100-tree random forest splits the square into thousands of tiny
-regions; defrag finds the four quadrants and prints them as an ordered rule list.
+regions; defrag prints a tree of rules over the boxes of its mixture's components, and
+with ``form="list"`` an ordered rule list: two boxes and the default cover the four
+quadrants.
 
 This example draws the picture at the top of the README (``examples/readme_plot.py``
 saves this figure as ``docs/rules_2d.png``).
