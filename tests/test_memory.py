@@ -44,7 +44,7 @@ def test_working_set_over_the_limit_names_the_knobs(small_forest):
     with defrag.max_memory("4M"), pytest.raises(DefragMemoryError) as info:
         DefragModel(rf, method="em", n_components=400, form="list").fit(X)
     msg = str(info.value)
-    assert msg.startswith("DefragModel.fit on 400 rows, 2 classes, 400 rules (K) and ")
+    assert msg.startswith("DefragModel.fit on 400 rows, 2 classes, 400 components (K) and ")
     assert "MB" in msg and "limit of 4 MB" in msg
     for knob in ("subsample=", "n_jobs=", "n_components="):
         assert knob in msg

@@ -61,3 +61,17 @@ def test_with_size_prints_what_a_refit_of_that_size_prints(fitted, size):
     assert str(sized.rules_) == str(refit.rules_)
     assert sized.n_conditions_ == refit.n_conditions_ and sized.n_regions_ == refit.n_regions_
     np.testing.assert_array_equal(sized.predict(X), refit.predict(X))
+
+
+def test_a_sum_is_asked_with_a_budget_and_for_at_most_two_classes(fitted):
+    from sklearn.datasets import load_wine
+
+    forest, X, y = fitted
+    with pytest.raises(ValueError, match="form='sum' prints a sum of small trees within a budget"):
+        DefragModel(forest, form="sum").fit(X, y)
+    model = DefragModel(forest, form="sum", max_conditions=6, random_state=0).fit(X, y)
+    assert model.rules_.form == "sum" and model.n_conditions_ <= 6
+    Xw, yw = load_wine(return_X_y=True)
+    wine = RandomForestClassifier(n_estimators=10, random_state=0).fit(Xw, yw)
+    with pytest.raises(ValueError, match="a regression or two classes, not 3"):
+        DefragModel(wine, form="sum", max_conditions=6).fit(Xw, yw)

@@ -147,6 +147,9 @@ class FitConfig:
             name = "n_regions" if params["n_regions"] is not None else "max_conditions"
             raise ValueError(f"{name} sizes a searched explanation: it needs form 'auto', 'tree', 'sum' or "
                              f"'list' and method 'fab' or 'em' (got form={form!r}, method={method!r})")
+        if form == "sum" and params["max_conditions"] is None:
+            raise ValueError("form='sum' prints a sum of small trees within a budget: set max_conditions "
+                             "(the comparisons printed), or use form='auto'")
         if params["max_conditions"] is not None and form == "list":
             raise ValueError("max_conditions is a budget for form 'auto', 'tree' or 'sum'; a list is sized "
                              "by n_regions")

@@ -102,6 +102,9 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
                 raise ValueError("form='paper' prunes the paper's rules on all rows in one process: not "
                                  "supported with a Dask X and a subsample; use form='restarts', or compute X")
         prepared = prepare(config, source, rows, feature_names, clock)
+        if config.form == "sum" and prepared.fit_target.n_classes > 2:
+            raise ValueError(f"form='sum' adds one number per part: it explains a regression or two classes, "
+                             f"not {prepared.fit_target.n_classes}; use form='auto' or 'tree'")
         if prepared.subsampled:
             logger.info("restarts fitted on %d of %d rows", prepared.n_fit, rows.n_samples)
         # one bar of the restarts once the fit has run 2 s (utils/progress.py)

@@ -155,7 +155,7 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
     rows = f"{n_rows} rows ({n_fit} per restart)" if n_rows and n_rows != n_fit else f"{n_fit} rows"
     classes = f", {n_classes} classes" if n_classes else ""
     check_memory(sum(parts.values()),
-                 f"DefragModel.fit on {rows}{classes}, {n_components} rules (K) and {len(splits)} splits (L)",
+                 f"DefragModel.fit on {rows}{classes}, {n_components} components (K) and {len(splits)} splits (L)",
                  "subsample= (rows per restart), n_jobs= (restarts in flight), "
                  "n_components= (K), max_splits= (L), max_iter=", parts)
 
