@@ -27,8 +27,9 @@ def test_a_refit_with_the_same_model_keeps_the_same_rules(fitted, tmp_path):
     assert again.rules_.to_dict() == first.rules_.to_dict()
     assert again.reference_diff_.unchanged
     forms = list(again.path_["form"])
-    assert forms.count("reference") == 1 and "reference" not in list(first.path_["form"])
-    assert again.reference_kept_ == (forms[again.path_["chosen"]] == "reference")
+    assert [f for f in forms if f.startswith("reference")] == list(tree_path.REFERENCE_FORMS)
+    assert not any(f.startswith("reference") for f in first.path_["form"])
+    assert again.reference_kept_ and forms[again.path_["chosen"]] == "reference"
     # from its JSON file, the same
     path = tmp_path / "rules.json"
     path.write_text(first.rules_.to_json())
@@ -43,23 +44,35 @@ def test_the_reference_is_kept_within_the_tolerance_and_dropped_beyond(fitted):
     dropped = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=constant).fit(X)
     assert dropped.reference_kept_ is False
     assert str(dropped.rules_) == str(first.rules_)
-    i = list(dropped.path_["form"]).index("reference")
-    assert dropped.path_["n_regions"][i] == 1
     chosen = dropped.path_["chosen"]
-    assert dropped.path_["validation_error"][i] > (1 + tree_path.REFERENCE_TOLERANCE) * \
-        dropped.path_["validation_error"][chosen]
+    for form in tree_path.REFERENCE_FORMS:
+        i = list(dropped.path_["form"]).index(form)
+        assert dropped.path_["n_regions"][i] == 1
+        assert dropped.path_["validation_error"][i] > (1 + tree_path.REFERENCE_TOLERANCE) * \
+            dropped.path_["validation_error"][chosen]
     # the first fit's rules on another forest's predictions: kept where within the tolerance,
     # its regions then exactly the reference's, its outputs refitted
     other = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, random_state=1).fit(X, forest.predict(X))
     warm = DefragModel(other, random_state=0, n_restarts=2, reference_rules=first.rules_).fit(X)
-    i = list(warm.path_["form"]).index("reference")
-    best = tree_path.choose([c for c in _candidates(warm) if c.form != "reference"])
-    within = warm.path_["validation_error"][i] <= (1 + tree_path.REFERENCE_TOLERANCE) * \
-        warm.path_["validation_error"][best] + 1e-12
-    assert warm.reference_kept_ == within
-    if warm.reference_kept_:
+    forms, errors = list(warm.path_["form"]), warm.path_["validation_error"]
+    best = tree_path.choose([c for c in _candidates(warm) if not c.form.startswith("reference")])
+    se = warm.path_["reference_se"][best]  # of the paired differences from the best, per reference form
+    limit = [errors[best] + max(tree_path.REFERENCE_TOLERANCE * errors[best], s) + 1e-12 for s in se]
+    as_is, refitted = (forms.index(f) for f in tree_path.REFERENCE_FORMS)
+    chosen = forms[warm.path_["chosen"]]
+    # with_size at the same size reads the same choice off the path
+    assert warm.with_size(n_regions=int(warm.n_regions_)).path_["chosen"] == warm.path_["chosen"]
+    if errors[as_is] <= limit[0]:  # the earlier rules as they were: the same predictions
+        assert chosen == "reference" and warm.reference_kept_
+        assert np.array_equal(warm.predict(X), first.predict(X))
+        assert warm.reference_diff_.unchanged and not any(
+            x["old_prediction"] != x["new_prediction"] for x in warm.reference_diff_.kept)
+    elif errors[refitted] <= limit[1]:  # their regions, today's outputs
+        assert chosen == "reference refitted" and warm.reference_kept_
         assert np.array_equal(warm.rules_.apply(X), first.rules_.apply(X))
-        assert not (warm.reference_diff_.changed or warm.reference_diff_.added or warm.reference_diff_.removed)
+        assert warm.reference_diff_.unchanged
+    else:
+        assert not warm.reference_kept_ and not chosen.startswith("reference")
 
 
 def _candidates(model):
@@ -74,7 +87,7 @@ def test_a_rule_list_warm_starts_a_tree(fitted):
     X, _, forest, _ = fitted
     listed = DefragModel(forest, random_state=0, n_restarts=2, form="list").fit(X)
     warm = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=listed.rules_).fit(X)
-    i = list(warm.path_["form"]).index("reference")
+    i = list(warm.path_["form"]).index("reference refitted")
     assert warm.path_["n_regions"][i] == len(listed.rules_) + 1
     if warm.reference_kept_:
         assert np.array_equal(warm.rules_.apply(X), np.where(listed.rules_.apply(X) < 0, len(listed.rules_),

@@ -27,7 +27,7 @@ from .list_path import search_list
 from .readout import read_out
 from .rows import InMemoryRows
 from .search import search
-from .tree_path import search_tree
+from .tree_path import REFERENCE_FORMS, search_tree
 
 logger = logging.getLogger("defrag")
 
@@ -74,7 +74,7 @@ class FitResult:
             out["path_"] = {k: v for k, v in r.path.items() if k != "trees"}
             out["path_rules_"] = r.path["trees"]
             if self.reference is not None:
-                out["reference_kept_"] = bool(r.path["form"][r.path["chosen"]] == "reference")
+                out["reference_kept_"] = bool(r.path["form"][r.path["chosen"]] in REFERENCE_FORMS)
                 out["reference_diff_"] = explanation_diff(self.reference, r.rules)
         elif r.path is not None:  # form "list": every size of the list
             out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error",
