@@ -97,9 +97,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         EM-KL: the L2 penalty on the gate's weights.
     reference_rules : RuleTree, RuleSet or path, optional
         A warm start: an earlier explanation (or its JSON file) over the same features. Its
-        regions, as printed, are a candidate of the search (outputs refitted, cross-validated
-        as the others) and are kept where their validation error is within 1% (relative) of
-        the candidate chosen otherwise (``reference_kept_``, ``reference_diff_``).
+        regions, as printed (its outputs as they were, else refitted), are candidates of the
+        search, kept where their validation error is within 1% or one standard error of the
+        candidate chosen otherwise (``reference_kept_``, ``reference_diff_``).
 
     Attributes
     ----------
