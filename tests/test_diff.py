@@ -73,6 +73,22 @@ def test_rule_sets_compare_rule_by_rule_and_with_trees():
     assert mixed.kinds == ("list", "tree") and mixed.prediction_changed == 0.0
 
 
+def test_the_parts_of_two_sums_pair_by_the_regions_they_share():
+    a = Node([Condition(0, "a", upper=3.0)], Leaf(1.0), Leaf(-1.0))
+    b = Node([Condition(1, "b", lower=2.0)], Leaf(0.5), Leaf(-0.5))
+    c = Node([Condition(1, "b", lower=2.5)], Leaf(0.5), Leaf(-0.5))
+    old = RuleTree([a, b], base=10.0, feature_names=NAMES)
+    X = rows()
+    swapped = old.diff(RuleTree([b, a], base=10.0, feature_names=NAMES), X)
+    assert swapped.unchanged and swapped.region_changed == 0 and swapped.prediction_changed == 0
+    assert sorted((x["old_part"], x["new_part"]) for x in swapped.kept) == [(1, 2), (1, 2), (2, 1), (2, 1)]
+    moved = old.diff(RuleTree([c, a], base=10.0, feature_names=NAMES), X)
+    assert [(x["old_part"], x["new_part"], x["threshold_moves"]) for x in moved.changed] == \
+        [(2, 1, [{"feature": "b", "bound": "lower", "old": 2.0, "new": 2.5}])] * 2
+    assert moved.region_changed == pytest.approx(((X[:, 1] > 2.0) & (X[:, 1] <= 2.5)).mean())
+    assert "~ part 2 region 1 -> part 1 region 1: b > 2 -> 2.5" in str(moved)
+
+
 def test_the_json_validates_against_the_documented_schema_and_the_html_is_a_table():
     jsonschema = pytest.importorskip("jsonschema")
     X = rows()

@@ -5,8 +5,9 @@ between which regions.
 
 A region is described by the conditions a row meets on its way there: down a tree, each
 box with the branch taken (the box holds, or not); a rule of a list, its own conditions
-(the rules above it failing is the list's order); a list's default, "otherwise". Two
-regions (of the same part of a sum) are
+(the rules above it failing is the list's order); a list's default, "otherwise". The parts
+of two sums of trees are paired by the regions they share (a part may have moved). Two
+regions (of paired parts) are
 
 - *kept* where their descriptions are equal (their predictions may differ: a refit's);
 - *changed* where they test the same features the same way (the same branches, the same
@@ -40,7 +41,7 @@ _PREDICTION = {"type": ["number", "string", "boolean"]}
 def _entry(required):
     return {"type": "object", "required": sorted(required), "additionalProperties": False,
             "properties": {k: v for k, v in {
-                "part": _COUNT, "old_region": _COUNT, "new_region": _COUNT, "conditions": {"type": "string"},
+                "old_part": _COUNT, "new_part": _COUNT, "old_region": _COUNT, "new_region": _COUNT, "conditions": {"type": "string"},
                 "old_conditions": {"type": "string"}, "new_conditions": {"type": "string"},
                 "old_prediction": _PREDICTION, "new_prediction": _PREDICTION,
                 "threshold_moves": {"type": "array", "items": {
@@ -61,22 +62,24 @@ JSON_SCHEMA = {
         "old": {"type": "object", "required": ["kind", "n_regions"], "additionalProperties": False,
                 "properties": {"kind": {"enum": ["tree", "sum", "list"]}, "n_regions": _COUNT}},
         "new": {"$ref": "#/properties/old"},
-        "kept": {"type": "array", "items": _entry({"part", "old_region", "new_region", "conditions",
+        "kept": {"type": "array", "items": _entry({"old_part", "new_part", "old_region", "new_region", "conditions",
                                                    "old_prediction", "new_prediction"})},
-        "changed": {"type": "array", "items": _entry({"part", "old_region", "new_region", "old_conditions",
+        "changed": {"type": "array", "items": _entry({"old_part", "new_part", "old_region", "new_region", "old_conditions",
                                                       "new_conditions", "old_prediction", "new_prediction",
                                                       "threshold_moves"})},
-        "added": {"type": "array", "items": _entry({"part", "new_region", "conditions", "new_prediction"})},
-        "removed": {"type": "array", "items": _entry({"part", "old_region", "conditions", "old_prediction"})},
+        "added": {"type": "array", "items": _entry({"new_part", "new_region", "conditions", "new_prediction"})},
+        "removed": {"type": "array", "items": _entry({"old_part", "old_region", "conditions", "old_prediction"})},
         "rows": {"oneOf": [{"type": "null"}, {
             "type": "object", "required": ["n_rows", "prediction_changed", "region_changed", "moves"],
             "additionalProperties": False,
             "properties": {"n_rows": {"type": "integer", "minimum": 0}, "prediction_changed": _SHARE,
                            "region_changed": _SHARE,
                            "moves": {"type": "array", "items": {
-                               "type": "object", "required": ["part", "old_region", "new_region", "rows", "share"],
+                               "type": "object", "required": ["old_part", "new_part", "old_region", "new_region", "rows",
+                                            "share"],
                                "additionalProperties": False,
-                               "properties": {"part": _COUNT, "old_region": _COUNT, "new_region": _COUNT,
+                               "properties": {"old_part": _COUNT, "new_part": _COUNT, "old_region": _COUNT,
+                                              "new_region": _COUNT,
                                               "rows": _COUNT, "share": _SHARE}}}}}]},
     },
 }
@@ -208,6 +211,24 @@ def _show(v):
     return f"{v:.6g}" if isinstance(v, float) else repr(v) if isinstance(v, str) else str(v)
 
 
+def _paired_parts(old_parts, new_parts):
+    """(old part, new part) pairs of two explanations' parts (a tree's or a list's: its one
+    part each): a sum's parts paired greedily by the regions they share (exactly, then by the
+    same features tested), ties by their places; a part left over pairs with none."""
+    score = {}
+    for t, o in enumerate(old_parts):
+        for u, n in enumerate(new_parts):
+            exact, skeleton = {r.exact for r in n}, {r.skeleton for r in n}
+            score[(t, u)] = (sum(r.exact in exact for r in o), sum(r.skeleton in skeleton for r in o))
+    pairs, used_old, used_new = [], set(), set()
+    for t, u in sorted(score, key=lambda k: (-score[k][0], -score[k][1], abs(k[0] - k[1]), k)):
+        if t not in used_old and u not in used_new:
+            pairs.append((t, u))
+            used_old.add(t)
+            used_new.add(u)
+    return sorted(pairs)
+
+
 def _value(v):
     """A prediction as JSON: a number, or a class label as it is (its string otherwise)."""
     if isinstance(v, (np.integer, int)) and not isinstance(v, bool):
@@ -247,18 +268,20 @@ class ExplanationDiff:
               "schema": "defrag.diff", "version": 1,
               "old": {"kind": "tree" | "sum" | "list", "n_regions": int},
               "new": {"kind": ..., "n_regions": int},
-              "kept":    [{"part": int, "old_region": int, "new_region": int, "conditions": str,
+              "kept":    [{"old_part": int, "new_part": int, "old_region": int, "new_region": int,
+                           "conditions": str,
                            "old_prediction": P, "new_prediction": P}],
-              "changed": [{"part": int, "old_region": int, "new_region": int,
+              "changed": [{"old_part": int, "new_part": int, "old_region": int, "new_region": int,
                            "old_conditions": str, "new_conditions": str,
                            "old_prediction": P, "new_prediction": P,
                            "threshold_moves": [{"feature": str, "bound": "lower" | "upper",
                                                 "old": number, "new": number}]}],
-              "added":   [{"part": int, "new_region": int, "conditions": str, "new_prediction": P}],
-              "removed": [{"part": int, "old_region": int, "conditions": str, "old_prediction": P}],
+              "added":   [{"new_part": int, "new_region": int, "conditions": str, "new_prediction": P}],
+              "removed": [{"old_part": int, "old_region": int, "conditions": str, "old_prediction": P}],
               "rows": null | {"n_rows": int, "prediction_changed": number in [0, 1],
                               "region_changed": number in [0, 1],
-                              "moves": [{"part": int, "old_region": int, "new_region": int,
+                              "moves": [{"old_part": int, "new_part": int, "old_region": int,
+                                         "new_region": int,
                                          "rows": int, "share": number in [0, 1]}]}
             }
 
@@ -266,8 +289,9 @@ class ExplanationDiff:
         last region); "conditions" is the region's description as text ("otherwise" for a
         list's default); P is a number, or a class label (a string where it is not a JSON
         number or boolean). "moves": the MAX_MOVES largest moves of rows between regions
-        that are not matched, largest first; "rows" is null where no rows were given.
-        ``JSON_SCHEMA`` (this module) is the same as a JSON Schema."""
+        that are not matched, largest first; "rows" is null where no rows were given. A
+        sum's parts are paired by the regions they share, so old_part and new_part may
+        differ (a tree's or a list's: 1). ``JSON_SCHEMA`` (this module) is the same as a JSON Schema."""
         rows = None
         if self.n_rows is not None:
             rows = {"n_rows": int(self.n_rows), "prediction_changed": float(self.prediction_changed),
@@ -294,27 +318,27 @@ class ExplanationDiff:
         for x in self.changed:
             moves = ", ".join(f"{m['feature']} {'>' if m['bound'] == 'lower' else '<='} {m['old']:.6g} -> "
                               f"{m['new']:.6g}" for m in x["threshold_moves"])
-            out.append(f"~ {self._label(x['part'], x['old_region'])} -> {self._label(x['part'], x['new_region'])}: "
+            out.append(f"~ {self._label(x['old_part'], x['old_region'])} -> {self._label(x['new_part'], x['new_region'])}: "
                        f"{moves or 'the same thresholds'}; prediction {_show(x['old_prediction'])} -> "
                        f"{_show(x['new_prediction'])}")
         for x in self.removed:
-            out.append(f"- old {self._label(x['part'], x['old_region'])}: {x['conditions']} => "
+            out.append(f"- old {self._label(x['old_part'], x['old_region'])}: {x['conditions']} => "
                        f"{_show(x['old_prediction'])}")
         for x in self.added:
-            out.append(f"+ new {self._label(x['part'], x['new_region'])}: {x['conditions']} => "
+            out.append(f"+ new {self._label(x['new_part'], x['new_region'])}: {x['conditions']} => "
                        f"{_show(x['new_prediction'])}")
         for x in self.kept:
             if x["old_prediction"] != x["new_prediction"]:
-                out.append(f"= {self._label(x['part'], x['old_region'])} -> "
-                           f"{self._label(x['part'], x['new_region'])} kept; prediction "
+                out.append(f"= {self._label(x['old_part'], x['old_region'])} -> "
+                           f"{self._label(x['new_part'], x['new_region'])} kept; prediction "
                            f"{_show(x['old_prediction'])} -> {_show(x['new_prediction'])}")
         if self.n_rows is not None:
             out.append(f"on {self.n_rows} rows: prediction changed on {100 * self.prediction_changed:.1f}%, "
                        f"region changed on {100 * self.region_changed:.1f}%")
             for m in self.moves:
                 out.append(f"  {m['rows']} rows ({100 * m['share']:.1f}%) from old "
-                           f"{self._label(m['part'], m['old_region'])} to new "
-                           f"{self._label(m['part'], m['new_region'])}")
+                           f"{self._label(m['old_part'], m['old_region'])} to new "
+                           f"{self._label(m['new_part'], m['new_region'])}")
         return out
 
     def __str__(self):
@@ -337,18 +361,18 @@ class ExplanationDiff:
         for x in self.changed:
             moves = "; ".join(f"{m['feature']} {m['bound']} {m['old']:.6g} -> {m['new']:.6g}"
                               for m in x["threshold_moves"])
-            body.append(row(["changed", self._label(x["part"], x["old_region"]),
-                             self._label(x["part"], x["new_region"]), x["old_conditions"], x["new_conditions"],
+            body.append(row(["changed", self._label(x["old_part"], x["old_region"]),
+                             self._label(x["new_part"], x["new_region"]), x["old_conditions"], x["new_conditions"],
                              moves, x["old_prediction"], x["new_prediction"]]))
         for x in self.removed:
-            body.append(row(["removed", self._label(x["part"], x["old_region"]), "", x["conditions"], "", "",
+            body.append(row(["removed", self._label(x["old_part"], x["old_region"]), "", x["conditions"], "", "",
                              x["old_prediction"], ""]))
         for x in self.added:
-            body.append(row(["added", "", self._label(x["part"], x["new_region"]), "", x["conditions"], "", "",
+            body.append(row(["added", "", self._label(x["new_part"], x["new_region"]), "", x["conditions"], "", "",
                              x["new_prediction"]]))
         for x in self.kept:
-            body.append(row(["kept", self._label(x["part"], x["old_region"]),
-                             self._label(x["part"], x["new_region"]), x["conditions"], x["conditions"], "",
+            body.append(row(["kept", self._label(x["old_part"], x["old_region"]),
+                             self._label(x["new_part"], x["new_region"]), x["conditions"], x["conditions"], "",
                              x["old_prediction"], x["new_prediction"]]))
         parts = ['<div class="defrag-diff">', f"<p>{esc(self.lines()[0])}; {esc(self.lines()[1])}</p>",
                  "<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>",
@@ -359,7 +383,7 @@ class ExplanationDiff:
             if self.moves:
                 parts.append("<table><thead><tr><th>from old</th><th>to new</th><th>rows</th><th>share</th></tr>"
                              "</thead><tbody>")
-                parts += [row([self._label(m["part"], m["old_region"]), self._label(m["part"], m["new_region"]),
+                parts += [row([self._label(m["old_part"], m["old_region"]), self._label(m["new_part"], m["new_region"]),
                                m["rows"], f"{100 * m['share']:.1f}%"]) for m in self.moves]
                 parts.append("</tbody></table>")
         parts.append("</div>")
@@ -384,29 +408,37 @@ def explanation_diff(old, new, X=None, tol=0.0):
     sum_form = _kind(old) == "sum" or _kind(new) == "sum"
     old_parts, new_parts = regions_of(old), regions_of(new)
     kept, changed, added, removed = [], [], [], []
-    # new region number -> old region number matched, per part
-    matched = [dict() for _ in range(max(len(old_parts), len(new_parts)))]
-    for t in range(max(len(old_parts), len(new_parts))):
-        o = list(old_parts[t]) if t < len(old_parts) else []
-        n = list(new_parts[t]) if t < len(new_parts) else []
+    pairs = _paired_parts(old_parts, new_parts)
+    matched = {}  # (old part, new part) -> {new region number: old region number}
+    for t, u in pairs:
+        o, n = list(old_parts[t]), list(new_parts[u])
+        matched[(t, u)] = {}
         for i, j in _match(o, n, "exact"):
-            a, b = old_parts[t][i], new_parts[t][j]
-            matched[t][j] = i
-            kept.append({"part": t + 1, "old_region": i + 1, "new_region": j + 1, "conditions": a.text(),
-                         "old_prediction": _value(a.prediction), "new_prediction": _value(b.prediction)})
+            a, b = old_parts[t][i], new_parts[u][j]
+            matched[(t, u)][j] = i
+            kept.append({"old_part": t + 1, "new_part": u + 1, "old_region": i + 1, "new_region": j + 1,
+                         "conditions": a.text(), "old_prediction": _value(a.prediction),
+                         "new_prediction": _value(b.prediction)})
         for i, j in _match(o, n, "skeleton"):
-            a, b = old_parts[t][i], new_parts[t][j]
-            matched[t][j] = i
+            a, b = old_parts[t][i], new_parts[u][j]
+            matched[(t, u)][j] = i
             moves = [m for (ca, _), (cb, _) in zip(a.steps, b.steps) for m in _moves(ca, cb)]
-            changed.append({"part": t + 1, "old_region": i + 1, "new_region": j + 1, "old_conditions": a.text(),
-                            "new_conditions": b.text(), "old_prediction": _value(a.prediction),
-                            "new_prediction": _value(b.prediction), "threshold_moves": moves})
-        removed += [{"part": t + 1, "old_region": a.index + 1, "conditions": a.text(),
-                     "old_prediction": _value(a.prediction)} for a in o if a is not None]
-        added += [{"part": t + 1, "new_region": b.index + 1, "conditions": b.text(),
-                   "new_prediction": _value(b.prediction)} for b in n if b is not None]
+            changed.append({"old_part": t + 1, "new_part": u + 1, "old_region": i + 1, "new_region": j + 1,
+                            "old_conditions": a.text(), "new_conditions": b.text(),
+                            "old_prediction": _value(a.prediction), "new_prediction": _value(b.prediction),
+                            "threshold_moves": moves})
+    paired_old, paired_new = {t for t, _ in pairs}, {u for _, u in pairs}
+    for t, part in enumerate(old_parts):
+        done = set(matched[(t, dict(pairs)[t])].values()) if t in paired_old else set()
+        removed += [{"old_part": t + 1, "old_region": a.index + 1, "conditions": a.text(),
+                     "old_prediction": _value(a.prediction)} for a in part if a.index not in done]
+    back = {u: t for t, u in pairs}
+    for u, part in enumerate(new_parts):
+        done = set(matched[(back[u], u)]) if u in paired_new else set()
+        added += [{"new_part": u + 1, "new_region": b.index + 1, "conditions": b.text(),
+                   "new_prediction": _value(b.prediction)} for b in part if b.index not in done]
     for items in (kept, changed):
-        items.sort(key=lambda x: (x["part"], x["old_region"]))
+        items.sort(key=lambda x: (x["old_part"], x["old_region"]))
     diff = ExplanationDiff(kept, changed, added, removed, old.n_regions if _is_tree(old) else len(old.rules) + 1,
                            new.n_regions if _is_tree(new) else len(new.rules) + 1, sum_form, (_kind(old), _kind(new)))
     if X is None:
@@ -418,24 +450,20 @@ def explanation_diff(old, new, X=None, tol=0.0):
     else:
         pred_changed = p_old != p_new
     r_old, r_new = _row_regions(old, X), _row_regions(new, X)
-    parts = max(r_old.shape[1], r_new.shape[1])
-    region_changed = np.zeros(n_rows, dtype=bool)
+    # a part only one side has: every row's region differs
+    region_changed = np.full(n_rows, len(paired_old) < len(old_parts) or len(paired_new) < len(new_parts))
     moves = []
-    for t in range(parts):  # over parts, not rows
-        if t >= r_old.shape[1] or t >= r_new.shape[1]:
-            region_changed[:] = True  # a part only one side has: every row's region differs
-            continue
-        lookup = np.full(len(new_parts[t]), -1, dtype=np.int64)
-        for j, i in matched[t].items():
+    for t, u in pairs:  # over parts, not rows
+        lookup = np.full(len(new_parts[u]), -1, dtype=np.int64)
+        for j, i in matched[(t, u)].items():
             lookup[j] = i
-        moved = lookup[r_new[:, t]] != r_old[:, t]
+        moved = lookup[r_new[:, u]] != r_old[:, t]
         region_changed |= moved
         if moved.any():
-            pairs, counts = np.unique(np.column_stack([r_old[moved, t], r_new[moved, t]]), axis=0,
-                                      return_counts=True)
-            moves += [{"part": t + 1, "old_region": int(i) + 1, "new_region": int(j) + 1, "rows": int(c),
-                       "share": float(c / n_rows)} for (i, j), c in zip(pairs, counts)]
-    moves.sort(key=lambda m: (-m["rows"], m["part"], m["old_region"], m["new_region"]))
+            ij, counts = np.unique(np.column_stack([r_old[moved, t], r_new[moved, u]]), axis=0, return_counts=True)
+            moves += [{"old_part": t + 1, "new_part": u + 1, "old_region": int(i) + 1, "new_region": int(j) + 1,
+                       "rows": int(c), "share": float(c / n_rows)} for (i, j), c in zip(ij, counts)]
+    moves.sort(key=lambda m: (-m["rows"], m["old_part"], m["old_region"], m["new_part"], m["new_region"]))
     diff.n_rows = n_rows
     diff.prediction_changed = float(pred_changed.mean()) if n_rows else 0.0
     diff.region_changed = float(region_changed.mean()) if n_rows else 0.0
