@@ -115,8 +115,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     reference_kept_, reference_diff_ : bool, ExplanationDiff
         With ``reference_rules``: whether its regions were kept, and what changed from it
         (``RuleTree.diff``: regions kept, changed, added, removed).
-    path_rules_ : list
-        The printed explanation of each candidate of ``path_`` (``with_size`` reads it).
+    path_rules_ : sequence
+        The printed explanation of each candidate of ``path_`` (``with_size`` reads it);
+        for a searched tree each is built when first read.
     classes_, task_, n_features_in_, feature_names_in_ :
         As in scikit-learn.
     splits_ : SplitTable
@@ -127,7 +128,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     n_components_, n_all_splits_, n_iter_, lower_bound_, lower_bound_phase_ :
         Components kept, the ensemble's distinct splits, the kept restart's iterations and
         bound (eq. 12) per iteration and its warm-up phase.
-    restart_errors_, restart_n_rules_, subsample_size_, fit_seconds_ :
+    restart_errors_, restart_n_regions_, subsample_size_, fit_seconds_ :
         Every restart's training error and rules, the rows of each, seconds per phase.
 
     Examples

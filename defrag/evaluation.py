@@ -40,12 +40,12 @@ def prediction_error(pred, y, task):
     return float(np.mean((np.asarray(pred, dtype=np.float64) - y.astype(np.float64)) ** 2))
 
 
-def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
+def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
     """The dict of ``evaluate``: ``error`` of pred on y, ``coverage`` (share of points
     covered by at least one rule) and ``overlap`` (mean number of rules covering a point)
-    from the boolean matrix cover (n_samples, n_rules), ``fidelity`` (agreement with the
+    from the boolean matrix cover (n_samples, rules), ``fidelity`` (agreement with the
     ensemble's predictions on X for classification, R^2 against them for regression;
-    None when the model has no scikit-learn predict) and ``n_rules``. Warns about labels
+    None when the model has no scikit-learn predict) and ``n_regions``. Warns about labels
     of y not among classes."""
     warn_unseen_labels(y, classes, task)
     fidelity = None
@@ -60,7 +60,7 @@ def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
         "coverage": float(np.mean(cover.any(axis=1))),
         "overlap": float(np.mean(cover.sum(axis=1))),
         "fidelity": fidelity,
-        "n_regions": int(n_rules),
+        "n_regions": int(n_regions),
     }
 
 

@@ -611,7 +611,7 @@ def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
     assert by_bits.n_regions_ == by_ranks.n_regions_
     assert by_bits.lower_bound_.shape == by_ranks.lower_bound_.shape
     np.testing.assert_allclose(by_ranks.lower_bound_, by_bits.lower_bound_, rtol=1e-9, atol=0)
-    np.testing.assert_array_equal(by_ranks.restart_n_rules_, by_bits.restart_n_rules_)
+    np.testing.assert_array_equal(by_ranks.restart_n_regions_, by_bits.restart_n_regions_)
     np.testing.assert_array_equal(by_ranks.restart_errors_, by_bits.restart_errors_)
     # the same rules: conditions, predictions and supports exactly, weights and class
     # probabilities to rounding (sums in another order)

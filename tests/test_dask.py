@@ -48,7 +48,7 @@ def assert_same_fit(a, b, exact_outputs=True):
     """b (fitted on Dask) as a (in memory): the same rules as printed, the same restarts
     and mixture bit for bit; regression outputs of the rules to rounding."""
     assert str(a.rules_) == str(b.rules_)
-    for name in ("eta_", "alpha_", "mean_", "precision_", "gamma_", "lower_bound_", "restart_n_rules_"):
+    for name in ("eta_", "alpha_", "mean_", "precision_", "gamma_", "lower_bound_", "restart_n_regions_"):
         if hasattr(a, name):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.subsample_size_ == b.subsample_size_ < a.n_features_in_ * 6000

@@ -70,7 +70,7 @@ def test_restart_kept_is_the_one_with_the_smallest_list_error(cancer):
     m = DefragModel(rf, n_restarts=6, form="restarts", random_state=0).fit(Xtr, ytr)
     assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
     best = m.restart_errors_ == m.restart_errors_.min()
-    assert m.n_regions_ == m.restart_n_rules_[best].min()
+    assert m.n_regions_ == m.restart_n_regions_[best].min()
 
 
 def test_rule_list_orders_greedily_and_prunes_within_the_tolerance():

@@ -27,7 +27,7 @@ def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
     # the kept restart is the one with the fewest rules among those of the smallest error
     # on all rows (XOR: two rules and the default describe it as a list)
     best = m.restart_errors_ == m.restart_errors_.min()
-    assert m.n_regions_ == m.restart_n_rules_[best].min(), str(m)
+    assert m.n_regions_ == m.restart_n_regions_[best].min(), str(m)
     assert 3 <= m.n_regions_ <= 8, str(m)
     assert m.evaluate(Xte, yte)["error"] <= 0.15
     # rules, supports and pruning still use every training row

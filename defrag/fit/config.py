@@ -38,13 +38,13 @@ MAX_REGIONS = 10
 
 # n_restarts="auto": the restarts of Hara & Hayashi's experiments (20), where the kept
 # restart is the model; 5 where every restart's components are candidate boxes of the
-# searched list (rule_list="search"), which refines them: their variety matters, not
+# searched list (form="list"), which refines them: their variety matters, not
 # the best restart.
 AUTO_RESTARTS = 20
 AUTO_RESTARTS_SEARCH = 5
 # the most restarts a fit takes (a thousand times the paper's 20)
 MAX_RESTARTS = 20_000
-# subsample="auto" with rule_list="search": the restarts are fitted on the rows the list is
+# subsample="auto" with form="list": the restarts are fitted on the rows the list is
 # searched on (fit/list_path.py's SEARCH_ROWS): only their components' boxes are read.
 AUTO_SEARCH_ROWS = 3000
 

@@ -28,7 +28,7 @@ spreads over its workers.
 
 With ``subsample`` at least the number of rows (``"auto"`` on up to 100,000 rows,
 ``None``, or a single restart) the restarts need every row in one process: X and y are
-then computed on the client and fitted in memory. ``rule_list=False`` prunes the
+then computed on the client and fitted in memory. ``form="paper"`` prunes the
 paper's rules on all rows in one process (src_c/dfg_prune.c) and is refused with a
 subsample.
 

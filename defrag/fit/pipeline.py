@@ -57,7 +57,7 @@ class FitResult:
         out.update(
             # error rates (mean squared errors in regression): the restarts' losses on all rows
             restart_errors_=np.array([x.train_error for x in s.results]) / self.n_samples,
-            restart_n_rules_=np.array([x.n_components if x.rule_list is None else len(x.rule_list.rules) + 1
+            restart_n_regions_=np.array([x.n_components if x.rule_list is None else len(x.rule_list.rules) + 1
                                        for x in s.results]),
             n_all_splits_=int(p.n_all_splits), subsample_size_=int(p.n_fit),
             lower_bound_=best.lower_bound, lower_bound_phase_=best.phases, n_iter_=int(best.lower_bound.size),
@@ -105,7 +105,7 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
                 rows = rows.in_memory()
             elif not config.rule_list:
                 raise ValueError("form='paper' prunes the paper's rules on all rows in one process: not "
-                                 "supported with a Dask X and a subsample; use rule_list=True, or compute X")
+                                 "supported with a Dask X and a subsample; use form='restarts', or compute X")
         prepared = prepare(config, source, rows, feature_names, clock)
         if prepared.subsampled:
             logger.info("restarts fitted on %d of %d rows", prepared.n_fit, rows.n_samples)

@@ -1,6 +1,7 @@
 """Stage 3 of the fit, rules: the kept restart's components -> its rule list (refitted on
-all rows when the restarts saw a subsample), or with ``rule_list=False`` the paper's
+all rows when the restarts saw a subsample), or with ``form="paper"`` the paper's
 rules, one per component -> the RuleSet printed for the training rows."""
+import collections.abc
 import copy
 import dataclasses
 import numbers
@@ -11,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..rules import Rule, RuleSet
 from ..rules.extract import extract_rules_conditions
 from ..rules.tree import explanation_conditions
-from .tree_path import Candidate, SearchedTree, choose
+from .tree_path import REFERENCE_FORMS, Candidate, SearchedTree, choose
 
 
 @dataclasses.dataclass
@@ -21,7 +22,7 @@ class Readout:
     params: dict  # eta, alpha, mean and precision or gamma, w (EM-KL), components by weight
     rules: RuleSet
     n_rules: int  # regions: a rule list's rules and its default; else the components
-    path: dict = None  # rule_list="search": per size, its conditions, errors, default
+    path: dict = None  # form="list": per size, its conditions, errors, default
 
 
 def _paper_rules(config, prepared, params, rows):
@@ -65,7 +66,7 @@ def read_out(config, prepared, searched, rows):
     rule_set = _rule_set(p, rows, rules, default, default_proba)
     # printed for all training rows, once: thresholds, '(or missing)', shares
     rule_set = rows.on_training_rows(rule_set)
-    # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
+    # a rule list's default ("otherwise") is one of its rules: n_regions_ counts its
     # regions, comparable with a tree's leaves; the paper's rules are its components
     n_rules = len(rule_set) + 1 if config.rule_list else int(order.size)
     return Readout(params, rule_set, n_rules, path)
@@ -73,35 +74,78 @@ def read_out(config, prepared, searched, rows):
 
 def _tree_readout(params, searched, rows):
     """The searched tree (fit/tree_path.py) printed for all rows, and the path: every
-    candidate printed too (their distinct conditions printed in one pass over the rows,
-    each grown tree's rows per node counted once: the smaller trees of a price are its
-    largest's first steps)."""
-    cands = searched.candidates
-    for c in cands:
-        c.tree.feature_names_in = rows.names_in
-        c.tree.__dict__.pop("_box_set", None)
-    conds = list({id(x): x for c in cands for nd in c.tree.nodes() for x in nd.conditions}.values())
+    candidate printable (TreePath), the conditions of every grown tree printed in one pass
+    over the rows, each price's rows per node counted once (the smaller trees of a price
+    are its largest's first steps)."""
+    cands, grown = searched.candidates, searched.grown
+    sums = {i: c.tree for i, c in enumerate(cands) if c.form == "sum"}
+    # a warm start's candidates (REFERENCE_FORMS): built by the search, as the sums
+    refs = {i: c.tree for i, c in enumerate(cands) if c.form in REFERENCE_FORMS}
+    for tree in [*sums.values(), *refs.values()]:
+        tree.feature_names_in = rows.names_in
+        tree.__dict__.pop("_box_set", None)
+    conds = [x for box_conditions in grown.read.values() for x in box_conditions]
+    conds += [x for tree in [*sums.values(), *refs.values()] for nd in tree.nodes() for x in nd.conditions]
+    conds = list({id(x): x for x in conds}.values())
     printed = dict(zip(map(id, conds), rows.printed_conditions(conds))) if conds else {}
-    largest = {}
-    for i, c in enumerate(cands):
-        if (c.form, c.price) not in largest or c.size > cands[largest[(c.form, c.price)]].size:
-            largest[(c.form, c.price)] = i
-    counts = {k: rows.key_counts(cands[i].tree) for k, i in largest.items()}
-    for c in cands:
-        kc = counts[(c.form, c.price)]
-        leaf_counts = [[kc.get((t, lf.key), 0) for lf in c.tree.leaves(t)] for t in range(len(c.tree.terms))]
-        c.tree = c.tree.printed(printed, leaf_counts, rows.n_samples)
-    chosen = cands[searched.chosen]
+    # the sums' rows per node from the largest (a smaller sum's nodes are among its own)
+    kc = rows.key_counts(sums[max(sums, key=lambda i: cands[i].size)]) if sums else {}
+    for i, tree in sums.items():
+        leaf_counts = [[kc.get((t, lf.key), 0) for lf in tree.leaves(t)] for t in range(len(tree.terms))]
+        sums[i] = tree.printed(printed, leaf_counts, rows.n_samples)
+    for i, tree in refs.items():
+        kc = rows.key_counts(tree)
+        sums[i] = tree.printed(printed, [[kc.get((0, lf.key), 0) for lf in tree.leaves(0)]], rows.n_samples)
+    # the grown trees over the printed conditions (a tree of them prints them as they are)
+    read = {box: [printed.get(id(x), x) for x in box_conditions] for box, box_conditions in grown.read.items()}
+    grown = dataclasses.replace(grown, read=read, names={**grown.names, "feature_names_in": rows.names_in})
+    largest = {price: max(c.size for c in cands if c.form == "tree" and c.price == price)
+               for price in {c.price for c in cands if c.form == "tree"}}
+    counts = {price: rows.key_counts(grown.tree(price, size)) for price, size in largest.items()}
+    trees = TreePath([(c.form, c.price, c.size) for c in cands], grown, counts, rows.n_samples, sums)
+    chosen = trees[searched.chosen]
     path = dict(
         form=np.array([c.form for c in cands]), literal_price=np.array([c.price for c in cands]),
         size=np.array([c.size for c in cands]), n_regions=np.array([c.n_regions for c in cands]),
         n_conditions=np.array([c.n_conditions for c in cands]),
         validation_error=np.array([c.validation_error for c in cands]),
         mean_checks=np.array([c.checks for c in cands]),
-        chosen=int(searched.chosen), trees=[c.tree for c in cands])
+        chosen=int(searched.chosen), trees=trees)
     if cands[0].reference_se is not None:  # a warm start (fit/tree_path.py's choose reads them)
         path["reference_se"] = np.array([c.reference_se for c in cands])
-    return Readout(params, chosen.tree, int(chosen.tree.n_regions), path)
+    return Readout(params, chosen, int(chosen.n_regions), path)
+
+
+class TreePath(collections.abc.Sequence):
+    """``path_rules_`` of a searched tree: the candidates of ``path_`` in its order, each a
+    RuleTree printed for the training rows. A tree candidate is built when first read (a
+    fit prints the one it chose; ``with_size`` and a reader of the path the others), from
+    its price's grown tree (fit/tree_path.py's GrownTrees, over printed conditions) and
+    that tree's rows per node; the sums are built by the search."""
+
+    def __init__(self, specs, grown, counts, n_rows, built):
+        self.specs = list(specs)  # (form, price, size) per candidate
+        self.grown = grown
+        self.counts = counts  # price -> {(term, node key): training rows through it}
+        self.n_rows = int(n_rows)
+        self.built = dict(built)  # index -> RuleTree
+
+    def __len__(self):
+        return len(self.specs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        k = range(len(self))[i]  # (an IndexError past the end; negative from the end)
+        if k not in self.built:
+            _, price, size = self.specs[k]
+            tree = self.grown.tree(price, size)
+            kc = self.counts[price]
+            self.built[k] = tree.printed({}, [[kc.get((0, lf.key), 0) for lf in tree.leaves(0)]], self.n_rows)
+        return self.built[k]
+
+    def __repr__(self):
+        return f"TreePath({len(self)} candidates: {', '.join(f'{f} {p:g} {s}' for f, p, s in self.specs[:4])}...)"
 
 
 def _rule_set(p, rows, rules, default, default_proba):

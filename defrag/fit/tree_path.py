@@ -49,6 +49,7 @@ import numpy as np
 from ..rules.additive_search import additive_values, grow_additive_path
 from ..rules import RuleSet
 from ..rules.list_search import candidate_boxes, component_boxes, literal_groups, simplified_boxes
+from ..rules.conditions import comparisons
 from ..rules.tree import Leaf, Node, RuleTree
 from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
 from ..utils.interrupt import copy_context_run
@@ -100,9 +101,34 @@ class Candidate:
 
 
 @dataclasses.dataclass
+class GrownTrees:
+    """Each price's tree as grown on all the search rows, from which the tree candidate of
+    any size is built when it is read (``tree``): its steps (leaf, box), the boxes as read
+    out (box -> Rule), each node's values as a leaf (``leaf_values``) and the RuleTree's
+    names. A fit builds only the trees it prints."""
+
+    steps: dict  # price -> [(leaf, box)]
+    read: dict  # box (literals) -> its conditions as read out
+    values: dict  # price -> {node: (prediction, probabilities or None)}
+    names: dict
+
+    def tree(self, price, size):
+        return _tree_of(self.steps[price][:size - 1], self.read, self.values[price], self.names)
+
+    def n_regions(self, price, size):
+        return len(self.steps[price][:size - 1]) + 1
+
+    def n_conditions(self, price, size):
+        """The tree's printed comparisons (RuleTree.n_conditions), without building it."""
+        return int(sum(comparisons(c) for _, box in self.steps[price][:size - 1]
+                       for c in self.read[tuple(box)]))
+
+
+@dataclasses.dataclass
 class SearchedTree:
-    candidates: list
+    candidates: list  # the trees' Candidates hold no tree: grown builds it
     chosen: int  # index into candidates
+    grown: GrownTrees = None
 
 
 # --------------------------------------------------------------------- targets
@@ -310,12 +336,14 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
     values = {price: leaf_values(node_outputs(steps, S, U), p.classes, n_classes) for price, steps in grown.items()}
+    boxes_grown = {tuple(b) for steps in grown.values() for _, b in steps}
+    trees = GrownTrees(grown, {box: read[box].conditions for box in boxes_grown}, values, names)
     for c in candidates:
         if c.form == "tree":
-            c.tree = _tree_of(grown[c.price][:c.size - 1], read, values[c.price], names)
+            c.n_conditions, c.n_regions = trees.n_conditions(c.price, c.size), trees.n_regions(c.price, c.size)
         else:
             c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
-        c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
+            c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
     if config.reference_rules is not None:
         refs = reference_candidates(config.reference_rules, p, X[rows], y_s, U, n_classes, parts, held_out,
                                     names)
@@ -327,7 +355,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     if n_regions is not None and candidates[chosen].n_regions != n_regions:
         warnings.warn(f"n_regions={n_regions}: no more than {candidates[chosen].n_regions} regions lower the "
                       f"training loss; the tree has {candidates[chosen].n_regions}", UserWarning, stacklevel=3)
-    return SearchedTree(candidates, chosen)
+    return SearchedTree(candidates, chosen, trees)
 
 
 # --------------------------------------------------------------------- warm start
@@ -473,9 +501,9 @@ def leaf_values(means, classes, n_classes):
 
 
 def _tree_of(steps, read, values, names):
-    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> Rule), leaves
-    the nodes' values (leaf_values)."""
-    split_of = {leaf: (t, read[tuple(box)].conditions) for t, (leaf, box) in enumerate(steps)}
+    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> conditions),
+    leaves the nodes' values (leaf_values)."""
+    split_of = {leaf: (t, read[tuple(box)]) for t, (leaf, box) in enumerate(steps)}
 
     def build(v):
         if v in split_of:

@@ -153,10 +153,22 @@ class RuleTree:
     def route(self, X_coded, n_threads=1):
         """The leaf (its number in reading order) each row of X (as the tree reads it,
         ``encode``) reaches in each term: int64 (n_samples, n_terms)."""
+        cover = self._cover(X_coded, n_threads)
+        return self._flat[3][self._descend(cover.shape[0], lambda rows, boxes: cover[rows, boxes])]
+
+    def _cover(self, X_coded, n_threads):
+        """Whether each row of X (as the tree reads it) is in each box: (n_samples, boxes)."""
         X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-        box, then, other, leaf, roots, depth = self._flat
-        n = X_coded.shape[0]
-        cover = self._boxes().covering(X_coded, n_threads) if len(self._boxes()) else np.zeros((n, 0), bool)
+        if not len(self._boxes()):
+            return np.zeros((X_coded.shape[0], 0), dtype=bool)
+        return self._boxes().covering(X_coded, n_threads)
+
+    def _descend(self, n, holds, visit=None):
+        """The item (``_flat``'s numbering) each of n rows reaches in each term, from the
+        root down: at a box, "then" where holds(rows, boxes) (the rows at a box and their
+        boxes), else "else"; visit(rows, boxes, items) after each level, items the rows'
+        new ones. int64 (n, n_terms)."""
+        box, then, other, _, roots, depth = self._flat
         out = np.empty((n, len(roots)), dtype=np.int64)
         for t, root in enumerate(roots):  # over terms, then levels: not over rows
             item = np.full(n, root, dtype=np.int64)
@@ -165,9 +177,10 @@ class RuleTree:
                 inner = np.flatnonzero(b >= 0)
                 if not inner.size:
                     break
-                holds = cover[inner, b[inner]]
-                item[inner] = np.where(holds, then[item[inner]], other[item[inner]])
-            out[:, t] = leaf[item]
+                item[inner] = np.where(holds(inner, b[inner]), then[item[inner]], other[item[inner]])
+                if visit is not None:
+                    visit(inner, b[inner], item[inner])
+            out[:, t] = item
         return out
 
     def apply(self, X, n_threads=1, matched=False):
@@ -264,37 +277,26 @@ class RuleTree:
         for b in range(len(nodes)):  # over boxes, not rows
             box_holds[b], read[b] = conjunction_reading(holds[ptr[b]:ptr[b + 1]], fail_cost[ptr[b]:ptr[b + 1]],
                                                         full[ptr[b]:ptr[b + 1]])
-        box, then, other, _, roots, depth = self._flat
-        for t, root in enumerate(roots):  # over terms, then levels: not over rows
-            item = np.full(n, root, dtype=np.int64)
-            for _ in range(depth[t]):
-                b = box[item]
-                inner = np.flatnonzero(b >= 0)
-                if not inner.size:
-                    break
-                total[inner] += read[b[inner], inner]
-                item[inner] = np.where(box_holds[b[inner], inner], then[item[inner]], other[item[inner]])
+
+        def add_read(rows, boxes, _):
+            total[rows] += read[boxes, rows]
+
+        self._descend(n, lambda rows, boxes: box_holds[boxes, rows], add_read)
         return total
 
     def key_counts(self, X_coded, n_threads=1):
         """{(term, key): the rows of X (as the tree reads it) that pass through the node or
         leaf of that key}, for every node and leaf with a key."""
-        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-        box, then, other, _, roots, depth = self._flat
-        n = X_coded.shape[0]
-        cover = self._boxes().covering(X_coded, n_threads) if len(self._boxes()) else np.zeros((n, 0), bool)
+        cover = self._cover(X_coded, n_threads)
+        n = cover.shape[0]
         items = [(t, x) for t, root in enumerate(self.terms) for x in walk(root)]
         visits = np.zeros(len(items), dtype=np.int64)
-        for t, root in enumerate(roots):  # over terms, then levels: not over rows
-            item = np.full(n, root, dtype=np.int64)
-            visits[root] += n
-            for _ in range(depth[t]):
-                b = box[item]
-                inner = np.flatnonzero(b >= 0)
-                if not inner.size:
-                    break
-                item[inner] = np.where(cover[inner, b[inner]], then[item[inner]], other[item[inner]])
-                visits += np.bincount(item[inner], minlength=len(items))
+        visits[self._flat[4]] += n  # every row passes its term's root
+
+        def count(rows, boxes, reached):
+            visits[:] += np.bincount(reached, minlength=len(items))
+
+        self._descend(n, lambda rows, boxes: cover[rows, boxes], count)
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
     # ------------------------------------------------------------ diff

@@ -263,13 +263,16 @@ def check_nodes(trees, n_features, n_features_field="n_features_in_"):
         bad = int(feature[(feature < 0) | (feature >= n_features)][0])
         raise ValueError(f"a split of the model tests feature {bad}, outside the model's {n_features} "
                          f"features ({n_features_field}): the model is malformed")
-    for t, i in zip(trees, internal):  # over trees, not nodes
-        numeric = i & (t.kind == NUMERIC)
-        bad = numeric & (np.isnan(t.threshold) | (t.threshold == -np.inf))
-        if bad.any():
-            raise ValueError(f"a split of the model on feature {int(t.feature[bad][0])} has threshold "
-                             f"{float(t.threshold[bad][0])}: thresholds must be numbers (or +inf); "
-                             "the model is malformed")
+    if not trees:
+        return
+    # the numeric splits of every tree at once
+    threshold = np.concatenate([t.threshold[i] for t, i in zip(trees, internal)])
+    numeric = np.concatenate([t.kind[i] for t, i in zip(trees, internal)]) == NUMERIC
+    bad = numeric & (np.isnan(threshold) | (threshold == -np.inf))
+    if bad.any():
+        raise ValueError(f"a split of the model on feature {int(feature[bad][0])} has threshold "
+                         f"{float(threshold[bad][0])}: thresholds must be numbers (or +inf); "
+                         "the model is malformed")
 
 
 def _all_reached(left, right, roots):
