@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from . import cli_diff
 from .model_files import (
     ModelFileError,
     check_lightgbm_text,
@@ -1051,6 +1052,9 @@ def build_parser():
     c = sub.add_parser("config", help="show how the compiled kernels were built",
                        description="Show how the compiled kernels were built (OpenMP, popcount).")
     c.set_defaults(func=config)
+
+    cli_diff.add_parser(sub, cli_diff.Helpers(read_rules, DataFile, match_columns, written_columns, prepare_frame,
+                                              CommandError))
     return parser
 
 

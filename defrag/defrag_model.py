@@ -95,6 +95,11 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         this share of one constant's.
     gate_l2 : float, default=1.0
         EM-KL: the L2 penalty on the gate's weights.
+    reference_rules : RuleTree, RuleSet or path, optional
+        A warm start: an earlier explanation (or its JSON file) over the same features. Its
+        regions, as printed (its outputs as they were, else refitted), are candidates of the
+        search, kept where their validation error is within 1% or one standard error of the
+        candidate chosen otherwise (``reference_kept_``, ``reference_diff_``).
 
     Attributes
     ----------
@@ -107,6 +112,9 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         extra conditions; inf: a plain tree), ``size``, ``n_regions``, ``n_conditions``,
         cross-validated ``validation_error`` and ``mean_checks`` (comparisons read per
         row), and ``chosen`` (form "list": per size as before).
+    reference_kept_, reference_diff_ : bool, ExplanationDiff
+        With ``reference_rules``: whether its regions were kept, and what changed from it
+        (``RuleTree.diff``: regions kept, changed, added, removed).
     path_rules_ : sequence
         The printed explanation of each candidate of ``path_`` (``with_size`` reads it);
         for a searched tree each is built when first read.
@@ -138,7 +146,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
                  n_jobs=None, verbose="auto", method="fab", n_components=10, n_restarts="auto", max_iter=100,
                  tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10, eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001),
                  keep_duplicate_splits=False, task="auto", feature_names=None, subsample="auto",
-                 max_splits="auto", penalty_splits="all", max_regions=None, prune_tol=0.0, gate_l2=1.0):
+                 max_splits="auto", penalty_splits="all", max_regions=None, prune_tol=0.0, gate_l2=1.0, reference_rules=None):
         self.estimator = estimator
         self.max_conditions = max_conditions
         self.n_regions = n_regions
@@ -164,6 +172,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         self.max_regions = max_regions
         self.prune_tol = prune_tol
         self.gate_l2 = gate_l2
+        self.reference_rules = reference_rules
 
     @classmethod
     def paper(cls, estimator=None, **params):

@@ -5,10 +5,12 @@ ValueError naming the bad one) and resolves what depends on the data's size: the
 each restart is fitted on (``subsample``) and the splits kept (``max_splits``).
 """
 import numbers
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..rules import RuleSet, RuleTree, from_json
 from ..utils.progress import check_verbose
 from ..utils.validation import check_bool, check_n_jobs, check_positive_int, is_number
 
@@ -59,6 +61,31 @@ def _schedule(eps_schedule):
     return np.asarray(eps_schedule, dtype=np.float64)
 
 
+def _reference_rules(reference, form, method):
+    """The explanation a warm start keeps where it costs little (fit/tree_path.py): a RuleTree
+    or a RuleSet, or the path of the JSON file one of them wrote (``to_json``)."""
+    if reference is None:
+        return None
+    if isinstance(reference, (str, bytes, os.PathLike)):
+        try:
+            with open(reference, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"reference_rules: cannot read {os.fsdecode(reference)!r} ({exc})") from None
+        try:
+            reference = from_json(text)
+        except ValueError as exc:  # RulesDocumentError, or JSON that is no document
+            raise ValueError(f"reference_rules: {os.fsdecode(reference)!r} is not the JSON of a RuleTree or a "
+                             f"RuleSet ({exc})") from None
+    if not isinstance(reference, (RuleTree, RuleSet)):
+        raise TypeError(f"reference_rules must be a RuleTree, a RuleSet or the path of its JSON; got "
+                        f"{type(reference).__name__}")
+    if form not in ("auto", "tree", "sum") or method == "em-kl":
+        raise ValueError(f"reference_rules warm-starts a searched tree (form 'auto', 'tree' or 'sum', method 'fab' "
+                         f"or 'em'); got form={form!r}, method={method!r}")
+    return reference
+
+
 @dataclass(frozen=True)
 class FitConfig:
     """DefragModel's parameters, checked (see its docstring for their meaning)."""
@@ -86,6 +113,7 @@ class FitConfig:
     random_state: object
     n_jobs: object
     verbose: object  # "auto" or an int (utils/progress.py)
+    reference_rules: object = None  # None, or the RuleTree / RuleSet of a warm start (read from its JSON)
 
     @classmethod
     def from_params(cls, params):
@@ -162,7 +190,8 @@ class FitConfig:
         check_bool("keep_duplicate_splits", params["keep_duplicate_splits"])
         if not (_is_real(params["prune_tol"]) and 0.0 <= params["prune_tol"] <= 1.0):
             raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
-        fields = {name: params[name] for name in cls.__dataclass_fields__}
+        fields = {name: params[name] for name in cls.__dataclass_fields__ if name != "reference_rules"}
+        fields["reference_rules"] = _reference_rules(params.get("reference_rules"), form, method)
         fields.update(eps_schedule=tuple(float(e) for e in sched),
                       form="restarts" if method == "em-kl" and form == "auto" else form,
                       keep_duplicate_splits=bool(params["keep_duplicate_splits"]),

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
+from ..rules.diff import explanation_diff
 from ..rules.tree import explanation_conditions
 from ..utils.progress import RestartProgress
 from .dask_rows import DaskRows
@@ -26,7 +27,7 @@ from .list_path import search_list
 from .readout import read_out
 from .rows import InMemoryRows
 from .search import search
-from .tree_path import search_tree
+from .tree_path import REFERENCE_FORMS, search_tree
 
 logger = logging.getLogger("defrag")
 
@@ -42,6 +43,7 @@ class FitResult:
     n_features: int
     names_in: object  # the DataFrame's column names, or None
     seconds: dict  # wall-clock seconds of the phases, in order
+    reference: object = None  # a warm start's reference_rules (a RuleTree or RuleSet), or None
 
     def attributes(self):
         """{name_: value} of the fitted attributes (DefragModel's docstring lists them)."""
@@ -71,6 +73,9 @@ class FitResult:
         if r.path is not None and "trees" in r.path:  # a searched tree: every candidate
             out["path_"] = {k: v for k, v in r.path.items() if k != "trees"}
             out["path_rules_"] = r.path["trees"]
+            if self.reference is not None:
+                out["reference_kept_"] = bool(r.path["form"][r.path["chosen"]] in REFERENCE_FORMS)
+                out["reference_diff_"] = explanation_diff(self.reference, r.rules)
         elif r.path is not None:  # form "list": every size of the list
             out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error",
                                                 "printed", "restarts_validation_error")}
@@ -123,7 +128,8 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
         clock.lap("rules")
         logger.info("fit in %.3f s: %s", sum(clock.seconds.values()),
                     ", ".join(f"{k} {v:.3f} s" for k, v in clock.seconds.items()))
-    return FitResult(prepared, searched, readout, rows.n_samples, rows.n_features, rows.names_in, clock.seconds)
+    return FitResult(prepared, searched, readout, rows.n_samples, rows.n_features, rows.names_in, clock.seconds,
+                     config.reference_rules)
 
 
 def _ensemble_predictions(prepared, source, rows):

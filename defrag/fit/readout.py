@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..rules import Rule, RuleSet
 from ..rules.extract import extract_rules_conditions
 from ..rules.tree import explanation_conditions
-from .tree_path import Candidate, SearchedTree, choose
+from .tree_path import REFERENCE_FORMS, Candidate, SearchedTree, choose
 
 
 @dataclasses.dataclass
@@ -79,11 +79,13 @@ def _tree_readout(params, searched, rows):
     are its largest's first steps)."""
     cands, grown = searched.candidates, searched.grown
     sums = {i: c.tree for i, c in enumerate(cands) if c.form == "sum"}
-    for tree in sums.values():
+    # a warm start's candidates (REFERENCE_FORMS): built by the search, as the sums
+    refs = {i: c.tree for i, c in enumerate(cands) if c.form in REFERENCE_FORMS}
+    for tree in [*sums.values(), *refs.values()]:
         tree.feature_names_in = rows.names_in
         tree.__dict__.pop("_box_set", None)
     conds = [x for box_conditions in grown.read.values() for x in box_conditions]
-    conds += [x for tree in sums.values() for nd in tree.nodes() for x in nd.conditions]
+    conds += [x for tree in [*sums.values(), *refs.values()] for nd in tree.nodes() for x in nd.conditions]
     conds = list({id(x): x for x in conds}.values())
     printed = dict(zip(map(id, conds), rows.printed_conditions(conds))) if conds else {}
     # the sums' rows per node from the largest (a smaller sum's nodes are among its own)
@@ -91,6 +93,9 @@ def _tree_readout(params, searched, rows):
     for i, tree in sums.items():
         leaf_counts = [[kc.get((t, lf.key), 0) for lf in tree.leaves(t)] for t in range(len(tree.terms))]
         sums[i] = tree.printed(printed, leaf_counts, rows.n_samples)
+    for i, tree in refs.items():
+        kc = rows.key_counts(tree)
+        sums[i] = tree.printed(printed, [[kc.get((0, lf.key), 0) for lf in tree.leaves(0)]], rows.n_samples)
     # the grown trees over the printed conditions (a tree of them prints them as they are)
     read = {box: [printed.get(id(x), x) for x in box_conditions] for box, box_conditions in grown.read.items()}
     grown = dataclasses.replace(grown, read=read, names={**grown.names, "feature_names_in": rows.names_in})
@@ -106,6 +111,8 @@ def _tree_readout(params, searched, rows):
         validation_error=np.array([c.validation_error for c in cands]),
         mean_checks=np.array([c.checks for c in cands]),
         chosen=int(searched.chosen), trees=trees)
+    if cands[0].reference_se is not None:  # a warm start (fit/tree_path.py's choose reads them)
+        path["reference_se"] = np.array([c.reference_se for c in cands])
     return Readout(params, chosen, int(chosen.n_regions), path)
 
 
@@ -242,6 +249,9 @@ def sized_model(model, n_regions=None, max_conditions=None):
                  for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],
                                                   path["validation_error"], path["mean_checks"],
                                                   path["n_conditions"], path["n_regions"])]
+        if "reference_se" in path:  # a warm start
+            for c, se in zip(cands, path["reference_se"]):
+                c.reference_se = tuple(map(float, se))
         i = choose(cands, max_conditions, n_regions)
         out.n_regions, out.max_conditions = n_regions, max_conditions
         out.rules_ = model.path_rules_[i]

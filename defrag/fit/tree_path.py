@@ -25,7 +25,20 @@ the rule list's search: fit/list_path.py):
    than the splits it stands for;
 5. every candidate grown again on all the search rows: the path (``path_``) and
    ``with_size`` read them without a refit.
+
+A warm start (``reference_rules``): the earlier explanation's regions, its conditions as
+they are (a list: a tree whose "then" branches are leaves), read on today's rows, are two
+more candidates: "reference", its outputs too as they are (scored on every search row: none
+was fitted there), and "reference refitted", its outputs refitted on each fold's training
+part and scored on the fold's validation rows as the others, then on all the search rows.
+The first of the two whose validation error exceeds that of the candidate ``choose`` picks
+otherwise by at most REFERENCE_TOLERANCE of it or one standard error of the difference (the
+per-row losses paired over the validation rows: the search cannot tell them apart), and
+that fits the same budget or size (at most max_conditions comparisons; n_regions regions),
+is printed: the earlier explanation as it was where it costs little, else its regions with
+today's outputs, else today's search.
 """
+import copy
 import dataclasses
 import math
 import warnings
@@ -34,6 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..rules.additive_search import additive_values, grow_additive_path
+from ..rules import RuleSet
 from ..rules.list_search import candidate_boxes, component_boxes, literal_groups, simplified_boxes
 from ..rules.conditions import comparisons
 from ..rules.tree import Leaf, Node, RuleTree
@@ -55,6 +69,13 @@ ONE_CONDITION_PRICE = 2.0
 BACKFIT_ROUNDS = 3
 # Splits of the largest sum of trees searched under a budget, at most.
 MAX_SUM_SPLITS = 64
+# A warm start keeps the reference's regions where their validation error is at most this
+# much (relative), or one standard error of the paired difference, above the candidate
+# chosen otherwise.
+REFERENCE_TOLERANCE = 0.01
+# The warm start's candidates, in order of preference: the reference as it was, and its
+# regions with outputs refitted.
+REFERENCE_FORMS = ("reference", "reference refitted")
 
 
 @dataclasses.dataclass
@@ -74,6 +95,9 @@ class Candidate:
     n_regions: int = -1
     train_error: float = math.nan
     tree: RuleTree = None
+    # a warm start: per REFERENCE_FORMS candidate, the standard error of the mean difference
+    # of its per-row validation losses and this candidate's (None: no warm start)
+    reference_se: tuple = None
 
 
 @dataclasses.dataclass
@@ -160,16 +184,39 @@ def _route_term(S, splits):
 
 # --------------------------------------------------------------------- choice
 def choose(candidates, max_conditions=None, n_regions=None):
-    """The index of the candidate printed: see the module's docstring (4)."""
+    """The index of the candidate printed: see the module's docstring (4), and for a warm
+    start its last paragraph."""
+    best = _choose_searched(candidates, max_conditions, n_regions)
+    b = candidates[best]
+    refs = [i for i, c in enumerate(candidates) if c.form in REFERENCE_FORMS]
+    for k, i in enumerate(refs):  # the warm start's, in order of preference
+        r = candidates[i]
+        fits = (max_conditions is None or 0 <= r.n_conditions <= max_conditions) and \
+            (n_regions is None or r.n_regions == n_regions)
+        se = b.reference_se[k] if b.reference_se is not None and np.isfinite(b.reference_se[k]) else 0.0
+        margin = max(REFERENCE_TOLERANCE * b.validation_error, se)
+        within = np.isfinite(r.validation_error) and \
+            r.validation_error <= b.validation_error + margin + 1e-12 * abs(b.validation_error)
+        # where nothing is validated (few rows), the reference is kept: nothing says it costs more
+        unmeasured = not np.isfinite(r.validation_error) and not np.isfinite(b.validation_error)
+        if fits and (within or unmeasured):
+            return i
+    return best
+
+
+def _choose_searched(candidates, max_conditions=None, n_regions=None):
+    """choose among the searched candidates (not a warm start's reference)."""
+    searched = [i for i, c in enumerate(candidates) if c.form not in REFERENCE_FORMS]
+
     def key(i):
         c = candidates[i]
         return (c.validation_error, c.n_conditions, -c.price, i)
 
-    measured = [i for i, c in enumerate(candidates) if np.isfinite(c.validation_error)]
+    measured = [i for i in searched if np.isfinite(candidates[i].validation_error)]
     if max_conditions is not None:
         within = [i for i in measured if 0 <= candidates[i].n_conditions <= max_conditions]
         if not within:  # nothing measured fits: the smallest printed
-            within = [min(range(len(candidates)), key=lambda i: (candidates[i].n_conditions, i))]
+            within = [min(searched, key=lambda i: (candidates[i].n_conditions, i))]
         return min(within, key=key)
     trees = [i for i in measured if candidates[i].form == "tree"]
     if n_regions is not None:
@@ -297,11 +344,115 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         else:
             c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
             c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
+    if config.reference_rules is not None:
+        refs = reference_candidates(config.reference_rules, p, X[rows], y_s, U, n_classes, parts, held_out,
+                                    names)
+        candidates += refs
+        for c in candidates:  # the standard errors of the paired differences (losses on all rows)
+            c.reference_se = tuple(float(np.std(r.losses - c.losses, ddof=1) / math.sqrt(n))
+                                   if validated and n > 1 else math.nan for r in refs)
     chosen = choose(candidates, budget, n_regions)
     if n_regions is not None and candidates[chosen].n_regions != n_regions:
         warnings.warn(f"n_regions={n_regions}: no more than {candidates[chosen].n_regions} regions lower the "
                       f"training loss; the tree has {candidates[chosen].n_regions}", UserWarning, stacklevel=3)
     return SearchedTree(candidates, chosen, trees)
+
+
+# --------------------------------------------------------------------- warm start
+def reference_tree(reference, names, classes):
+    """The reference's RuleTree (a list: the tree whose "then" branches are its rules),
+    checked against the fit's features (names) and classes (None: regression):
+    ValueError naming the difference."""
+    theirs = reference.feature_names
+    if theirs is not None and list(theirs) != list(names):
+        if len(theirs) != len(names):
+            raise ValueError(f"reference_rules are over {len(theirs)} features; this fit has {len(names)}")
+        i = next(i for i in range(len(names)) if theirs[i] != names[i])
+        raise ValueError(f"reference_rules are over other features: feature {i} is {theirs[i]!r} there and "
+                         f"{names[i]!r} here")
+    used = [c.feature for c in _conditions_of(reference)]
+    if used and max(used) >= len(names):
+        raise ValueError(f"reference_rules read feature {max(used)}; this fit has {len(names)} features")
+    if (reference.classes is None) != (classes is None) or (
+            classes is not None and not np.array_equal(np.asarray(reference.classes), np.asarray(classes))):
+        what = "values" if reference.classes is None else f"classes {list(reference.classes)}"
+        here = "values" if classes is None else f"classes {list(classes)}"
+        raise ValueError(f"reference_rules predict {what}; this fit predicts {here}")
+    if isinstance(reference, RuleSet):
+        node = Leaf(reference.default_prediction, reference.default_proba)
+        for rule in reversed(reference.rules):  # a rule of no condition covers every row: the rest is unread
+            node = Node(rule.conditions, Leaf(rule.prediction, rule.proba), node) if rule.conditions else \
+                Leaf(rule.prediction, rule.proba)
+        return RuleTree([node], feature_names=reference.feature_names, classes=reference.classes,
+                        supports_missing=reference.supports_missing, encoding=reference.encoding)
+    if reference.form == "sum":
+        raise ValueError("reference_rules: a sum of trees cannot warm-start a fit yet; give a tree of rules or "
+                         "a list")
+    return reference
+
+
+def _conditions_of(reference):
+    if isinstance(reference, RuleSet):
+        return [c for r in reference.rules for c in r.conditions]
+    return [c for n in reference.nodes() for c in n.conditions]
+
+
+def reference_candidates(reference, p, X, y_s, U, n_classes, parts, held_out, names):
+    """The Candidates of a warm start (REFERENCE_FORMS): the reference's regions on the
+    search rows X (coded) with its outputs as they are, scored on every row; and with the
+    mean of U over each region's rows (an empty region: the mean over all rows),
+    cross-validated on the folds (parts, held_out). Losses as the searched trees'
+    (rules/tree_search.py: the 0/1 error of the most probable class, or the squared error)."""
+    tree = reference_tree(reference, p.names, p.classes if n_classes else None)
+    region = tree.route(X)[:, 0]
+    old = tree.leaves()
+    as_is, refitted = (Candidate(form, math.inf, len(old)) for form in REFERENCE_FORMS)
+    if parts:
+        checks = float(tree.checks(X).mean())
+        if n_classes:
+            code = {c: k for k, c in enumerate(np.asarray(p.classes).tolist())}
+            predicted = np.array([code[np.asarray(lf.prediction).item()] for lf in old])[region]
+            losses = (predicted != y_s).astype(np.float64)
+        else:
+            losses = (np.array([float(lf.prediction) for lf in old])[region] - y_s) ** 2
+        as_is.losses, as_is.validation_error, as_is.checks = losses, float(losses.mean()), checks
+        losses = np.empty(X.shape[0])
+        for tr, va in zip(parts, held_out):  # over folds, then regions: not rows
+            out = _region_means(region[tr], U[tr], len(old))[region[va]]
+            losses[va] = (np.argmax(out, axis=1) != y_s[va]) if n_classes else (out[:, 0] - y_s[va]) ** 2
+        refitted.losses, refitted.validation_error, refitted.checks = losses, float(losses.mean()), checks
+    means = _region_means(region, U, len(old))
+    values = leaf_values(dict(enumerate(means)), p.classes, n_classes)
+    for cand, outputs in ((as_is, [(lf.prediction, lf.proba) for lf in old]), (refitted, values)):
+        cand.tree = RuleTree([_copied(tree.terms[0], {id(lf): i for i, lf in enumerate(old)}, outputs)], **names)
+        cand.n_conditions, cand.n_regions = cand.tree.n_conditions, cand.tree.n_regions
+    return [as_is, refitted]
+
+
+def _copied(root, leaf_number, outputs):
+    """The tree of root, its conditions copied as they are, leaf i's (prediction, proba)
+    outputs[leaf_number[id(leaf)]]; keys numbered in reading order."""
+    key = iter(range(10 ** 9))
+
+    def copied(item):
+        if isinstance(item, Leaf):
+            return Leaf(*outputs[leaf_number[id(item)]], key=next(key))
+        return Node([copy.copy(c) for c in item.conditions], copied(item.then), copied(item.otherwise),
+                    key=next(key))
+
+    return copied(root)
+
+
+def _region_means(region, U, n_leaves):
+    """The mean of U over each region's rows (as node_outputs computes a node's), the mean
+    over all rows where a region has none: (n_leaves, d)."""
+    overall = U.mean(axis=0)
+    means = np.empty((n_leaves, U.shape[1]))
+    for leaf in range(n_leaves):  # over regions, not rows
+        rows = region == leaf
+        count = np.count_nonzero(rows)
+        means[leaf] = np.add.reduce(U[rows], axis=0) / count if count else overall
+    return means
 
 
 def side_by_side(jobs):

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from . import _rules_eval, display, document, export
+from . import _rules_eval, diff as diffs, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.threads import checked_threads
@@ -429,6 +429,12 @@ class RuleSet:
         return state
 
     # ------------------------------------------------------------------ exports
+    def diff(self, other, X=None, tol=0.0):
+        """What changed from these rules to other (a RuleSet or a RuleTree over the same
+        features): see RuleTree.diff (a rule's region is its own conditions; the default,
+        "otherwise", is the last region)."""
+        return diffs.explanation_diff(self, other, X, tol)
+
     def to_dict(self):
         """JSON-ready dict with everything needed to rebuild the rule set (``from_dict``):
         exact bounds, outputs, feature names, the input encoding, a schema version."""

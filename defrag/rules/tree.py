@@ -24,7 +24,7 @@ import json
 import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
-from . import document, tree_export
+from . import diff as diffs, document, tree_export
 from .conditions import (Condition, _fmt, comparisons, conditions_on_training_rows, conjunction_reading,
                          missing_value_note, reading_costs)
 from .ruleset import Rule, RuleSet, prediction_text
@@ -298,6 +298,17 @@ class RuleTree:
 
         self._descend(n, lambda rows, boxes: cover[rows, boxes], count)
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
+
+    # ------------------------------------------------------------ diff
+    def diff(self, other, X=None, tol=0.0):
+        """What changed from this explanation to other (a RuleTree or a RuleSet over the same
+        features): an ExplanationDiff (rules/diff.py) of the regions kept, changed (with
+        their threshold moves), added and removed, and on the rows of X (optional) the share
+        whose prediction changed (in regression: by more than tol) and whose region changed,
+        and the rows that moved between which regions. ``str()``, ``_repr_html_`` and
+        ``to_dict()``/``to_json()`` (its schema in ExplanationDiff.to_dict) show it.
+        ValueError where the two read different features or predict different things."""
+        return diffs.explanation_diff(self, other, X, tol)
 
     # ------------------------------------------------------------ JSON
     def to_dict(self):
