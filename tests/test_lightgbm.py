@@ -59,7 +59,7 @@ def test_malformed_dump_is_a_value_error():
 def test_lightgbm_synthetic1():
     for seed in range(3):
         Xtr, ytr, Xte, yte = xor_data(seed)
-        model = lgb.LGBMClassifier(random_state=0, verbose=-1).fit(Xtr, ytr)
+        model = lgb.LGBMClassifier(random_state=0, verbose=-1, n_jobs=1).fit(Xtr, ytr)
         m = DefragModel(model, random_state=0, n_jobs=2, form="list").fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
         # XOR as a list: 3 lines (two quadrants of one class, the default the other two)
