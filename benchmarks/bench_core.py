@@ -122,7 +122,7 @@ def child_defrag(args):
         "D": int(Xtr.shape[1]),
         "trees": len(rf.estimators_),
         "L": len(model.splits_),
-        "rules": int(model.n_rules_),
+        "rules": int(model.n_regions_),
         "error": ev["error"],
         "coverage": ev["coverage"],
         "forest_error": float(np.mean(rf.predict(Xte) != yte)),

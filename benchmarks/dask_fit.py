@@ -124,7 +124,7 @@ def main():
         model.fit(X)
         total = time.perf_counter() - start
         workers = client.run(peak_mb)
-    print(f"\nDask fit: {total:.1f} s, {model.n_rules_} rules, restarts on {model.subsample_size_:,} rows, "
+    print(f"\nDask fit: {total:.1f} s, {model.n_regions_} rules, restarts on {model.subsample_size_:,} rows, "
           f"{len(model.splits_):,} splits of {model.n_all_splits_:,}")
     print("phases (s): " + ", ".join(f"{k} {v:.1f}" for k, v in model.fit_seconds_.items()))
     for line in handler.lines:

@@ -102,7 +102,7 @@ def main():
         ref = DefragModel(forest, **params).fit(Xd)
         ref_seconds = time.perf_counter() - start
         print(f"reference fit (no kill): {ref_seconds:.1f} s, {counter.count} passes, "
-              f"{ref.n_rules_} rules")
+              f"{ref.n_regions_} rules")
         in_memory = DefragModel(forest, **params).fit(X)
         print(f"  the same as in memory: {fingerprint(in_memory) == fingerprint(ref)}")
         passes = counter.count

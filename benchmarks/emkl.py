@@ -6,7 +6,7 @@ Usage (from the repository root, with defrag built in place):
     PYTHONPATH=. python benchmarks/emkl.py --seeds 1  # quicker
 
 Protocol of the paper (sec. 5): model P is XGBoost, fitted on D_ATM; the simplified
-model (K = 4, method="em-kl", the paper's rules: rule_list=False, every split of the
+model (K = 4, method="em-kl", the paper's rules: form="paper", every split of the
 ensemble: max_splits=None) is fitted on
 D_train to XGBoost's predictions there; errors are mean squared errors on D_test
 against its true targets. Data: the synthetic XOR regression, three i.i.d. sets of
@@ -122,7 +122,7 @@ def compare(sets, seed, names=None):
     row = {"xgb": (n_leaves(xgb), mse(xgb.predict(Xs), ys))}
     fits = {}
     # EM-KL as the paper: every split of the ensemble, its K = 4 rules read off eta
-    for name, kw in (("em-kl", dict(method="em-kl", max_rules=4, rule_list=False,
+    for name, kw in (("em-kl", dict(method="em-kl", n_components=4, form="paper",
                                     max_splits=None)),
                      ("fab", dict(method="fab"))):
         start = time.perf_counter()
@@ -130,7 +130,7 @@ def compare(sets, seed, names=None):
                         **kw).fit(Xt)
         fits[name] = m
         ev = m.evaluate(Xs, ys)
-        row[name] = (m.n_rules_, ev["error"], (time.perf_counter() - start) / N_RESTARTS)
+        row[name] = (m.n_regions_, ev["error"], (time.perf_counter() - start) / N_RESTARTS)
         if name == "em-kl":
             row["em-kl rules"] = ev["error_rules"]
     grid = GridSearchCV(DecisionTreeRegressor(random_state=seed),
@@ -160,7 +160,7 @@ def speed(reps):
         times, iters = [], []
         for r in range(reps):
             start = time.perf_counter()
-            m = DefragModel(forest, method=method, n_restarts=1, rule_list=False,
+            m = DefragModel(forest, method=method, n_restarts=1, form="paper",
                             random_state=r).fit(Xtr)
             times.append(time.perf_counter() - start)
             iters.append(m.n_iter_)

@@ -91,13 +91,13 @@ def main():
     cases += list(sklearn_cases()) + list(categorical_cases())
     for preset in args.presets.split(","):
         make = DefragModel.paper if preset == "paper" else DefragModel
-        extra = {"method": "em-kl", "max_rules": 4} if preset == "em-kl" else {"max_rules": 10}
+        extra = {"method": "em-kl", "n_components": 4} if preset == "em-kl" else {"n_components": 10}
         for name, model, X in cases:
             m = make(model, n_restarts=args.restarts, random_state=0, **extra).fit(X)
             params = [m.eta_, m.alpha_] + ([m.mean_, m.precision_] if m.task_ == "regression" else [m.gamma_])
             if preset == "em-kl":
                 params.append(m.gate_weights_)
-            print(f"{preset:7s} {name:16s} L={len(m.splits_):6d} K={m.n_rules_:2d} params={digest(*params)} "
+            print(f"{preset:7s} {name:16s} L={len(m.splits_):6d} K={m.n_regions_:2d} params={digest(*params)} "
                   f"rules={hashlib.sha256(str(m.rules_).encode()).hexdigest()[:16]} "
                   f"predict={digest(m.predict(X))}")
 

@@ -41,15 +41,15 @@ CASES = {
     "synthetic1": ("synthetic1", {}),
     "cls28": ("cls28", {}),
     "cls50": ("cls50", {}),
-    "cls28-paper": ("cls28", {"max_splits": None, "rule_list": False, "n_restarts": 2}),
-    "cls28-em-k200": ("cls28", {"method": "em", "max_rules": 200, "n_restarts": 2, "max_iter": 3,
-                                "eps_schedule": (), "rule_list": False}),
+    "cls28-paper": ("cls28", {"max_splits": None, "form": "paper", "n_restarts": 2}),
+    "cls28-em-k200": ("cls28", {"method": "em", "n_components": 200, "n_restarts": 2, "max_iter": 3,
+                                "eps_schedule": (), "form": "paper"}),
     # large: the working set (the N x K tables) dominates the process's noise
-    "cls28-fab-k1000": ("cls28", {"max_rules": 1000, "n_restarts": 1, "max_iter": 3, "rule_list": False}),
-    "cls28-em-k2000": ("cls28", {"method": "em", "max_rules": 2000, "n_restarts": 1, "max_iter": 2,
-                                 "eps_schedule": (), "rule_list": False}),
-    "cls50-em-k500-sub": ("cls50", {"method": "em", "max_rules": 500, "n_restarts": 2, "max_iter": 2,
-                                    "eps_schedule": (), "subsample": 2000, "rule_list": False}),
+    "cls28-fab-k1000": ("cls28", {"n_components": 1000, "n_restarts": 1, "max_iter": 3, "form": "paper"}),
+    "cls28-em-k2000": ("cls28", {"method": "em", "n_components": 2000, "n_restarts": 1, "max_iter": 2,
+                                 "eps_schedule": (), "form": "paper"}),
+    "cls50-em-k500-sub": ("cls50", {"method": "em", "n_components": 500, "n_restarts": 2, "max_iter": 2,
+                                    "eps_schedule": (), "subsample": 2000, "form": "paper"}),
     "proto-cls28-sma": ("cls28", {"method": "sm-a"}),
     "proto-cls28-sg": ("cls28", {"method": "sg"}),
     "proto-cls28-euclid": ("cls28", {"distance": "euclidean", "max_candidates": 3000}),
@@ -76,7 +76,7 @@ CASES = {
     "guard-nh-1m-classes": ("guard", {"baseline": "NodeHarvest", "rows": 10**6}),
     "guard-d2-100k-classes": ("guard", {"baseline": "DepthTwoTree", "rows": 10**5}),
     "guard-defrag-1m-classes": ("guard", {"baseline": "DefragModel", "rows": 10**6}),
-    "guard-max-rules-1m": ("guard", {"baseline": "DefragModel", "rows": 400, "max_rules": 10**6,
+    "guard-n-components-1m": ("guard", {"baseline": "DefragModel", "rows": 400, "n_components": 10**6,
                                      "method": "em"}),
 }
 DEFAULT_CASES = [name for name in CASES if not name.startswith("predict-")]
@@ -168,7 +168,7 @@ def child(name, cache):
     Xtr, ytr, _, _, forest = load_data(data, cache)
     DefragModel(forest, n_restarts=1, max_iter=2, random_state=0).fit(Xtr[:200])  # warm-up
     model, figures = measure(dm, lambda: DefragModel(forest, random_state=0, **params).fit(Xtr))
-    return {"case": name, "N": len(Xtr), "L": len(model.splits_), "K": int(params.get("max_rules", 10)),
+    return {"case": name, "N": len(Xtr), "L": len(model.splits_), "K": int(params.get("n_components", 10)),
             **figures}
 
 
@@ -209,7 +209,7 @@ def child_baseline(name, cache, data, params):
     kw = {} if est is baselines.InTrees else {"random_state": 0}
     est(forest, **kw).fit(Xtr[:300], ytr[:300])  # warm-up
     model, figures = measure(mem, lambda: est(forest, **kw).fit(Xtr, ytr))
-    return {"case": name, "N": len(Xtr), "L": 0, "K": int(model.n_rules_), **figures}
+    return {"case": name, "N": len(Xtr), "L": 0, "K": int(model.n_regions_), **figures}
 
 
 def child_guard(name, params):
@@ -227,7 +227,7 @@ def child_guard(name, params):
     train = min(rows, 2000)
     rf = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X[:train], X[:train, 0] > 0.5)
     est = DefragModel if which == "DefragModel" else getattr(baselines, which)
-    y = None if "max_rules" in params else np.arange(rows)  # (the case: y from the forest)
+    y = None if "n_components" in params else np.arange(rows)  # (the case: y from the forest)
     est(rf, **params)  # (imports)
 
     def fit():
@@ -238,7 +238,7 @@ def child_guard(name, params):
         return "fitted"
 
     outcome, figures = measure(mem, fit)
-    return {"case": name, "N": rows, "L": 0, "K": int(params.get("max_rules", 0)), "outcome": outcome,
+    return {"case": name, "N": rows, "L": 0, "K": int(params.get("n_components", 0)), "outcome": outcome,
             **figures}
 
 

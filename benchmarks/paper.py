@@ -11,7 +11,7 @@ trees (the paper tunes R's randomForest by its out-of-bag error over nodesize an
 maxnodes; here scikit-learn's, min_samples_split=11 as R's nodesize 10, max_leaf_nodes
 from {16, 32, 64, 128} by out-of-bag error); then on the training points
 
-- defrag: ``DefragModel.paper(forest, max_rules=10, n_restarts=20)`` (K_max = 10, 20
+- defrag: ``DefragModel.paper(forest, n_components=10, n_restarts=20)`` (K_max = 10, 20
   restarts, every split, the MAP prediction: the paper's method) and "defrag (list)",
   the library's default (rules as an ordered list);
 - BATrees: ``BornAgainTree`` (depth from {2, 3, 4, 6, 8, 10} by 5-fold CV);
@@ -95,8 +95,8 @@ def methods(rf, task, n_classes, seed):
     from defrag.baselines import BornAgainTree, DepthTwoTree, InTrees, NodeHarvest
 
     out = {
-        "defrag": DefragModel.paper(rf, max_rules=10, n_restarts=20, random_state=seed),
-        "defrag (list)": DefragModel(rf, max_rules=10, n_restarts=20, random_state=seed),
+        "defrag": DefragModel.paper(rf, n_components=10, n_restarts=20, random_state=seed),
+        "defrag (list)": DefragModel(rf, n_components=10, n_restarts=20, random_state=seed),
         "BATrees": BornAgainTree(rf, random_state=seed),
         "inTrees": InTrees(rf),
         "NH": NodeHarvest(rf, random_state=seed),
@@ -125,7 +125,7 @@ def run(name, realisations):
             model.fit(Xtr, ytr)
             seconds = time.perf_counter() - t0
             scores = model.evaluate(Xte, yte)
-            for key, value in (("rules", scores["n_rules"]), ("error", scores["error"]),
+            for key, value in (("rules", scores["n_regions"]), ("error", scores["error"]),
                                ("overlap", scores["overlap"]), ("coverage", scores["coverage"]),
                                ("seconds", seconds)):
                 rows[method][key].append(float(value))

@@ -27,22 +27,29 @@ not take NaN: it gets the training medians in their place.
 
 Protocol (that of docs/performance.rst, "Rules against a tree of the same size"): a random
 forest of 100 trees (random_state 0; min_samples_leaf 5 for regression and above 5,000
-rows, else 1), a 70/30 split; ``DefragModel(forest, max_rules=10, random_state=0).fit(X_train, y_train)`` (the
+rows, else 1), a 70/30 split; ``DefragModel(forest, random_state=0).fit(X_train, y_train)`` (the
 default) and ``DefragModel.paper(...)`` (Algorithm 1 on every split, MAP prediction;
 ``--no-paper`` leaves it out; the path is about the default). Error is the
 misclassification rate or the mean squared error of the rules as printed
 (``rules_.predict``) on the test rows. CART-fp is a DecisionTree fitted to the
 forest's predictions on the training rows (random_state 0), compared
 
-- at equal leaves: as many leaves as the list has regions (printed rules + the default);
-- at equal conditions: as many splits as the list prints conditions (the sum over the
-  rules of ``len(rule.conditions)``; a two-sided interval ``a < x <= b`` prints as one
-  condition), i.e. max_leaf_nodes = conditions + 1 (a constant where there is none).
+- at equal leaves: as many leaves as the explanation has regions (``n_regions_``);
+- at equal conditions: as many splits as the explanation prints comparisons
+  (``n_conditions_``: each condition once, an interval ``a < x <= b`` two), i.e.
+  max_leaf_nodes = conditions + 1 (a constant where there is none).
 
-``--path``: the size path K = 2..10 regions, ``DefragModel(forest, n_rules=K)`` where
-DefragModel has ``n_rules``, else ``DefragModel(forest, method="em", max_rules=K)`` (said
-in the output), against CART-fp with K leaves and, where imodels is installed (``pip
-install ".[bench]"``), FIGS fitted to the same forest predictions with max_rules=K (FIGS
+Reading cost per row: the comparisons a reader makes on each test row (``rules_.checks``:
+down a tree, each box's conditions until the first that fails; a list's rules in turn,
+each until its first failing condition), against CART-fp's mean depth at equal leaves.
+
+``--budget``: per B = 3, 7, 15, ``DefragModel(forest, max_conditions=B, random_state=0)``
+against CART-fp with B splits (B + 1 leaves) and FIGS with n_components=B (where imodels runs):
+test errors, the comparisons printed and read per row.
+
+``--path``: the size path K = 2..10 regions, ``DefragModel(forest, n_regions=K)``,
+against CART-fp with K leaves and, where imodels is installed (``pip
+install ".[bench]"``), FIGS fitted to the same forest predictions with n_components=K (FIGS
 counts splits: K splits over its trees). Fit seconds: DefragModel's fit against CART-fp's
 fit at equal leaves, each the best of 3 fits (the forest's predictions are not counted),
 their ratio per case and the geometric mean of the ratios.
@@ -76,7 +83,8 @@ CATEGORICAL = {"ozone": ("V1", "V2", "V3"), "servo": "all",
                "houseprices": ("driveway", "recreation", "fullbase", "gasheat", "aircon", "prefer"),
                "soybean": "all", "housevotes84": "all"}
 PATH_SIZES = range(2, 11)
-PATH_COUNTED = (4, 6, 8)  # the path cells of issue 25's acceptance
+PATH_COUNTED = (4, 6, 8)  # the path cells of issue 36's acceptance
+READING_RATIO = 1.3  # issue 36: comparisons read per row against CART-fp's mean depth
 TIE = 1e-12
 
 
@@ -189,19 +197,11 @@ def error(pred, y, task):
     return float(np.mean((np.asarray(pred, dtype=float) - y) ** 2))
 
 
-def has_n_rules():
-    from defrag import DefragModel
-
-    return "n_rules" in inspect.signature(DefragModel).parameters
-
-
 def sized_model(forest, K, n_restarts):
-    """DefragModel with K regions: n_rules=K where it exists, else EM with max_rules=K."""
+    """DefragModel with K regions."""
     from defrag import DefragModel
 
-    if has_n_rules():
-        return DefragModel(forest, n_rules=K, n_restarts=n_restarts, random_state=0)
-    return DefragModel(forest, method="em", max_rules=K, n_restarts=n_restarts, random_state=0)
+    return DefragModel(forest, n_regions=K, n_restarts=n_restarts, random_state=0)
 
 
 def figs_available():
@@ -223,10 +223,18 @@ def best_of(fit, repeats=3):
 
 
 def list_size(model):
-    """(printed rules, regions, conditions printed, median conditions per rule) of a fit."""
-    conditions = [len(rule.conditions) for rule in model.rules_]
-    n = len(conditions)
-    return n, n + 1, int(sum(conditions)), float(np.median(conditions)) if conditions else 0.0
+    """(printed rules or tree nodes, regions, conditions printed, median conditions per
+    rule or node) of a fit."""
+    rules = model.rules_
+    groups = [len(nd.conditions) for nd in rules.nodes()] if hasattr(rules, "nodes") else \
+        [len(rule.conditions) for rule in rules]
+    return len(groups), int(model.n_regions_), int(model.n_conditions_), \
+        float(np.median(groups)) if groups else 0.0
+
+
+def mean_checks(model, X):
+    """The comparisons a reader of the printed explanation makes per row of X, on average."""
+    return float(np.mean(model.rules_.checks(model.rules_.encode(X)))) if len(X) else 0.0
 
 
 class Split:
@@ -252,6 +260,7 @@ class Split:
         """CART-fp's test error with this many leaves (and its fit seconds when timed)."""
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+        self.last_depth = 0.0
         if leaves < 2:  # no split at all: the constant that fits the forest's predictions best
             if self.task == "regression":
                 constant = np.mean(self.fp)
@@ -264,6 +273,7 @@ class Split:
         tree, seconds = best_of(lambda: Tree(max_leaf_nodes=int(leaves), random_state=0).fit(self.Xtr, self.fp),
                                 repeats=3 if timed else 1)
         err = self.error(tree.predict(self.Xte))
+        self.last_depth = float(np.mean(np.asarray(tree.decision_path(self.Xte).sum(axis=1)).ravel() - 1))
         return (err, seconds) if timed else err
 
     def figs(self, max_rules):
@@ -285,9 +295,11 @@ class Split:
         np.random.seed(0)
         try:
             model = Figs(max_rules=max_rules, random_state=0).fit(filled(self.Xtr), self.fp)
+            self.figs_checks = figs_checks(model, filled(self.Xte))
             return self.error(model.predict(filled(self.Xte)))
         except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on
             print(f"FIGS failed ({type(exc).__name__}: {exc})", file=sys.stderr)
+            self.figs_checks = float("nan")
             return float("nan")
         finally:
             np.random.set_state(state)
@@ -299,7 +311,28 @@ class Split:
         return self.error(Tree(max_depth=2, random_state=0).fit(self.Xtr, self.ytr).predict(self.Xte))
 
 
-def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, figs=False):
+def figs_checks(model, X):
+    """FIGS's comparisons per row of X: the depth of the leaf each of its trees sends the row
+    to, summed over its trees (a reader adds one value per tree)."""
+    total = np.zeros(len(X))
+    for root in model.trees_:  # over trees and their nodes, not rows
+        node = [root] * len(X)
+        active = np.ones(len(X), dtype=bool)
+        while active.any():
+            for i in np.flatnonzero(active):
+                nd = node[i]
+                if nd.left is None:
+                    active[i] = False
+                    continue
+                total[i] += 1
+                node[i] = nd.left if X[i, nd.feature] <= nd.threshold else nd.right
+    return float(total.mean()) if len(X) else 0.0
+
+
+BUDGETS = (3, 7, 15)
+
+
+def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, figs=False, budget=False):
     """Every figure of one split: per preset the list's size, its errors and CART-fp's at
     equal leaves and conditions; the baselines; the size path when asked."""
     from defrag import DefragModel
@@ -309,14 +342,14 @@ def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, fi
     for preset in presets:
         make = DefragModel.paper if preset == "paper" else DefragModel
         # timed as CART-fp is: the best of 3 fits (one cold fit would also time first calls)
-        model, seconds = best_of(lambda: make(s.forest, max_rules=10, n_restarts=n_restarts,
-                                              random_state=0).fit(s.Xtr, s.ytr))
+        model, seconds = best_of(lambda: make(s.forest, n_restarts=n_restarts, random_state=0).fit(s.Xtr, s.ytr))
         n, regions, conditions, median = list_size(model)
         printed = model.rules_.predict(s.Xte)
         cover = model.rules_.covers(s.Xte)
         cart_leaves, cart_seconds = s.cart(regions, timed=True)
         out[preset] = {
             "rules": n, "regions": regions, "conditions": conditions, "median_conditions": median,
+            "checks": mean_checks(model, s.Xte), "cart_depth": s.last_depth,
             "error": s.error(printed),
             "map": s.error(model.predict_map(s.Xte)) if hasattr(model, "predict_map") else float("nan"),
             "cart_leaves": cart_leaves, "cart_conditions": s.cart(conditions + 1),
@@ -327,6 +360,18 @@ def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, fi
     out["depth2"] = s.depth2()
     out["forest"] = s.error(s.forest.predict(s.Xte))
     out["n_train"] = len(s.Xtr)
+    if budget:
+        out["budget"] = {}
+        for B in BUDGETS:
+            model = DefragModel(s.forest, max_conditions=B, n_restarts=n_restarts, random_state=0).fit(s.Xtr, s.ytr)
+            printed = model.rules_.predict(s.Xte)
+            out["budget"][B] = {"error": s.error(printed), "conditions": int(model.n_conditions_),
+                                "regions": int(model.n_regions_), "checks": mean_checks(model, s.Xte),
+                                "sum": model.rules_.form == "sum" if hasattr(model.rules_, "form") else False,
+                                "cart": s.cart(B + 1), "cart_depth": s.last_depth,
+                                "figs": s.figs(B) if figs else float("nan"),
+                                "figs_checks": s.figs_checks if figs else float("nan"),
+                                "same": bool(np.array_equal(printed, model.predict(s.Xte)))}
     if path:
         out["path"] = {}
         for K in PATH_SIZES:
@@ -377,15 +422,16 @@ def size_table(rows, preset):
     lines = [f"### {preset}: rules as printed against CART-fp at equal leaves and equal conditions", "",
              ("| data | task | splits | rules | regions | conditions | rules as printed | "
              "CART-fp, leaves = regions | vs leaves | CART-fp, splits = conditions | vs conditions | "
-             "MAP | depth-2 tree | forest | coverage | overlap | median conditions | printed = predict |"),
-             "|---" * 18 + "|"]
+             "read per row | CART-fp depth | MAP | depth-2 tree | forest | coverage | overlap | median conditions | "
+             "printed = predict |"), "|---" * 20 + "|"]
     for name, n_splits, r in rows:
         p = r[preset]
         lines.append(
             f"| {name} | {task_of(name)} | {n_splits} | {p['rules']:.3g} | {p['regions']:.3g} | "
             f"{p['conditions']:.3g} | {fmt(p['error'])} | {fmt(p['cart_leaves'])} | "
             f"{outcome(p['error'], p['cart_leaves'])} | {fmt(p['cart_conditions'])} | "
-            f"{outcome(p['error'], p['cart_conditions'])} | {fmt(p['map'])} | {fmt(r['depth2'])} | "
+            f"{outcome(p['error'], p['cart_conditions'])} | {p['checks']:.2f} | {p['cart_depth']:.2f} | "
+            f"{fmt(p['map'])} | {fmt(r['depth2'])} | "
             f"{fmt(r['forest'])} | {p['coverage']:.3f} | {p['overlap']:.2f} | {p['median_conditions']:.3g} | "
             f"{'yes' if p['same'] else 'no'} |")
     return "\n".join(lines)
@@ -408,9 +454,9 @@ def ratio(p):
 def path_tables(rows, how, figs):
     """The size path: one row per case and K, then a case-by-K matrix of outcomes."""
     lines = [f"### size path: {how}, against CART-fp with K leaves"
-             + (" and FIGS (max_rules=K)" if figs else " (imodels not installed: no FIGS)"), "",
+             + (" and FIGS (n_components=K)" if figs else " (imodels not installed: no FIGS)"), "",
              ("| data | K | regions | conditions | rules as printed | CART-fp K leaves | vs CART-fp | "
-             "FIGS max_rules=K | vs FIGS |"), "|---" * 9 + "|"]
+             "FIGS n_components=K | vs FIGS |"), "|---" * 9 + "|"]
     for name, _, r in rows:
         for K in PATH_SIZES:
             c = r["path"][K]
@@ -449,7 +495,21 @@ def summary(rows, preset, path_how=None, figs=False):
              f"- max fit seconds: {slowest[2][preset]['seconds']:.2f} ({slowest[0]})",
              (f"- geometric-mean fit ratio DefragModel / CART-fp: {np.exp(np.mean(np.log(ratios))):.1f}x "
              f"(range {min(ratios):.0f}-{max(ratios):.0f}x)"),
-             f"- printed = predict everywhere: {'yes' if all(r[preset]['same'] for _, _, r in rows) else 'no'}"]
+             f"- printed = predict everywhere: {'yes' if all(r[preset]['same'] for _, _, r in rows) else 'no'}",
+             (f"- comparisons read per row at most {READING_RATIO} x CART-fp's mean depth at equal leaves: "
+              f"{sum(r[preset]['checks'] <= READING_RATIO * r[preset]['cart_depth'] + 1e-12 for _, _, r in rows)}"
+              f"/{len(rows)} (mean ratio "
+              f"{np.mean([r[preset]['checks'] / max(r[preset]['cart_depth'], 1e-12) for _, _, r in rows]):.2f})")]
+    if preset == "default" and "budget" in rows[0][2]:
+        cells = [outcome(r["budget"][B]["error"], r["budget"][B]["cart"]) for _, _, r in rows for B in BUDGETS]
+        wins, ties = cells.count("win"), cells.count("tie")
+        over = sum(r["budget"][B]["conditions"] > B for _, _, r in rows for B in BUDGETS)
+        lines += [f"- budget cells (B = {', '.join(map(str, BUDGETS))}) won against CART-fp with B splits: "
+                  f"{tally(cells)}, score {wins + ties / 2:g} of {len(cells)} (a tie half); printed more than B: "
+                  f"{over}; sums of trees printed: {sum(r['budget'][B]['sum'] for _, _, r in rows for B in BUDGETS):g}"]
+        if figs:
+            cells = [outcome(r["budget"][B]["error"], r["budget"][B]["figs"]) for _, _, r in rows for B in BUDGETS]
+            lines += [f"- budget cells won against FIGS with n_components=B: {tally(cells)}"]
     if path_how is not None and preset == "default":
         cells = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_COUNTED]
         every = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_SIZES]
@@ -458,6 +518,22 @@ def summary(rows, preset, path_how=None, figs=False):
         if figs:
             cells = [outcome(r["path"][K]["error"], r["path"][K]["figs"]) for _, _, r in rows for K in PATH_COUNTED]
             lines += [f"- path cells won against FIGS at K={','.join(map(str, PATH_COUNTED))}: {tally(cells)}"]
+    return "\n".join(lines)
+
+
+def budget_table(rows, figs):
+    """Per case and budget B: the explanation's test error, printed and read comparisons,
+    CART-fp's with B splits, FIGS's with n_components=B."""
+    lines = ["### budget: DefragModel(forest, max_conditions=B) against CART-fp with B splits and FIGS", "",
+             ("| data | B | form | regions | conditions | per row | error | CART-fp B splits | its depth | vs CART-fp | "
+              "FIGS | FIGS per row | vs FIGS | printed = predict |"), "|---" * 14 + "|"]
+    for name, _, r in rows:
+        for B in BUDGETS:
+            c = r["budget"][B]
+            lines.append(f"| {name} | {B} | {'sum' if c['sum'] >= 0.5 else 'tree'} | {c['regions']:.3g} | "
+                         f"{c['conditions']:.3g} | {c['checks']:.2f} | {fmt(c['error'])} | {fmt(c['cart'])} | "
+                         f"{c['cart_depth']:.2f} | {outcome(c['error'], c['cart'])} | {fmt(c['figs'])} | "
+                         f"{fmt(c['figs_checks'])} | {outcome(c['error'], c['figs'])} | {'yes' if c['same'] else 'no'} |")
     return "\n".join(lines)
 
 
@@ -498,6 +574,7 @@ def main():
     ap.add_argument("--splits", type=int, default=None,
                     help="data splits per case (default: 3 where the test set is under 1,000 rows, else 1)")
     ap.add_argument("--path", action="store_true", help="also the size path K = 2..10")
+    ap.add_argument("--budget", action="store_true", help="also max_conditions = 3, 7, 15 against CART-fp and FIGS")
     ap.add_argument("--paper", action=argparse.BooleanOptionalAction, default=True,
                     help="also the paper preset, DefragModel.paper (default: yes)")
     ap.add_argument("--out", help="write the markdown tables to this file too")
@@ -505,11 +582,10 @@ def main():
     args = ap.parse_args()
     DATA = args.data
     presets = ("default", "paper") if args.paper else ("default",)
-    figs = args.path and figs_available()
+    figs = (args.path or args.budget) and figs_available()
     path_how = None
     if args.path:
-        path_how = "DefragModel(forest, n_rules=K)" if has_n_rules() else \
-            'DefragModel(forest, method="em", max_rules=K) (DefragModel has no n_rules parameter)'
+        path_how = "DefragModel(forest, n_regions=K)"
     rows = []
     start = time.perf_counter()
     for name in args.cases.split(","):
@@ -526,7 +602,8 @@ def main():
         X, y, task = data
         n_splits = args.splits or (3 if 0.3 * len(X) < 1000 else 1)
         t0 = time.perf_counter()
-        results = [one_split(X, y, task, seed, args.restarts, presets, args.path, figs) for seed in range(n_splits)]
+        results = [one_split(X, y, task, seed, args.restarts, presets, args.path, figs, args.budget)
+                   for seed in range(n_splits)]
         rows.append((name, n_splits, mean_of(results)))
         print(f"{name}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     if not rows:
@@ -536,6 +613,8 @@ def main():
         parts += [size_table(rows, preset), seconds_table(rows, preset)]
     if args.path:
         parts.append(path_tables(rows, path_how, figs))
+    if args.budget:
+        parts.append(budget_table(rows, figs))
     parts += [summary(rows, preset, path_how, figs) for preset in presets]
     parts.append(f"({len(rows)} cases, {time.perf_counter() - start:.0f} s in all, {args.restarts} restarts)")
     text = "\n\n".join(parts)

@@ -7,7 +7,7 @@ Usage (from the repository root, with defrag installed or built in place):
     PYTHONPATH=. python benchmarks/restart_workers.py                  # every case
     PYTHONPATH=. python benchmarks/restart_workers.py --cases servo,vehicle --reps 20
 
-Each case's forest is fitted once; then the default DefragModel (max_rules=10, n_restarts=5,
+Each case's forest is fitted once; then the default DefragModel (n_components=10, n_restarts=5,
 random_state=0) is fitted with n_jobs=1, n_jobs=2 and n_jobs=None in turn, --reps times,
 so that the three see the same load; the table gives the fastest fit of each (ms), rows x
 splits of the restarts' problem, and which n_jobs=None chose, then the geometric means.
@@ -49,7 +49,7 @@ def main():
         best, printed = {}, set()
         for _ in range(args.reps):
             for n_jobs in (1, 2, None):  # in turn: the same load for each
-                model = DefragModel(s.forest, max_rules=10, n_restarts=5, random_state=0, n_jobs=n_jobs)
+                model = DefragModel(s.forest, n_components=10, n_restarts=5, random_state=0, n_jobs=n_jobs)
                 t0 = time.perf_counter()
                 model.fit(s.Xtr, s.ytr)
                 best[n_jobs] = min(best.get(n_jobs, float("inf")), time.perf_counter() - t0)

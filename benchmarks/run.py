@@ -158,10 +158,10 @@ def child_fit(args):
         paper.fit(Xtr, ytr)
         paper_times.append((time.perf_counter() - start) / n_restarts)
     out = {
-        "paper_s_restart": statistics.median(paper_times), "paper_K": paper.n_rules_,
+        "paper_s_restart": statistics.median(paper_times), "paper_K": paper.n_regions_,
         "paper_error": paper.evaluate(Xte[:100_000], yte[:100_000])["error"],
         "N": len(Xtr), "D": Xtr.shape[1], "trees": len(forest.estimators_),
-        "L": len(model.splits_), "K": model.n_rules_, "s_restart": statistics.median(times),
+        "L": len(model.splits_), "K": model.n_regions_, "s_restart": statistics.median(times),
         "fit_s": statistics.median(times) * n_restarts, "error": ev["error"],
         "coverage": ev["coverage"], "subsample": model.subsample_size_,
         "threads": thread_budget(args.n_jobs, n_restarts, len(Xtr))[1],
@@ -237,7 +237,7 @@ def child_scale(args):
         model.fit(X, y)
         times.append(time.perf_counter() - start)
     return {"N": n, "D": X.shape[1], "trees": len(forest.estimators_), "L": len(model.splits_),
-            "K": model.n_rules_, "s_restart": min(times), "iterations": model.n_iter_,
+            "K": model.n_regions_, "s_restart": min(times), "iterations": model.n_iter_,
             "s_iter": min(times) / model.n_iter_, "peak_mb": peak_mb()}
 
 
@@ -249,7 +249,7 @@ def child_ruleset(args):
     Xtr, ytr, _, _, forest = load_data("cls28", args.cache)
     X = np.random.default_rng(0).normal(size=(1_000_000, 28))
     out = {}
-    for name, kw in (("em", dict(method="em", max_rules=10, n_restarts=2)), ("fab", dict(n_restarts=5))):
+    for name, kw in (("em", dict(method="em", n_components=10, n_restarts=2)), ("fab", dict(n_restarts=5))):
         rules = DefragModel.paper(forest, random_state=0, **kw).fit(Xtr, ytr).rules_  # long rules
         rules.predict(X[:1000])
         best = min(_timed(lambda: rules.predict(X, n_threads=1)) for _ in range(max(args.reps, 5)))
@@ -269,7 +269,7 @@ def child_phases(args):
     model.fit(Xtr, ytr)
     total = time.perf_counter() - start
     return {"N": len(Xtr), "n_jobs": args.n_jobs, "fit_s": total, "phases": getattr(model, "fit_seconds_", {"fit": total}),
-            "K": model.n_rules_, "rules": str(model.rules_), "peak_mb": peak_mb()}
+            "K": model.n_regions_, "rules": str(model.rules_), "peak_mb": peak_mb()}
 
 
 def child_rowcost(args):
@@ -289,7 +289,7 @@ def child_rowcost(args):
     X, y = Xtr[:n], ytr[:n]
 
     def fit(max_iter):
-        model = DefragModel.paper(forest, method="em", max_rules=10, n_restarts=1, random_state=0,
+        model = DefragModel.paper(forest, method="em", n_components=10, n_restarts=1, random_state=0,
                                   n_jobs=1, max_iter=max_iter, tol=0.0)
         start = time.process_time()  # CPU seconds of this one-thread process: a busy
         model.fit(X, y)                # machine slows the wall clock, not the work done

@@ -156,8 +156,8 @@ def labels_and_dtypes():
     for kind, col in (("datetime64", pd.to_datetime(rng.integers(0, 10**9, 200), unit="s")),
                       ("timedelta64", pd.to_timedelta(rng.integers(0, 10**6, 200), unit="s"))):
         Xd = X.assign(b=col)
-        print(f"  {kind} column, y given:", outcome(lambda Xd=Xd: DefragModel(rf, n_restarts=2).fit(Xd, y).n_rules_))
-        print(f"  {kind} column, y=None:", outcome(lambda Xd=Xd: DefragModel(rf, n_restarts=2).fit(Xd).n_rules_))
+        print(f"  {kind} column, y given:", outcome(lambda Xd=Xd: DefragModel(rf, n_restarts=2).fit(Xd, y).n_regions_))
+        print(f"  {kind} column, y=None:", outcome(lambda Xd=Xd: DefragModel(rf, n_restarts=2).fit(Xd).n_regions_))
 
 
 def names():
@@ -171,7 +171,7 @@ def names():
     y = (X[:, 0] > 0.5).astype(int)
     rf = RandomForestClassifier(10, random_state=0).fit(X, y)
     for given in (["a", "a", "b"], ["", "b", "c"], ["a\nb", "c", "d"]):
-        print(f"  {given!r:20s}", outcome(lambda g=given: DefragModel(rf, feature_names=g, n_restarts=2).fit(X, y).n_rules_))
+        print(f"  {given!r:20s}", outcome(lambda g=given: DefragModel(rf, feature_names=g, n_restarts=2).fit(X, y).n_regions_))
     newline = DefragModel(rf, feature_names=["a\nb", "c", "d"], n_restarts=2, random_state=0).fit(X, y)
     print("  query_strings() with a name holding a newline:", outcome(lambda: newline.rules_.query_strings()))
     model = DefragModel(rf, feature_names=["if", "class", "x y"], n_restarts=2, random_state=0).fit(X, y)
@@ -285,11 +285,11 @@ def issue40_sizes():
         return f"{value}, peak {top / 2**20:.0f} MiB"
 
     for n in (10 ** 9, 10 ** 12, 10 ** 19):
-        print(f"  DefragModel(rf, n_rules=10**{len(str(n)) - 1}).fit(X):",
-              outcome(lambda n=n: peak(lambda: f"{DefragModel(rf, n_rules=n, random_state=0).fit(X).n_rules_} regions")))
+        print(f"  DefragModel(rf, n_regions=10**{len(str(n)) - 1}).fit(X):",
+              outcome(lambda n=n: peak(lambda: f"{DefragModel(rf, n_regions=n, random_state=0).fit(X).n_regions_} regions")))
     constant = RandomForestRegressor(5, random_state=0).fit(X, np.zeros(400))
-    print("  DefragModel(constant forest, max_rules=10**12).fit(X):",
-          outcome(lambda: peak(lambda: f"{DefragModel(constant, max_rules=10 ** 12).fit(X).n_rules_} regions")))
+    print("  DefragModel(constant forest, n_components=10**12).fit(X):",
+          outcome(lambda: peak(lambda: f"{DefragModel(constant, n_components=10 ** 12).fit(X).n_regions_} regions")))
     print("  explain_local(reg, x, n_samples=10**9):",
           outcome(lambda: explain_local(reg, X[0], X.std(axis=0), n_samples=10 ** 9)))
     print("  bootstrap_instability(n_boot=10**6):",
@@ -297,7 +297,7 @@ def issue40_sizes():
     print("  ProxyTree(reg, min_samples_leaf=10**19).fit(X):",
           outcome(lambda: f"{ProxyTree(reg, min_samples_leaf=10 ** 19).fit(X).n_leaves_} leaf"))
     print("  DepthTwoTree(rf, max_depth=10**19).fit(X, y):",
-          outcome(lambda: f"{DepthTwoTree(rf, max_depth=10 ** 19).fit(X, y).n_rules_} rules"))
+          outcome(lambda: f"{DepthTwoTree(rf, max_depth=10 ** 19).fit(X, y).n_regions_} rules"))
 
 
 def issue40_tampered():
@@ -374,7 +374,7 @@ def issue40_smaller():
     rf = RandomForestClassifier(5, max_depth=3, random_state=0).fit(X, y)
     for params in ({"keep_duplicate_splits": "yes"}, {"feature_names": "ab"}, {"eps_schedule": 0.3}):
         print(f"  DefragModel(rf, {', '.join(f'{k}={v!r}' for k, v in params.items())}).fit(X):",
-              outcome(lambda p=params: DefragModel(rf, n_restarts=2, **p).fit(X).n_rules_))
+              outcome(lambda p=params: DefragModel(rf, n_restarts=2, **p).fit(X).n_regions_))
     try:
         import dask_outputs
 

@@ -22,13 +22,11 @@ for _module in ("utils._common", "splits._encoding", "fit._fit", "fit._gate", "r
         ) from exc
 del _module
 
-from . import _compat
-from .rules import Condition, Rule, RuleSet
+from .rules import Condition, Rule, RuleSet, RuleTree
 from .splits import SplitTable
 from .utils.config import show_config
 from .utils.memory import DefragMemoryError, max_memory, set_max_memory
 
-_compat.install()  # old module paths, for models pickled by earlier versions
 
 # The estimators import scikit-learn (and with it scipy: about 120 MB and a second of
 # start-up), so they load on first use. A scoring service that only unpickles a
@@ -71,6 +69,7 @@ __all__ = [
     "ProxyTreeClassifier",
     "Rule",
     "RuleSet",
+    "RuleTree",
     "SplitTable",
     "set_max_memory",
     "max_memory",

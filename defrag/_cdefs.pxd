@@ -260,3 +260,33 @@ cdef extern from "dfg_list_path.h":
                            const dfg_list_params *params, int64_t *step_kind, int64_t *step_rule,
                            int64_t *step_ptr, int64_t *step_literals, int64_t capacity, int64_t *n_steps,
                            int n_threads, const int *stop) nogil
+
+cdef extern from "dfg_tree_path.h":
+    ctypedef struct dfg_tree_params:
+        int64_t max_leaves
+        double literal_price
+        int64_t min_leaf
+        int64_t max_moves
+        int64_t n_starts
+        double rel_tol
+    ctypedef struct dfg_tree_scores:
+        const uint8_t *S
+        const double *y
+        const int64_t *codes
+        int64_t n_val
+        int64_t n_classes
+        int64_t n_sizes
+        double *losses
+        double *checks
+    int dfg_tree_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int64_t n_splits,
+                           int64_t n_targets, const int64_t *literal_feature, const int64_t *literal_group,
+                           const int64_t *cand_ptr, const int64_t *cand_literals, int64_t n_candidates,
+                           const dfg_tree_params *params, int64_t *step_leaf, int64_t *step_ptr,
+                           int64_t *step_literals, int64_t capacity, int64_t *n_steps,
+                           const dfg_tree_scores *scores, int n_threads, const int *stop) nogil
+cdef extern from "dfg_additive_path.h":
+    int dfg_additive_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int64_t n_splits,
+                               int64_t n_targets, int64_t max_splits, int64_t min_leaf, int64_t backfit_rounds,
+                               double rel_tol, int64_t *step_term, int64_t *step_node, int64_t *step_split,
+                               int64_t *n_steps, double *base, double *leaf_values, int n_threads,
+                               const int *stop) nogil

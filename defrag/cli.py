@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from . import cli_diff
 from .model_files import (
     ModelFileError,
     check_lightgbm_text,
@@ -38,7 +39,6 @@ from .model_files import (
     check_xgboost_model,
     read_ubjson,
 )
-from .rules import rule_count_text
 from .utils.progress import PROGRESS_AFTER_S as FIT_PROGRESS_AFTER_S
 from .utils.progress import progress_to, shows_bar
 
@@ -75,6 +75,13 @@ def _positive_int(text):
     value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text):
+    value = _whole(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
     return value
 
 
@@ -296,7 +303,7 @@ def _load_xgboost(path, doc, raw):
 
 def _load_json(path, data):
     doc, raw = _checked(check_xgboost_json, data, path, "an XGBoost JSON model")
-    if isinstance(doc, dict) and "rules" in doc and ("schema" in doc or "schema_version" in doc):
+    if isinstance(doc, dict) and ("rules" in doc or "nodes" in doc) and ("schema" in doc or "schema_version" in doc):
         raise CommandError(f"{path} is a defrag rules file, not a model: score data with it by "
                            "'defrag predict RULES DATA'")
     if not isinstance(doc, dict) or "learner" not in doc:
@@ -701,7 +708,7 @@ def render(model, fmt):
         return rules.to_sql()
     if fmt == "python":
         return rules.to_python()
-    return rules.to_markdown()  # the table of a RuleSet in a notebook (rules/display.py)
+    return rules.to_markdown()  # the table (a list) or text block (a tree) of a notebook
 
 
 class _Progress:
@@ -797,7 +804,8 @@ def explain(args, out, err):
     if y is None and library != "sklearn":
         y = own_predictions(model, library, X)  # a raw Booster has no scikit-learn predict
     with _Progress(args.quiet, err) as progress:
-        dm = DefragModel(model, max_rules=args.max_rules, method=args.method, n_rules=args.n_rules,
+        dm = DefragModel(model, max_conditions=args.max_conditions, n_regions=args.n_regions, form=args.form,
+                         n_components=args.n_components, method=args.method,
                          n_restarts=args.n_restarts or "auto", n_jobs=args.n_jobs, random_state=args.seed,
                          verbose=progress.verbose)
         try:
@@ -807,7 +815,8 @@ def explain(args, out, err):
                 dm.fit(X, y)
         except (TypeError, ValueError, DefragMemoryError) as exc:
             raise CommandError(str(exc)) from None
-        progress.say(f"{dm.n_rules_} rules fitted in {progress.elapsed():.1f} s")
+        progress.say(f"{dm.n_regions_} regions, {dm.n_conditions_} conditions, fitted in "
+                     f"{progress.elapsed():.1f} s")
     _write_text(render(dm, args.format), args.out, out)
     return 0
 
@@ -822,9 +831,9 @@ _NOT_RULES = (
 
 
 def read_rules(path):
-    """The RuleSet of a rules file written by 'defrag explain --format json'. A file that
-    is not JSON text (a model, a pickle, binary) is refused before any parsing."""
-    from . import RuleSet  # (defrag's estimators stay unloaded when rules only score)
+    """The RuleTree or RuleSet of a rules file written by 'defrag explain --format json'. A
+    file that is not JSON text (a model, a pickle, binary) is refused before any parsing."""
+    from .rules import from_json  # (defrag's estimators stay unloaded when rules only score)
 
     data = _read_file(path, "rules file")
     for accepts, what in _NOT_RULES:
@@ -849,7 +858,7 @@ def read_rules(path):
         raise CommandError(f"{path} is an XGBoost model, not a defrag rules file: models go to "
                            "'defrag explain', rules it writes with --format json to 'defrag predict'")
     try:
-        return RuleSet.from_json(text)
+        return from_json(text)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
         raise CommandError(f"{path} is not a valid defrag rules file: {type(exc).__name__}: {exc}") from None
 
@@ -909,7 +918,7 @@ def demo(args, out, err):
 
     with _Progress(args.quiet, err) as progress:
         t0 = time.perf_counter()
-        model = DefragModel(forest, max_rules=args.max_rules, n_restarts=args.n_restarts,
+        model = DefragModel(forest, max_conditions=args.max_conditions, n_restarts=args.n_restarts,
                             feature_names=names, random_state=args.seed, n_jobs=args.n_jobs,
                             verbose=progress.verbose).fit(Xtr)
         defrag_seconds = time.perf_counter() - t0
@@ -931,17 +940,17 @@ def demo(args, out, err):
     para(f"A {type(forest).__name__} of {len(forest.estimators_)} trees ({n_leaves} leaves, "
          f"{model.n_all_splits_} distinct splits, the {len(model.splits_)} of largest gain used), "
          "simplified to fit its own predictions on the training points. The rules below are the "
-         "predictor, read in order: the first rule that holds gives the prediction.")
+         "predictor.")
     print(file=out)
-    print(f"DefragModel: {rule_count_text(len(model.rules_))} ({model.task_}, {model.method.upper()})", file=out)
-    for line in str(model.rules_).splitlines():
-        print(textwrap.fill(line, width, subsequent_indent=" " * (line.find("]") + 2)), file=out)
+    for line in str(model).splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        print(textwrap.fill(line, width, subsequent_indent=" " * (indent + 4)), file=out)
     print(file=out)
     rows = [
-        ("", "rules", metric, "coverage", "fidelity", "fit seconds"),
-        ("ensemble", f"{n_leaves} leaves", f"{forest_error:.4g}", "1.000", "1.000", f"{forest_seconds:.2f}"),
-        ("defrag", str(model.n_rules_), f"{ev['error']:.4g}", f"{ev['coverage']:.3f}",
-         f"{ev['fidelity']:.3f}", f"{defrag_seconds:.2f}"),
+        ("", "regions", "conditions", metric, "read per row", "fidelity", "fit seconds"),
+        ("ensemble", f"{n_leaves}", "", f"{forest_error:.4g}", "", "1.000", f"{forest_seconds:.2f}"),
+        ("defrag", str(model.n_regions_), str(model.n_conditions_), f"{ev['error']:.4g}",
+         f"{ev['mean_checks']:.2f}", f"{ev['fidelity']:.3f}", f"{defrag_seconds:.2f}"),
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
@@ -969,7 +978,7 @@ def build_parser():
         description="Explain a fitted tree ensemble with a few readable rules, and deploy them.",
         epilog="examples:\n"
                "  defrag explain forest.skops train.csv --format json --out rules.json\n"
-               "  defrag explain model.json train.csv --target label --max-rules 5\n"
+               "  defrag explain model.json train.csv --target label --max-conditions 7\n"
                "  defrag predict rules.json new.csv --out scored.csv\n\n"
                "Run 'defrag COMMAND --help' for a command's options.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -988,13 +997,19 @@ def build_parser():
     e.add_argument("data", metavar="DATA", help="CSV file, or Parquet (needs pyarrow)")
     e.add_argument("--target", metavar="COL", help="column with the target to fit instead of the "
                    "model's predictions (dropped from the features)")
-    e.add_argument("--max-rules", type=_positive_int, default=10, metavar="K",
-                   help="most rules (default 10)")
+    e.add_argument("--max-conditions", type=_non_negative_int, default=None, metavar="B",
+                   help="print at most B comparisons (a < x <= b counts two): the explanation of "
+                        "smallest cross-validated error within that budget")
+    e.add_argument("--n-regions", type=_positive_int, default=None, metavar="K",
+                   help="regions of the explanation (default: by cross-validation)")
+    e.add_argument("--form", choices=("auto", "tree", "sum", "list", "restarts", "paper"), default="auto",
+                   help="what is printed: a tree of rules, or under a budget a tree or a sum of "
+                        "trees (auto, the default); tree; sum; list (an ordered rule list); restarts "
+                        "(the kept restart's rules as a list); paper (the paper's rules, by MAP)")
+    e.add_argument("--n-components", type=_positive_int, default=10, metavar="K",
+                   help="the mixture's components: FAB's upper bound, EM's K (default 10)")
     e.add_argument("--method", choices=("fab", "em"), default="fab",
-                   help="fab chooses the number of rules, em fits exactly K (default fab)")
-    e.add_argument("--n-rules", type=_positive_int, default=None, metavar="K",
-                   help="regions of the rule list, its rules and the default (default: by "
-                        "cross-validation)")
+                   help="fab chooses the number of components, em fits exactly K (default fab)")
     e.add_argument("--n-restarts", type=_positive_int, default=None, metavar="N",
                    help="random restarts, their components the candidate rules (default 5)")
     e.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
@@ -1026,7 +1041,8 @@ def build_parser():
                                    "simplify it into rules and compare the two on test points.")
     d.add_argument("--dataset", choices=sorted(DATASETS), default="breast_cancer")
     d.add_argument("--n-trees", type=_positive_int, default=100, metavar="N", help="forest size (default 100)")
-    d.add_argument("--max-rules", type=_positive_int, default=10, metavar="K", help="most rules (default 10)")
+    d.add_argument("--max-conditions", type=_non_negative_int, default=None, metavar="B",
+                   help="print at most B comparisons (default: a size by cross-validation)")
     d.add_argument("--n-restarts", type=_positive_int, default=20, metavar="N",
                    help="random restarts (default 20)")
     _common_options(d)
@@ -1036,6 +1052,9 @@ def build_parser():
     c = sub.add_parser("config", help="show how the compiled kernels were built",
                        description="Show how the compiled kernels were built (OpenMP, popcount).")
     c.set_defaults(func=config)
+
+    cli_diff.add_parser(sub, cli_diff.Helpers(read_rules, DataFile, match_columns, written_columns, prepare_frame,
+                                              CommandError))
     return parser
 
 

@@ -21,174 +21,141 @@ from .utils.validation import check_predict_X
 
 
 class DefragModel(RuleEstimatorMixin, BaseEstimator):
-    """Simplify a fitted tree ensemble into a few rules (defrag, FAB inference).
+    """Explain a fitted tree ensemble by a few rules (defrag: FAB inference over its splits).
+
+    The printed explanation is a tree of rules (``if ... elif ... else``, a box of
+    conditions at each node) or, under a budget of conditions, a tree or a sum of small
+    trees, whichever cross-validates best. Counts (docs: "Regions and conditions"): a
+    *region* is a set of rows with one prediction (a leaf, a rule of a list, its
+    "otherwise"); a *condition* is one comparison a reader makes (``a < x <= b`` is two).
 
     Parameters
     ----------
     estimator : fitted tree ensemble or array of shape (n_splits, 2)
         A fitted scikit-learn RandomForest, ExtraTrees, GradientBoosting or
-        HistGradientBoosting classifier or regressor, an XGBoost, LightGBM or CatBoost model
-        (categorical splits included), or (feature index, threshold) pairs of
-        splits ``x_feature > threshold`` from any ensemble. With categorical
-        features X may be a DataFrame with pandas categorical columns; it is coded
-        as the source library codes it (see defrag/splits/inputs.py), at fit and
-        predict time alike.
-    max_rules : int, default=10
-        K_max for FAB (an upper bound; FAB removes superfluous rules), the exact
-        number of rules for EM and EM-KL. At most the rows the restarts are fitted on,
-        except that FAB on at most 10 rows fits at most as many components as rows.
-    method : {"fab", "em", "em-kl"}, default="fab"
-        "fab" and "em": the mixture of Hara & Hayashi (2018), by FAB inference or EM.
-        "em-kl": the mixture of experts of their 2016 paper (defrag/fit/emkl.py): K =
-        max_rules experts, each a Bernoulli region with a Gaussian or categorical output,
-        chosen by a softmax gate q(k | x) over s as well as by its region, fitted by EM
-        to the ensemble's predictions on X (the KL objective; a ``y`` given to fit makes
-        it a likelihood fit to y). ``predict`` is the experts' outputs weighted by
-        q(k | x, s); ``rules_`` are read off eta as for FAB; ``evaluate`` reports both.
-    gate_l2 : float, default=1.0
-        EM-KL only: the L2 penalty gate_l2 / 2 ||w||^2 on the gate's weights (that of
-        scikit-learn's LogisticRegression with C=1); it keeps the gate's logistic
-        regression bounded when components separate perfectly. EM maximises the
-        log-likelihood (5) minus this penalty.
-    n_restarts : int or "auto", default="auto"
-        Random initialisations ("auto": 5 with rule_list="search", else the paper's 20);
-        at most 20,000.
-    max_iter : int, default=100
-        Outer iterations per restart.
-    tol : float, default=1e-6
-        Relative tolerance on the lower bound for convergence.
-    kappa : float, default=1e-6
-        A split enters a rule when its eta is > 1 - kappa or < kappa.
-    delta : float, default=1e-8
-        FAB truncation: a rule is removed when its mean responsibility < delta.
-    eps : float, default=1e-10
-        eta and class probabilities are kept in [eps, 1 - eps].
-    eps_schedule : sequence of float, default=(0.3, 0.1, 0.03, 0.01, 0.001)
-        Annealed warm-up: before the final iterations (clamp ``eps``), each restart runs
-        up to 3 iterations clamping eta at each of these values in turn, so that region
-        boundaries can still move (clamped at 1e-10, one mismatching split costs 23
-        nats). ``()`` runs Algorithm 1 exactly as published.
-    keep_duplicate_splits : bool, default=False
-        Keep repeated splits. By default a split is dropped when another has the same
-        feature, the same test (threshold, or category set) and the same missing
-        direction, or differs only in a missing direction that no training row takes
-        (the feature has no missing value in X at fit time): the FAB penalty grows
-        with the number of splits L, and such splits give identical binary features.
-    task : {"auto", "regression", "classification"}, default="auto"
-        "auto" follows the estimator (classifier or regressor); for a split
-        array it follows the type of y.
-    feature_names : list of str, optional
-        Names used in printed rules; by default the DataFrame columns of X at
-        fit time, else the estimator's ``feature_names_in_``, else x0, x1, ...
-    subsample : "auto", int, float or None, default="auto"
-        Restarts on a subsample, for large inputs: every restart is fitted on the same
-        random subsample of this many rows (a float: this share of the rows) and the one
-        with the smallest training error on all rows is kept. "auto": 3,000 with the searched
-        list, else 30,000 above 100,000 rows; None: all rows (also for a single restart).
-    max_splits : "auto", int or None, default="auto"
-        Fit the mixture on this many of the ensemble's splits, those with the largest
-        training gain (scikit-learn's sample-weighted impurity decrease, XGBoost's
-        loss_changes, LightGBM's split_gain, HistGradientBoosting's gain; a repeated
-        split counts with its largest gain). "auto": ceil(10 sqrt(n_samples)). None:
-        every split (the paper). With thousands of splits the binary features
-        outweigh the output, and the regions follow where X lies rather than what the
-        ensemble predicts. Split arrays carry no gain: all their splits are kept.
-    penalty_splits : {"all", "selected"}, default="all"
-        The number of splits L in FAB's penalty (eq. 12): the ensemble's distinct
-        splits ("all", the complexity of the model being simplified) or the selected
-        ones. "all" keeps FAB's choice of K where the paper's experiments have it
-        (Synthetic1: 4 rules); "selected" penalises less and keeps more rules.
-    rule_list : {"search", True, False}, default="search"
-        The printed rules predict, as an ordered list (first match); "search": searched for
-        from every restart's components (fit/list_path.py; loss: squared error of y or Gini
-        impurity of its classes; y None: of the ensemble's predictions).
-        True: the kept restart's components as a list (rules/lists.py). False: the paper's
-        rules and MAP prediction (``DefragModel.paper``); ``predict_map`` is the mixture's.
-    n_rules : int or None, default=None
-        rule_list="search": the list's regions (rules and default; fewer, with a warning, where
-        no rule lowers the loss). None: by cross-validation (the one-SE rule on ``path_``).
-    prune_tol : float in [0, 1], default=0.0
-        A rule list's condition is dropped when the list's training loss grows by at
-        most this share of the loss of one constant prediction (0: not at all).
+        HistGradientBoosting classifier or regressor, an XGBoost, LightGBM or CatBoost
+        model (categorical splits included), or (feature, threshold) pairs of splits
+        ``x_feature > threshold`` from any ensemble.
+    max_conditions : int, optional
+        The budget: the explanation of smallest cross-validated error among those that
+        print at most this many comparisons (``n_conditions_``). A tree, or in regression
+        and with two classes a sum of trees.
+    n_regions : int, optional
+        The explanation's regions, exactly (fewer, with a warning, where no more lower the
+        training loss). Neither set: chosen by cross-validation among trees a reader
+        checks in at most 1.3 times the comparisons per row of a plain tree of as many
+        regions (``path_``).
+    form : {"auto", "tree", "sum", "list", "restarts", "paper"}, default="auto"
+        What is printed: "auto", a tree (or under a budget a tree or a sum); "tree";
+        "sum" (regression and two classes); "list", an ordered rule list searched for;
+        "restarts", the kept restart's components as a list; "paper", the paper's rules,
+        one per component, predicted by MAP (``DefragModel.paper``).
     random_state : int, RandomState or None
+        Same value, same explanation, whatever the thread count.
     n_jobs : int or None, default=None
-        Restart workers (threads; -1: all cores). None uses every core the OpenMP
-        runtime allows (OMP_NUM_THREADS): on up to 100,000 rows, restarts side by
-        side on one thread each, which keeps its speed when other processes take
-        cores; on more rows, restarts in turn on all threads. OpenMP threads per
-        restart are capped so that the total does not exceed the cores, and the
-        last restarts take over the threads of finished ones. Results do not depend
-        on n_jobs or the thread counts.
+        Restart workers (threads; -1: all cores; None: every core OpenMP allows).
     verbose : "auto" or int, default="auto"
-        "auto": once the fit has run 2 s, one progress bar (restarts done, best error so
-        far) on stderr where stderr is a terminal or in a notebook (tqdm's, the extra
-        ``defrag[progress]``; without tqdm, INFO records of the logger "defrag"). 0: silent.
-        > 0: log each restart (logger "defrag", shown on stderr).
+        "auto": a progress bar once the fit has run 2 s (stderr or a notebook); 0: silent;
+        > 0: log each restart (logger "defrag").
+
+    Method parameters (the mixture of Hara & Hayashi, sec. 4-5):
+
+    method : {"fab", "em", "em-kl"}, default="fab"
+        FAB inference, EM, or the 2016 mixture of experts (EM-KL: a softmax gate over the
+        splits; predict is the experts' mixture, its rules the kept restart's list).
+    n_components : int, default=10
+        The mixture's components: FAB's upper bound K_max, EM's K.
+    n_restarts : int or "auto", default="auto"
+        Random initialisations ("auto": 5 for the searched forms, else the paper's 20).
+    max_iter, tol : int, float, default=100, 1e-6
+        Outer iterations per restart; relative tolerance on the lower bound.
+    kappa, delta, eps : float, default=1e-6, 1e-8, 1e-10
+        A split is a region's condition when its eta is within kappa of 0 or 1; FAB drops a
+        component of mean responsibility below delta; eta is kept in [eps, 1 - eps].
+    eps_schedule : sequence of float, default=(0.3, 0.1, 0.03, 0.01, 0.001)
+        Warm-up clamps of eta before the final iterations (``()``: Algorithm 1 as published).
+    keep_duplicate_splits : bool, default=False
+        Keep splits that repeat another (same feature, test and missing direction).
+    task : {"auto", "regression", "classification"}, default="auto"
+    feature_names : list of str, optional
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
+    subsample : "auto", int, float or None, default="auto"
+        Rows each restart is fitted on ("auto": 3,000 for the searched forms, else 30,000
+        above 100,000 rows; None: all).
+    max_splits : "auto", int or None, default="auto"
+        The splits of largest gain the mixture is fitted on ("auto": ceil(10 sqrt(n)); None:
+        every split, as the paper).
+    penalty_splits : {"all", "selected"}, default="all"
+        The number of splits L in FAB's penalty (eq. 12).
+    max_regions : int, optional
+        Regions of the largest explanation searched (default 16, or n_regions, or
+        max_conditions + 1).
+    prune_tol : float in [0, 1], default=0.0
+        Form "list" and "restarts": a condition is dropped where the loss grows by at most
+        this share of one constant's.
+    gate_l2 : float, default=1.0
+        EM-KL: the L2 penalty on the gate's weights.
+    reference_rules : RuleTree, RuleSet or path, optional
+        A warm start: an earlier explanation (or its JSON file) over the same features. Its
+        regions, as printed (its outputs as they were, else refitted), are candidates of the
+        search, kept where their validation error is within 1% or one standard error of the
+        candidate chosen otherwise (``reference_kept_``, ``reference_diff_``).
 
     Attributes
     ----------
-    rules_ : RuleSet
-        The rules as printed and, with ``rule_list``, as predicted.
-    n_rules_ : int
-        The rules of the list, its default ("otherwise") included: the number of its
-        regions, comparable with a tree's leaves (the components' number with
-        ``rule_list=False``).
-    path_, path_rules_, path_defaults_ : dict, list, list
-        rule_list="search": per ``size`` (1 to max(max_rules, n_rules) regions) its
-        ``n_conditions``, ``train_error`` and cross-validated ``validation_error`` (NaN with
-        n_rules); the printed list of each size (a RuleSet per size: a larger list may split
-        a smaller one's region, so the sizes are not prefixes) and each size's default; ``printed``:
-        "restarts" where the kept restart's own list cross-validated better and is printed.
-    n_components_ : int
-        The mixture's components that FAB kept.
-    n_all_splits_ : int
-        The ensemble's distinct splits (before ``max_splits``).
-    classes_ : ndarray
-        The class labels (classification).
-    task_ : str
-        "regression" or "classification".
+    rules_ : RuleTree or RuleSet
+        The explanation as printed; ``predict`` is exactly its text.
+    n_regions_, n_conditions_ : int
+        Its regions and the comparisons it prints.
+    path_ : dict
+        Searched forms: per candidate its ``form``, ``literal_price`` (the price of a box's
+        extra conditions; inf: a plain tree), ``size``, ``n_regions``, ``n_conditions``,
+        cross-validated ``validation_error`` and ``mean_checks`` (comparisons read per
+        row), and ``chosen`` (form "list": per size as before).
+    reference_kept_, reference_diff_ : bool, ExplanationDiff
+        With ``reference_rules``: whether its regions were kept, and what changed from it
+        (``RuleTree.diff``: regions kept, changed, added, removed).
+    path_rules_ : sequence
+        The printed explanation of each candidate of ``path_`` (``with_size`` reads it);
+        for a searched tree each is built when first read.
+    classes_, task_, n_features_in_, feature_names_in_ :
+        As in scikit-learn.
     splits_ : SplitTable
-        The splits the mixture was fitted on; ``splits_.encoding`` codes inputs as the
-        source model does (category codes, categories of the DataFrame given to fit,
-        zero as missing).
-    eta_, alpha_ : ndarray of shape (n_components, n_splits), (n_components,)
-        The fitted Bernoulli parameters and mixing weights.
-    mean_, precision_, gamma_ : ndarray of shape (n_components,), (n_components, n_classes)
-        The Gaussian outputs (regression); the class probabilities (classification).
-    lower_bound_ : ndarray
-        The bound (eq. 12) per outer iteration of the kept restart (EM-KL: the bound
-        (6) of the 2016 paper minus the gate's penalty).
-    gate_weights_ : ndarray of shape (n_components, n_splits)
-        EM-KL's gate weights w_k.
-    lower_bound_phase_ : ndarray
-        The ``eps_schedule`` phase of each iteration (the bound is non-decreasing
-        within a phase).
-    restart_errors_ : ndarray
-        Training error rate (regression: mean squared error) of every restart on all
-        rows: of its rule list with ``rule_list=True``, else of its MAP prediction.
-    subsample_size_ : int
-        Rows each restart was fitted on (n_samples without subsample).
-    fit_seconds_ : dict
-        Wall-clock seconds of the fit's phases, in order: "splits" (reading the model,
-        the split table), "targets" (coding X, the ensemble's predictions when y is
-        None), "inputs" (the s matrix), "restarts", "search" (rule_list="search"), "rules".
-    restart_n_rules_ : ndarray
-        Number of rules of every restart.
-    n_features_in_ : int
-        Number of features of X at fit time.
-    feature_names_in_ : ndarray of str
-        X a DataFrame: the columns read, in the model's order.
+        The splits the mixture was fitted on (``splits_.encoding`` codes inputs as the
+        source model does).
+    eta_, alpha_, mean_, precision_, gamma_, gate_weights_ : ndarray
+        The mixture's parameters, components by weight.
+    n_components_, n_all_splits_, n_iter_, lower_bound_, lower_bound_phase_ :
+        Components kept, the ensemble's distinct splits, the kept restart's iterations and
+        bound (eq. 12) per iteration and its warm-up phase.
+    restart_errors_, restart_n_regions_, subsample_size_, fit_seconds_ :
+        Every restart's training error and rules, the rows of each, seconds per phase.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    >>> model = DefragModel(forest, max_conditions=3, random_state=0).fit(X)
+    >>> model.n_conditions_ <= 3
+    True
     """
 
-    def __init__(self, estimator=None, *, max_rules=10, method="fab", n_restarts="auto",
-                 max_iter=100, tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10,
-                 eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001), keep_duplicate_splits=False,
-                 task="auto", feature_names=None, subsample="auto", max_splits="auto",
-                 penalty_splits="all", rule_list="search", n_rules=None, prune_tol=0.0, gate_l2=1.0,
-                 random_state=None, n_jobs=None, verbose="auto"):
+    def __init__(self, estimator=None, *, max_conditions=None, n_regions=None, form="auto", random_state=None,
+                 n_jobs=None, verbose="auto", method="fab", n_components=10, n_restarts="auto", max_iter=100,
+                 tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10, eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001),
+                 keep_duplicate_splits=False, task="auto", feature_names=None, subsample="auto",
+                 max_splits="auto", penalty_splits="all", max_regions=None, prune_tol=0.0, gate_l2=1.0, reference_rules=None):
         self.estimator = estimator
-        self.max_rules = max_rules
+        self.max_conditions = max_conditions
+        self.n_regions = n_regions
+        self.form = form
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
         self.method = method
+        self.n_components = n_components
         self.n_restarts = n_restarts
         self.max_iter = max_iter
         self.tol = tol
@@ -202,20 +169,17 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         self.subsample = subsample
         self.max_splits = max_splits
         self.penalty_splits = penalty_splits
-        self.rule_list = rule_list
-        self.n_rules = n_rules
+        self.max_regions = max_regions
         self.prune_tol = prune_tol
         self.gate_l2 = gate_l2
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        self.reference_rules = reference_rules
 
     @classmethod
     def paper(cls, estimator=None, **params):
         """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it: every split,
         the rules read off the components in weight order, prediction by the two-step MAP (eq.
         10-11), restarts chosen by its training error. ``params``: DefragModel's other parameters."""
-        return cls(estimator, **{"max_splits": None, "rule_list": False, "n_restarts": 20, **params})
+        return cls(estimator, **{"max_splits": None, "form": "paper", "n_restarts": 20, **params})
 
     # --------------------------------------------------------------------- fit
     @interruptible_fit()
@@ -234,19 +198,10 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
             setattr(self, name, value)
         return self
 
-    def __setstate__(self, state):
-        # a DefragModel pickled before rule lists existed: it predicts as it did, by MAP
-        for name, value in (("max_splits", None), ("penalty_splits", "all"), ("rule_list", False),
-                            ("prune_tol", 0.0), ("gate_l2", 1.0), ("n_rules", None)):
-            state.setdefault(name, value)
-        if "rules_" in state:
-            state.setdefault("n_components_", len(state["alpha_"]))
-            state.setdefault("n_all_splits_", len(state["splits_"]))
-        super().__setstate__(state)
-
-    def with_size(self, n_rules):
-        """The fitted model with n_rules regions, a size on ``path_``, without a refit."""
-        return sized_model(self, n_rules)
+    def with_size(self, n_regions=None, max_conditions=None):
+        """The fitted model as a fit with ``n_regions`` (or ``max_conditions``) would have
+        printed it, read off ``path_`` without a refit."""
+        return sized_model(self, n_regions, max_conditions)
 
     # ----------------------------------------------------------------- predict
     def _reading(self):
@@ -256,10 +211,15 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         return self.task
 
     def _description(self):
-        return f"{self.task_}, {self.method.upper()}"
+        form = getattr(self.rules_, "form", None) or ("list" if self._by_rules() else "rules")
+        return f"{self.task_}, {form}, {self.method.upper()}"
 
     def _predicts_by(self):
-        return "experts" if self._emkl_fitted() else "first match" if self.rule_list else "map"
+        if self._emkl_fitted():
+            return "experts"
+        if not self._by_rules():
+            return "map"
+        return getattr(self.rules_, "form", "first match")
 
     def _map_dask(self, method, X):
         """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
@@ -285,14 +245,14 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         return FittedMixture(self.splits_, params, getattr(self, "classes_", None), self.eps)
 
     def _by_rules(self):
-        return self.rule_list and not self._emkl_fitted()
+        return self.form != "paper" and not self._emkl_fitted()
 
     def apply(self, X):
         """Index of the rule that predicts each point: the first rule of ``rules_`` that
         covers it, -1 for the default (with ``rule_list=False``, the paper's MAP
         component, eq. 10)."""
         check_is_fitted(self, "rules_")
-        if self.rule_list and not is_dask_collection(X):  # (_check_X refuses a Dask one)
+        if self._by_rules() and not is_dask_collection(X):  # (_check_X refuses a Dask one)
             return self.rules_.apply(self._matched_X(X), matched=True)
         return self._mixture().components(self._check_X(X))
 
@@ -314,7 +274,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         if self._by_rules():
             # the rules' own reading: the features they name only (a NaN elsewhere, or an
             # infinite value, is what rules_.predict takes too)
-            return self.rules_.predictions()[self.rules_.apply(self._matched_X(X), matched=True)]
+            return self.rules_.predict(self._matched_X(X), matched=True)
         return self._predict_coded(self._check_X(X))
 
     def _matched_X(self, X):
@@ -329,7 +289,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
 
     def _predict_coded(self, Xf):
         if self._by_rules():
-            return self.rules_.predictions()[self.rules_.first_match(Xf)]
+            return self.rules_.predict_coded(Xf)
         return self._mixture().predict(Xf)
 
     def predict_proba(self, X):
@@ -342,7 +302,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         if is_dask_collection(X):
             return self._map_dask("predict_proba", X)
         if self._by_rules():
-            return self.rules_.probabilities()[self.rules_.apply(self._matched_X(X), matched=True)]
+            return self.rules_.predict_proba(self._matched_X(X), matched=True)
         return self._mixture().predict_proba(self._check_X(X))
 
     def evaluate(self, X, y):
@@ -360,9 +320,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         """
         Xf, y, scores = self._scores(X, y)
         emkl = self._emkl_fitted()
-        error_map = scores["error"] if not (self.rule_list or emkl) else \
+        error_map = scores["error"] if not (self._by_rules() or emkl) else \
             prediction_error(self._mixture().predict_map(Xf), y, self.task_)
         # EM-KL: the rules as printed, which are not its prediction
-        rules = ({"error_rules": prediction_error(
-            self.rules_.predictions()[self.rules_.first_match(Xf)], y, self.task_)} if emkl else {})
+        rules = ({"error_rules": prediction_error(self.rules_.predict_coded(Xf), y, self.task_)} if emkl else {})
         return {"error": scores.pop("error"), "error_map": error_map, **rules, **scores}

@@ -10,9 +10,10 @@ from sklearn.base import is_classifier, is_regressor
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
-from .rules import rule_count_text
 from .rules.ruleset import FIRST_MATCH
+from .rules.tree import explanation_conditions
 from .sources import predicts, unwrap
+from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
 from .utils.validation import check_missing, check_predict_X, tagged
 
@@ -39,12 +40,12 @@ def prediction_error(pred, y, task):
     return float(np.mean((np.asarray(pred, dtype=np.float64) - y.astype(np.float64)) ** 2))
 
 
-def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
+def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
     """The dict of ``evaluate``: ``error`` of pred on y, ``coverage`` (share of points
     covered by at least one rule) and ``overlap`` (mean number of rules covering a point)
-    from the boolean matrix cover (n_samples, n_rules), ``fidelity`` (agreement with the
+    from the boolean matrix cover (n_samples, rules), ``fidelity`` (agreement with the
     ensemble's predictions on X for classification, R^2 against them for regression;
-    None when the model has no scikit-learn predict) and ``n_rules``. Warns about labels
+    None when the model has no scikit-learn predict) and ``n_regions``. Warns about labels
     of y not among classes."""
     warn_unseen_labels(y, classes, task)
     fidelity = None
@@ -59,7 +60,7 @@ def rule_scores(pred, y, task, cover, estimator, X, n_rules, classes=None):
         "coverage": float(np.mean(cover.any(axis=1))),
         "overlap": float(np.mean(cover.sum(axis=1))),
         "fidelity": fidelity,
-        "n_rules": int(n_rules),
+        "n_regions": int(n_regions),
     }
 
 
@@ -135,7 +136,10 @@ class RuleEstimatorMixin:
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
         scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator,
-                             X, self.n_rules_, getattr(self, "classes_", None))
+                             X, self.n_regions_, getattr(self, "classes_", None))
+        scores["n_conditions"] = explanation_conditions(self.rules_)
+        if hasattr(self.rules_, "checks"):
+            scores["mean_checks"] = float(np.mean(self.rules_.checks(Xf))) if Xf.shape[0] else 0.0
         return Xf, y, scores
 
     @property
@@ -144,6 +148,21 @@ class RuleEstimatorMixin:
 
     def __sklearn_tags__(self):
         return tagged(super().__sklearn_tags__(), estimator_kind(self.estimator, self._task_setting()))
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_defrag_version"] = VERSION
+        return state
+
+    def __setstate__(self, state):
+        version = state.pop("_defrag_version", "an earlier development version")
+        if version != VERSION:
+            # as scikit-learn's InconsistentVersionWarning: a pickle is for the version
+            # that wrote it; the rules' JSON document is what later versions read
+            warnings.warn(f"this {type(self).__name__} was pickled by defrag {version} and is loaded by "
+                          f"{VERSION}: it may not work; refit it, or save its rules as JSON "
+                          "(rules_.to_json()), which later versions read", UserWarning, stacklevel=2)
+        super().__setstate__(state)
 
     def set_params(self, **params):
         try:
@@ -157,10 +176,15 @@ class RuleEstimatorMixin:
 
     def _reading_guide(self):
         """One line on how predict reads the rules, above their listing and table."""
+        if self._predicts_by() in ("tree", "sum"):  # a RuleTree says how it reads
+            return "How to read: " + self.rules_.reading_guide() + "."
         return "How to read: " + READING[self._predicts_by()]
 
     def _title(self):
-        return f"{type(self).__name__}: {rule_count_text(len(self.rules_))} ({self._description()})"
+        n = int(self.n_regions_)
+        c = explanation_conditions(self.rules_)
+        return (f"{type(self).__name__}: {n} region{'' if n == 1 else 's'}, {c} condition{'' if c == 1 else 's'} "
+                f"({self._description()})")
 
     def __str__(self):
         """The fitted model as print shows it: how to read its rules, then their listing

@@ -1,17 +1,36 @@
 """Sphinx configuration of defrag's documentation.
 
-Build from the repository root: ``pip install ".[docs]" && make -C docs html``. The
-package is imported as installed (``pip install .``); with an in-place build
-(``python setup.py build_ext --inplace``) put the checkout on the path:
-``PYTHONPATH=$PWD make -C docs html``.
+Build from the repository root: ``pip install ".[docs]" && make -C docs html``, or after an
+in-place build (``python setup.py build_ext --inplace``) ``make -C docs html`` alone. A
+checkout built in place documents itself: its root (the folder above docs/) comes first on
+the path, so that neither an installed defrag nor another checkout's takes its place (an
+editable install of another checkout would otherwise win). A checkout that is not built in
+place (a fresh clone after ``pip install .``, as in CI) documents the installed package.
 """
+import glob
+import importlib.machinery
 import os
 import sys
 import warnings
 
-import defrag
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sphinxext"))
+
+def _built_in_place(root):
+    """Whether the checkout at root holds its compiled extensions (an in-place build)."""
+    return any(glob.glob(os.path.join(root, "defrag", "**", "*" + suffix), recursive=True)
+               for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+if _built_in_place(ROOT):
+    sys.path.insert(0, ROOT)  # this checkout's defrag, for autodoc and the gallery alike
+sys.path.insert(1, os.path.join(HERE, "sphinxext"))
+
+import defrag  # noqa: E402 - after the path is set
+
+if _built_in_place(ROOT) and os.path.dirname(os.path.dirname(os.path.abspath(defrag.__file__))) != ROOT:
+    raise RuntimeError(f"the docs of {ROOT} would document another defrag: {defrag.__file__}")
 
 project = "defrag"
 author = "the defrag developers"

@@ -34,7 +34,8 @@ print(f"forest test error: {np.mean(forest.predict(X_test) != y_test):.3f}")
 # %%
 # Each method takes the fitted forest first and is fitted with ``fit(X, y)``;
 # ``evaluate`` reports the same measures for all: test error, coverage, overlap (the
-# mean number of rules covering a test point), fidelity to the forest, number of rules.
+# mean number of rules covering a test point), fidelity to the forest, and the regions
+# (``n_regions``: a list's rules and its default, a tree's leaves).
 models = {
     "defrag": DefragModel(forest, random_state=0),
     "defrag (paper)": DefragModel.paper(forest, random_state=0),
@@ -44,11 +45,11 @@ models = {
     "DTree2": DepthTwoTree(forest),
 }
 results = {}
-print(f"{'':15s} rules  error  overlap")
+print(f"{'':15s} regions  error  overlap")
 for name, model in models.items():
     scores = model.fit(X_train, y_train).evaluate(X_test, y_test)
-    results[name] = [(scores["n_rules"], scores["error"])]
-    print(f"{name:15s} {scores['n_rules']:5d}  {scores['error']:.3f}  {scores['overlap']:.2f}")
+    results[name] = [(scores["n_regions"], scores["error"])]
+    print(f"{name:15s} {scores['n_regions']:7d}  {scores['error']:.3f}  {scores['overlap']:.2f}")
 
 # %%
 # Number of rules against test error, one point per method (the layout of the paper's

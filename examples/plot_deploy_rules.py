@@ -2,10 +2,10 @@
 Deploying rules: JSON, SQL, Python and a table
 ==============================================
 
-The rules are a deliverable of their own. ``model.rules_`` (a ``RuleSet``) saves and
-loads itself as JSON, and exports itself as one SQL expression, as a Python function
-without dependencies, as pandas query strings and as a table; every export predicts as
-``rules_.predict`` does, row for row, missing values included. This example checks that
+The rules are a deliverable of their own. ``model.rules_`` (a ``RuleTree``: a tree of
+rules) saves and loads itself as JSON, and exports itself as one SQL expression, as a Python
+function without dependencies, as pandas query strings and as a table; every export
+predicts as ``rules_.predict`` does, row for row, missing values included. This example checks that
 on data with missing values (a random forest routes them): the SQL runs in SQLite.
 """
 
@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
-from defrag import DefragModel, RuleSet
+from defrag import DefragModel
+from defrag.rules import from_json
 
 rng = np.random.default_rng(0)
 n = 3000
@@ -34,15 +35,15 @@ print(model.rules_)
 # JSON keeps everything the rules need (exact thresholds, feature names, how the
 # inputs are coded, a schema version): a condition holds the forest's real threshold
 # (``upper``) beside the printed one, the shortest decimal that puts every training point
-# on the same side; ``RuleSet.from_json`` predicts identically and
+# on the same side; ``defrag.rules.from_json`` predicts identically and
 # imports neither scikit-learn nor pandas.
 text = model.rules_.to_json(indent=2)
-rules = RuleSet.from_json(text)
-print(json.loads(text)["rules"][0]["conditions"][0])
+rules = from_json(text)
+print(json.loads(text)["nodes"][0]["conditions"][0])
 print("same predictions:", np.array_equal(rules.predict(X), model.predict(X)))
 
 # %%
-# One standard SQL ``CASE WHEN ... END`` expression over a table that holds the columns
+# One standard SQL expression (nested ``CASE WHEN ... END``) over a table that holds the columns
 # (missing values as NULL). Run in SQLite on every row:
 sql = rules.to_sql(table="customers")
 print(sql)
@@ -62,8 +63,9 @@ in_python = np.array([namespace["churn"](row) for row in X.to_dict("records")])
 print("Python = predict:", np.array_equal(in_python, rules.predict(X)))
 
 # %%
-# pandas ``DataFrame.query`` expressions select the rows each rule covers, and
-# ``to_frame`` is one row per rule with its support and, on data, its coverage and error.
+# pandas ``DataFrame.query`` expressions select the rows of each region (a leaf of the
+# tree), and ``to_frame`` is one row per region with its path, its support and, on data,
+# its share and error.
 for query in rules.query_strings():
     print(query, "->", len(X.query(query)), "rows")
-print(rules.to_frame(X, y)[["rule", "prediction", "support", "X_coverage", "X_share", "error"]].to_string())
+print(rules.to_frame(X, y)[["path", "prediction", "support", "X_share", "error"]].to_string())

@@ -26,17 +26,16 @@ lgbm = LGBMRegressor(n_estimators=200, learning_rate=0.05, num_leaves=15, verbos
 print(f"LightGBM test MSE: {np.mean((lgbm.predict(X_test) - y_test) ** 2):.2f}")
 
 # %%
-# Rules fitted to LightGBM's predictions. The rule list predicts the mean of the
-# training targets (here: LightGBM's predictions) of the rows each rule is the first
-# match for.
-model = DefragModel(lgbm, max_rules=10, random_state=0).fit(X_train)
+# A tree of rules fitted to LightGBM's predictions. Each region (leaf) predicts
+# LightGBM's mean prediction over its training rows.
+model = DefragModel(lgbm, n_components=10, random_state=0).fit(X_train)
 print(model)
 print({k: round(v, 3) for k, v in model.evaluate(X_test, y_test).items()})
 
 # %%
 # A regression tree of as many leaves, fitted to LightGBM's predictions (CART-fp; it
 # routes missing values as scikit-learn's trees do).
-cart = DecisionTreeRegressor(max_leaf_nodes=model.n_rules_, random_state=0)
+cart = DecisionTreeRegressor(max_leaf_nodes=model.n_regions_, random_state=0)
 cart.fit(X_train, lgbm.predict(X_train))
 print(f"CART-fp, {cart.get_n_leaves()} leaves: test MSE {np.mean((cart.predict(X_test) - y_test) ** 2):.2f}")
 

@@ -3,9 +3,10 @@ Regression: rules for a random forest regressor
 ===============================================
 
 A random forest regressor on scikit-learn's diabetes data (disease progression one year
-after baseline). In regression each rule predicts the mean of the training
-targets it is the first match for. ``method="em"`` fits exactly ``max_rules`` rules
-instead of letting FAB choose, and ``method="em-kl"`` fits the 2016 mixture of experts.
+after baseline). In regression each region of the tree of rules predicts the forest's
+mean prediction over its training rows. ``n_regions=K`` asks for K regions,
+``max_conditions=B`` for at most B printed comparisons, where a sum of small trees
+competes with the trees; ``method="em-kl"`` fits the 2016 mixture of experts.
 """
 
 import numpy as np
@@ -25,30 +26,39 @@ forest.fit(X_train, y_train)
 print(f"forest test MSE: {np.mean((forest.predict(X_test) - y_test) ** 2):.0f}")
 
 # %%
-# FAB chooses the number of rules.
+# The default: a tree of rules, its size chosen by cross-validation.
 model = DefragModel(forest, random_state=0).fit(X_train)
 print(model)
 print({k: round(v, 3) for k, v in model.evaluate(X_test, y_test).items()})
 
 # %%
-# EM with a fixed number of rules, for a few sizes, against a tree fitted to the
-# model's predictions with as many leaves (CART-fp).
-results = {"defrag (EM)": [], "CART-fp": []}
+# A budget of 7 printed comparisons: in regression a sum of small trees (a base plus
+# one value from each part) competes with the trees, and the one of lowest
+# cross-validated error is printed.
+budget = DefragModel(forest, max_conditions=7, random_state=0).fit(X_train)
+print(budget)
+print({k: round(v, 3) for k, v in budget.evaluate(X_test, y_test).items()})
+
+# %%
+# A fixed number of regions, for a few sizes, against a tree fitted to the forest's
+# predictions with as many leaves (CART-fp). ``with_size`` reads each size off the
+# default fit's path, without a refit.
+results = {"defrag": [], "CART-fp": []}
 for k in (2, 4, 6):
-    em = DefragModel(forest, method="em", max_rules=k, n_restarts=5, random_state=0).fit(X_train)
-    results["defrag (EM)"].append((em.n_rules_, em.evaluate(X_test, y_test)["error"]))
-    cart = DecisionTreeRegressor(max_leaf_nodes=em.n_rules_, random_state=0)
+    sized = model.with_size(n_regions=k)
+    results["defrag"].append((sized.n_regions_, sized.evaluate(X_test, y_test)["error"]))
+    cart = DecisionTreeRegressor(max_leaf_nodes=k, random_state=0)
     cart.fit(X_train, forest.predict(X_train))
-    results["CART-fp"].append((em.n_rules_, float(np.mean((cart.predict(X_test) - y_test) ** 2))))
+    results["CART-fp"].append((int(cart.get_n_leaves()), float(np.mean((cart.predict(X_test) - y_test) ** 2))))
 for name, points in results.items():
     print(name, [(k, round(e)) for k, e in points])
 fig = tradeoff(results, error_label="test MSE", log_rules=False)
 
 # %%
-# The mixture of experts of the 2016 paper: each of the ``max_rules`` experts has a
+# The mixture of experts of the 2016 paper: each of the ``n_components`` experts has a
 # region and a Gaussian output, and a softmax gate over the split features weighs them.
 # ``predict`` is the experts' weighted prediction; ``rules_`` summarise the regions.
-emkl = DefragModel(forest, method="em-kl", max_rules=3, n_restarts=5,
+emkl = DefragModel(forest, method="em-kl", n_components=3, n_restarts=5,
                    random_state=0).fit(X_train)
 print(emkl.rules_)
 print({k: round(v, 3) for k, v in emkl.evaluate(X_test, y_test).items()})

@@ -41,7 +41,7 @@ print({k: round(v, 3) for k, v in model.evaluate(X_test, y_test).items()})
 # A tree with as many leaves fitted to XGBoost's predictions (CART-fp), on the
 # category codes (a tree of scikit-learn reads numbers only).
 codes = X.assign(colour=X["colour"].cat.codes)
-cart = DecisionTreeClassifier(max_leaf_nodes=model.n_rules_, random_state=0)
+cart = DecisionTreeClassifier(max_leaf_nodes=model.n_regions_, random_state=0)
 cart.fit(codes[:1500], booster.predict(X_train))
 print(f"CART-fp, {cart.get_n_leaves()} leaves: test error {np.mean(cart.predict(codes[1500:]) != y_test):.3f}")
 

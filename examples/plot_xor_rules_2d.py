@@ -5,7 +5,9 @@ Rules of a random forest on XOR data
 The XOR data of Hara & Hayashi's Synthetic1 (their Figure 6): two features uniform on
 the unit square, the class is 1 where exactly one of them exceeds 0.5, and 10% of the
 labels are flipped. A 100-tree random forest splits the square into thousands of tiny
-regions; defrag finds the four quadrants and prints them as an ordered rule list.
+regions; defrag prints a tree of rules over the boxes of its mixture's components, and
+with ``form="list"`` an ordered rule list: two boxes and the default cover the four
+quadrants.
 
 This example draws the picture at the top of the README (``examples/readme_plot.py``
 saves this figure as ``docs/rules_2d.png``).
@@ -28,16 +30,22 @@ print(f"the forest has {splits} splits")
 
 # %%
 # Fit the rules to the forest's own predictions on X (no ``y``): the rules explain the
-# forest, not the data. FAB chooses the number of rules, up to ``max_rules``.
-model = DefragModel(forest, max_rules=10, random_state=0).fit(X)
+# forest, not the data. FAB chooses the number of its components, up to ``n_components``;
+# their boxes seed the search. By default the explanation is a tree of rules:
+print(DefragModel(forest, random_state=0).fit(X))
+
+# %%
+# The boxes themselves read best as an ordered list of rules (``form="list"``), drawn
+# below over the data:
+model = DefragModel(forest, n_components=10, form="list", random_state=0).fit(X)
 print(model)
 
 # %%
 # The list is read top to bottom: the first rule that holds predicts, else the last
 # line, "otherwise". Two boxes and the default cover the four quadrants. The mixture
 # behind the list kept four components (``n_components_``); the list needs three lines
-# (``n_rules_`` counts the default: the number of regions, as a tree's leaves).
-print("components:", model.n_components_, " regions of the list:", model.n_rules_)
+# (``n_regions_`` counts the default: the number of regions, as a tree's leaves).
+print("components:", model.n_components_, " regions of the list:", model.n_regions_)
 print(model.evaluate(X, y))
 
 # %%

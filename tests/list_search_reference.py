@@ -98,6 +98,12 @@ class ListSearch:
         tot_s, tot_c = self.T[rows].sum(axis=0), float(rows.size)
         return np.where(right[:, None], s, tot_s - s), np.where(right, c, tot_c - c)
 
+    def _add_costs(self, box):
+        """The cost of box with each literal added (distinct features)."""
+        named = np.zeros(self.n_features, dtype=bool)
+        named[self.literal_feature[box]] = True
+        return np.maximum(named.sum() + ~named[self.literal_feature], 1)
+
     def _score_of(self, gain, cost):
         """A box's score: its gain over cost ** cost_power, less lam per condition."""
         cost = np.maximum(cost, 1)
@@ -117,10 +123,7 @@ class ListSearch:
         moves = []
         s, c = self._literal_sums(np.flatnonzero(region))
         g = self._gain(s, c, sL, cL)
-        named = np.zeros(self.n_features, dtype=bool)
-        named[self.literal_feature[box]] = True
-        costs = np.maximum(named.sum() + ~named[self.literal_feature], 1)
-        sc = self._score_of(g, costs)
+        sc = self._score_of(g, self._add_costs(box))
         if box:
             sc[np.asarray(box)] = -np.inf
         j = int(np.argmax(sc))
@@ -189,39 +192,55 @@ class ListSearch:
         return box, gain, score
 
     # ------------------------------------------------------------ the list
-    def grow(self, candidates, max_rules):
-        """Up to max_rules rules (boxes, in order), greedily; stops when no box gains."""
+    def _price(self, resid, cL):
+        """The penalty per condition where the rows left have squared error resid about
+        their mean: condition_penalty * log(n) times their variance (BIC's price of a
+        parameter, Schwarz 1978)."""
+        return self.condition_penalty * np.log(self.n) * resid / cL
+
+    def candidate_starts(self, candidates):
+        """(the non-empty candidate boxes, their covers as columns, their costs)."""
         cand = [list(b) for b in candidates if len(b)]
         C = np.column_stack([self.cover(b) for b in cand]).astype(np.float64) if cand else \
             np.zeros((self.n, 0))
         ccost = np.array([self.cost(b) for b in cand], dtype=np.float64)
+        return cand, C, ccost
+
+    def best_box(self, left, candidates):
+        """(box, gain, score) of the best refined start in left (a mask of rows), or None:
+        the empty box and the N_STARTS best candidates (candidates: candidate_starts's)."""
+        cand, C, ccost = candidates
+        T_left = self.T[left]
+        sL, cL = T_left.sum(axis=0), float(T_left.shape[0])
+        resid = float(np.sum(T_left ** 2)) - float(_score(sL, cL))
+        self.lam = self._price(resid, cL)
+        starts = [[]]
+        if cand:
+            rows = np.flatnonzero(left)
+            s = C[rows].T @ self.T[rows]
+            c = C[rows].sum(axis=0)
+            sc = self._score_of(self._gain(s, c, sL, cL), ccost)
+            for m in np.argsort(-sc, kind="stable")[:N_STARTS]:
+                if np.isfinite(sc[m]):
+                    starts.append(cand[m])
+        best = None
+        for start in starts:
+            box, gain, score = self.refine(start, left, sL, cL)
+            if box and gain > REL_TOL * self.scale and \
+                    (best is None or (score, -len(box)) > (best[2], -len(best[0]))):
+                best = (box, gain, score)
+        return best
+
+    def grow(self, candidates, max_rules):
+        """Up to max_rules rules (boxes, in order), greedily; stops when no box gains."""
+        candidates = self.candidate_starts(candidates)
         left = np.ones(self.n, dtype=bool)
         rules = []
         if self.L == 0:  # no split: one region
             return rules
         with threadpool_limits(limits=1, user_api="blas"):  # same sums whatever the threads
             while len(rules) < max_rules and left.sum() >= 2:
-                T_left = self.T[left]
-                sL, cL = T_left.sum(axis=0), float(T_left.shape[0])
-                # a condition must pay condition_penalty * log(n) times the variance of the
-                # rows left (BIC's price of a parameter, Schwarz 1978)
-                resid = float(np.sum(T_left ** 2)) - float(_score(sL, cL))
-                self.lam = self.condition_penalty * np.log(self.n) * resid / cL
-                starts = [[]]
-                if cand:
-                    rows = np.flatnonzero(left)
-                    s = C[rows].T @ self.T[rows]
-                    c = C[rows].sum(axis=0)
-                    sc = self._score_of(self._gain(s, c, sL, cL), ccost)
-                    for m in np.argsort(-sc, kind="stable")[:N_STARTS]:
-                        if np.isfinite(sc[m]):
-                            starts.append(cand[m])
-                best = None
-                for start in starts:
-                    box, gain, score = self.refine(start, left, sL, cL)
-                    if box and gain > REL_TOL * self.scale and \
-                            (best is None or (score, -len(box)) > (best[2], -len(best[0]))):
-                        best = (box, gain, score)
+                best = self.best_box(left, candidates)
                 if best is None:
                     break
                 box = sorted(best[0])

@@ -68,7 +68,7 @@ def test_proxy_tree_takes_nan_the_forest_routes(nan_data):
 
 def test_evaluate_warns_about_labels_the_model_never_saw(nan_data, nan_forest):
     X, y = nan_data
-    model = DefragModel(nan_forest, max_rules=3, random_state=0).fit(X, y)
+    model = DefragModel(nan_forest, n_components=3, random_state=0, form="list").fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the right labels: no warning
         right = model.evaluate(X, y)
@@ -95,7 +95,7 @@ def test_text_columns_are_refused_like_a_numpy_string_array():
     X = rng.normal(size=(120, 2))
     y = (X[:, 0] > 0).astype(int)
     rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
-    model = DefragModel(rf, max_rules=2, random_state=0).fit(X, y)
+    model = DefragModel(rf, n_components=2, random_state=0, form="list").fit(X, y)
     strings = X.astype(str)
     with pytest.raises(TypeError, match="numeric"):
         model.predict(strings)
@@ -104,7 +104,7 @@ def test_text_columns_are_refused_like_a_numpy_string_array():
         with pytest.raises(TypeError, match="column 'a' holds string values"):
             model.predict(df)
         with pytest.raises(TypeError, match="column 'a' holds string values"):
-            DefragModel(rf, max_rules=2, random_state=0).fit(df, y)
+            DefragModel(rf, n_components=2, random_state=0, form="list").fit(df, y)
     # an object column of numbers is numbers
     numbers = pd.DataFrame({"a": X[:, 0].astype(object), "b": X[:, 1]})
     np.testing.assert_array_equal(model.predict(numbers), model.predict(X))
@@ -138,9 +138,9 @@ def test_values_beyond_float32_are_named_where_the_trees_must_predict():
                   GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X, y)):
         for args in ((big, y), (big,)):
             with pytest.raises(ValueError, match=message.format("x1")):
-                DefragModel(model, random_state=0).fit(*args)
+                DefragModel(model, random_state=0, form="list").fit(*args)
         with pytest.raises(ValueError, match=message.format("b")):
-            DefragModel(model, random_state=0).fit(pd.DataFrame(big, columns=list("abc")), y)
+            DefragModel(model, random_state=0, form="list").fit(pd.DataFrame(big, columns=list("abc")), y)
     clf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y > 0)
-    model = DefragModel(clf, random_state=0).fit(big, y > 0)
+    model = DefragModel(clf, random_state=0, form="list").fit(big, y > 0)
     np.testing.assert_array_equal(model.predict(big), model.rules_.predict(big))

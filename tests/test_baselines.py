@@ -50,7 +50,7 @@ def test_rules_predict_as_the_model(cls, case, request):
     scores = model.evaluate(Xte, yte)
     keys = set(DefragModel(est, n_restarts=1, random_state=0).fit(Xtr, ytr).evaluate(Xte, yte))
     assert set(scores) == keys - {"error_map"}
-    assert scores["n_rules"] == model.n_rules_ >= 1
+    assert scores["n_regions"] == model.n_regions_ >= 1
     if cls is not InTrees:  # a tree's leaves: one rule per point
         assert scores["overlap"] == 1.0 and scores["coverage"] == 1.0
     if case == "xor_small":
@@ -62,7 +62,7 @@ def test_rules_predict_as_the_model(cls, case, request):
 def test_depth_two_tree(xor_small, regression_small):
     for est, Xtr, ytr, Xte, _ in (xor_small, regression_small):
         model = DepthTwoTree(est, random_state=0).fit(Xtr, ytr)
-        assert model.n_rules_ == len(model.rules_) <= 4
+        assert model.n_regions_ == len(model.rules_) <= 4
         assert all(len(r.conditions) <= 2 for r in model.rules_)
         # the tree of scikit-learn, fitted to y or to the ensemble's predictions
         from sklearn.base import is_classifier
@@ -76,7 +76,7 @@ def test_depth_two_tree(xor_small, regression_small):
             # shortest decimals with the same training split) decide, as the rules say
             assert np.allclose(ours.predict(Xtr), ref.predict(Xtr))
             assert np.array_equal(ours.predict(Xte), ours.rules_.predict(Xte))
-    assert DepthTwoTree(xor_small[0], max_depth=1).fit(*xor_small[1:3]).n_rules_ == 2
+    assert DepthTwoTree(xor_small[0], max_depth=1).fit(*xor_small[1:3]).n_regions_ == 2
 
 
 def test_born_again_tree_cross_validates_the_depth(xor_small):
@@ -91,7 +91,7 @@ def test_born_again_tree_cross_validates_the_depth(xor_small):
     assert str(again.rules_) == str(model.rules_)
     assert model.evaluate(Xte, yte)["fidelity"] > 0.85
     fixed = BornAgainTree(est, max_depth=3, n_generated=30, random_state=0).fit(Xtr, ytr)
-    assert fixed.max_depth_ == 3 and fixed.cv_errors_ == {} and fixed.n_rules_ <= 8
+    assert fixed.max_depth_ == 3 and fixed.cv_errors_ == {} and fixed.n_regions_ <= 8
 
 
 def test_intrees_levels_follow_r_quantile_type_3():
@@ -166,7 +166,7 @@ def test_intrees_pruning_against_a_plain_reference(xor_small):
 def test_intrees_prunes_and_builds_a_list(xor_small):
     est, Xtr, ytr, Xte, yte = xor_small
     model = InTrees(est).fit(Xtr, ytr)
-    assert model.n_extracted_ > model.n_rules_ - 1 >= 1
+    assert model.n_extracted_ > model.n_regions_ - 1 >= 1
     assert all(len(r.conditions) <= 6 for r in model.rules_)
     # no decay allowed: rules keep more conditions
     strict = InTrees(est, max_decay=0.0).fit(Xtr, ytr)
@@ -234,7 +234,7 @@ def test_node_harvest_weights_solve_the_problem():
 def test_node_harvest_predicts_the_weighted_mean_of_its_nodes(xor_small, regression_small):
     for est, Xtr, ytr, Xte, yte in (xor_small, regression_small):
         model = NodeHarvest(est).fit(Xtr, ytr)
-        assert model.n_rules_ == len(model.rules_) == model.weights_.size - 1
+        assert model.n_regions_ == len(model.rules_) == model.weights_.size - 1
         w = model.weights_
         assert np.all(np.diff(w[:-1]) <= 0) and np.all(w >= 0.01 * w.max() - 1e-12) or w[-1] >= 0.01 - 1e-9
         cover = model.rules_.covers(Xte).astype(float)  # the kept nodes but the root
@@ -286,7 +286,7 @@ def test_every_source_library(source, cls):
     assert pred.shape == (len(Xte),)
     if cls is not NodeHarvest:
         assert np.array_equal(model.rules_.predict(Xte), pred)
-    assert model.evaluate(Xte, yte)["n_rules"] == model.n_rules_
+    assert model.evaluate(Xte, yte)["n_regions"] == model.n_regions_
     restored = pickle.loads(pickle.dumps(model))
     assert np.array_equal(restored.predict(Xte), pred)
 

@@ -23,6 +23,7 @@ from conftest import xor_data  # noqa: E402
 from defrag import DefragModel, PrototypeExplainer, RuleSet, cli  # noqa: E402
 from defrag.sources import adapt, walk_tree  # noqa: E402
 from defrag.sources.catboost import category_hash, model_json  # noqa: E402
+from defrag.rules import from_json
 
 FLT_MAX = float(np.finfo(np.float32).max)
 QUIET = dict(verbose=0, thread_count=1, random_seed=0, allow_writing_files=False)
@@ -183,8 +184,8 @@ def test_one_hot_categories_are_category_sets():
     leaves = np.stack([walk_tree(t, bound.transform(Z)) for t in source.trees()], axis=1)
     np.testing.assert_array_equal(leaves, source.leaves(Z))
     # a DataFrame's columns are read by the model's names, as CatBoost reads them
-    reordered = DefragModel(model, n_restarts=2, random_state=0).fit(X[["x2", "colour", "x0", "size", "word"]])
-    ordered = DefragModel(model, n_restarts=2, random_state=0).fit(X)
+    reordered = DefragModel(model, n_restarts=2, random_state=0, form="list").fit(X[["x2", "colour", "x0", "size", "word"]])
+    ordered = DefragModel(model, n_restarts=2, random_state=0, form="list").fit(X)
     assert str(reordered.rules_) == str(ordered.rules_)
     # the codes are named by the values of X (not CatBoost's hashes)
     names = source.encoding.bind(X).category_names(1)
@@ -213,13 +214,13 @@ def test_defrag_rules_name_the_categories_and_survive_json():
     labels = (X["colour"].isin(["red", "blue"]).to_numpy() ^ (X["size"] == 42).to_numpy()).astype(int)
     model = cb.CatBoostClassifier(iterations=30, depth=3, one_hot_max_size=255,
                                   cat_features=["colour", "size", "word"], **QUIET).fit(X, labels)
-    m = DefragModel(model, max_rules=6, n_restarts=5, random_state=0, n_jobs=1).fit(X)
+    m = DefragModel(model, n_components=6, n_restarts=5, random_state=0, n_jobs=1, form="list").fit(X)
     text = str(m)
     assert "colour not in {red, blue}" in text and "size not in {42}" in text, text
     assert "<CatBoost hash" not in text
     np.testing.assert_array_equal(m.predict(X), labels)
     # the exports read categories by name: other colours are not in {red, blue}
-    back = RuleSet.from_json(m.rules_.to_json())
+    back = from_json(m.rules_.to_json())
     np.testing.assert_array_equal(back.predict(X), labels)
     namespace = {}
     exec(m.rules_.to_python(), namespace)
@@ -251,7 +252,7 @@ def test_ctr_features_are_refused_with_the_reason():
     X, y = category_frame(3)
     model = cb.CatBoostRegressor(iterations=5, depth=3, one_hot_max_size=2, cat_features=["colour", "size", "word"],
                                  **QUIET).fit(X, y)
-    for fit in (lambda: adapt(model), lambda: DefragModel(model).fit(X)):
+    for fit in (lambda: adapt(model), lambda: DefragModel(model, form="list").fit(X)):
         with pytest.raises(ValueError, match="CTR features") as exc:
             fit()
         message = str(exc.value)
@@ -264,10 +265,10 @@ def test_non_symmetric_trees_and_unfitted_models_are_refused():
     X, y = numeric_data(4, n=300)
     model = cb.CatBoostRegressor(iterations=3, depth=3, grow_policy="Depthwise", **QUIET).fit(X, y)
     with pytest.raises(TypeError, match="non-symmetric trees"):
-        DefragModel(model).fit(X)
+        DefragModel(model, form="list").fit(X)
     for unfitted in (cb.CatBoostRegressor(), cb.CatBoostClassifier(), cb.CatBoost()):
         with pytest.raises(NotFittedError):
-            DefragModel(unfitted).fit(X, y)
+            DefragModel(unfitted, form="list").fit(X, y)
 
 
 # ------------------------------------------------------------------ gains, plain models, prototypes
@@ -300,8 +301,8 @@ def test_a_plain_catboost_from_a_cbm_file_is_the_classifier(tmp_path):
     source = adapt(plain)
     assert source.task == "classification" and set(source.classes) == {"low", "mid", "high"}
     np.testing.assert_array_equal(np.ravel(source.predict(X)), np.ravel(model.predict(X)))
-    a = DefragModel(plain, max_rules=4, n_restarts=3, random_state=0, n_jobs=1).fit(X)
-    b = DefragModel(model, max_rules=4, n_restarts=3, random_state=0, n_jobs=1).fit(X)
+    a = DefragModel(plain, n_components=4, n_restarts=3, random_state=0, n_jobs=1, form="list").fit(X)
+    b = DefragModel(model, n_components=4, n_restarts=3, random_state=0, n_jobs=1, form="list").fit(X)
     assert str(a) == str(b)
     regressor = cb.CatBoostRegressor(iterations=5, depth=2, **QUIET).fit(X, y)
     regressor.save_model(str(tmp_path / "r.cbm"))
@@ -330,10 +331,10 @@ def test_synthetic1_catboost_gives_four_regions_at_most():
         Xtr, ytr, Xte, yte = xor_data(seed)
         model = cb.CatBoostClassifier(iterations=200, depth=6, verbose=0, thread_count=1,
                                       random_seed=seed, allow_writing_files=False).fit(Xtr, ytr)
-        m = DefragModel(model, random_state=0, n_jobs=1).fit(Xtr)
+        m = DefragModel(model, random_state=0, n_jobs=1, form="list").fit(Xtr)
         error = m.evaluate(Xte, yte)["error"]
         model_error = np.mean(np.ravel(model.predict(Xte)) != yte)
-        assert m.n_rules_ <= 4, (seed, str(m))
+        assert m.n_regions_ <= 4, (seed, str(m))
         assert error <= model_error + 0.03, (seed, error, model_error)
 
 
@@ -410,7 +411,7 @@ def test_malformed_json_is_a_value_error_naming_the_field(small_model, monkeypat
 
     monkeypatch.setattr(model, "save_model", save_model)
     with pytest.raises(ValueError, match=MALFORMED[kind]):
-        DefragModel(model, n_restarts=1).fit(X)
+        DefragModel(model, n_restarts=1, form="list").fit(X)
 
 
 def test_more_malformed_types_name_the_field(small_model, monkeypatch):
@@ -426,7 +427,7 @@ def test_more_malformed_types_name_the_field(small_model, monkeypatch):
         monkeypatch.setattr(model, "save_model", lambda path, format="cbm", text=json.dumps(bad), **kw:
                             open(path, "w").write(text))
         with pytest.raises(ValueError, match=words):
-            DefragModel(model, n_restarts=1).fit(X)
+            DefragModel(model, n_restarts=1, form="list").fit(X)
 
 
 def test_fitted_rules_pickle_and_baselines_read_catboost(small_model):
@@ -435,7 +436,7 @@ def test_fitted_rules_pickle_and_baselines_read_catboost(small_model):
     from defrag.baselines import DepthTwoTree, InTrees
 
     model, X, _ = small_model
-    m = DefragModel(model, n_restarts=2, random_state=0).fit(X)
+    m = DefragModel(model, n_restarts=2, random_state=0, form="list").fit(X)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).predict(X), m.predict(X))
     y = model.predict(X)
     for baseline in (InTrees(model), DepthTwoTree(model)):
@@ -445,9 +446,9 @@ def test_fitted_rules_pickle_and_baselines_read_catboost(small_model):
 def test_feature_count_mismatch_names_both_numbers(small_model):
     model, X, _ = small_model
     with pytest.raises(ValueError, match="X lacks 1 of the 5 columns the CatBoost model reads by name: 'word'"):
-        DefragModel(model).fit(X.iloc[:, :4])
+        DefragModel(model, form="list").fit(X.iloc[:, :4])
     with pytest.raises(ValueError, match="X has 4 features but the CatBoost model has 5"):
-        DefragModel(model).fit(X.iloc[:, :4].to_numpy())
+        DefragModel(model, form="list").fit(X.iloc[:, :4].to_numpy())
 
 
 # ------------------------------------------------------------------ fuzzing
@@ -542,10 +543,10 @@ def test_cli_explains_a_cbm_file(tmp_path):
     frame.to_csv(tmp_path / "data.csv", index=False)
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["explain", str(tmp_path / "model.cbm"), str(tmp_path / "data.csv"), "--format", "json",
-                     "--max-rules", "5", "--n-restarts", "3", "--seed", "0", "--quiet"], out, err)
+                     "--n-components", "5", "--n-restarts", "3", "--seed", "0", "--quiet"], out, err)
     assert code == 0 and err.getvalue() == "", err.getvalue()
-    rules = RuleSet.from_json(out.getvalue())
-    expected = DefragModel(model, max_rules=5, n_restarts=3, random_state=0).fit(X)
+    rules = from_json(out.getvalue())
+    expected = DefragModel(model, n_components=5, n_restarts=3, random_state=0).fit(X)
     assert str(rules) == str(expected.rules_)
     np.testing.assert_array_equal(rules.predict(X), expected.predict(X))
     # a file that is not a CatBoost model: one line, no traceback
@@ -567,7 +568,7 @@ def test_a_category_read_by_its_text_in_every_export():
     labels = (X["colour"].isin(["red", "blue"]).to_numpy() ^ (X["size"] == 42).to_numpy()).astype(int)
     model = cb.CatBoostClassifier(iterations=30, depth=3, one_hot_max_size=255,
                                   cat_features=["colour", "size", "word"], **QUIET).fit(X, labels)
-    rules = DefragModel(model, max_rules=6, n_restarts=5, random_state=0, n_jobs=1).fit(X).rules_
+    rules = DefragModel(model, n_components=6, n_restarts=5, random_state=0, n_jobs=1, form="list").fit(X).rules_
     assert any(c.name == "size" for r in rules for c in r.conditions)
     new = X.head(300).astype({"size": object})
     new["size"] = new["size"].map(str)  # the same categories, as text (a CSV read as text)

@@ -381,7 +381,7 @@ def test_rules_with_category_sets(library):
     Xtr, ytr = xor_frame(0, name)
     Xte, yte = xor_frame(1, name)
     model = small_classifier(library, 30).fit(Xtr, ytr)
-    m = DefragModel(model, n_restarts=10, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(model, n_restarts=10, random_state=0, form="list").fit(Xtr, ytr)
     assert m.splits_.has_categorical
     text = str(m)
     sets = [c for r in m.rules_ for c in r.conditions if c.is_set]
@@ -421,12 +421,12 @@ def test_unseen_categories():
     # scikit-learn and LightGBM read an unseen category as missing
     for model in (HistGradientBoostingClassifier(max_iter=10, random_state=0),
                   lgb.LGBMClassifier(n_estimators=10, verbose=-1, min_data_per_group=5)):
-        m = DefragModel(model.fit(Xtr, ytr), n_restarts=2, random_state=0).fit(Xtr, ytr)
+        m = DefragModel(model.fit(Xtr, ytr), n_restarts=2, random_state=0, form="list").fit(Xtr, ytr)
         np.testing.assert_array_equal(m.predict(X2), m.predict(Xnan))
         np.testing.assert_array_equal(model.predict(X2), model.predict(Xnan))
     # XGBoost refuses categories it was not trained with
     model = xgb.XGBClassifier(n_estimators=10, enable_categorical=True).fit(Xtr, ytr)
-    m = DefragModel(model, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(model, n_restarts=2, random_state=0, form="list").fit(Xtr, ytr)
     with pytest.raises(ValueError, match="not trained with: new"):
         m.predict(X2)
 
@@ -461,7 +461,7 @@ def test_lightgbm_zero_as_missing_rules():
     X[::3, 0] = 0.0
     y = ((X[:, 0] == 0) | (X[:, 1] > 0.7)).astype(int)
     model = lgb.LGBMClassifier(n_estimators=20, num_leaves=4, zero_as_missing=True, verbose=-1).fit(X, y)
-    m = DefragModel(model, n_restarts=5, random_state=0).fit(X, y)
+    m = DefragModel(model, n_restarts=5, random_state=0, form="list").fit(X, y)
     zero_conditions = [c for r in m.rules_ for c in r.conditions if c.feature == 0]
     assert zero_conditions and all(c.zero_missing for c in zero_conditions)
     assert all("0" in str(c) for c in zero_conditions if c.missing), str(m)
@@ -584,7 +584,7 @@ def test_restarts_on_a_subsample_with_categorical_splits():
     Xtr, ytr = xor_frame(0, "colour", n=1200)
     model = xgb.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True,
                               max_cat_to_onehot=1).fit(Xtr, ytr)
-    m = DefragModel(model, n_restarts=3, subsample=400, rule_list=True, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(model, n_restarts=3, subsample=400, form="restarts", random_state=0).fit(Xtr, ytr)
     assert m.subsample_size_ == 400 and m.splits_.has_categorical
     assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
 
@@ -598,7 +598,7 @@ def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
     Xte, _ = xor_frame(1, "colour")
     model = small_classifier(library, 20).fit(Xtr, ytr)
     kw = dict(n_restarts=4, subsample=subsample, random_state=0)
-    by_ranks = DefragModel(model, **kw).fit(Xtr, ytr)
+    by_ranks = DefragModel(model, **kw, form="list").fit(Xtr, ytr)
     t = by_ranks.splits_
     n_cat = int(np.count_nonzero(t.kind))
     assert n_cat and len(t.rank_ptr) - 1 == np.count_nonzero(~t.categorical) + n_cat
@@ -607,11 +607,11 @@ def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
     plain = SplitTable.kernel_input
     monkeypatch.setattr(SplitTable, "kernel_input",
                         lambda self, X, n_threads=1, bits=False: plain(self, X, n_threads, bits=True))
-    by_bits = DefragModel(model, **kw).fit(Xtr, ytr)
-    assert by_bits.n_rules_ == by_ranks.n_rules_
+    by_bits = DefragModel(model, **kw, form="list").fit(Xtr, ytr)
+    assert by_bits.n_regions_ == by_ranks.n_regions_
     assert by_bits.lower_bound_.shape == by_ranks.lower_bound_.shape
     np.testing.assert_allclose(by_ranks.lower_bound_, by_bits.lower_bound_, rtol=1e-9, atol=0)
-    np.testing.assert_array_equal(by_ranks.restart_n_rules_, by_bits.restart_n_rules_)
+    np.testing.assert_array_equal(by_ranks.restart_n_regions_, by_bits.restart_n_regions_)
     np.testing.assert_array_equal(by_ranks.restart_errors_, by_bits.restart_errors_)
     # the same rules: conditions, predictions and supports exactly, weights and class
     # probabilities to rounding (sums in another order)
@@ -658,10 +658,10 @@ def test_large_categorical_inputs_take_the_packed_bits(monkeypatch):
     table = split_table_from_estimator(hgb)
     Xc = table.encoding.transform(X)
     assert "ranks" in table.kernel_input(Xc)
-    a = DefragModel(hgb, n_restarts=2, random_state=0).fit(X, y)
+    a = DefragModel(hgb, n_restarts=2, random_state=0, form="list").fit(X, y)
     monkeypatch.setattr(splits_mod, "RANK_BYTES_LIMIT", 0)
     assert 4 * (len(table.rank_ptr) - 1) > 4 * 8 * ((len(table) + 63) // 64)  # ranks are larger here
     assert "bits" in table.kernel_input(Xc)
-    b = DefragModel(hgb, n_restarts=2, random_state=0).fit(X, y)
+    b = DefragModel(hgb, n_restarts=2, random_state=0, form="list").fit(X, y)
     assert str(a.rules_) == str(b.rules_)
     np.testing.assert_array_equal(a.apply(X), b.apply(X))

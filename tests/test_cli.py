@@ -10,6 +10,7 @@ import pytest
 from conftest import categorical_frame
 from defrag import DefragModel, RuleSet
 from defrag import cli
+from defrag.rules import from_json
 
 pd = pytest.importorskip("pandas")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -64,14 +65,19 @@ def test_explain_a_model_file_end_to_end(files, name):
         pytest.skip("skops is not installed")
     out = d / f"{name}.rules.json"
     res = _run("explain", str(d / name), str(d / "data.csv"), "--format", "json", "--out", str(out),
-               "--max-rules", "5", "--n-restarts", "3", "--seed", "0", "--quiet")
+               "--n-components", "5", "--n-restarts", "3", "--seed", "0", "--quiet")
     assert res.returncode == 0, res.stderr
     assert res.stdout == "" and res.stderr == ""
-    rules = RuleSet.from_json(out.read_text())
+    rules = from_json(out.read_text())
     # the rules fit the model's own predictions, as DefragModel on the fitted model does
     model = models[name]
     cols = ["x0", "x2"] if name == "rf.skops" else list(X.columns)
-    expected = DefragModel(model, max_rules=5, n_restarts=3, random_state=0).fit(X[cols])
+    if name == "rf.skops":
+        expected = DefragModel(model, n_components=5, n_restarts=3, random_state=0).fit(X[cols])
+    else:  # the file holds a raw Booster: its labels, as the CLI derives them from its objective
+        booster = model.get_booster() if name == "xgb.json" else model.booster_
+        expected = DefragModel(booster, n_components=5, n_restarts=3, random_state=0).fit(
+            X[cols], model.predict(X[cols]))
     assert str(rules) == str(expected.rules_)
     np.testing.assert_array_equal(rules.predict(X[cols]), expected.predict(X[cols]))
     # and score the CSV with them (in a subprocess once: each costs seconds of imports)
@@ -89,27 +95,24 @@ def test_explain_a_model_file_end_to_end(files, name):
 
 def test_explain_with_a_target_and_every_format(files):
     d, X, y, _ = files
-    expected = DefragModel(cli.load_model(str(d / "lgb.txt"))[0], max_rules=4, n_restarts=2,
+    expected = DefragModel(cli.load_model(str(d / "lgb.txt"))[0], n_components=4, n_restarts=2,
                            random_state=0).fit(cli.prepare_frame(X, {1: None, 3: None}), y)
     texts = {}
     for fmt in cli.FORMATS:
         out, err = io.StringIO(), io.StringIO()
         code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
-                         "--format", fmt, "--max-rules", "4", "--n-restarts", "2", "--quiet"], out, err)
+                         "--format", fmt, "--n-components", "4", "--n-restarts", "2", "--quiet"], out, err)
         assert code == 0 and err.getvalue() == ""
         texts[fmt] = out.getvalue()
     assert texts["text"].strip() == str(expected)
-    assert RuleSet.from_json(texts["json"]).to_dict() == expected.rules_.to_dict()
+    assert from_json(texts["json"]).to_dict() == expected.rules_.to_dict()
     assert texts["sql"].startswith("CASE") and texts["sql"].strip().endswith("END")
     namespace = {}
     exec(texts["python"], namespace)
     assert [namespace["predict"](r) for r in X.head(50).to_dict("records")] == \
         expected.predict(cli.prepare_frame(X.head(50), {1: None, 3: None})).tolist()
-    # the table, then the listing's note on missing values where a condition lets them through
-    table = [line for line in texts["markdown"].strip().splitlines() if line.startswith("|")]
-    assert table[0].startswith("| # | if | then") and len(table) == 2 + len(expected.rules_) + 1
-    assert "otherwise" in table[-1]
-    assert texts["markdown"].strip().splitlines()[:len(table)] == table
+    # a tree reads by its indentation: its text in a code block
+    assert texts["markdown"].strip() == "```\n" + str(expected.rules_) + "\n```"
 
 
 def test_explain_with_n_rules_and_the_default_restarts(files):
@@ -118,10 +121,10 @@ def test_explain_with_n_rules_and_the_default_restarts(files):
     model = cli.load_model(str(d / "lgb.txt"))[0]
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
-                     "--n-rules", "3", "--quiet"], out, err)
+                     "--n-regions", "3", "--quiet"], out, err)
     assert code == 0 and err.getvalue() == ""
-    expected = DefragModel(model, n_rules=3, random_state=0).fit(frame, y)  # n_restarts "auto"
-    assert out.getvalue().strip() == str(expected) and expected.n_rules_ == 3
+    expected = DefragModel(model, n_regions=3, random_state=0).fit(frame, y)  # n_restarts "auto"
+    assert out.getvalue().strip() == str(expected) and expected.n_regions_ == 3
 
 
 def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
@@ -131,7 +134,7 @@ def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
             "--allow-pickle"]
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(args, out, err) == 0
-    assert "restart 1" in err.getvalue() and "rules fitted in" in err.getvalue()
+    assert "restart 1" in err.getvalue() and "fitted in" in err.getvalue()
     assert "ignoring 3 data columns the model does not use: colour, size, label" in err.getvalue()
     assert "[defrag" not in out.getvalue()
     out, err = io.StringIO(), io.StringIO()
@@ -146,7 +149,7 @@ def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
 
 def test_bad_arguments_and_files_are_errors_not_tracebacks(files, capsys):
     d, *_ = files
-    for bad in (["demo", "--n-restarts", "0"], ["explain", "m", "d", "--max-rules", "x"],
+    for bad in (["demo", "--n-restarts", "0"], ["explain", "m", "d", "--n-components", "x"],
                 ["explain", "m", "d", "--format", "pdf"], ["explain", "m", "d", "--n-jobs", "0"], []):
         with pytest.raises(SystemExit) as exc:
             cli.main(bad)
@@ -191,19 +194,19 @@ def test_demo_wraps_rules_and_explains_fidelity(monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
     out = io.StringIO()
     assert cli.main(["demo", "--dataset", "diabetes", "--n-trees", "7", "--n-restarts", "2",
-                     "--max-rules", "6", "--quiet"], out) == 0
+                     "--max-conditions", "6", "--quiet"], out) == 0
     text = out.getvalue()
     assert "of 7 trees" in text and "100 trees" not in text
     assert "fidelity: R^2" in text
-    table_start = text.index("  rules  ")
+    table_start = text.index("  regions  ")
     assert all(len(line) <= 60 for line in text[:table_start].splitlines()), text
-    assert "[*] otherwise y =" in text
+    assert "else: " in text and "How to read:" in text
 
 
 def test_predict_reads_parquet_when_pyarrow_is_there(files, tmp_path):
     pytest.importorskip("pyarrow")
     d, X, y, models = files
-    m = DefragModel(models["rf.joblib"], max_rules=4, n_restarts=2, random_state=0).fit(X[["x0", "x2"]])
+    m = DefragModel(models["rf.joblib"], n_components=4, n_restarts=2, random_state=0).fit(X[["x0", "x2"]])
     (tmp_path / "r.json").write_text(m.rules_.to_json())
     X.to_parquet(tmp_path / "d.parquet")
     out = io.StringIO()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from defrag import DefragModel, RuleSet, cli
+from defrag.rules import from_json
 
 pd = pytest.importorskip("pandas")
 
@@ -32,7 +33,7 @@ def test_numeric_category_codes_stay_numbers(tmp_path):
     y = (np.isin(X["cat"], [1, 3, 6]) | (X["w"] > 1)).astype(int)
     est = lgb.LGBMClassifier(n_estimators=20, num_leaves=4, verbose=-1, random_state=0).fit(
         X, y, categorical_feature=["cat"])
-    rules = DefragModel(est, random_state=0).fit(X).rules_
+    rules = DefragModel(est, random_state=0, form="list").fit(X).rules_
     # codes 3 and 6 alone in a file: a pandas categorical would make them codes 0 and 1
     new = pd.DataFrame({"cat": [3.0, 6.0, 6.0, 3.0, 0.0], "w": [0.0] * 5})
     code, out, err = _scored(tmp_path, rules, new)
@@ -46,7 +47,7 @@ def test_numeric_category_codes_stay_numbers(tmp_path):
     code, out, err = _main("explain", tmp_path / "lgb.txt", tmp_path / "train.csv", "--format", "json",
                            "--n-restarts", "1", "--quiet")
     assert code == 0, err
-    assert np.mean(RuleSet.from_json(out).predict(X) == est.predict(X)) > 0.9
+    assert np.mean(from_json(out).predict(X) == est.predict(X)) > 0.9
 
 
 def test_text_categories_are_read_as_written(tmp_path):
@@ -57,7 +58,7 @@ def test_text_categories_are_read_as_written(tmp_path):
                       "w": rng.normal(size=2000)})
     y = (X["region"].isin(["07", "NA"]) | (X["w"] > 1)).astype(int)
     est = xgb.XGBClassifier(n_estimators=20, max_depth=2, enable_categorical=True, random_state=0).fit(X, y)
-    rules = DefragModel(est, random_state=0).fit(X).rules_
+    rules = DefragModel(est, random_state=0, form="list").fit(X).rules_
     new = pd.DataFrame({"region": ["07", "10", "NA", ""], "w": [0.0] * 4})
     expected = rules.predict(new.astype({"region": object}).replace({"region": {"": np.nan}}))
     assert expected[:3].tolist() == est.predict(new.iloc[:3].astype({"region": pd.CategoricalDtype(cats)})).tolist()

@@ -65,7 +65,7 @@ def frames(tmp_path_factory):
 
 
 def _rules(argv_model, csv, extra=(), quiet=True):
-    argv = ["explain", *argv_model, csv, "--n-restarts", "1", "--max-rules", "4", *extra]
+    argv = ["explain", *argv_model, csv, "--n-restarts", "1", "--n-components", "4", *extra]
     return _main(*argv, *(["--quiet"] if quiet else []))
 
 

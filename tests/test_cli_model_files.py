@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from defrag import cli
+from defrag.rules import from_json
 
 pd = pytest.importorskip("pandas")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -131,12 +132,12 @@ def test_a_skops_forest_round_trips(data, tmp_path):
     d, X, y, rf = data
     sio.dump(rf, tmp_path / "forest.skops")
     code, out, err = _main("explain", tmp_path / "forest.skops", d / "data.csv", "--format", "json",
-                           "--max-rules", "4", "--n-restarts", "2", "--quiet")
+                           "--n-components", "4", "--n-restarts", "2", "--quiet")
     assert code == 0 and err == "", err
-    expected = DefragModel(rf, max_rules=4, n_restarts=2, random_state=0).fit(X)
+    expected = DefragModel(rf, n_components=4, n_restarts=2, random_state=0).fit(X)
     from defrag import RuleSet
 
-    assert str(RuleSet.from_json(out)) == str(expected.rules_)
+    assert str(from_json(out)) == str(expected.rules_)
 
 
 def test_skops_files_load_only_trusted_types(data, tmp_path):
@@ -209,7 +210,7 @@ def _user_error_cases(d, tmp_path, rf):
     os.mkdir(tmp_path / "folder.json")
     from defrag import DefragModel
 
-    rules = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0).fit(X).rules_
+    rules = DefragModel(rf, n_components=3, n_restarts=1, random_state=0).fit(X).rules_
     (tmp_path / "rules.json").write_text(rules.to_json())
     data_csv = d / "data.csv"
     explain, predict = "explain", "predict"

@@ -48,7 +48,7 @@ def assert_same_fit(a, b, exact_outputs=True):
     """b (fitted on Dask) as a (in memory): the same rules as printed, the same restarts
     and mixture bit for bit; regression outputs of the rules to rounding."""
     assert str(a.rules_) == str(b.rules_)
-    for name in ("eta_", "alpha_", "mean_", "precision_", "gamma_", "lower_bound_", "restart_n_rules_"):
+    for name in ("eta_", "alpha_", "mean_", "precision_", "gamma_", "lower_bound_", "restart_n_regions_"):
         if hasattr(a, name):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.subsample_size_ == b.subsample_size_ < a.n_features_in_ * 6000
@@ -80,11 +80,11 @@ def test_exact_sums_do_not_depend_on_partitions():
 
 def test_classification_array_with_uneven_chunks(client, classification):
     rf, X, y = classification
-    ref = DefragModel(rf, **FIT).fit(X)
+    ref = DefragModel(rf, **FIT, form="list").fit(X)
     Xd = da.from_array(X, chunks=(CHUNKS, 8))
-    model = DefragModel(rf, **FIT).fit(Xd)
+    model = DefragModel(rf, **FIT, form="list").fit(Xd)
     assert_same_fit(ref, model)
-    assert ref.n_rules_ >= 3, str(ref)
+    assert ref.n_regions_ >= 3, str(ref)
     pred = model.predict(Xd)
     assert is_dask_collection(pred) and pred.chunks[0] == CHUNKS
     assert np.array_equal(pred.compute(), ref.predict(X))
@@ -92,21 +92,21 @@ def test_classification_array_with_uneven_chunks(client, classification):
     assert np.array_equal(model.rules_.predict(Xd).compute(), ref.rules_.predict(X))
     # y given as a Dask array chunked otherwise: rechunked to X's partitions
     yd = da.from_array(y, chunks=1700)
-    assert_same_fit(DefragModel(rf, **FIT).fit(X, y), DefragModel(rf, **FIT).fit(Xd, yd))
+    assert_same_fit(DefragModel(rf, **FIT, form="list").fit(X, y), DefragModel(rf, **FIT, form="list").fit(Xd, yd))
 
 
 def test_regression_dataframe_keeps_feature_names(client, regression):
     rf, frame, y = regression
     names = list(frame.columns)
-    ref = DefragModel(rf, **FIT).fit(frame)
+    ref = DefragModel(rf, **FIT, form="list").fit(frame)
     ddf = dd.from_pandas(frame, npartitions=3).repartition(divisions=[0, 700, 4200, 5999])
-    model = DefragModel(rf, **FIT).fit(ddf)
+    model = DefragModel(rf, **FIT, form="list").fit(ddf)
     assert_same_fit(ref, model, exact_outputs=False)
     assert list(model.feature_names_in_) == names and "f0" in str(model.rules_)
     assert np.allclose(model.predict(ddf).compute(), ref.predict(frame), rtol=1e-12, atol=0)
     # a y Series partitioned as X
     ys = dd.from_pandas(pd.Series(y), npartitions=3).repartition(divisions=[0, 700, 4200, 5999])
-    assert_same_fit(DefragModel(rf, **FIT).fit(frame, y), DefragModel(rf, **FIT).fit(ddf, ys),
+    assert_same_fit(DefragModel(rf, **FIT, form="list").fit(frame, y), DefragModel(rf, **FIT, form="list").fit(ddf, ys),
                     exact_outputs=False)
 
 
@@ -116,15 +116,16 @@ def test_categorical_dataframe_and_em_kl(client):
     kw = dict(FIT, subsample=800, n_restarts=2, max_iter=10)
     ddf = dd.from_pandas(X, npartitions=4)
     for method in ("fab", "em-kl"):
-        ref = DefragModel(hgb, method=method, **kw).fit(X)
-        model = DefragModel(hgb, method=method, **kw).fit(ddf)
+        form = "auto" if method == "em-kl" else "list"
+        ref = DefragModel(hgb, method=method, **kw, form=form).fit(X)
+        model = DefragModel(hgb, method=method, **kw, form=form).fit(ddf)
         assert_same_fit(ref, model, exact_outputs=False)
         assert np.allclose(model.predict(ddf).compute(), ref.predict(X), rtol=1e-12, atol=0)
 
 
 def test_small_input_is_fitted_in_memory(client, classification):
     rf, X, y = classification
-    kw = dict(FIT, subsample="auto", rule_list=True)  # 6,000 rows: every restart on all rows
+    kw = dict(FIT, subsample="auto", form="restarts")  # 6,000 rows: every restart on all rows
     ref = DefragModel(rf, **kw).fit(X)
     model = DefragModel(rf, **kw).fit(da.from_array(X, chunks=2000))
     assert model.subsample_size_ == 6000
@@ -135,19 +136,19 @@ def test_bad_dask_input(client, classification):
     rf, X, y = classification
     Xd = da.from_array(X, chunks=(CHUNKS, 8))
     with pytest.raises(ValueError, match="unknown chunk sizes"):
-        DefragModel(rf, **FIT).fit(Xd[Xd[:, 0] > -100])
+        DefragModel(rf, **FIT, form="list").fit(Xd[Xd[:, 0] > -100])
     with pytest.raises(ValueError, match="entries but X has"):
-        DefragModel(rf, **FIT).fit(Xd, da.from_array(y[:-1]))
+        DefragModel(rf, **FIT, form="list").fit(Xd, da.from_array(y[:-1]))
     with pytest.raises(ValueError, match="partitions"):
-        DefragModel(rf, **FIT).fit(dd.from_pandas(pd.DataFrame(X), npartitions=3),
+        DefragModel(rf, **FIT, form="list").fit(dd.from_pandas(pd.DataFrame(X), npartitions=3),
                                    dd.from_pandas(pd.Series(y), npartitions=2))
-    with pytest.raises(ValueError, match="rule_list=False"):
-        DefragModel(rf, rule_list=False, **FIT).fit(Xd)
+    with pytest.raises(ValueError, match="form='paper'"):
+        DefragModel(rf, form="paper", **FIT).fit(Xd)
     with pytest.raises(TypeError, match="X is not"):
-        DefragModel(rf, **FIT).fit(X, da.from_array(y))
+        DefragModel(rf, **FIT, form="list").fit(X, da.from_array(y))
     with pytest.raises(ValueError, match="2-D"):
-        DefragModel(rf, **FIT).fit(da.from_array(X[:, 0]))
-    model = DefragModel(rf, **FIT).fit(X)
+        DefragModel(rf, **FIT, form="list").fit(da.from_array(X[:, 0]))
+    model = DefragModel(rf, **FIT, form="list").fit(X)
     with pytest.raises(TypeError, match="Dask"):
         model.evaluate(Xd, y)
     with pytest.raises(ValueError, match="features"):

@@ -139,7 +139,7 @@ def xor_model():
     from sklearn.ensemble import GradientBoostingRegressor
 
     gb = GradientBoostingRegressor(n_estimators=60, max_depth=3, random_state=0).fit(Xtr, ytr)
-    model = DefragModel(gb, method="em-kl", max_rules=4, n_restarts=4, rule_list=False,
+    model = DefragModel(gb, method="em-kl", n_components=4, n_restarts=4, form="paper",
                         random_state=0).fit(Xte)
     return model, gb, Xtr, ytr, Xte, yte
 
@@ -175,7 +175,7 @@ def test_predict_is_the_mixture_of_experts_and_evaluate_reports_the_rules(xor_mo
 
 def test_same_result_for_n_jobs_and_pickling(xor_model):
     model, gb, Xtr, _, Xte, _ = xor_model
-    other = DefragModel(gb, method="em-kl", max_rules=4, n_restarts=4, rule_list=False,
+    other = DefragModel(gb, method="em-kl", n_components=4, n_restarts=4, form="paper",
                         random_state=0, n_jobs=2).fit(Xte)
     np.testing.assert_array_equal(other.gate_weights_, model.gate_weights_)
     np.testing.assert_array_equal(other.lower_bound_, model.lower_bound_)
@@ -203,7 +203,7 @@ def test_sources_classification_and_rule_lists(n_classes):
     X, y = tabular_data(n_classes, n=400)  # with missing values
     forest = RandomForestRegressor if n_classes == 0 else RandomForestClassifier
     est = forest(n_estimators=10, max_depth=5, random_state=0).fit(X, y)
-    model = DefragModel(est, method="em-kl", max_rules=3, n_restarts=2, max_iter=30,
+    model = DefragModel(est, method="em-kl", n_components=3, n_restarts=2, max_iter=30,
                         random_state=0).fit(X)
     assert model.n_components_ == 3
     pred = model.predict(X)
@@ -218,7 +218,7 @@ def test_sources_classification_and_rule_lists(n_classes):
         np.testing.assert_allclose(proba.sum(axis=1), 1.0)
         np.testing.assert_array_equal(model.classes_[np.argmax(proba, axis=1)], pred)
     # the ensemble's predictions are the targets unless y is given
-    with_y = DefragModel(est, method="em-kl", max_rules=3, n_restarts=2, max_iter=30,
+    with_y = DefragModel(est, method="em-kl", n_components=3, n_restarts=2, max_iter=30,
                          random_state=0).fit(X, y)
     assert not np.array_equal(with_y.eta_, model.eta_)
 
@@ -238,7 +238,7 @@ def test_every_source_library(library):
         est = lgb.LGBMRegressor(n_estimators=10, num_leaves=8, verbose=-1, n_jobs=1).fit(X, y)
     else:
         est = np.column_stack([np.arange(4).repeat(5), np.tile(np.linspace(-1, 1, 5), 4)])
-    model = DefragModel(est, method="em-kl", max_rules=3, n_restarts=2, max_iter=20,
+    model = DefragModel(est, method="em-kl", n_components=3, n_restarts=2, max_iter=20,
                         random_state=0)
     model.fit(X, y if library == "splits" else None)
     assert model.gate_weights_.shape == (3, len(model.splits_))
@@ -259,7 +259,7 @@ def test_bad_input():
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         DefragModel(rf, method="em-kl", n_restarts=1).fit(Xn)
-    model = DefragModel(rf, method="em-kl", max_rules=2, n_restarts=1, max_iter=5).fit(X)
+    model = DefragModel(rf, method="em-kl", n_components=2, n_restarts=1, max_iter=5).fit(X)
     with pytest.raises(ValueError, match="features"):
         model.predict(X[:, :2])
     with pytest.raises(AttributeError, match="classification"):
@@ -271,7 +271,7 @@ def test_restarts_on_a_subsample_are_scored_on_all_rows():
 
     X, y = tabular_data(0, n=300)
     rf = RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
-    model = DefragModel(rf, method="em-kl", max_rules=3, n_restarts=3, subsample=120, max_iter=20,
+    model = DefragModel(rf, method="em-kl", n_components=3, n_restarts=3, subsample=120, max_iter=20,
                         random_state=0).fit(X)
     assert model.subsample_size_ == 120
     # the kept restart's error is the mixture of experts' mean squared error on all 300 rows
@@ -287,7 +287,7 @@ def test_categorical_splits_take_the_rank_path():
     X, y = categorical_frame(0, n=300)
     est = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype",
                                         random_state=0).fit(X, y)
-    model = DefragModel(est, method="em-kl", max_rules=3, n_restarts=2, max_iter=20,
+    model = DefragModel(est, method="em-kl", n_components=3, n_restarts=2, max_iter=20,
                         random_state=0).fit(X)
     assert model.splits_.has_categorical
     assert model.evaluate(X, y)["error"] < np.var(y)

@@ -272,7 +272,7 @@ def test_exports_of_xgboost_and_lightgbm_rules(library):
         model = Model(n_estimators=10, num_leaves=6, verbose=-1, min_data_per_group=5,
                       cat_smooth=1.0, zero_as_missing=True, random_state=0)
     model.fit(Xtr, ytr)
-    m = DefragModel(model, max_rules=6, n_restarts=3, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(model, n_components=6, n_restarts=3, random_state=0, form="list").fit(Xtr, ytr)
     assert any(c.is_set for r in m.rules_ for c in r.conditions), str(m)
     X = _plant_thresholds(m.rules_, _scoring_frame(Xtr, 10_000, 1), 2)
     if library != "xgboost":  # an unseen category is missing for LightGBM (XGBoost refuses it)
@@ -293,8 +293,8 @@ def cancer():
 
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
-    rule_list = DefragModel(rf, max_rules=10, n_restarts=5, random_state=0).fit(X)
-    paper = DefragModel(rf, max_rules=10, n_restarts=5, rule_list=False, random_state=0).fit(X)
+    rule_list = DefragModel(rf, n_components=10, n_restarts=5, random_state=0, form="list").fit(X)
+    paper = DefragModel(rf, n_components=10, n_restarts=5, form="paper", random_state=0).fit(X)
     return rule_list, paper, X, y
 
 

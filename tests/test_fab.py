@@ -26,14 +26,14 @@ def test_lower_bound_never_decreases_within_a_phase(xor_forest):
 
 def test_fab_truncates_and_em_keeps_max_rules(xor_forest):
     rf, Xtr, ytr, _, _ = xor_forest
-    fab = DefragModel(rf, max_rules=10, n_restarts=4, random_state=0).fit(Xtr, ytr)
+    fab = DefragModel(rf, n_components=10, n_restarts=4, random_state=0).fit(Xtr, ytr)
     assert fab.n_components_ < 10
-    em = DefragModel(rf, method="em", max_rules=6, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    em = DefragModel(rf, method="em", n_components=6, n_restarts=2, random_state=0).fit(Xtr, ytr)
     assert em.n_components_ == 6 and em.eta_.shape[0] == 6
     # the paper's rules: one per component
-    em = DefragModel.paper(rf, method="em", max_rules=6, n_restarts=2, random_state=0).fit(Xtr, ytr)
-    assert em.n_rules_ == 6 and len(em.rules_) == 6
-    assert np.all(em.restart_n_rules_ == 6)
+    em = DefragModel.paper(rf, method="em", n_components=6, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    assert em.n_regions_ == 6 and len(em.rules_) == 6
+    assert np.all(em.restart_n_regions_ == 6)
     np.testing.assert_allclose(em.alpha_.sum(), 1.0)
 
 
@@ -99,7 +99,7 @@ def test_fit_to_the_ensemble_without_y(xor_forest):
     rf, Xtr, _, Xte, _ = xor_forest
     m = DefragModel(rf, n_restarts=5, random_state=0).fit(Xtr)
     ev = m.evaluate(Xte, rf.predict(Xte))
-    assert 2 <= m.n_rules_ <= 8
+    assert 2 <= m.n_regions_ <= 8
     assert ev["fidelity"] == pytest.approx(1 - ev["error"])
     assert ev["fidelity"] > 0.8
 

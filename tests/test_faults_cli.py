@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from defrag import DefragModel, RuleSet, cli
+from defrag.rules import from_json
 
 pd = pytest.importorskip("pandas")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +49,7 @@ def files(tmp_path_factory):
     y = (X["region"].isin(["07", "NA"]) | (X["w"] > 1)).astype(int)
     est = lgb.LGBMClassifier(n_estimators=10, num_leaves=4, verbose=-1, random_state=0).fit(X, y)
     est.booster_.save_model(str(d / "lgb.txt"))
-    rules = DefragModel(est, n_restarts=2, random_state=0).fit(X).rules_
+    rules = DefragModel(est, n_restarts=2, random_state=0, form="list").fit(X).rules_
     assert any(c.is_set for r in rules.rules for c in r.conditions)
     (d / "rules.json").write_text(rules.to_json())
     X.to_csv(d / "train.csv", index=False)
@@ -96,7 +97,7 @@ def test_predict_and_explain_read_a_named_pipe_once(files, tmp_path):
     code, out, err = _in_thread(["explain", d / "lgb.txt", fifo, "--format", "json", "--n-restarts", "1",
                                  "--quiet"], fifo)
     assert code == 0, err
-    assert RuleSet.from_json(out).predict(X).shape == (len(X),)
+    assert from_json(out).predict(X).shape == (len(X),)
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="/dev/fd (process substitution)")
@@ -144,7 +145,7 @@ def test_a_catboost_category_na_in_a_csv_is_the_label_na(tmp_path):
     code, out, err = _main("explain", tmp_path / "region.cbm", tmp_path / "region.csv", "--format", "json",
                            "--n-restarts", "2", "--quiet")
     assert code == 0, err  # was: "CatBoost cannot read X: Invalid type for cat_feature ... NaN"
-    rules = RuleSet.from_json(out)
+    rules = from_json(out)
     # the rules fitted CatBoost's predictions on the labels as written ("NA" and "" included)
     assert np.mean(rules.predict(X) == model.predict(X)) > 0.95
     (tmp_path / "rules.json").write_text(out)
@@ -266,7 +267,7 @@ def test_a_class_label_that_is_a_formula_is_escaped(tmp_path):
     X = pd.DataFrame({"a": rng.normal(size=300)})
     y = np.where(X["a"] > 0, "=1+1", "fine")
     rf = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
-    rules = DefragModel(rf, n_restarts=1, random_state=0).fit(X).rules_
+    rules = DefragModel(rf, n_restarts=1, random_state=0, form="list").fit(X).rules_
     (tmp_path / "rules.json").write_text(rules.to_json())
     X.to_csv(tmp_path / "d.csv", index=False)
     code, out, err = _main("predict", tmp_path / "rules.json", tmp_path / "d.csv")

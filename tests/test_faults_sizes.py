@@ -30,11 +30,11 @@ def test_n_rules_beyond_the_rows_is_bounded_by_them(forests, n_rules):
     clf, reg = forests
     with max_memory("200M"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = DefragModel(clf, n_rules=n_rules, n_restarts=2, random_state=0).fit(X)
+        model = DefragModel(clf, n_regions=n_rules, n_restarts=2, random_state=0, form="list").fit(X)
         # regression with y: the list grown on the predictions too, a (sizes x rows) loss each
-        reg_model = DefragModel(reg, n_rules=n_rules, n_restarts=2, random_state=0).fit(X, YR)
-    assert 1 <= model.n_rules_ <= X.shape[0] and 1 <= reg_model.n_rules_ <= X.shape[0]
-    assert any(f"n_rules={n_rules}" in str(w.message) for w in caught)
+        reg_model = DefragModel(reg, n_regions=n_rules, n_restarts=2, random_state=0, form="list").fit(X, YR)
+    assert 1 <= model.n_regions_ <= X.shape[0] and 1 <= reg_model.n_regions_ <= X.shape[0]
+    assert any(f"n_regions={n_rules}" in str(w.message) for w in caught)
     np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
 
 
@@ -43,8 +43,8 @@ def test_max_rules_of_a_constant_target_sizes_nothing(forests):
     # does not see max_rules; the list search took it as its number of sizes
     constant = RandomForestRegressor(5, random_state=0).fit(X, np.zeros(400))
     with max_memory("200M"):
-        model = DefragModel(constant, max_rules=10 ** 12, n_restarts=2, random_state=0).fit(X)
-    assert model.n_rules_ == 1
+        model = DefragModel(constant, n_components=10 ** 12, n_restarts=2, random_state=0, form="list").fit(X)
+    assert model.n_regions_ == 1
 
 
 def test_the_lower_bound_trace_of_max_iter_is_counted(forests):
@@ -54,7 +54,7 @@ def test_the_lower_bound_trace_of_max_iter_is_counted(forests):
             - fit_estimate(**base)["restarts in flight"]) == 12.0 * 10 ** 7
     # 10**7 iterations (the largest max_iter) hold 120 MB of trace a restart in flight
     with max_memory("60M"), pytest.raises(DefragMemoryError, match="max_iter="):
-        DefragModel(forests[0], max_iter=10 ** 7, n_restarts=2, random_state=0).fit(X)
+        DefragModel(forests[0], max_iter=10 ** 7, n_restarts=2, random_state=0, form="list").fit(X)
 
 
 def test_a_proxy_trees_min_samples_leaf_beyond_the_rows_grows_a_leaf(forests):
@@ -66,7 +66,7 @@ def test_a_proxy_trees_min_samples_leaf_beyond_the_rows_grows_a_leaf(forests):
 def test_a_depth_two_trees_max_depth_beyond_the_rows_grows_the_full_tree(forests):
     big = DepthTwoTree(forests[0], max_depth=10 ** 19).fit(X, Y)
     full = DepthTwoTree(forests[0], max_depth=399).fit(X, Y)
-    assert big.n_rules_ == full.n_rules_
+    assert big.n_regions_ == full.n_regions_
 
 
 @pytest.mark.parametrize("n_samples", [10 ** 12, 10 ** 19])

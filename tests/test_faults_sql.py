@@ -100,7 +100,7 @@ def test_real_catboost_borders_read_back_exactly():
     y = np.sin(X["a"] / 100) + 500 * X["b"] + X["c"]
     model = catboost.CatBoostRegressor(iterations=30, depth=3, verbose=0, random_seed=0,
                                        allow_writing_files=False).fit(X, y)
-    rules = DefragModel(model, max_rules=8, n_restarts=2, random_state=0).fit(X).rules_
+    rules = DefragModel(model, n_components=8, n_restarts=2, random_state=0, form="list").fit(X).rules_
     bounds = [b for r in rules.rules for c in r.conditions for b in (c.lower, c.upper)
               if b is not None and np.isfinite(b)]
     assert bounds
@@ -178,7 +178,7 @@ def bool_rules():
     fitted = []
     for name, model in _models():
         train, _, _ = _bool_frame()
-        rules = DefragModel(model, max_rules=6, n_restarts=2, random_state=0).fit(train).rules_
+        rules = DefragModel(model, n_components=6, n_restarts=2, random_state=0, form="list").fit(train).rules_
         assert any(c.feature in (0, 2) for r in rules.rules for c in r.conditions), name
         fitted.append((name, rules))
     return X, fitted
@@ -227,7 +227,7 @@ def test_the_boolean_flags_are_kept_in_json_and_old_documents_still_load(bool_ru
 
     numbers = X.astype(float)
     rf = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(numbers, yr)
-    plain = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0).fit(numbers).rules_
+    plain = DefragModel(rf, n_components=3, n_restarts=1, random_state=0, form="list").fit(numbers).rules_
     assert "boolean" not in plain.to_dict()["encoding"]
 
 
@@ -238,7 +238,7 @@ def test_a_bool_array_is_boolean_too():
     X = rng.random((400, 2)) > 0.5
     y = X[:, 0] ^ X[:, 1]
     rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
-    rules = DefragModel(rf, max_rules=4, n_restarts=1, random_state=0).fit(X).rules_
+    rules = DefragModel(rf, n_components=4, n_restarts=1, random_state=0, form="list").fit(X).rules_
     assert rules.encoding.boolean.tolist() == [True, True]
     sql = rules.to_sql()
     assert '"x0" = ' in sql and "<=" not in sql

@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent("""
 
 
     def fit(_=None):
-        model = DefragModel(forest, n_restarts=2, max_rules=4, max_iter=20, subsample=None,
+        model = DefragModel(forest, n_restarts=2, n_components=4, max_iter=20, subsample=None,
                             random_state=0).fit(X, y)
         return str(model.rules_), _common.fork_thread_cap(), threads.threads_now()
 

@@ -75,7 +75,7 @@ class Reader:
             trees = source.trees()
             source.split_table()
             encoding = source.encoding
-            rules = DefragModel(self.model, n_restarts=1, max_iter=20, max_rules=3,
+            rules = DefragModel(self.model, n_restarts=1, max_iter=20, n_components=3,
                                 random_state=0, n_jobs=1).fit(X)
             return trees, encoding, rules.predict(X)
         finally:

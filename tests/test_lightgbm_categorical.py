@@ -102,7 +102,7 @@ def test_numpy_codes_reach_lightgbm_leaves(Model, zero_as_missing, n_cat):
     if Model is lgb.LGBMClassifier:
         y = np.digitize(y, [0.5, 1.5])  # three classes: one tree per class and iteration
     model = Model(**PARAMS, zero_as_missing=zero_as_missing).fit(X, y, categorical_feature=[0])
-    m = DefragModel(model, n_restarts=1, random_state=0).fit(X)
+    m = DefragModel(model, n_restarts=1, random_state=0, form="list").fit(X)
     assert has_set_splits(m.splits_)
     assert m.splits_.encoding.zero_missing[1] == zero_as_missing
     lightgbm_walk(model, read_splits(m), X)
@@ -116,7 +116,7 @@ def test_zero_thresholds_and_tiny_values():
     X, y = coded_data(8, seed=1)
     model = lgb.LGBMRegressor(**PARAMS).fit(X, y, categorical_feature=[0])
     assert zero_thresholds(model.booster_) == {ZERO, -ZERO}
-    m = DefragModel(model, n_restarts=1, random_state=0).fit(X)
+    m = DefragModel(model, n_restarts=1, random_state=0, form="list").fit(X)
     T = odd_values(X, 8)
     lightgbm_walk(model, read_splits(m), T)
     leaves = model.booster_.predict(T, pred_leaf=True)
@@ -148,7 +148,7 @@ def test_dataframe_categories_reach_lightgbm_leaves(zero_as_missing):
     y = (np.isin(colour, ["c1", "c4", "c5", "c8"]) ^ (x < 0)) + (size == 42) + 0.5 * (grade == "high") \
         + 2.0 * (x == 0)
     model = lgb.LGBMRegressor(**PARAMS, zero_as_missing=zero_as_missing).fit(X, y)
-    m = DefragModel(model, n_restarts=1, random_state=0).fit(X)
+    m = DefragModel(model, n_restarts=1, random_state=0, form="list").fit(X)
     assert m.splits_.categorical[[0, 2]].all() and not m.splits_.categorical[[1, 3]].any()
     assert has_set_splits(m.splits_)
     lightgbm_walk(model, read_splits(m), X)
@@ -175,7 +175,7 @@ def test_integer_arrays_are_read_as_float32():
     X = np.column_stack([rng.integers(0, 7, n), rng.integers(1_700_000_000, 1_700_010_000, n)])
     y = np.isin(X[:, 0], [1, 2, 5]) + (X[:, 1] % 2000 > 1000)
     model = lgb.LGBMRegressor(**PARAMS).fit(X.astype(float), y, categorical_feature=[0])
-    m = DefragModel(model, n_restarts=1, random_state=0).fit(X)
+    m = DefragModel(model, n_restarts=1, random_state=0, form="list").fit(X)
     T = X.copy()
     T[:, 1] += rng.integers(-64, 64, n)  # values between float32 neighbours, as int64
     assert not np.array_equal(model.predict(T), model.predict(T.astype(float)))  # the case arises
@@ -237,7 +237,7 @@ def test_no_rule_prints_1e35(zero_as_missing):
     X, y = coded_data(8, seed=2, signed=not zero_as_missing)
     model = lgb.LGBMRegressor(**PARAMS, zero_as_missing=zero_as_missing).fit(X, y, categorical_feature=[0])
     assert zero_thresholds(model.booster_)
-    m = DefragModel(model, max_rules=12, n_restarts=3, random_state=0).fit(X)
+    m = DefragModel(model, n_components=12, n_restarts=3, random_state=0, form="list").fit(X)
     text = str(m)
     assert "e-35" not in text and "e-36" not in text, text
     # the conditions mean what they print, on the raw values (no |x| <= 1e-35 but 0)
@@ -282,8 +282,8 @@ def test_lightgbm_categorical_rules_are_as_faithful_as_xgboost(n_cat, zero_as_mi
     assert (lgbm.predict(X) == y).all() and (xgbm.predict(X) == y).all()
     rules = {}
     for name, est, keep in (("xgboost", xgbm, False), ("lightgbm", lgbm, True), ("lightgbm-dedup", lgbm, False)):
-        rules[name] = DefragModel(est, max_rules=10, n_restarts=5, random_state=0,
-                                  keep_duplicate_splits=keep).fit(X)
+        rules[name] = DefragModel(est, n_components=10, n_restarts=5, random_state=0,
+                                  keep_duplicate_splits=keep, form="list").fit(X)
     lightgbm_walk(lgbm, read_splits(rules["lightgbm-dedup"]), X)
     lightgbm_walk(lgbm, rules["lightgbm"].splits_, X)
     fidelity = {name: m.evaluate(X, y)["fidelity"] for name, m in rules.items()}

@@ -1,6 +1,6 @@
-"""rule_list="search" (defrag/rules/list_search.py, defrag/fit/list_path.py): the vectorised
+"""form="list" (defrag/rules/list_search.py, defrag/fit/list_path.py): the vectorised
 gains against plain per-literal NumPy, the boxes' simplification, the list's size
-(n_rules, path_, with_size), what it predicts, and its parameters' checks."""
+(n_regions, path_, with_size), what it predicts, and its parameters' checks."""
 import copy
 import threading
 import warnings
@@ -20,7 +20,8 @@ from defrag.fit.list_path import (
     _cross_validated,
     one_se_size,
 )
-from defrag.rules.list_search import grow_boxes, grow_list_sizes, literal_groups, simplified_box
+from defrag.rules.list_search import (component_boxes, grow_boxes, grow_list_sizes, literal_groups, simplified_box,
+                                      simplified_boxes)
 from list_search_reference import ListSearch
 from defrag.rules.lists import first_match_index
 from defrag.splits import SplitTable
@@ -122,6 +123,34 @@ def test_simplified_box_drops_literals_as_the_plain_cover_test_does(seed):
             if int(cover.sum()) == count:
                 keep = rest
         assert simplified_box(S, box, group) == sorted(keep)
+
+
+def test_simplified_boxes_are_each_boxs_simplified_box():
+    rng = np.random.default_rng(7)
+    S = rng.random((150, 20)) < rng.uniform(0.3, 0.95, 20)
+    group = np.arange(40) // 4
+    boxes = [sorted(set(rng.choice(40, int(rng.integers(0, 15))).tolist())) for _ in range(30)]
+    assert simplified_boxes(S, boxes, group) == [simplified_box(S, b, group) for b in boxes]
+    assert any(simplified_box(S, b, group) != b for b in boxes)
+
+
+def test_component_boxes_are_the_literals_each_component_fixes():
+    rng = np.random.default_rng(3)
+    kappa, L = 0.1, 12
+    # three restarts' etas, near 0, near 1 and in between, and a component repeated
+    etas = [rng.choice([0.01, 0.05, 0.1, 0.5, 0.9, 0.95, 0.99], size=(k, L)) for k in (4, 1, 3)]
+    etas[2][1] = etas[0][0]
+    keep = np.array([0, 2, 3, 5, 8, 11])
+
+    def fixed(eta):
+        return tuple([j for j in range(eta.size) if eta[j] > 1 - kappa] +
+                     [eta.size + j for j in range(eta.size) if eta[j] < kappa])
+
+    expected = {fixed(eta[keep]) for e in etas for eta in e}
+    assert component_boxes(etas, kappa, keep) == expected
+    assert len(expected) == 7  # the repeated component's box once
+    assert component_boxes(etas, kappa) == {fixed(eta) for e in etas for eta in e}
+    assert component_boxes([np.zeros((0, L))], kappa) == set()
 
 
 def test_one_se_size_takes_the_smallest_size_within_one_standard_error():
@@ -320,7 +349,7 @@ def test_the_second_list_grows_on_the_forests_predictions_of_the_search_rows(fri
         rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(Xin, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no feature-name warning from the forest
-        model = DefragModel(rf, n_restarts=2, random_state=0, subsample=300).fit(Xin, y)
+        model = DefragModel(rf, n_restarts=2, random_state=0, subsample=300, form="list").fit(Xin, y)
     np.testing.assert_array_equal(model.predict(Xin), model.rules_.predict(Xin))
     (T, yy), = seen
     # the search rows are a subsample: find them by their y (distinct values)
@@ -330,7 +359,7 @@ def test_the_second_list_grows_on_the_forests_predictions_of_the_search_rows(fri
     np.testing.assert_allclose(T[:, 0], pred - pred.mean())
     # not with classes, and not without y (the search's target is the predictions then)
     seen.clear()
-    DefragModel(rf, n_restarts=2, random_state=0).fit(Xin)
+    DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(Xin)
     assert seen == []
 
 
@@ -350,8 +379,8 @@ def friedman():
 
 def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
     for rf, X, y in (wine, friedman):
-        model = DefragModel(rf, n_restarts=4, random_state=0).fit(X, y)
-        assert model.rule_list == "search" and model.n_rules_ == len(model.rules_) + 1
+        model = DefragModel(rf, n_restarts=4, random_state=0, form="list").fit(X, y)
+        assert model.form == "list" and model.n_regions_ == len(model.rules_) + 1
         np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
         path = model.path_
         assert list(path["size"]) == list(range(1, len(path["size"]) + 1))
@@ -359,21 +388,21 @@ def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
         assert path["validation_error"].shape == path["size"].shape
         assert path["printed"] in ("searched", "restarts")
         if path["printed"] == "searched":  # the printed list is a size on the path
-            k = model.n_rules_
+            k = model.n_regions_
             assert path["n_conditions"][k - 1] == sum(len(r.conditions) for r in model.rules_)
     # a 3-class forest summarised by at least one region per class
-    assert DefragModel(wine[0], n_restarts=4, random_state=0).fit(*wine[1:]).n_rules_ >= 3
+    assert DefragModel(wine[0], n_restarts=4, random_state=0, form="list").fit(*wine[1:]).n_regions_ >= 3
 
 
 @pytest.mark.parametrize("k", [2, 4, 6])
 def test_n_rules_gives_that_many_regions_and_with_size_the_same_list(friedman, k):
     rf, X, y = friedman
-    model = DefragModel(rf, n_restarts=4, random_state=0, n_rules=k).fit(X, y)
-    assert model.n_rules_ == k == len(model.rules_) + 1
+    model = DefragModel(rf, n_restarts=4, random_state=0, n_regions=k, form="list").fit(X, y)
+    assert model.n_regions_ == k == len(model.rules_) + 1
     assert np.all(np.isnan(model.path_["validation_error"]))  # the size was given
-    default = DefragModel(rf, n_restarts=4, random_state=0).fit(X, y)
+    default = DefragModel(rf, n_restarts=4, random_state=0, form="list").fit(X, y)
     sized = default.with_size(k)
-    assert sized.n_rules_ == k and sized.n_rules == k and default.n_rules is None
+    assert sized.n_regions_ == k and sized.n_regions == k and default.n_regions is None
     assert str(sized.rules_) == str(model.rules_)
     # a size on the path counts its own default: the training rows its rules leave
     first = sized.rules_.first_match(X)
@@ -383,14 +412,14 @@ def test_n_rules_gives_that_many_regions_and_with_size_the_same_list(friedman, k
         [np.mean(first == i) for i in range(len(sized.rules_))])
     np.testing.assert_array_equal(sized.predict(X), model.predict(X))
     np.testing.assert_array_equal(sized.predict(X), sized.rules_.predict(X))
-    assert default.with_size(default.n_rules_).rules_.predict(X).tolist() == default.predict(X).tolist()
+    assert default.with_size(default.n_regions_).rules_.predict(X).tolist() == default.predict(X).tolist()
 
 
 def test_a_model_saved_with_one_path_list_takes_its_prefixes(friedman):
     # before the sizes were grown apart, path_rules_ was the longest list (a RuleSet) and
     # each size its prefix: such a model's with_size still reads the prefix and its default
     rf, X, y = friedman
-    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    model = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, y)
     assert isinstance(model.path_rules_, list) and len(model.path_rules_) == len(model.path_["size"])
     for k, rule_set in enumerate(model.path_rules_, start=1):  # each size's own printed list
         assert len(rule_set) == k - 1
@@ -410,24 +439,24 @@ def test_a_model_saved_with_one_path_list_takes_its_prefixes(friedman):
 def test_n_rules_beyond_the_reachable_size_warns(wine):
     rf, X, y = wine
     Xs, ys = X[:40], y[:40]  # two classes, a few rows: few regions lower the loss
-    with pytest.warns(UserWarning, match="n_rules=30"):
-        model = DefragModel(rf, n_restarts=2, random_state=0, n_rules=30).fit(Xs, ys)
-    assert model.n_rules_ < 30 and model.n_rules_ == len(model.path_["size"])
+    with pytest.warns(UserWarning, match="n_regions=30"):
+        model = DefragModel(rf, n_restarts=2, random_state=0, n_regions=30, form="list").fit(Xs, ys)
+    assert model.n_regions_ < 30 and model.n_regions_ == len(model.path_["size"])
 
 
 def test_without_y_the_search_fits_the_forests_labels(wine):
     rf, X, _ = wine
-    model = DefragModel(rf, n_restarts=4, random_state=0).fit(X)
+    model = DefragModel(rf, n_restarts=4, random_state=0, form="list").fit(X)
     np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
     # the error of the path is against the forest's labels
     agree = np.mean(model.predict(X) == rf.predict(X))
-    assert 1 - agree == pytest.approx(model.path_["train_error"][model.n_rules_ - 1])
+    assert 1 - agree == pytest.approx(model.path_["train_error"][model.n_regions_ - 1])
 
 
 def test_same_list_whatever_the_workers(friedman):
     rf, X, y = friedman
-    a = DefragModel(rf, n_restarts=4, random_state=3, n_jobs=1).fit(X, y)
-    b = DefragModel(rf, n_restarts=4, random_state=3, n_jobs=2).fit(X, y)
+    a = DefragModel(rf, n_restarts=4, random_state=3, n_jobs=1, form="list").fit(X, y)
+    b = DefragModel(rf, n_restarts=4, random_state=3, n_jobs=2, form="list").fit(X, y)
     assert str(a.rules_) == str(b.rules_)
     np.testing.assert_array_equal(a.path_["train_error"], b.path_["train_error"])
 
@@ -435,27 +464,27 @@ def test_same_list_whatever_the_workers(friedman):
 def test_bad_n_rules_and_with_size(wine):
     rf, X, y = wine
     for bad in (0, -1, 2.5, True, "4"):
-        with pytest.raises(ValueError, match="n_rules"):
-            DefragModel(rf, n_rules=bad).fit(X, y)
-    with pytest.raises(ValueError, match="rule_list='search'"):
-        DefragModel(rf, n_rules=3, rule_list=True).fit(X, y)
-    with pytest.raises(ValueError, match="rule_list='search'"):
-        DefragModel(rf, n_rules=3, method="em-kl").fit(X, y)
-    with pytest.raises(ValueError, match="rule_list must be"):
-        DefragModel(rf, rule_list="searched").fit(X, y)
-    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="n_rules must be an integer"):
+        with pytest.raises(ValueError, match="n_regions"):
+            DefragModel(rf, n_regions=bad, form="list").fit(X, y)
+    with pytest.raises(ValueError, match="sizes a searched explanation"):
+        DefragModel(rf, n_regions=3, form="restarts").fit(X, y)
+    with pytest.raises(ValueError, match="sizes a searched explanation"):
+        DefragModel(rf, n_regions=3, method="em-kl", form="list").fit(X, y)
+    with pytest.raises(ValueError, match="form must be one of"):
+        DefragModel(rf, form="searched").fit(X, y)
+    model = DefragModel(rf, n_restarts=2, form="list", random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="n_regions must be an integer"):
         model.with_size(len(model.path_["size"]) + 1)
-    old = DefragModel(rf, n_restarts=2, rule_list=True, random_state=0).fit(X, y)
+    old = DefragModel(rf, n_restarts=2, form="restarts", random_state=0).fit(X, y)
     assert not hasattr(old, "path_")
-    with pytest.raises(ValueError, match="with_size needs"):
+    with pytest.raises(ValueError, match="with_size reads the path"):
         old.with_size(2)
 
 
 
 def test_a_condition_penalty_shortens_the_rules(friedman):
     rf, X, y = friedman
-    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    model = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, y)
     S = model.splits_.binary_features(X)
     feature, group = literal_groups(model.splits_)
     T = (y - y.mean())[:, None]
@@ -481,11 +510,11 @@ def test_a_searched_model_pickles_and_clones_with_its_path(wine):
     from sklearn.base import clone
 
     rf, X, y = wine
-    model = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    model = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, y)
     back = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(back.predict(X), model.predict(X))
     assert str(back.with_size(2).rules_) == str(model.with_size(2).rules_)
-    assert clone(model.with_size(2)).get_params()["n_rules"] == 2
+    assert clone(model.with_size(2)).get_params()["n_regions"] == 2
 
 
 @pytest.mark.parametrize("case", ["wine", "friedman"])
@@ -503,11 +532,11 @@ def test_cross_validation_lists_side_by_side_as_one_by_one(case, request, monkey
     monkeypatch.setattr(list_path, "_grown", spy)
     monkeypatch.setattr(list_path, "threads_now", lambda: 2)
     monkeypatch.setattr(list_path, "SIDE_BY_SIDE_WORK", 0)
-    threaded = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    threaded = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, y)
     assert grown_in and not any(grown_in)
     grown_in.clear()
     monkeypatch.setattr(list_path, "SIDE_BY_SIDE_WORK", 10 ** 12)
-    in_turn = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+    in_turn = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, y)
     assert grown_in and all(grown_in)
     assert str(threaded.rules_) == str(in_turn.rules_)
     for key in ("size", "n_conditions", "train_error", "validation_error"):
@@ -544,7 +573,7 @@ def test_classification_lists_are_printed_pruned_against_their_loss():
 
     X, y = make_classification(600, 8, n_informative=5, n_classes=4, n_clusters_per_class=1, random_state=3)
     rf = RandomForestClassifier(30, random_state=0).fit(X, y)
-    model = DefragModel(rf, random_state=0).fit(X, y)
+    model = DefragModel(rf, random_state=0, form="list").fit(X, y)
     for rules in model.path_rules_:
         again = prune_rule_lists([list(rules.rules)], X, y, 4)[0]
         assert [len(r.conditions) for r in again] == [len(r.conditions) for r in rules.rules]
@@ -564,10 +593,10 @@ def test_pruning_never_merges_a_lists_last_rule_with_the_default():
     a, b = Rule([Condition(0, "x0", lower=0.7)], None), Rule([Condition(0, "x0", lower=0.4)], None)
     assert [len(r.conditions) for r in prune_rule_lists([[a, b]], X, y, 2)[0]] == [1, 1]
     rf = RandomForestClassifier(30, max_depth=4, random_state=0).fit(X, y)
-    model = DefragModel(rf, random_state=0).fit(X, y)
+    model = DefragModel(rf, random_state=0, form="list").fit(X, y)
     assert [len(rules) for rules in model.path_rules_] == [k - 1 for k in model.path_["size"]]
-    sized = DefragModel(rf, random_state=0, n_rules=3).fit(X, y)
-    assert sized.n_rules_ == 3 and len(sized.rules_) == 2
+    sized = DefragModel(rf, random_state=0, n_regions=3, form="list").fit(X, y)
+    assert sized.n_regions_ == 3 and len(sized.rules_) == 2
 
 
 def test_candidate_boxes_packed_once_search_as_the_boxes_do():

@@ -27,34 +27,34 @@ def test_more_rules_than_rows_is_refused(small_forest):
     # allocated, under any limit
     rf, X = small_forest
     with pytest.raises(DefragMemoryError) as info:
-        DefragModel(rf, method="em", max_rules=10**6).fit(X)
+        DefragModel(rf, method="em", n_components=10**6, form="list").fit(X)
     msg = str(info.value)
-    assert "max_rules=1000000 is more than the 400 rows" in msg and "Set max_rules <= 400" in msg
+    assert "n_components=1000000 is more than the 400 rows" in msg and "Set n_components <= 400" in msg
     assert re.search(r"would need about [0-9.]+ GB of memory \(limit: ", msg)
     assert "subsample=" not in msg  # all rows are fitted on: a subsample would not help
     assert isinstance(info.value, MemoryError) and isinstance(info.value, ValueError)
     # with a subsample, the message points at it too
     with pytest.raises(DefragMemoryError, match=r"more than the 50 rows .*subsample="):
-        DefragModel(rf, max_rules=51, subsample=50).fit(X)
-    DefragModel(rf, max_rules=50, subsample=50, n_restarts=2, max_iter=3, random_state=0).fit(X)
+        DefragModel(rf, n_components=51, subsample=50, form="list").fit(X)
+    DefragModel(rf, n_components=50, subsample=50, n_restarts=2, max_iter=3, random_state=0, form="list").fit(X)
 
 
 def test_working_set_over_the_limit_names_the_knobs(small_forest):
     rf, X = small_forest
     with defrag.max_memory("4M"), pytest.raises(DefragMemoryError) as info:
-        DefragModel(rf, method="em", max_rules=400).fit(X)
+        DefragModel(rf, method="em", n_components=400, form="list").fit(X)
     msg = str(info.value)
-    assert msg.startswith("DefragModel.fit on 400 rows, 2 classes, 400 rules (K) and ")
+    assert msg.startswith("DefragModel.fit on 400 rows, 2 classes, 400 components (K) and ")
     assert "MB" in msg and "limit of 4 MB" in msg
-    for knob in ("subsample=", "n_jobs=", "max_rules="):
+    for knob in ("subsample=", "n_jobs=", "n_components="):
         assert knob in msg
 
 
 def test_a_fit_that_fits_is_unchanged(small_forest):
     rf, X = small_forest
-    plain = DefragModel(rf, n_restarts=3, random_state=0).fit(X)
+    plain = DefragModel(rf, n_restarts=3, random_state=0, form="list").fit(X)
     with defrag.max_memory("1G"):
-        guarded = DefragModel(rf, n_restarts=3, random_state=0).fit(X)
+        guarded = DefragModel(rf, n_restarts=3, random_state=0, form="list").fit(X)
     np.testing.assert_array_equal(plain.predict(X), guarded.predict(X))
     assert str(plain.rules_) == str(guarded.rules_)
 
@@ -65,9 +65,9 @@ def test_limit_settings_and_tiny_limit(small_forest):
     try:
         assert memory_limit()[0] == 1000
         with pytest.raises(DefragMemoryError, match="set_max_memory"):
-            DefragModel(rf, n_restarts=1).fit(X)
+            DefragModel(rf, n_restarts=1, form="list").fit(X)
         with defrag.max_memory(float("inf")):  # a thread-local override wins
-            DefragModel(rf, n_restarts=1, random_state=0).fit(X)
+            DefragModel(rf, n_restarts=1, random_state=0, form="list").fit(X)
     finally:
         defrag.set_max_memory(previous)
     assert _parse_bytes("1.5k", "x") == 1536 and _parse_bytes("2GiB", "x") == 2 * 2**30
@@ -104,7 +104,7 @@ def test_sparse_input_is_named(small_forest):
     sp = pytest.importorskip("scipy.sparse")
     rf, X = small_forest
     with pytest.raises(TypeError, match="sparse input is not supported"):
-        DefragModel(rf).fit(sp.csr_matrix(X))
+        DefragModel(rf, form="list").fit(sp.csr_matrix(X))
     with pytest.raises(TypeError, match="sparse input is not supported"):
         defrag.PrototypeExplainer(rf, n_prototypes=2).fit(sp.csr_matrix(X))
 
@@ -115,8 +115,8 @@ def test_nearly_constant_regression_target_gives_one_rule(small_forest):
 
     rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, X[:, 0])
     y = 2.5 + 1e-15 * np.arange(X.shape[0]) % 3  # constant up to rounding
-    model = DefragModel(rf, random_state=0, n_restarts=2).fit(X, y)
-    assert model.n_rules_ == 1 and model.n_components_ == 1
+    model = DefragModel(rf, random_state=0, n_restarts=2, form="list").fit(X, y)
+    assert model.n_regions_ == 1 and model.n_components_ == 1
 
 
 def test_prototypes_over_the_limit_are_refused_before_allocating(small_forest):
@@ -267,7 +267,7 @@ X = rng.random((400, 5))
 rf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, X[:, 0] > 0.5)
 for K, rows in ((10**6, X), (20_000, np.tile(X, (50, 1)))):
     try:
-        DefragModel(rf, method="em", max_rules=K, n_restarts=1).fit(rows)
+        DefragModel(rf, method="em", n_components=K, n_restarts=1, form="list").fit(rows)
     except DefragMemoryError as exc:
         print(type(exc).__name__, exc)
     else:
@@ -289,7 +289,7 @@ def test_issue_case_refused_under_ulimit_v():
                          timeout=120, env=env, check=False)
     lines = out.stdout.strip().splitlines()
     assert out.returncode == 0 and len(lines) == 2, out.stderr[-2000:]
-    assert lines[0].startswith("DefragMemoryError") and "max_rules=1000000 is more than the 400 rows" in lines[0]
+    assert lines[0].startswith("DefragMemoryError") and "n_components=1000000 is more than the 400 rows" in lines[0]
     assert lines[1].startswith("DefragMemoryError") and "RLIMIT_AS" in lines[1]
 
 
@@ -328,10 +328,10 @@ def test_defrag_model_refuses_a_continuous_y_with_a_classifier(small_forest, mon
     monkeypatch.setattr(mem, "MAX_CLASSES", 100)
     y = np.random.default_rng(0).random(X.shape[0])  # continuous: no class labels at all
     with pytest.raises(ValueError, match=r"^y: continuous values, not class labels.*task='regression'"):
-        DefragModel(rf, task="classification").fit(X, y)
+        DefragModel(rf, task="classification", form="list").fit(X, y)
     # 400 distinct labels (of integers): more classes than the bound
     with pytest.raises(DefragMemoryError, match=r"DefragModel.fit: y has 400 distinct .*task='regression'"):
-        DefragModel(rf, task="classification").fit(X, np.arange(X.shape[0]))
+        DefragModel(rf, task="classification", form="list").fit(X, np.arange(X.shape[0]))
 
 
 def test_class_bound_is_the_larger_of_the_bound_and_the_models_classes(monkeypatch):

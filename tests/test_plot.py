@@ -17,7 +17,7 @@ def xor_model():
 
     Xtr, ytr, Xte, yte = xor_data(0, n=800)
     rf = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(Xtr, ytr)
-    return DefragModel(rf, max_rules=6, n_restarts=3, random_state=0).fit(Xtr), Xtr, ytr, Xte, yte
+    return DefragModel(rf, n_components=6, n_restarts=3, random_state=0, form="list").fit(Xtr), Xtr, ytr, Xte, yte
 
 
 def _png(fig, path):
@@ -67,7 +67,7 @@ def test_rules_2d_regression_and_errors(tmp_path):
 
     Xtr, ytr, _, _ = xor_data(1, n=400, regression=True)
     rf = RandomForestRegressor(n_estimators=10, max_depth=3, random_state=0).fit(Xtr, ytr)
-    m = DefragModel(rf, max_rules=4, n_restarts=2, random_state=0).fit(Xtr)
+    m = DefragModel(rf, n_components=4, n_restarts=2, random_state=0, form="list").fit(Xtr)
     fig = plot.rules_2d(m.rules_, Xtr, features=("x1", "x0"))
     _png(fig, tmp_path / "reg.png")
     assert fig.axes[0].get_xlabel() == "x1" and len(fig.axes) == 2  # a colour bar

@@ -168,10 +168,91 @@ def parse_rules(text):
     return rules, default, unknown_missing
 
 
+_LEAF_TAIL = re.compile(r"   \(support \d+(, [\d.]+%)?\)$")
+_BRANCH = re.compile(r"^( *)(if|elif) (.*?):(?: (.*))?$")
+_ELSE = re.compile(r"^( *)else: (.*)$")
+_PART = re.compile(r"^  \+ part \d+:$")
+_SUM_HEAD = re.compile(r"^(y|p\(.*\)) = (\S+)$")
+
+
+def _leaf(text):
+    """A leaf's printed value: its text without the support (and a tree's "y = ")."""
+    text = _LEAF_TAIL.sub("", text).strip()
+    return text[4:] if text.startswith("y = ") else text
+
+
+def parse_block(lines, i, indent, marked):
+    """A printed tree from lines[i] at this indent: ([(conditions, then), ...], else leaf
+    text, next line), then a leaf text or a nested block."""
+    branches = []
+    while i < len(lines):
+        m = _BRANCH.match(lines[i])
+        if m and len(m.group(1)) == indent:
+            conds = [Parsed(c, marked) for c in split_conditions(m.group(3))]
+            if m.group(4):
+                branches.append((conds, _leaf(m.group(4))))
+                i += 1
+            else:
+                block, i = parse_block(lines, i + 1, indent + 4, marked)
+                branches.append((conds, block))
+            continue
+        m = _ELSE.match(lines[i])
+        assert m and len(m.group(1)) == indent, f"expected an else at indent {indent}: {lines[i]!r}"
+        return (branches, _leaf(m.group(2))), i + 1
+    raise AssertionError("a block without its else")
+
+
+def apply_block(block, frame, rows, known):
+    """The leaf text of each row (indices rows) of frame through a parsed block."""
+    branches, other = block
+    out = np.empty(len(rows), dtype=object)
+    left = np.ones(len(rows), dtype=bool)
+    for conds, then in branches:
+        holds = left.copy()
+        for c in conds:
+            col = np.asarray(frame[c.name], dtype=object)[rows]
+            holds &= c.holds(col, None if known is None or c.kind != "set" else known.get(c.name))
+        if isinstance(then, tuple):
+            out[holds] = apply_block(then, frame, rows[holds], known)
+        else:
+            out[holds] = then
+        left &= ~holds
+    out[left] = other
+    return out
+
+
 def predict_by_hand(text, frame, known=None):
-    """The printed rules applied to the rows of frame (a dict of named columns): the
-    prediction text of the first rule that holds, else the default's. known: the
-    training labels of the categorical columns (the user knows them)."""
+    """The printed explanation applied to the rows of frame (a dict of named columns): a
+    list's first rule that holds, else its default; a tree's branches; a sum's first
+    number plus one value of each part. known: the training labels of the categorical
+    columns (the user knows them)."""
+    lines = text.splitlines()
+    marked = any(line.startswith("* or missing") for line in lines)
+    unknown_missing = any(line.endswith("a category the model was not trained with counts as missing")
+                          for line in lines)
+    known = known if unknown_missing else None
+    n = len(next(iter(frame.values())))
+    body = [line for line in lines if line.startswith(("if ", "elif ", "else", "    ", "  + ", "y = ", "p("))]
+    if body and body[0].startswith("if "):  # a tree
+        block, _ = parse_block(body, 0, 0, marked)
+        return apply_block(block, frame, np.arange(n), known)
+    if body and _SUM_HEAD.match(body[0]):  # a sum of trees
+        head = _SUM_HEAD.match(body[0])
+        decimals = "." in head.group(2) and len(head.group(2).split(".")[1]) == 4 and head.group(1) != "y"
+        total = np.full(n, float(head.group(2)))
+        i = 1
+        while i < len(body):
+            assert _PART.match(body[i]), body[i]
+            block, i = parse_block(body, i + 1, 8, marked)
+            total = total + np.array([float(v) for v in apply_block(block, frame, np.arange(n), known)])
+        if head.group(1) == "y":
+            return np.array([repr(float(v)) for v in total], dtype=object)
+        rule = next(re.search(r"y = (.*) where p\(.*\) > 0\.5, else (.*?)\.?$", line) for line in lines
+                    if " where p(" in line)
+        del decimals
+        # the values are multiples of 1e-4: their sum in those units is the text's, exactly
+        second = np.rint(total * 10_000) > 5_000
+        return np.where(second, rule.group(1), rule.group(2)).astype(object)
     rules, default, unknown_missing = parse_rules(text)
     known = known if unknown_missing else None
     n = len(next(iter(frame.values())))
@@ -265,7 +346,7 @@ def test_lightgbm_zero_as_missing_prints_the_truth():
     X = np.where(X < 0.15, 0.0, X)  # zeros the model reads as missing
     source = lgb.LGBMRegressor(n_estimators=15, num_leaves=6, min_child_samples=10, zero_as_missing=True,
                                n_jobs=1, verbose=-1, random_state=0).fit(X, y)
-    model = DefragModel(source, n_restarts=2, random_state=0).fit(X)
+    model = DefragModel(source, n_restarts=2, random_state=0, form="list").fit(X)
     assert any(c.zero_missing for r in model.rules_ for c in r.conditions)
     X_test = knock_out(X, zero=True)
     check_truthful(model, {n: X_test[:, d] for d, n in enumerate(model.rules_.feature_names)}, X_test, True)
@@ -301,8 +382,9 @@ def frame_columns(frame):
     return {c: np.asarray(frame[c].astype(object).where(frame[c].notna(), np.nan)) for c in frame.columns}
 
 
+@pytest.mark.parametrize("form", ["auto", "list"])
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm", "hist"])
-def test_categorical_sets_print_the_truth(library):
+def test_categorical_sets_print_the_truth(library, form):
     frame, y = categorical_data()
     if library == "xgboost":
         xgb = pytest.importorskip("xgboost")
@@ -317,8 +399,10 @@ def test_categorical_sets_print_the_truth(library):
 
         source = HistGradientBoostingClassifier(max_iter=15, categorical_features="from_dtype",
                                                 random_state=0).fit(frame, y)
-    model = DefragModel(source, n_restarts=2, random_state=0).fit(frame)
-    assert any(c.is_set for r in model.rules_ for c in r.conditions), str(model)
+    model = DefragModel(source, n_restarts=2, random_state=0, form=form).fit(frame)
+    conditions = [c for nd in model.rules_.nodes() for c in nd.conditions] if form == "auto" else \
+        [c for r in model.rules_ for c in r.conditions]
+    assert any(c.is_set for c in conditions), str(model)
     # XGBoost refuses a category it was not trained with (predict raises): none there
     test = knock_out_frame(frame, unknown=None if library == "xgboost" else "purple")
     check_truthful(model, frame_columns(test), test, False, known={"colour": set(COLOURS)})
@@ -335,7 +419,7 @@ def test_lightgbm_category_codes_print_the_truth():
     source = lgb.LGBMClassifier(n_estimators=15, num_leaves=6, min_child_samples=10, min_data_per_group=5,
                                 cat_smooth=1, n_jobs=1, verbose=-1, random_state=0)
     source.fit(X, y, categorical_feature=[0])
-    model = DefragModel(source, n_restarts=2, random_state=0).fit(X)
+    model = DefragModel(source, n_restarts=2, random_state=0, form="list").fit(X)
     assert any(c.is_set for r in model.rules_ for c in r.conditions), str(model)
     X_test = knock_out(X)
     X_test[np.random.default_rng(2).random(len(X_test)) < 0.05, 0] = 9.0  # a code never seen: not in any set
@@ -400,3 +484,20 @@ def test_unknown_categories_are_said_where_labels_are_known():
     strict = InputEncoding(2, categorical=[True, True], categories=enc.categories, unknown="error")
     rs = RuleSet([Rule([labelled], 1)], 0, feature_names=["x0", "x1"], supports_missing=True, encoding=strict)
     assert note not in str(rs)  # XGBoost refuses such a category: predict raises
+
+
+@pytest.mark.parametrize("budget", [None, 3, 8], ids=["default", "budget3", "budget8"])
+@pytest.mark.parametrize("regression", [True, False], ids=["regression", "classification"])
+@pytest.mark.parametrize("library", ["lightgbm", "forest"])
+def test_printed_trees_and_sums_predict_as_predict(library, regression, budget):
+    """Trees of rules and sums of trees (issue 36): the text, parsed and applied by hand
+    to rows with missing values, is predict."""
+    X, y = numeric_data(regression, nan_at_fit=True)
+    model = DefragModel(source_model(library, regression, True, X, y), n_restarts=2, max_conditions=budget,
+                        random_state=0).fit(X)
+    assert model.rules_.form in ("tree", "sum")
+    if budget is not None:
+        assert model.n_conditions_ <= budget
+    names = model.rules_.feature_names
+    for X_test in (knock_out(X), knock_out(np.random.default_rng(7).random((2000, X.shape[1])), seed=2)):
+        check_truthful(model, {n: X_test[:, d] for d, n in enumerate(names)}, X_test, regression)

@@ -125,7 +125,7 @@ def test_a_fit_reports_each_restart_and_the_best_error_so_far(monkeypatch, n_job
     rf = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
     stream = Terminal()
     with prog.progress_to(stream, after=0.0):
-        model = DefragModel(rf, max_rules=4, n_restarts=4, random_state=0, n_jobs=n_jobs).fit(X)
+        model = DefragModel(rf, n_components=4, n_restarts=4, random_state=0, n_jobs=n_jobs).fit(X)
     assert [c[0] for c in calls] == [0, 1, 2, 3, 4]  # before the first restart, after each
     best = [c[1] for c in calls[1:]]
     assert all(b >= a for a, b in zip(best[1:], best[:-1]))  # never worse
@@ -135,7 +135,7 @@ def test_a_fit_reports_each_restart_and_the_best_error_so_far(monkeypatch, n_job
     calls.clear()
     stream = Terminal()
     with prog.progress_to(stream, after=0.0):
-        DefragModel(rf, max_rules=4, n_restarts=2, random_state=0, n_jobs=n_jobs, verbose=0).fit(X)
+        DefragModel(rf, n_components=4, n_restarts=2, random_state=0, n_jobs=n_jobs, verbose=0).fit(X)
     assert stream.getvalue() == "" and len(calls) == 3  # called, silent
 
 

@@ -36,7 +36,7 @@ def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
         X, y = load_diabetes(return_X_y=True)
         rf = RandomForestRegressor(n_estimators=30, min_samples_leaf=5, random_state=0).fit(X[:300], y[:300])
         Xtr, ytr, Xte, yte = X[:300], y[:300], X[300:], y[300:]
-    m = DefragModel(rf, n_restarts=5, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=5, random_state=0, form="list").fit(Xtr, ytr)
     for X in (Xtr, Xte):
         first = first_match_by_hand(m.rules_.rules, X)
         np.testing.assert_array_equal(m.apply(X), first)
@@ -62,15 +62,15 @@ def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
     assert ev["error"] == pytest.approx(error)
     assert ev["error_map"] == pytest.approx(
         np.mean(m.predict_map(Xte) != yte) if task == "classification" else np.mean((m.predict_map(Xte) - yte) ** 2))
-    assert m.n_rules_ == len(m.rules_) + 1
+    assert m.n_regions_ == len(m.rules_) + 1
 
 
 def test_restart_kept_is_the_one_with_the_smallest_list_error(cancer):
     rf, Xtr, ytr, _, _ = cancer
-    m = DefragModel(rf, n_restarts=6, rule_list=True, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=6, form="restarts", random_state=0).fit(Xtr, ytr)
     assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
     best = m.restart_errors_ == m.restart_errors_.min()
-    assert m.n_rules_ == m.restart_n_rules_[best].min()
+    assert m.n_regions_ == m.restart_n_regions_[best].min()
 
 
 def test_rule_list_orders_greedily_and_prunes_within_the_tolerance():
@@ -103,7 +103,7 @@ def test_rule_list_orders_greedily_and_prunes_within_the_tolerance():
 
 def test_split_selection_keeps_the_splits_of_largest_gain(cancer):
     rf, Xtr, ytr, _, _ = cancer
-    m = DefragModel(rf, max_splits=50, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, max_splits=50, n_restarts=1, random_state=0, form="list").fit(Xtr, ytr)
     full = adapt(rf).split_table().without_idle_directions(Xtr)
     assert len(m.splits_) == 50 and m.n_all_splits_ == len(full)
     # the gain of a split: the largest sample-weighted impurity decrease of its nodes
@@ -116,7 +116,7 @@ def test_split_selection_keeps_the_splits_of_largest_gain(cancer):
     threshold = min(gain[k] for k in kept)
     assert all(g <= threshold for k, g in gain.items() if k not in kept)
     np.testing.assert_allclose(sorted(gain[k] for k in kept), sorted(m.splits_.gain))
-    auto = DefragModel(rf, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    auto = DefragModel(rf, n_restarts=1, random_state=0, form="list").fit(Xtr, ytr)
     assert len(auto.splits_) == int(np.ceil(10 * np.sqrt(len(Xtr))))
 
 
@@ -124,19 +124,19 @@ def test_penalty_counts_all_splits_and_the_paper_preset_is_algorithm_1():
     Xtr, ytr, _, _ = xor_data(0)
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xtr, ytr)
     # with every split kept, the two penalties are one: the same bits
-    a = DefragModel(rf, max_splits=None, rule_list=False, n_restarts=3, random_state=0).fit(Xtr, ytr)
-    b = DefragModel(rf, max_splits=None, rule_list=False, penalty_splits="selected", n_restarts=3,
+    a = DefragModel(rf, max_splits=None, form="paper", n_restarts=3, random_state=0).fit(Xtr, ytr)
+    b = DefragModel(rf, max_splits=None, form="paper", penalty_splits="selected", n_restarts=3,
                     random_state=0).fit(Xtr, ytr)
     paper = DefragModel.paper(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
     for m in (b, paper):
         np.testing.assert_array_equal(m.eta_, a.eta_)
         np.testing.assert_array_equal(m.lower_bound_, a.lower_bound_)
-    assert paper.get_params()["max_splits"] is None and paper.get_params()["rule_list"] is False
+    assert paper.get_params()["max_splits"] is None and paper.get_params()["form"] == "paper"
     np.testing.assert_array_equal(paper.predict(Xtr), paper.predict_map(Xtr))
     # on a selection the penalty over all splits is larger: its bound is lower
-    sel = DefragModel(rf, max_splits=100, rule_list=False, n_restarts=1, eps_schedule=(), max_iter=1,
+    sel = DefragModel(rf, max_splits=100, form="paper", n_restarts=1, eps_schedule=(), max_iter=1,
                       random_state=0).fit(Xtr, ytr)
-    sel_small = DefragModel(rf, max_splits=100, rule_list=False, penalty_splits="selected", n_restarts=1,
+    sel_small = DefragModel(rf, max_splits=100, form="paper", penalty_splits="selected", n_restarts=1,
                             eps_schedule=(), max_iter=1, random_state=0).fit(Xtr, ytr)
     # the same start, a larger omega: a lower bound at the first iteration
     assert sel.lower_bound_[0] < sel_small.lower_bound_[0]
@@ -144,7 +144,7 @@ def test_penalty_counts_all_splits_and_the_paper_preset_is_algorithm_1():
 
 def test_printed_thresholds_split_the_training_points_as_the_real_ones(cancer):
     rf, Xtr, ytr, _, _ = cancer
-    m = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=3, random_state=0, form="list").fit(Xtr, ytr)
     for rule in m.rules_:
         for c in rule.conditions:
             column = Xtr[:, c.feature]
@@ -162,13 +162,13 @@ def test_printed_thresholds_split_the_training_points_as_the_real_ones(cancer):
 
 def test_or_missing_is_printed_only_where_training_had_missing_values(cancer):
     rf, Xtr, ytr, _, _ = cancer
-    m = DefragModel(rf, n_restarts=3, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=3, random_state=0, form="list").fit(Xtr, ytr)
     # (a condition the trees send NaN to may carry the mark "*": none was missing in training)
     assert "(or missing)" not in str(m)
     Xn = Xtr.copy()
     Xn[::5] = np.nan
     rfn = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xn, ytr)
-    mn = DefragModel(rfn, n_restarts=3, random_state=0).fit(Xn, ytr)
+    mn = DefragModel(rfn, n_restarts=3, random_state=0, form="list").fit(Xn, ytr)
     assert all(("(or missing)" in str(c)) == c.missing for r in mn.rules_ for c in r.conditions)
 
 
@@ -182,8 +182,8 @@ def test_rules_the_others_predict_as_well_are_dropped():
     assert len(fitted.rules) == 1 and fitted.loss == 0.0
     # a constant regression target is one rule, the default
     rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, np.ones(300))
-    m = DefragModel(rf, n_restarts=2, random_state=0).fit(X, np.ones(300))
-    assert m.n_rules_ == 1 and len(m.rules_) == 0 and m.rules_.default_prediction == 1.0
+    m = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, np.ones(300))
+    assert m.n_regions_ == 1 and len(m.rules_) == 0 and m.rules_.default_prediction == 1.0
 
 
 def test_subsampled_fits_print_thresholds_for_all_training_rows():
@@ -191,7 +191,7 @@ def test_subsampled_fits_print_thresholds_for_all_training_rows():
     Xtr = Xtr.copy()
     Xtr[::50, 1] = np.nan  # missing values, few enough that a subsample may hold none
     rf = RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0).fit(Xtr, ytr)
-    m = DefragModel(rf, subsample=200, n_restarts=4, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, subsample=200, n_restarts=4, random_state=0, form="list").fit(Xtr, ytr)
     for rule in m.rules_:
         for c in rule.conditions:
             column = Xtr[:, c.feature]
@@ -199,21 +199,6 @@ def test_subsampled_fits_print_thresholds_for_all_training_rows():
             for real, printed in ((c.lower, c.printed_lower), (c.upper, c.printed_upper)):
                 if real is not None:
                     assert np.array_equal(column <= real, column <= printed)
-
-
-def test_a_model_pickled_before_rule_lists_predicts_as_it_did(cancer):
-    import pickle
-
-    rf, Xtr, ytr, Xte, _ = cancer
-    m = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, ytr)
-    state = m.__getstate__()
-    for name in ("max_splits", "penalty_splits", "rule_list", "prune_tol", "n_components_", "n_all_splits_"):
-        del state[name]  # what a model of the earlier layout holds
-    old = DefragModel.__new__(DefragModel)
-    old.__setstate__(state)
-    back = pickle.loads(pickle.dumps(old))
-    np.testing.assert_array_equal(back.predict(Xte), m.predict(Xte))
-    assert back.rule_list is False and back.n_components_ == m.n_components_
 
 
 @pytest.mark.parametrize("n_classes", [0, 3])

@@ -74,7 +74,7 @@ def test_component_bounds_merge_per_feature():
 def fitted(xor_forest):
     rf, Xtr, ytr, Xte, yte = xor_forest
     cols = ["age (years)", "größe [cm]"]
-    m = DefragModel(rf, n_restarts=10, random_state=0).fit(pd.DataFrame(Xtr, columns=cols), ytr)
+    m = DefragModel(rf, n_restarts=10, random_state=0, form="list").fit(pd.DataFrame(Xtr, columns=cols), ytr)
     return m, Xtr, ytr, Xte, yte, cols
 
 
@@ -105,7 +105,7 @@ def test_printing_uses_feature_names_and_default(fitted):
     text = str(m)
     assert "age (years)" in text and "größe [cm]" in text
     assert "otherwise y =" in text
-    assert text.count(" then y = ") == m.n_rules_ - 1  # and the default
+    assert text.count(" then y = ") == m.n_regions_ - 1  # and the default
     assert list(m.feature_names_in_) == cols
 
 
@@ -113,7 +113,7 @@ def test_to_dict_is_json_ready(fitted):
     m, *_ = fitted
     d = m.rules_.to_dict()
     back = json.loads(json.dumps(d))
-    assert len(back["rules"]) == len(m.rules_) == m.n_rules_ - 1
+    assert len(back["rules"]) == len(m.rules_) == m.n_regions_ - 1
     assert back["feature_names"] == ["age (years)", "größe [cm]"]
     assert all(set(r) == {"conditions", "prediction", "proba", "support", "weight", "coverage"}
                for r in back["rules"])
@@ -173,17 +173,17 @@ def test_feature_names_parameter_and_regression_rules():
     X = rng.random((500, 2))
     y = np.where(X[:, 0] > 0.5, 3.0, -1.0) + 0.05 * rng.standard_normal(500)
     et = ExtraTreesRegressor(n_estimators=20, min_samples_leaf=5, random_state=0).fit(X, y)
-    m = DefragModel(et, feature_names=["speed", "noise"], n_restarts=10, random_state=0).fit(X, y)
+    m = DefragModel(et, feature_names=["speed", "noise"], n_restarts=10, random_state=0, form="list").fit(X, y)
     assert "speed" in str(m)
     # the rule list: the first rule splits speed, every rule and the default predict a level
-    assert 2 <= m.n_rules_ <= 3 and [c.name for c in m.rules_[0].conditions] == ["speed"], str(m)
+    assert 2 <= m.n_regions_ <= 3 and [c.name for c in m.rules_[0].conditions] == ["speed"], str(m)
     for prediction in m.rules_.predictions():
         assert min(abs(prediction + 1.0), abs(prediction - 3.0)) < 0.1, str(m)
     assert m.score(X, y) > 0.95
     m = DefragModel.paper(et, feature_names=["speed", "noise"], n_restarts=10, random_state=0).fit(X, y)
     # The regions also model where the inputs lie (eq. 6), so the uniform 'noise'
     # feature may cut a level set into several rules; each predicts its level.
-    assert 2 <= m.n_rules_ <= 10
+    assert 2 <= m.n_regions_ <= 10
     for rule in m.rules_:
         level = -1.0 if rule.prediction < 1.0 else 3.0
         assert rule.prediction == pytest.approx(level, abs=0.1), str(m)
@@ -198,7 +198,7 @@ def test_feature_names_parameter_and_regression_rules():
     with pytest.raises(AttributeError):
         m.predict_proba(X)
     with pytest.raises(ValueError, match="feature_names"):
-        DefragModel(et, feature_names=["a"], n_restarts=1).fit(X, y)
+        DefragModel(et, feature_names=["a"], n_restarts=1, form="list").fit(X, y)
 
 
 def _random_ruleset(rng, n_rules, n_features, n_cond, supports_missing=True):

@@ -37,7 +37,7 @@ def fitted():
     for kind, Model, y in (("classification", HistGradientBoostingClassifier, (signal < -0.3).astype(int)),
                            ("regression", HistGradientBoostingRegressor, signal)):
         hgb = Model(max_iter=15, max_leaf_nodes=6, random_state=0).fit(X, y)
-        out[kind] = (DefragModel(hgb, max_rules=5, n_restarts=2, random_state=0, n_jobs=1).fit(X), X)
+        out[kind] = (DefragModel(hgb, n_components=5, n_restarts=2, random_state=0, n_jobs=1, form="list").fit(X), X)
     return out
 
 
@@ -175,7 +175,7 @@ def test_print_starts_with_how_to_read_and_repr_stays_scikit_learn(fitted):
     assert lines[1].startswith("DefragModel: ")
     assert "\n".join(lines[2:]) == str(model.rules_)
     assert repr(model).startswith("DefragModel(") and "if " not in repr(model)
-    paper = DefragModel.paper(model.estimator, max_rules=3, n_restarts=1, random_state=0)
+    paper = DefragModel.paper(model.estimator, n_components=3, n_restarts=1, random_state=0)
     assert str(paper) == repr(paper)  # unfitted
     X = fitted["classification"][1]
     paper.fit(X)
@@ -202,9 +202,9 @@ def test_fitted_model_shows_its_rules_through_its_repr_methods(fitted):
     assert model._repr_html_().startswith(model._rules_html()) and bundle["text/html"].startswith(model._rules_html())
     assert "sk-top-container" in bundle["text/html"] and "sk-top-container" in model._repr_html_()
     with config_context(display="text"):  # no diagram: the rules alone
-        assert "text/html" not in DefragModel()._repr_mimebundle_()
+        assert "text/html" not in DefragModel(form="list")._repr_mimebundle_()
         assert model._repr_html_() == model._rules_html() == model._repr_mimebundle_()["text/html"]
-    unfitted = DefragModel(model.estimator)
+    unfitted = DefragModel(model.estimator, form="list")
     assert "defrag-rules" not in unfitted._repr_mimebundle_()["text/html"]
     assert unfitted._repr_mimebundle_()["text/plain"] == repr(unfitted)
 
@@ -219,5 +219,5 @@ def test_notebook_display_shows_the_rules(fitted):
     data, _ = shown.format(model.rules_)
     _check_against_frame(_parsed(data["text/html"]).rows, model.rules_)
     _check_against_frame(_markdown_rows(data["text/markdown"]), model.rules_)
-    data, _ = shown.format(DefragModel(model.estimator))  # unfitted: scikit-learn's display
+    data, _ = shown.format(DefragModel(model.estimator, form="list"))  # unfitted: scikit-learn's display
     assert "defrag-rules" not in data["text/html"] and data["text/plain"].startswith("DefragModel(")

@@ -59,7 +59,7 @@ def fitted_document():
     X[rng.random(X.shape) < 0.1] = np.nan
     y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 1).astype(int)
     model = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
-    return DefragModel(model, n_restarts=1, random_state=0).fit(X).rules_.to_dict()
+    return DefragModel(model, n_restarts=1, random_state=0, form="list").fit(X).rules_.to_dict()
 
 
 def documents():

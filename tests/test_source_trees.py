@@ -4,11 +4,13 @@ split table holds exactly their internal nodes."""
 import numpy as np
 import pytest
 from sklearn.ensemble import (
+    ExtraTreesClassifier,
     ExtraTreesRegressor,
     GradientBoostingClassifier,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
     RandomForestClassifier,
+    RandomForestRegressor,
 )
 
 from defrag.sources import adapt, walk_tree
@@ -181,3 +183,22 @@ def test_malformed_trees_are_refused():
     with pytest.raises(ValueError, match=r"split_feature holds feature 0, outside \[0, 0\)"):
         Tree.build([1, -1, -1], [2, -1, -1], **base, n_features=0,
                    fields=("left_child", "right_child", "split_feature"))
+
+
+@pytest.mark.parametrize("Forest", [RandomForestClassifier, ExtraTreesClassifier, RandomForestRegressor])
+@pytest.mark.parametrize("nan", [False, True])
+def test_a_forests_trees_summed_here_give_its_own_predictions_bit_for_bit(Forest, nan):
+    # the searched tree's targets: the source sums the trees itself, in the forest's order
+    # (its own method on one thread: the same sums)
+    X, y = data(nan=nan and Forest is not ExtraTreesClassifier)
+    if Forest is RandomForestRegressor:
+        y = np.nan_to_num(X[:, 0]) * 3.0 + np.nan_to_num(X[:, 1])
+    model = Forest(n_estimators=7, random_state=0, n_jobs=1).fit(X, y)
+    source = adapt(model)
+    if Forest is RandomForestRegressor:
+        np.testing.assert_array_equal(source.predict(X), model.predict(X))
+    else:
+        np.testing.assert_array_equal(source.predict_proba(X), model.predict_proba(X))
+        # a frame of other columns goes to the model's own method, and its message
+        with pytest.raises(ValueError, match="features"):
+            source.predict_proba(X[:, :2])

@@ -87,10 +87,10 @@ def test_boosted_models_simplify_synthetic1():
     for model in (GradientBoostingClassifier(n_estimators=50, max_depth=3, random_state=0),
                   HistGradientBoostingClassifier(max_iter=50, random_state=0)):
         model.fit(Xtr, ytr)
-        m = DefragModel(model, n_restarts=10, random_state=0).fit(Xtr, ytr)
+        m = DefragModel(model, n_restarts=10, random_state=0, form="list").fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
         assert m.task_ == "classification"
-        assert ev["error"] <= 0.2 and m.n_rules_ <= 6, (str(m), ev)
+        assert ev["error"] <= 0.2 and m.n_regions_ <= 6, (str(m), ev)
 
 
 def nan_data(seed=0, n=600):
@@ -146,7 +146,7 @@ def test_defrag_with_missing_values():
     Xtr[rng.random(Xtr.shape) < 0.1] = np.nan
     Xte[rng.random(Xte.shape) < 0.1] = np.nan
     hgb = HistGradientBoostingClassifier(max_iter=50, random_state=0).fit(Xtr, ytr)
-    m = DefragModel(hgb, n_restarts=10, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(hgb, n_restarts=10, random_state=0, form="list").fit(Xtr, ytr)
     ev = m.evaluate(Xte, yte)
     assert ev["error"] <= 0.35, (str(m), ev)
     # the printed rules and the C rule kernels agree on points with missing values
@@ -168,11 +168,11 @@ def test_pipelines_with_passthrough_steps_only():
     Xtr, ytr, Xte, yte = xor_data(1)
     pipe = Pipeline([("keep", "passthrough"), ("rf", RandomForestClassifier(n_estimators=30, random_state=0))])
     pipe.fit(Xtr, ytr)
-    m = DefragModel(pipe, n_restarts=5, random_state=0).fit(Xtr)
+    m = DefragModel(pipe, n_restarts=5, random_state=0, form="list").fit(Xtr)
     assert m.evaluate(Xte, yte)["fidelity"] > 0.8
     scaled = Pipeline([("scale", StandardScaler()), ("rf", RandomForestClassifier(n_estimators=5))]).fit(Xtr, ytr)
     with pytest.raises(TypeError, match="StandardScaler"):
-        DefragModel(scaled, n_restarts=1).fit(Xtr, ytr)
+        DefragModel(scaled, n_restarts=1, form="list").fit(Xtr, ytr)
 
 
 def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
@@ -182,7 +182,7 @@ def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
     X[::7, 1] = np.nan  # feature 1 has missing training values; the others have none
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
     full = split_table_from_estimator(rf)  # duplicates by (feature, threshold, direction)
-    model = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0, max_splits=None).fit(X, y)
+    model = DefragModel(rf, n_components=3, n_restarts=1, random_state=0, max_splits=None, form="list").fit(X, y)
     kept = model.splits_
     test = set(zip(full.feature.tolist(), full.threshold.tolist()))
     with_direction = set(zip(full.feature.tolist(), full.threshold.tolist(), full.missing_right.tolist()))
@@ -196,8 +196,8 @@ def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
     assert {k for k in kept_keys if k[0] == 1} == on_1
     np.testing.assert_array_equal(  # the same binary features on the training rows
         np.unique(full.binary_features(X), axis=1), np.unique(kept.binary_features(X), axis=1))
-    keep = DefragModel(rf, max_rules=3, n_restarts=1, random_state=0, max_splits=None,
-                       keep_duplicate_splits=True).fit(X, y)
+    keep = DefragModel(rf, n_components=3, n_restarts=1, random_state=0, max_splits=None,
+                       keep_duplicate_splits=True, form="list").fit(X, y)
     assert len(keep.splits_) > len(full)
 
 
@@ -216,9 +216,9 @@ def test_a_forest_with_n_jobs_predicts_on_one_thread_and_stays_as_it_was(monkeyp
     forest.set_params(n_jobs=2)
     assert seen == [1] and forest.n_jobs == 2
     seen.clear()
-    model = DefragModel(forest, n_restarts=2, random_state=0).fit(X)  # the forest's labels are the target
+    model = DefragModel(forest, n_restarts=2, random_state=0, form="list").fit(X)  # the forest's labels are the target
     assert seen and set(seen) == {1} and forest.n_jobs == 2
-    again = DefragModel(forest, n_restarts=2, random_state=0).fit(X)
+    again = DefragModel(forest, n_restarts=2, random_state=0, form="list").fit(X)
     assert str(again.rules_) == str(model.rules_)
     # n_jobs=None reads joblib's parallel_config: one thread for the fit there too
     import joblib

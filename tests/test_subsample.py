@@ -17,7 +17,7 @@ def xor_4000():
 
 def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
     rf, Xtr, ytr, Xte, yte = xor_4000
-    m = DefragModel(rf, n_restarts=4, subsample=1000, rule_list=True, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=4, subsample=1000, form="restarts", random_state=0).fit(Xtr, ytr)
     assert m.subsample_size_ == 1000
     assert m.restart_errors_.shape == (4,)
     # the error rates are taken on all 4,000 rows: the kept model's is its error on X
@@ -27,8 +27,8 @@ def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
     # the kept restart is the one with the fewest rules among those of the smallest error
     # on all rows (XOR: two rules and the default describe it as a list)
     best = m.restart_errors_ == m.restart_errors_.min()
-    assert m.n_rules_ == m.restart_n_rules_[best].min(), str(m)
-    assert 3 <= m.n_rules_ <= 8, str(m)
+    assert m.n_regions_ == m.restart_n_regions_[best].min(), str(m)
+    assert 3 <= m.n_regions_ <= 8, str(m)
     assert m.evaluate(Xte, yte)["error"] <= 0.15
     # rules, supports and pruning still use every training row
     assert sum(r.support for r in m.rules_) <= len(Xtr)
@@ -37,8 +37,8 @@ def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
 
 def test_subsample_result_does_not_depend_on_n_jobs(xor_4000):
     rf, Xtr, ytr, _, _ = xor_4000
-    a = DefragModel(rf, n_restarts=4, subsample=0.25, random_state=1, n_jobs=1).fit(Xtr, ytr)
-    b = DefragModel(rf, n_restarts=4, subsample=0.25, random_state=1, n_jobs=2).fit(Xtr, ytr)
+    a = DefragModel(rf, n_restarts=4, subsample=0.25, random_state=1, n_jobs=1, form="list").fit(Xtr, ytr)
+    b = DefragModel(rf, n_restarts=4, subsample=0.25, random_state=1, n_jobs=2, form="list").fit(Xtr, ytr)
     assert a.subsample_size_ == b.subsample_size_ == 1000
     np.testing.assert_array_equal(a.restart_errors_, b.restart_errors_)
     np.testing.assert_array_equal(a.eta_, b.eta_)
@@ -47,7 +47,7 @@ def test_subsample_result_does_not_depend_on_n_jobs(xor_4000):
 
 def test_subsample_changes_the_fit_and_none_uses_all_rows(xor_4000):
     rf, Xtr, ytr, _, _ = xor_4000
-    kw = dict(n_restarts=3, rule_list=True, random_state=0)  # (the searched list: 3,000 rows, below)
+    kw = dict(n_restarts=3, form="restarts", random_state=0)  # (the searched list: 3,000 rows, below)
     full = DefragModel(rf, subsample=None, **kw).fit(Xtr, ytr)
     auto = DefragModel(rf, **kw).fit(Xtr, ytr)  # 4,000 rows: no subsample
     sub = DefragModel(rf, subsample=800, **kw).fit(Xtr, ytr)
@@ -57,7 +57,7 @@ def test_subsample_changes_the_fit_and_none_uses_all_rows(xor_4000):
     assert sub.eta_.shape[1] == full.eta_.shape[1]
     assert not np.array_equal(sub.lower_bound_, full.lower_bound_)
     # a single restart is never subsampled, whatever subsample says
-    one = DefragModel(rf, n_restarts=1, subsample=800, rule_list=True, random_state=0).fit(Xtr, ytr)
+    one = DefragModel(rf, n_restarts=1, subsample=800, form="restarts", random_state=0).fit(Xtr, ytr)
     assert one.subsample_size_ == len(Xtr)
 
 
@@ -65,7 +65,7 @@ def test_auto_subsample_size():
     def config(**params):
         return FitConfig.from_params(DefragModel(**params).get_params())
 
-    m = config(n_restarts=20, rule_list=True)
+    m = config(n_restarts=20, form="restarts")
     assert m.subsample_size(AUTO_SUBSAMPLE_ABOVE) == AUTO_SUBSAMPLE_ABOVE
     assert m.subsample_size(AUTO_SUBSAMPLE_ABOVE + 1) == AUTO_SUBSAMPLE
     assert config(subsample=0.5).subsample_size(1001) == 501
@@ -79,7 +79,7 @@ def test_subsample_regression():
     Xtr, ytr, Xte, yte = xor_data(1, n=3000, regression=True)
     rf = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, max_features=1,
                                random_state=0).fit(Xtr, ytr)
-    m = DefragModel(rf, subsample=1000, rule_list=True, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, subsample=1000, form="restarts", random_state=0).fit(Xtr, ytr)
     mse = np.mean((m.predict(Xtr) - ytr) ** 2)
     np.testing.assert_allclose(m.restart_errors_.min(), mse, rtol=1e-9)
     assert m.evaluate(Xte, yte)["error"] <= 0.05
@@ -89,22 +89,21 @@ def test_subsample_regression():
 def test_bad_subsample_is_a_value_error(xor_4000, bad):
     rf, Xtr, ytr, _, _ = xor_4000
     with pytest.raises(ValueError, match="subsample"):
-        DefragModel(rf, subsample=bad).fit(Xtr[:100], ytr[:100])
+        DefragModel(rf, subsample=bad, form="list").fit(Xtr[:100], ytr[:100])
 
 
-@pytest.mark.parametrize("rule_list", [True, False])
-def test_restart_errors_are_rates_and_logs_have_no_nan(rule_list, caplog):
+@pytest.mark.parametrize("form", ["restarts", "paper"])
+def test_restart_errors_are_rates_and_logs_have_no_nan(form, caplog):
     """Subsampled restarts are scored on all rows by the caller: the log never says
     'training error nan', and restart_errors_ are rates on all rows, not counts."""
     Xtr, ytr, _, _ = xor_data(3, n=1500)
     rf = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(Xtr, ytr)
     with caplog.at_level("INFO", logger="defrag"):
-        m = DefragModel(rf, n_restarts=3, subsample=500, rule_list=rule_list, verbose=1,
-                        random_state=0).fit(Xtr, ytr)
+        m = DefragModel(rf, n_restarts=3, subsample=500, form=form, verbose=1, random_state=0).fit(Xtr, ytr)
     text = caplog.text
     assert "training error" in text and "nan" not in text.lower(), text
     assert np.all((m.restart_errors_ >= 0) & (m.restart_errors_ <= 1))
-    if rule_list:  # the kept list's rate is its error on all rows
+    if form == "restarts":  # the kept list's rate is its error on all rows
         assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict(Xtr) != ytr), rel=1e-12)
     else:
         assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict_map(Xtr) != ytr), rel=1e-12)

@@ -11,9 +11,9 @@ def test_synthetic1_classification_ten_seeds():
     for seed in range(10):
         Xtr, ytr, Xte, yte = xor_data(seed)
         rf = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(Xtr, ytr)
-        m = DefragModel(rf, max_rules=10, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
+        m = DefragModel(rf, n_components=10, n_restarts=20, random_state=0, n_jobs=2, form="list").fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
-        n_rules.append((m.n_components_, m.n_rules_))
+        n_rules.append((m.n_components_, m.n_regions_))
         errors.append(ev["error"])
         forest_errors.append(np.mean(rf.predict(Xte) != yte))
     # FAB finds the 4 regions; printed as a list, XOR is two rules (the quadrants of one
@@ -30,11 +30,11 @@ def test_synthetic1_regression():
         Xtr, ytr, Xte, yte = xor_data(seed, regression=True)
         rf = RandomForestRegressor(n_estimators=100, min_samples_leaf=5, max_features=1,
                                    random_state=seed, n_jobs=2).fit(Xtr, ytr)
-        m = DefragModel(rf, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
+        m = DefragModel(rf, n_restarts=20, random_state=0, n_jobs=2, form="list").fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
         # XOR as a list: two quadrants of one value and the default (the other two), or
         # the four quadrants (the restarts' own list, where it cross-validates as well)
-        assert m.n_rules_ in (3, 4), (seed, str(m))
+        assert m.n_regions_ in (3, 4), (seed, str(m))
         assert ev["error"] <= 0.05, (seed, ev)
 
 
@@ -45,8 +45,8 @@ def test_synthetic1_paper_preset():
     for seed in range(5):
         Xtr, ytr, Xte, yte = xor_data(seed)
         rf = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(Xtr, ytr)
-        m = DefragModel.paper(rf, max_rules=10, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
+        m = DefragModel.paper(rf, n_components=10, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
         assert ev["coverage"] >= 0.95 and ev["error"] == ev["error_map"], (seed, ev)
-        n_rules.append(m.n_rules_)
+        n_rules.append(m.n_regions_)
     assert sum(k == 4 for k in n_rules) >= 4, n_rules

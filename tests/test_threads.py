@@ -25,8 +25,8 @@ def data():
 
 
 def small_fit(forest, **params):
-    return DefragModel(forest, **{"n_restarts": 2, "max_rules": 4, "max_iter": 20, "subsample": None,
-                                  "random_state": 0, **params})
+    return DefragModel(forest, **{"n_restarts": 2, "n_components": 4, "max_iter": 20, "subsample": None,
+                                  "random_state": 0, **params}, form="list")
 
 
 def in_thread(fn):

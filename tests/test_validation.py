@@ -87,7 +87,7 @@ def test_not_yet_supported_sklearn_ensemble_is_named(xor_forest):
 
 
 @pytest.mark.parametrize("param,value", [
-    ("max_rules", 0), ("max_rules", -2), ("max_rules", 2.5), ("max_rules", True),
+    ("n_components", 0), ("n_components", -2), ("n_components", 2.5), ("n_components", True),
     ("n_restarts", 0), ("max_iter", 0), ("method", "gibbs"), ("tol", -1.0),
     ("kappa", 0.7), ("eps", 0.0), ("n_jobs", 0), ("task", "ranking"), ("eps_schedule", (0.9,)),
 ])
@@ -107,19 +107,19 @@ def test_single_class_gives_one_rule(xor_forest):
     rf, Xtr, _, Xte, _ = xor_forest
     y = np.full(Xtr.shape[0], "only")
     m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, y)
-    assert m.n_rules_ == 1 and list(m.classes_) == ["only"]
+    assert m.n_regions_ == 1 and list(m.classes_) == ["only"]
     assert np.all(m.predict(Xte) == "only")
-    # the one rule covers everything: the rule list is its default
-    assert len(m.rules_) == 0 and m.rules_.default_prediction == "only"
+    # the one region covers everything: a tree of one leaf
+    assert m.rules_.n_regions == 1 and m.rules_.leaves()[0].prediction == "only"
     paper = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, y)
-    assert paper.n_rules_ == 1 and paper.rules_[0].conditions == []
+    assert paper.n_regions_ == 1 and paper.rules_[0].conditions == []
     assert paper.evaluate(Xte, np.full(Xte.shape[0], "only"))["coverage"] == 1.0
 
 
 def test_single_class_known_to_the_forest_gives_one_rule(xor_forest):
     rf, Xtr, _, Xte, _ = xor_forest
     m = DefragModel(rf, n_restarts=2, random_state=0).fit(Xtr, np.zeros(len(Xtr), dtype=int))
-    assert m.n_rules_ == 1 and list(m.classes_) == [0, 1]
+    assert m.n_regions_ == 1 and list(m.classes_) == [0, 1]
     assert np.all(m.predict(Xte) == 0)
 
 

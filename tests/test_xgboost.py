@@ -77,20 +77,20 @@ def test_xgboost_synthetic1_and_missing_values():
     for seed in range(3):
         Xtr, ytr, Xte, yte = xor_data(seed)
         model = xgb.XGBClassifier(random_state=0).fit(Xtr, ytr)  # 100 trees of depth 6
-        m = DefragModel(model, random_state=0, n_jobs=2).fit(Xtr, ytr)
+        m = DefragModel(model, random_state=0, n_jobs=2, form="list").fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
         # XOR as a list: 3 lines (two quadrants of one class, the default the other two)
         # or 4 (a quadrant, a half-plane, a half-plane, the default)
-        assert 3 <= m.n_rules_ <= 4, str(m)
+        assert 3 <= m.n_regions_ <= 4, str(m)
         assert ev["error"] <= 0.16, ev
     # raw Booster, missing values
     Xn = Xtr.copy()
     Xn[::10, 0] = np.nan
     booster = xgb.train({"max_depth": 3, "objective": "binary:logistic"}, xgb.DMatrix(Xn, ytr), 20)
-    mb = DefragModel(booster, n_restarts=5, random_state=0).fit(Xn, ytr)
+    mb = DefragModel(booster, n_restarts=5, random_state=0, form="list").fit(Xn, ytr)
     assert mb.task_ == "classification" and mb.evaluate(Xn, ytr)["fidelity"] is None
     with pytest.raises(ValueError, match="y is required"):
-        DefragModel(booster).fit(Xn)
+        DefragModel(booster, form="list").fit(Xn)
 
 
 def test_a_raw_booster_has_no_estimator_type():
@@ -98,9 +98,9 @@ def test_a_raw_booster_has_no_estimator_type():
 
     Xtr, ytr, _, _ = xor_data(0)
     booster = xgb.train({"max_depth": 2, "objective": "binary:logistic"}, xgb.DMatrix(Xtr, ytr), 3)
-    m = DefragModel(booster, n_restarts=1, random_state=0)
+    m = DefragModel(booster, n_restarts=1, random_state=0, form="list")
     assert not is_classifier(m) and not is_regressor(m)
-    assert is_classifier(DefragModel(booster, task="classification"))
+    assert is_classifier(DefragModel(booster, task="classification", form="list"))
     assert m.fit(Xtr, ytr).task_ == "classification"
 
 
@@ -117,7 +117,7 @@ def test_a_wrapper_that_reads_a_number_as_missing_is_named():
     model = xgb.XGBRegressor(n_estimators=5, max_depth=3, missing=0.0).fit(X, y)
     with pytest.warns(UserWarning, match=r"^XGBRegressor\(missing=0\.0\) reads 0\.0 as a missing value; "
                                          r"defrag reads only NaN as missing"):
-        DefragModel(model, random_state=0).fit(X)
+        DefragModel(model, random_state=0, form="list").fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the default, NaN: no warning
-        DefragModel(xgb.XGBRegressor(n_estimators=5, max_depth=3).fit(X, y), random_state=0).fit(X)
+        DefragModel(xgb.XGBRegressor(n_estimators=5, max_depth=3).fit(X, y), random_state=0, form="list").fit(X)

@@ -51,7 +51,7 @@ class _Fitting:
 
 
 class BaselineModel(RuleEstimatorMixin, BaseEstimator):
-    """Common plumbing of the baselines; subclasses set ``rules_``, ``n_rules_`` and
+    """Common plumbing of the baselines; subclasses set ``rules_``, ``n_regions_`` and
     implement ``_fit(fitting)`` and ``_predict_coded(Xf)`` (and ``_proba_coded``)."""
 
     #: the method needs the ensemble's own predictions on X

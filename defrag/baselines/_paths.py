@@ -105,14 +105,14 @@ class TreeRulesMixin:
 
     def _set_tree(self, tree, fitting, supports):
         """tree_, rules_ (one rule per leaf; the root's value as the unused default) and
-        n_rules_; supports: training rows per node."""
+        n_regions_; supports: training rows per node."""
         self.tree_ = tree
         maker = ConditionMaker(fitting.names, fitting.encoding, fitting.source.supports_missing)
         rules = [Rule(maker.conditions(atoms), *self._node_output(node), support=int(supports[node]),
                       weight=supports[node] / max(supports[0], 1))
                  for node, atoms in leaf_paths(tree)]
         self.rules_ = RuleSet(rules, *self._node_output(0), fitting.names, **self._rule_set_options())
-        self.n_rules_ = len(rules)
+        self.n_regions_ = len(rules)
 
     def _node_output(self, node):
         """(prediction, proba) of a node."""

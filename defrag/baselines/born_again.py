@@ -174,7 +174,7 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
     Attributes
     ----------
     rules_ : RuleSet, one rule per leaf (``rules_.predict`` equals ``predict``)
-    n_rules_ : int, the leaves
+    n_regions_ : int, the leaves
     max_depth_ : int, the depth used
     cv_errors_ : dict, depth -> mean CV error
     tree_ : the fitted tree (defrag.sources.Tree)

@@ -39,7 +39,7 @@ class DepthTwoTree(TreeRulesMixin, BaselineModel):
     Attributes
     ----------
     rules_ : RuleSet, one rule per leaf (``rules_.predict`` equals ``predict``)
-    n_rules_ : int, the leaves
+    n_regions_ : int, the leaves
     tree_ : the fitted tree (defrag.sources.Tree)
     classes_, task_, n_features_in_
     """

@@ -108,7 +108,7 @@ class InTrees(BaselineModel):
     ----------
     rules_ : RuleSet, the list in order, first match, the learner's last rule its default
         (``rules_.predict`` equals ``predict``)
-    n_rules_ : int, the list's rules, its default included (the package's rows)
+    n_regions_ : int, the list's rules, its default included (the package's rows)
     n_extracted_ : int, distinct paths extracted
     levels_ : ndarray, the value each level predicts (regression)
     classes_, task_, n_features_in_
@@ -250,7 +250,7 @@ class InTrees(BaselineModel):
             chosen, default = self._learner(cover, lengths, pred, target, n_classes)
         else:
             chosen, default = [], int(np.argmax(np.bincount(target, minlength=n_classes)))
-        self.n_rules_ = len(chosen) + 1
+        self.n_regions_ = len(chosen) + 1
         out = [self._output(int(present[pred[j]]), fitting) for j in chosen]
         listed = [Rule(maker.conditions(rules[j]), *o, support=int(cover[:, j].sum()))
                   for j, o in zip(chosen, out)]

@@ -144,7 +144,7 @@ class NodeHarvest(BaselineModel):
         the class of mean > 0.5); its default is the root. ``rules_.predict`` reads
         them as a list (the first covering node, else the root) and is not Node
         Harvest's prediction: ``predict`` is, the weighted mean of the covering nodes.
-    n_rules_ : int, the kept nodes but the root (as the paper counts them)
+    n_regions_ : int, the kept nodes but the root (as the paper counts them)
     weights_ : ndarray, the weights of the kept nodes (the root's last)
     coef_ : ndarray, the solution's weights of all candidates (``candidates_``)
     candidates_ : list of atom tuples (the root: ())
@@ -221,7 +221,7 @@ class NodeHarvest(BaselineModel):
         kept = np.concatenate([kept[:-1][order], [root]])
         self._kept = kept
         self.weights_ = w[kept]
-        self.n_rules_ = kept.size - 1
+        self.n_regions_ = kept.size - 1
         support = member.sum(axis=0)
         rules = [Rule(maker.conditions(cands[j]), *self._output(means[j]), support=int(support[j]),
                       weight=w[j]) for j in kept[:-1]]

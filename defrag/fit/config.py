@@ -5,10 +5,12 @@ ValueError naming the bad one) and resolves what depends on the data's size: the
 each restart is fitted on (``subsample``) and the splits kept (``max_splits``).
 """
 import numbers
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..rules import RuleSet, RuleTree, from_json
 from ..utils.progress import check_verbose
 from ..utils.validation import check_bool, check_n_jobs, check_positive_int, is_number
 
@@ -26,16 +28,23 @@ AUTO_SUBSAMPLE_ABOVE = 100_000
 AUTO_SPLITS_PER_ROOT = 10.0
 
 METHODS = ("fab", "em", "em-kl")
+# what the fit prints (DefragModel's form): a searched tree of rules, or under a budget a
+# tree or a sum of trees ("auto"); a tree ("tree"); a sum of trees ("sum"); the searched
+# ordered list ("list"); the kept restart's components as a list ("restarts"); the paper's
+# rules, one per component, predicting by MAP ("paper")
+FORMS = ("auto", "tree", "sum", "list", "restarts", "paper")
+# regions of the largest tree searched where neither max_conditions nor n_regions sets it
+MAX_REGIONS = 10
 
 # n_restarts="auto": the restarts of Hara & Hayashi's experiments (20), where the kept
 # restart is the model; 5 where every restart's components are candidate boxes of the
-# searched list (rule_list="search"), which refines them: their variety matters, not
+# searched list (form="list"), which refines them: their variety matters, not
 # the best restart.
 AUTO_RESTARTS = 20
 AUTO_RESTARTS_SEARCH = 5
 # the most restarts a fit takes (a thousand times the paper's 20)
 MAX_RESTARTS = 20_000
-# subsample="auto" with rule_list="search": the restarts are fitted on the rows the list is
+# subsample="auto" with form="list": the restarts are fitted on the rows the list is
 # searched on (fit/list_path.py's SEARCH_ROWS): only their components' boxes are read.
 AUTO_SEARCH_ROWS = 3000
 
@@ -52,12 +61,37 @@ def _schedule(eps_schedule):
     return np.asarray(eps_schedule, dtype=np.float64)
 
 
+def _reference_rules(reference, form, method):
+    """The explanation a warm start keeps where it costs little (fit/tree_path.py): a RuleTree
+    or a RuleSet, or the path of the JSON file one of them wrote (``to_json``)."""
+    if reference is None:
+        return None
+    if isinstance(reference, (str, bytes, os.PathLike)):
+        try:
+            with open(reference, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"reference_rules: cannot read {os.fsdecode(reference)!r} ({exc})") from None
+        try:
+            reference = from_json(text)
+        except ValueError as exc:  # RulesDocumentError, or JSON that is no document
+            raise ValueError(f"reference_rules: {os.fsdecode(reference)!r} is not the JSON of a RuleTree or a "
+                             f"RuleSet ({exc})") from None
+    if not isinstance(reference, (RuleTree, RuleSet)):
+        raise TypeError(f"reference_rules must be a RuleTree, a RuleSet or the path of its JSON; got "
+                        f"{type(reference).__name__}")
+    if form not in ("auto", "tree", "sum") or method == "em-kl":
+        raise ValueError(f"reference_rules warm-starts a searched tree (form 'auto', 'tree' or 'sum', method 'fab' "
+                         f"or 'em'); got form={form!r}, method={method!r}")
+    return reference
+
+
 @dataclass(frozen=True)
 class FitConfig:
     """DefragModel's parameters, checked (see its docstring for their meaning)."""
 
     method: str
-    max_rules: int
+    n_components: int
     n_restarts: int
     max_iter: int
     tol: float
@@ -70,18 +104,21 @@ class FitConfig:
     subsample: object
     max_splits: object
     penalty_splits: str
-    rule_list: object  # True, False or "search"
+    form: str  # one of FORMS
     prune_tol: float
-    n_rules: object  # None or an int >= 1: regions of the searched list
+    n_regions: object  # None or an int >= 1: regions of the searched explanation
+    max_regions: object  # None or an int >= 1: regions of the largest searched
+    max_conditions: object  # None or an int >= 0: comparisons printed at most
     gate_l2: float
     random_state: object
     n_jobs: object
     verbose: object  # "auto" or an int (utils/progress.py)
+    reference_rules: object = None  # None, or the RuleTree / RuleSet of a warm start (read from its JSON)
 
     @classmethod
     def from_params(cls, params):
         """The config of DefragModel's get_params(); ValueError for a bad parameter."""
-        check_positive_int("max_rules", params["max_rules"])
+        check_positive_int("n_components", params["n_components"])
         if not (isinstance(params["n_restarts"], str) and params["n_restarts"] == "auto"):
             check_positive_int("n_restarts", params["n_restarts"])
         check_positive_int("max_iter", params["max_iter"])
@@ -123,24 +160,44 @@ class FitConfig:
             raise ValueError(f"max_splits must be 'auto', None or an integer >= 1; got {ms!r}")
         if params["penalty_splits"] not in ("all", "selected"):
             raise ValueError(f"penalty_splits must be 'all' or 'selected'; got {params['penalty_splits']!r}")
-        rule_list = params["rule_list"]
-        if not (isinstance(rule_list, (bool, np.bool_)) or (isinstance(rule_list, str) and rule_list == "search")):
-            raise ValueError(f"rule_list must be 'search', True or False; got {rule_list!r}")
-        if params["n_rules"] is not None:
-            check_positive_int("n_rules", params["n_rules"])
-            if rule_list != "search" or params["method"] == "em-kl":
-                raise ValueError("n_rules sets the size of the searched list: it needs rule_list='search' "
-                                 "and method 'fab' or 'em'")
+        form, method = params["form"], params["method"]
+        if not (isinstance(form, str) and form in FORMS):
+            raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))}; got {form!r}")
+        searched = form in ("auto", "tree", "sum", "list") and method != "em-kl"
+        for name in ("n_regions", "max_regions"):
+            if params[name] is not None:
+                check_positive_int(name, params[name])
+        if params["max_conditions"] is not None:
+            check_positive_int("max_conditions", params["max_conditions"], low=0)
+        if params["n_regions"] is not None and params["max_conditions"] is not None:
+            raise ValueError("set n_regions (the regions) or max_conditions (the comparisons printed), not both")
+        if (params["n_regions"] is not None or params["max_conditions"] is not None) and not searched:
+            name = "n_regions" if params["n_regions"] is not None else "max_conditions"
+            raise ValueError(f"{name} sizes a searched explanation: it needs form 'auto', 'tree', 'sum' or "
+                             f"'list' and method 'fab' or 'em' (got form={form!r}, method={method!r})")
+        if form == "sum" and params["max_conditions"] is None:
+            raise ValueError("form='sum' prints a sum of small trees within a budget: set max_conditions "
+                             "(the comparisons printed), or use form='auto'")
+        if params["max_conditions"] is not None and form == "list":
+            raise ValueError("max_conditions is a budget for form 'auto', 'tree' or 'sum'; a list is sized "
+                             "by n_regions")
+        if params["max_regions"] is not None and params["n_regions"] is not None and \
+                params["n_regions"] > params["max_regions"]:
+            raise ValueError(f"n_regions={params['n_regions']} is more than max_regions={params['max_regions']}")
+        if method == "em-kl" and form not in ("auto", "restarts", "paper"):
+            raise ValueError(f"method='em-kl' prints its kept restart's rules (form 'restarts', 'auto') or its "
+                             f"components' (form 'paper'); got form={form!r}")
         check_bool("keep_duplicate_splits", params["keep_duplicate_splits"])
         if not (_is_real(params["prune_tol"]) and 0.0 <= params["prune_tol"] <= 1.0):
             raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
-        fields = {name: params[name] for name in cls.__dataclass_fields__}
+        fields = {name: params[name] for name in cls.__dataclass_fields__ if name != "reference_rules"}
+        fields["reference_rules"] = _reference_rules(params.get("reference_rules"), form, method)
         fields.update(eps_schedule=tuple(float(e) for e in sched),
-                      rule_list=rule_list if isinstance(rule_list, str) else bool(rule_list),
+                      form="restarts" if method == "em-kl" and form == "auto" else form,
                       keep_duplicate_splits=bool(params["keep_duplicate_splits"]),
-                      n_rules=None if params["n_rules"] is None else int(params["n_rules"]))
+                      **{name: None if params[name] is None else int(params[name])
+                         for name in ("n_regions", "max_regions", "max_conditions")})
         if isinstance(params["n_restarts"], str):  # "auto"
-            searched = rule_list == "search" and params["method"] != "em-kl"
             fields["n_restarts"] = AUTO_RESTARTS_SEARCH if searched else AUTO_RESTARTS
         return cls(**fields)
 
@@ -150,15 +207,43 @@ class FitConfig:
 
     @property
     def searched(self):
-        """The rule list is searched for (fit/list_path.py); EM-KL keeps its kept restart's list."""
-        return self.rule_list == "search" and not self.emkl
+        """The ordered rule list is searched for (form "list": fit/list_path.py)."""
+        return self.form == "list"
+
+    @property
+    def tree_searched(self):
+        """A tree of rules (or a sum of trees) is searched for (fit/tree_path.py)."""
+        return self.form in ("auto", "tree", "sum")
+
+    @property
+    def rule_list(self):
+        """The printed rules predict as an ordered list or a tree (first match), not by the
+        mixture's MAP (form "paper")."""
+        return self.form != "paper"
+
+    @property
+    def restart_lists(self):
+        """Each restart fits its components' rule list (rules/lists.py) and is scored by it:
+        the restarts' list is printed, or weighed against the searched list."""
+        return self.form in ("restarts", "list") and not (self.searched and self.n_regions is not None)
+
+    @property
+    def largest_regions(self):
+        """Regions of the largest explanation searched."""
+        if self.n_regions is not None:
+            return self.n_regions
+        if self.max_regions is not None:
+            return self.max_regions
+        if self.max_conditions is not None:
+            return self.max_conditions + 1
+        return MAX_REGIONS
 
     def subsample_size(self, n_samples):
         """Rows of the screening subsample, or n_samples when restarts are not screened."""
         sub = self.subsample
         if sub is None or self.n_restarts == 1:
             return n_samples
-        if isinstance(sub, str) and self.searched:  # "auto": the rows the list is searched on
+        if isinstance(sub, str) and (self.searched or self.tree_searched):  # "auto": the search's rows
             size = AUTO_SEARCH_ROWS
         elif isinstance(sub, str):  # "auto"
             size = AUTO_SUBSAMPLE if n_samples > AUTO_SUBSAMPLE_ABOVE else n_samples

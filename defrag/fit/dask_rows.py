@@ -28,7 +28,7 @@ spreads over its workers.
 
 With ``subsample`` at least the number of rows (``"auto"`` on up to 100,000 rows,
 ``None``, or a single restart) the restarts need every row in one process: X and y are
-then computed on the client and fitted in memory. ``rule_list=False`` prunes the
+then computed on the client and fitted in memory. ``form="paper"`` prunes the
 paper's rules on all rows in one process (src_c/dfg_prune.c) and is refused with a
 subsample.
 
@@ -294,6 +294,15 @@ def _printing_part(part, y, state, rule_set):
     return stats, cover, first
 
 
+def _tree_statistics_part(part, y, state, payload):
+    """What printing trees reads on one partition: the conditions'
+    training_row_statistics, and each tree's RuleTree.key_counts."""
+    conditions, trees = payload
+    X = np.ascontiguousarray(state.coded(part), dtype=np.float64)
+    stats = training_row_statistics(conditions, X) if conditions else None
+    return stats, [tree.key_counts(X) for tree in trees]
+
+
 def _combine_regression(stats):
     """(rows, sums, sums of squares about the group means) per group from the partitions'
     _list_part statistics (Chan's pairwise update, partitions in order)."""
@@ -448,6 +457,20 @@ class DaskRows:
         result = RuleList(fitted, *output(len(used)), loss)
         self._refitted[id(rules)] = (rules, result)
         return result
+
+    def printed_conditions(self, conditions):
+        """The conditions printed for all rows, from per-partition statistics."""
+        results = self._map(_tree_statistics_part, (list(conditions), []))
+        return conditions_printed(list(conditions), combine_training_row_statistics(r[0] for r in results))
+
+    def key_counts(self, tree):
+        """RuleTree.key_counts on all rows, summed over the partitions."""
+        results = self._map(_tree_statistics_part, ([], [tree]))
+        total = {}
+        for _, (counts,) in results:
+            for key, value in counts.items():
+                total[key] = total.get(key, 0) + value
+        return total
 
     def on_training_rows(self, rule_set):
         """RuleSet.on_training_rows on all rows (rules/ruleset.py), from per-partition

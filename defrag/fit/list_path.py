@@ -1,4 +1,4 @@
-"""rule_list="search": the rule list searched for over the ensemble's splits, from the boxes
+"""form="list": the rule list searched for over the ensemble's splits, from the boxes
 of every restart's components (rules/list_search.py), at every size, and its size.
 
 The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at random):
@@ -10,7 +10,7 @@ The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at ran
    rules/list_search.py's grow_list_sizes), on 3 of 4
    folds of those rows and the list of each size (1, 2, ... regions) scored on the fourth;
    the default size is the smallest whose validation error is within one standard error
-   of the smallest (Breiman et al.'s one-SE rule for pruning CART), unless ``n_rules``
+   of the smallest (Breiman et al.'s one-SE rule for pruning CART), unless ``n_regions``
    fixes it;
 3. the list: grown again on all the search rows, to the largest size, its rules read out
    as conditions (rules/extract.py, the readout of a component's eta) on the restarts' rows;
@@ -38,8 +38,8 @@ import numpy as np
 
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
-from ..rules.list_search import (box_cover, box_of_component, candidate_boxes, eta_of_box, grow_list_sizes,
-                                 literal_groups, simplified_box)
+from ..rules.list_search import (box_cover, candidate_boxes, component_boxes, eta_of_box, grow_list_sizes,
+                                 literal_groups, simplified_boxes)
 from ..rules.lists import first_match_index, prune_rule_lists, rule_columns
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
@@ -58,7 +58,7 @@ MIN_VALIDATION = 10
 SIDE_BY_SIDE_WORK = 5_000
 # Cells (sizes x regions x rows) of the boolean array that gives the rows' regions in the
 # lists of several sizes at once (_size_losses): 4 MB, one block on the search's rows
-# with max_rules up to 10 and 3,000 rows (10 x 11 x 3,000).
+# with n_components up to 10 and 3,000 rows (10 x 11 x 3,000).
 SIZES_AT_ONCE = 1 << 22
 # A rule's score: its gain over (printed conditions) ** COST_POWER (rules/list_search.py).
 # 0: the gain alone (a condition stays where it lowers the loss at all, and is dropped
@@ -81,7 +81,7 @@ class SearchedList:
     lists: list  # per size k = 1, 2, ...: the Rule objects (no outputs) of the list of k regions
     size: int  # regions of the chosen list (its rules + the default)
     validation_error: np.ndarray  # per size 1..len(lists) (NaN where not measured)
-    # the restarts' own list (rule_list=True's) is the better one by cross-validation: the
+    # the restarts' own list (form="restarts"'s) is the better one by cross-validation: the
     # readout prints it, and the path stays the searched list's
     restarts_list_chosen: bool = False
     restarts_list_validation_error: float = float("nan")
@@ -245,7 +245,7 @@ def _search_splits(config, splits, n_rows):
 def search_list(config, prepared, component_etas, restarts_list=None, predict=None):
     """The SearchedList of the restarts' components (component_etas: eta arrays, one row
     per component, of every restart in index order). restarts_list: the kept restart's
-    own rule list (rules/lists.py's RuleList, rule_list=True's), weighed against the
+    own rule list (rules/lists.py's RuleList, form="restarts"'s), weighed against the
     searched list by the same cross-validation where the size is not fixed. predict:
     None, or the ensemble's predictions of coded rows (regression with y given): a
     second list is grown on them, and the one-SE rule on y picks one of the two."""
@@ -262,18 +262,18 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     T = _targets(y[rows], n_classes)
     feature, group = literal_groups(splits)
     # restarts often fix the same literals: each distinct box simplified once
-    raw = {tuple(box_of_component(eta[keep], config.kappa)) for etas in component_etas for eta in etas}
-    boxes = {tuple(simplified_box(S, box, group)) for box in raw}
+    raw = component_boxes(component_etas, config.kappa, keep)
+    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
     # checked and packed once for the lists of the cross-validation
     candidates = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
     # a region keeps at least one of the search's rows (grow_list_sizes stops there): the
-    # rows bound the sizes before any array is sized by them (n_rules=10**9 took 7.45 GiB
+    # rows bound the sizes before any array is sized by them (n_regions=10**9 took 7.45 GiB
     # for a validation array of 10**9 sizes; a constant target, fitted with one component,
-    # passed any max_rules here)
-    max_regions = max(1, min(max(config.max_rules, config.n_rules or 0), rows.size))
+    # passed any n_components here)
+    max_regions = max(1, min(max(config.n_components, config.n_regions or 0), rows.size))
 
     validation = np.full(max_regions, np.nan)
-    size = config.n_rules
+    size = config.n_regions
     chosen, restarts_error, restarts_losses, full, rules = False, float("nan"), None, None, None
     if p.constant:
         # one target value: no list predicts it better than the default alone, and a
@@ -281,8 +281,8 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
         # (a constant y of 1e50 gave 9 rules)
         full = [[]]
     # regression with y given: a second list grown on the ensemble's predictions, and the
-    # one-SE rule on y picks one of the two (also where n_rules fixes the size, so that
-    # n_rules=k prints the default fit's list at size k, as with_size(k) does)
+    # one-SE rule on y picks one of the two (also where n_regions fixes the size, so that
+    # n_regions=k prints the default fit's list at size k, as with_size(n_regions=k) does)
     smoothed = predict is not None and n_classes == 0
     if full is None and (size is None or smoothed) and rows.size >= MIN_VALIDATION * N_FOLDS:
         fold = rng.permutation(rows.size) % N_FOLDS
@@ -318,8 +318,8 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     if size is None:
         size = len(full)
     if size > len(full):
-        if config.n_rules is not None:
-            warnings.warn(f"n_rules={config.n_rules}: no more than {len(full)} regions lower the training "
+        if config.n_regions is not None:
+            warnings.warn(f"n_regions={config.n_regions}: no more than {len(full)} regions lower the training "
                           f"loss; the list has {len(full)}", UserWarning, stacklevel=2)
         size = len(full)
     if rules is None:

@@ -3,8 +3,9 @@
     rows (fit/rows.py, fit/dask_rows.py)
     -> prepare (fit/prepare.py): source, split table, targets, encoded inputs, Problem
     -> search (fit/search.py): the restarts, the kept one
-    -> (rule_list="search") the list searched for (fit/list_path.py)
-    -> rules (fit/readout.py): its rule list and the RuleSet as printed
+    -> the explanation searched for: a tree of rules or a sum of trees (fit/tree_path.py),
+       or with form "list" an ordered rule list (fit/list_path.py)
+    -> rules (fit/readout.py): the explanation as printed (a RuleTree, or a RuleSet)
 
 ``fit_rules`` runs them and returns the fitted attributes of DefragModel (``FitResult``),
 with the seconds of each phase.
@@ -17,6 +18,8 @@ import numpy as np
 
 from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
+from ..rules.diff import explanation_diff
+from ..rules.tree import explanation_conditions
 from ..utils.progress import RestartProgress
 from .dask_rows import DaskRows
 from .prepare import prepare
@@ -24,6 +27,7 @@ from .list_path import search_list
 from .readout import read_out
 from .rows import InMemoryRows
 from .search import search
+from .tree_path import REFERENCE_FORMS, search_tree
 
 logger = logging.getLogger("defrag")
 
@@ -39,6 +43,7 @@ class FitResult:
     n_features: int
     names_in: object  # the DataFrame's column names, or None
     seconds: dict  # wall-clock seconds of the phases, in order
+    reference: object = None  # a warm start's reference_rules (a RuleTree or RuleSet), or None
 
     def attributes(self):
         """{name_: value} of the fitted attributes (DefragModel's docstring lists them)."""
@@ -52,7 +57,7 @@ class FitResult:
         out.update(
             # error rates (mean squared errors in regression): the restarts' losses on all rows
             restart_errors_=np.array([x.train_error for x in s.results]) / self.n_samples,
-            restart_n_rules_=np.array([x.n_components if x.rule_list is None else len(x.rule_list.rules) + 1
+            restart_n_regions_=np.array([x.n_components if x.rule_list is None else len(x.rule_list.rules) + 1
                                        for x in s.results]),
             n_all_splits_=int(p.n_all_splits), subsample_size_=int(p.n_fit),
             lower_bound_=best.lower_bound, lower_bound_phase_=best.phases, n_iter_=int(best.lower_bound.size),
@@ -63,8 +68,15 @@ class FitResult:
             out["gamma_"] = r.params["gamma"]
         if "w" in r.params:
             out["gate_weights_"] = r.params["w"]
-        out.update(rules_=r.rules, n_rules_=r.n_rules, fit_seconds_=self.seconds)
-        if r.path is not None:  # rule_list="search": every size of the list
+        out.update(rules_=r.rules, n_regions_=r.n_rules, n_conditions_=explanation_conditions(r.rules),
+                   fit_seconds_=self.seconds)
+        if r.path is not None and "trees" in r.path:  # a searched tree: every candidate
+            out["path_"] = {k: v for k, v in r.path.items() if k != "trees"}
+            out["path_rules_"] = r.path["trees"]
+            if self.reference is not None:
+                out["reference_kept_"] = bool(r.path["form"][r.path["chosen"]] in REFERENCE_FORMS)
+                out["reference_diff_"] = explanation_diff(self.reference, r.rules)
+        elif r.path is not None:  # form "list": every size of the list
             out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error",
                                                 "printed", "restarts_validation_error")}
             out.update(path_rules_=r.path["rules"], path_defaults_=r.path["default"])
@@ -92,9 +104,12 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
                             config.subsample, rows.n_samples)
                 rows = rows.in_memory()
             elif not config.rule_list:
-                raise ValueError("rule_list=False prunes the paper's rules on all rows in one process: not "
-                                 "supported with a Dask X and a subsample; use rule_list=True, or compute X")
+                raise ValueError("form='paper' prunes the paper's rules on all rows in one process: not "
+                                 "supported with a Dask X and a subsample; use form='restarts', or compute X")
         prepared = prepare(config, source, rows, feature_names, clock)
+        if config.form == "sum" and prepared.fit_target.n_classes > 2:
+            raise ValueError(f"form='sum' adds one number per part: it explains a regression or two classes, "
+                             f"not {prepared.fit_target.n_classes}; use form='auto' or 'tree'")
         if prepared.subsampled:
             logger.info("restarts fitted on %d of %d rows", prepared.n_fit, rows.n_samples)
         # one bar of the restarts once the fit has run 2 s (utils/progress.py)
@@ -105,11 +120,44 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
             searched.searched = search_list(config, prepared, searched.component_etas, searched.best.rule_list,
                                             _coded_predict(prepared, source, rows))
             clock.lap("search")
+        elif config.tree_searched:  # the tree (or sum of trees), from every restart's components
+            soft, soft_classes = _ensemble_predictions(prepared, source, rows)
+            searched.searched = search_tree(config, prepared, searched.component_etas, soft, soft_classes)
+            clock.lap("search")
         readout = read_out(config, prepared, searched, rows)
         clock.lap("rules")
         logger.info("fit in %.3f s: %s", sum(clock.seconds.values()),
                     ", ".join(f"{k} {v:.3f} s" for k, v in clock.seconds.items()))
-    return FitResult(prepared, searched, readout, rows.n_samples, rows.n_features, rows.names_in, clock.seconds)
+    return FitResult(prepared, searched, readout, rows.n_samples, rows.n_features, rows.names_in, clock.seconds,
+                     config.reference_rules)
+
+
+def _ensemble_predictions(prepared, source, rows):
+    """(the ensemble's predictions of the restarts' rows: class probabilities in
+    classification, columns in the ensemble's classes, or values; those classes), the
+    targets the searched tree is grown on; (None, None) where the ensemble gives none of
+    them (a raw Booster, a split array) or the rows are not at hand as it reads them (a
+    Dask X with categories)."""
+    p = prepared
+    if not source.has_predict or (p.task == "classification" and not source.has_proba):
+        return None, None
+    if p.splits.encoding.trivial:  # the coded rows are the model's inputs as they are
+        X = p.X_fit
+        if rows.names_in is not None:  # as the model was fitted: by column name
+            import pandas as pd  # a DataFrame's names: pandas is there
+
+            X = pd.DataFrame(X, columns=rows.names_in)
+    elif not rows.distributed:
+        X = rows.X_input if p.fit_rows is None else _take_rows(rows.X_input, p.fit_rows)
+    else:
+        return None, None
+    if p.task == "classification":
+        return np.asarray(source.predict_proba(X), dtype=np.float64), source.classes
+    return np.asarray(source.predict(X), dtype=np.float64).ravel(), None
+
+
+def _take_rows(X, rows):
+    return X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
 
 
 def _coded_predict(prepared, source, rows):

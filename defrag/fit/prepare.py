@@ -31,9 +31,9 @@ from .targets import (PREDICTIONS, Target, check_regression_range, class_target,
 
 logger = logging.getLogger("defrag")
 
-# FAB fitted on at most this many rows (DefragModel's default max_rules) takes at most as
-# many components as rows where max_rules asks for more; EM, which fits exactly
-# max_rules, and FAB on more rows are refused (_check_fit_memory)
+# FAB fitted on at most this many rows (DefragModel's default n_components) takes at most
+# as many components as rows where n_components asks for more; EM, which fits exactly
+# n_components, and FAB on more rows are refused (_check_fit_memory)
 FEW_ROWS = 10
 
 
@@ -57,6 +57,7 @@ class Prepared:
     subsampled: bool  # fewer than all rows: restarts are scored on all rows
     entropy: int  # the restarts' seed
     constant: bool = False  # the targets take one value (one class, or a constant to rounding)
+    fit_rows: np.ndarray = None  # the restarts' rows among all (sorted), None for all of them
 
 
 def prepare(config, source, rows, feature_names, clock):
@@ -104,10 +105,10 @@ def prepare(config, source, rows, feature_names, clock):
 
     # A single class (or a constant target) needs a single rule: more components could
     # only describe where the inputs lie, not the target.
-    n_components = 1 if constant else config.max_rules
+    n_components = 1 if constant else config.n_components
     if config.method == "fab" and n_fit < n_components and n_fit <= FEW_ROWS:
-        # FAB's max_rules is a bound, and on so few rows the rows bound it more tightly:
-        # the default max_rules on 2-9 rows fits as many components as rows (more is refused)
+        # FAB's n_components is a bound, and on so few rows the rows bound it more tightly:
+        # the default n_components on 2-9 rows fits as many components as rows (more is refused)
         n_components = n_fit
     workers, threads = thread_budget(config.n_jobs, config.n_restarts, n_fit)  # the restarts' own rows
     _check_fit_memory(config, splits, rows.resident_rows(n_fit), n_fit, rows.n_features, n_components,
@@ -119,7 +120,7 @@ def prepare(config, source, rows, feature_names, clock):
         X_fit, useful_threads(workers * threads, X_fit.shape[0]), bits=bits), fit_target)
     clock.lap("inputs")
     return Prepared(task, splits, n_all_splits, classes, names, target, fit_target, X_fit, problem, bits,
-                    n_components, n_fit, sub_rows is not None, entropy, bool(constant))
+                    n_components, n_fit, sub_rows is not None, entropy, bool(constant), sub_rows)
 
 
 def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_components, n_classes, workers,
@@ -140,23 +141,23 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
         iterations=config.max_iter + len(config.eps_schedule) * ANNEAL_ITER + 1)
     if tree_bytes:
         parts["the model's trees as read"] = int(tree_bytes)
-    if config.searched:  # every restart's eta (K x L), read by the list search
+    if config.searched or config.tree_searched:  # every restart's eta (K x L), read by the search
         parts["the restarts' components"] = 8.0 * config.n_restarts * n_components * len(splits)
         parts["the list search"] = _list_search_bytes(config, len(splits), n_fit, n_classes, workers * threads)
     if n_components > n_fit:
         more = " or fit the restarts on more rows (subsample=)" if n_rows and n_fit < n_rows else ""
         raise DefragMemoryError(
-            f"DefragModel.fit: max_rules={n_components} is more than the {n_fit} rows the restarts "
+            f"DefragModel.fit: n_components={n_components} is more than the {n_fit} rows the restarts "
             f"are fitted on (a rule covers at least one row); the fit would need about "
             f"{format_bytes(sum(parts.values()))} of memory (limit: {describe_limit()}) and "
             f"{n_components} x {n_fit} x {len(splits)} operations an iteration. Set "
-            f"max_rules <= {n_fit}{more}.")
+            f"n_components <= {n_fit}{more}.")
     rows = f"{n_rows} rows ({n_fit} per restart)" if n_rows and n_rows != n_fit else f"{n_fit} rows"
     classes = f", {n_classes} classes" if n_classes else ""
     check_memory(sum(parts.values()),
-                 f"DefragModel.fit on {rows}{classes}, {n_components} rules (K) and {len(splits)} splits (L)",
+                 f"DefragModel.fit on {rows}{classes}, {n_components} components (K) and {len(splits)} splits (L)",
                  "subsample= (rows per restart), n_jobs= (restarts in flight), "
-                 "max_rules= (K), max_splits= (L), max_iter=", parts)
+                 "n_components= (K), max_splits= (L), max_iter=", parts)
 
 
 def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
@@ -175,6 +176,12 @@ def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
     per_list = 8.0 * (2.0 * rows * width + 1.5 * literals * (width + 1)) + float(rows) * literals / 2
     # the validation losses of every size on every row, per target (two in regression),
     # sizes bounded by the rows as list_path.search_list bounds them
-    sizes = min(max(config.max_rules, config.n_rules or 0), rows)
+    sizes = min(max(config.n_components, config.n_regions or 0, config.largest_regions), rows)
     losses = 8.0 * sizes * rows * (1 if n_classes else 2)
+    if config.tree_searched:
+        # each price's path (fit/tree_path.py), grown side by side: its kept literal sums per
+        # leaf (at most 256 MiB, src_c/dfg_tree_path.c) and the rows' bitsets; a loss and a
+        # count of comparisons per candidate and row
+        per_list += min(8.0 * sizes * (width + 1) * (literals / 2 + 1), 2.0**28) + float(rows) * literals / 16
+        losses = 16.0 * (3 * sizes + min(config.max_conditions or 0, rows)) * rows
     return targets + lists * per_list + losses

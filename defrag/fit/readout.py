@@ -1,6 +1,7 @@
 """Stage 3 of the fit, rules: the kept restart's components -> its rule list (refitted on
-all rows when the restarts saw a subsample), or with ``rule_list=False`` the paper's
+all rows when the restarts saw a subsample), or with ``form="paper"`` the paper's
 rules, one per component -> the RuleSet printed for the training rows."""
+import collections.abc
 import copy
 import dataclasses
 import numbers
@@ -10,6 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..rules import Rule, RuleSet
 from ..rules.extract import extract_rules_conditions
+from ..rules.tree import explanation_conditions
+from .tree_path import REFERENCE_FORMS, Candidate, SearchedTree, choose
 
 
 @dataclasses.dataclass
@@ -19,7 +22,7 @@ class Readout:
     params: dict  # eta, alpha, mean and precision or gamma, w (EM-KL), components by weight
     rules: RuleSet
     n_rules: int  # regions: a rule list's rules and its default; else the components
-    path: dict = None  # rule_list="search": per size, its conditions, errors, default
+    path: dict = None  # form="list": per size, its conditions, errors, default
 
 
 def _paper_rules(config, prepared, params, rows):
@@ -46,6 +49,8 @@ def read_out(config, prepared, searched, rows):
     order = np.argsort(-best.params["alpha"], kind="stable")  # rules by weight, heaviest first
     params = {name: a[order] for name, a in best.params.items()}
     path = None
+    if isinstance(searched.searched, SearchedTree):
+        return _tree_readout(params, searched.searched, rows)
     if searched.searched is not None:
         readout = _searched_readout(p, params, searched.searched, rows)
         if not searched.searched.restarts_list_chosen:
@@ -61,10 +66,86 @@ def read_out(config, prepared, searched, rows):
     rule_set = _rule_set(p, rows, rules, default, default_proba)
     # printed for all training rows, once: thresholds, '(or missing)', shares
     rule_set = rows.on_training_rows(rule_set)
-    # a rule list's default ("otherwise") is one of its rules: n_rules_ counts its
+    # a rule list's default ("otherwise") is one of its rules: n_regions_ counts its
     # regions, comparable with a tree's leaves; the paper's rules are its components
     n_rules = len(rule_set) + 1 if config.rule_list else int(order.size)
     return Readout(params, rule_set, n_rules, path)
+
+
+def _tree_readout(params, searched, rows):
+    """The searched tree (fit/tree_path.py) printed for all rows, and the path: every
+    candidate printable (TreePath), the conditions of every grown tree printed in one pass
+    over the rows, each price's rows per node counted once (the smaller trees of a price
+    are its largest's first steps)."""
+    cands, grown = searched.candidates, searched.grown
+    sums = {i: c.tree for i, c in enumerate(cands) if c.form == "sum"}
+    # a warm start's candidates (REFERENCE_FORMS): built by the search, as the sums
+    refs = {i: c.tree for i, c in enumerate(cands) if c.form in REFERENCE_FORMS}
+    for tree in [*sums.values(), *refs.values()]:
+        tree.feature_names_in = rows.names_in
+        tree.__dict__.pop("_box_set", None)
+    conds = [x for box_conditions in grown.read.values() for x in box_conditions]
+    conds += [x for tree in [*sums.values(), *refs.values()] for nd in tree.nodes() for x in nd.conditions]
+    conds = list({id(x): x for x in conds}.values())
+    printed = dict(zip(map(id, conds), rows.printed_conditions(conds))) if conds else {}
+    # the sums' rows per node from the largest (a smaller sum's nodes are among its own)
+    kc = rows.key_counts(sums[max(sums, key=lambda i: cands[i].size)]) if sums else {}
+    for i, tree in sums.items():
+        leaf_counts = [[kc.get((t, lf.key), 0) for lf in tree.leaves(t)] for t in range(len(tree.terms))]
+        sums[i] = tree.printed(printed, leaf_counts, rows.n_samples)
+    for i, tree in refs.items():
+        kc = rows.key_counts(tree)
+        sums[i] = tree.printed(printed, [[kc.get((0, lf.key), 0) for lf in tree.leaves(0)]], rows.n_samples)
+    # the grown trees over the printed conditions (a tree of them prints them as they are)
+    read = {box: [printed.get(id(x), x) for x in box_conditions] for box, box_conditions in grown.read.items()}
+    grown = dataclasses.replace(grown, read=read, names={**grown.names, "feature_names_in": rows.names_in})
+    largest = {price: max(c.size for c in cands if c.form == "tree" and c.price == price)
+               for price in {c.price for c in cands if c.form == "tree"}}
+    counts = {price: rows.key_counts(grown.tree(price, size)) for price, size in largest.items()}
+    trees = TreePath([(c.form, c.price, c.size) for c in cands], grown, counts, rows.n_samples, sums)
+    chosen = trees[searched.chosen]
+    path = dict(
+        form=np.array([c.form for c in cands]), literal_price=np.array([c.price for c in cands]),
+        size=np.array([c.size for c in cands]), n_regions=np.array([c.n_regions for c in cands]),
+        n_conditions=np.array([c.n_conditions for c in cands]),
+        validation_error=np.array([c.validation_error for c in cands]),
+        mean_checks=np.array([c.checks for c in cands]),
+        chosen=int(searched.chosen), trees=trees)
+    if cands[0].reference_se is not None:  # a warm start (fit/tree_path.py's choose reads them)
+        path["reference_se"] = np.array([c.reference_se for c in cands])
+    return Readout(params, chosen, int(chosen.n_regions), path)
+
+
+class TreePath(collections.abc.Sequence):
+    """``path_rules_`` of a searched tree: the candidates of ``path_`` in its order, each a
+    RuleTree printed for the training rows. A tree candidate is built when first read (a
+    fit prints the one it chose; ``with_size`` and a reader of the path the others), from
+    its price's grown tree (fit/tree_path.py's GrownTrees, over printed conditions) and
+    that tree's rows per node; the sums are built by the search."""
+
+    def __init__(self, specs, grown, counts, n_rows, built):
+        self.specs = list(specs)  # (form, price, size) per candidate
+        self.grown = grown
+        self.counts = counts  # price -> {(term, node key): training rows through it}
+        self.n_rows = int(n_rows)
+        self.built = dict(built)  # index -> RuleTree
+
+    def __len__(self):
+        return len(self.specs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        k = range(len(self))[i]  # (an IndexError past the end; negative from the end)
+        if k not in self.built:
+            _, price, size = self.specs[k]
+            tree = self.grown.tree(price, size)
+            kc = self.counts[price]
+            self.built[k] = tree.printed({}, [[kc.get((0, lf.key), 0) for lf in tree.leaves(0)]], self.n_rows)
+        return self.built[k]
+
+    def __repr__(self):
+        return f"TreePath({len(self)} candidates: {', '.join(f'{f} {p:g} {s}' for f, p, s in self.specs[:4])}...)"
 
 
 def _rule_set(p, rows, rules, default, default_proba):
@@ -141,16 +222,40 @@ def rule_set_of_size(path_rules, path_defaults, size):
     return path_rules[size - 1]
 
 
-def sized_model(model, n_rules):
-    """A copy of the fitted DefragModel whose list has n_rules regions, a size on its path_
-    (rule_list="search"): a refit with n_rules gives the same rules."""
+def sized_model(model, n_regions=None, max_conditions=None):
+    """A copy of the fitted DefragModel as a fit with n_regions (or max_conditions) prints it,
+    read off its path_ (a searched form): a refit with that parameter gives the same."""
     check_is_fitted(model, "rules_")
     if getattr(model, "path_", None) is None:
-        raise ValueError("with_size needs the path of a list searched for (rule_list='search')")
-    top = int(model.path_["size"][-1])
-    if not (isinstance(n_rules, numbers.Integral) and not isinstance(n_rules, bool) and 1 <= n_rules <= top):
-        raise ValueError(f"n_rules must be an integer in [1, {top}] (path_['size']); got {n_rules!r}")
+        raise ValueError("with_size reads the path of a searched explanation (form 'auto', 'tree', 'sum' or 'list')")
+    if (n_regions is None) == (max_conditions is None):
+        raise ValueError("with_size takes n_regions or max_conditions (one of them)")
+    for name, value, low in (("n_regions", n_regions, 1), ("max_conditions", max_conditions, 0)):
+        if value is not None and not (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+                                      and value >= low):
+            raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
     out = copy.copy(model)
-    out.n_rules = out.n_rules_ = int(n_rules)
-    out.rules_ = rule_set_of_size(model.path_rules_, model.path_defaults_, int(n_rules))
+    if "trees" not in model.path_ and "form" not in model.path_:  # form "list": the list of each size
+        if max_conditions is not None:
+            raise ValueError("with_size(max_conditions=) needs a searched tree (form 'auto', 'tree' or 'sum')")
+        top = int(model.path_["size"][-1])
+        if n_regions > top:
+            raise ValueError(f"n_regions must be an integer in [1, {top}] (path_['size']); got {n_regions!r}")
+        out.n_regions = out.n_regions_ = int(n_regions)
+        out.rules_ = rule_set_of_size(model.path_rules_, model.path_defaults_, int(n_regions))
+    else:
+        path = model.path_
+        cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
+                 for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],
+                                                  path["validation_error"], path["mean_checks"],
+                                                  path["n_conditions"], path["n_regions"])]
+        if "reference_se" in path:  # a warm start
+            for c, se in zip(cands, path["reference_se"]):
+                c.reference_se = tuple(map(float, se))
+        i = choose(cands, max_conditions, n_regions)
+        out.n_regions, out.max_conditions = n_regions, max_conditions
+        out.rules_ = model.path_rules_[i]
+        out.n_regions_ = int(out.rules_.n_regions)
+        out.path_ = dict(path, chosen=i)
+    out.n_conditions_ = explanation_conditions(out.rules_)
     return out

@@ -176,7 +176,7 @@ def run_restarts(problem, target, options, n_restarts, random_state, n_jobs,
     one restart's fit (run_restart's signature) and the training error of its params
     (training_error's), FAB / EM's by default, EM-KL's from defrag/fit/emkl.py. collect:
     ``collect(index, params)`` is called with every restart's params before they may be
-    dropped (rule_list="search" reads every restart's components). progress: called in this
+    dropped (form="list" reads every restart's components). progress: called in this
     thread after each restart with the restarts done and the best training error rate so far
     (utils/progress.py's RestartProgress)."""
     seeds = np.random.SeedSequence(random_state).spawn(n_restarts)

@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from ..rules import refit_rule_list, refit_rule_lists
+from ..rules.conditions import conditions_on_training_rows
 from ..utils.exact import exact_mean, exact_partial, squared_deviations
 from ..utils.validation import (
     check_missing,
@@ -128,3 +129,11 @@ class InMemoryRows:
     def on_training_rows(self, rule_set):
         """The rule set printed for all rows (RuleSet.on_training_rows)."""
         return rule_set.on_training_rows(self.X, self.threads)
+
+    def printed_conditions(self, conditions):
+        """The conditions printed for all rows (conditions_on_training_rows), in order."""
+        return conditions_on_training_rows(conditions, self.X, self.threads)
+
+    def key_counts(self, tree):
+        """RuleTree.key_counts on all rows: the rows through each node and leaf."""
+        return tree.key_counts(self.X, self.threads)

@@ -24,8 +24,8 @@ class Searched:
 
     results: list
     best: object  # fit/restarts.py's Restart; its rule_list set when the config has rule lists
-    component_etas: list = None  # rule_list="search": every restart's eta, in index order
-    searched: object = None  # rule_list="search": fit/list_path.py's SearchedList (search_list)
+    component_etas: list = None  # a searched form: every restart's eta, in index order
+    searched: object = None  # fit/list_path.py's SearchedList or fit/tree_path.py's SearchedTree
 
 
 def component_rules(params, splits, X, kappa, names, n_threads=1):
@@ -60,9 +60,9 @@ def search(config, prepared, rows, progress=None):
     options = config.restart_options(len(p.splits), p.n_components, p.n_all_splits)
     kernels = dict(restart=emkl.run_restart, score=emkl.training_error) if config.emkl else {}
     rule_list = None
-    # rule_list="search" without n_rules also keeps the restarts' own list (rule_list=True's),
+    # form "list" without n_regions also keeps the restarts' own list (form "restarts"'s),
     # which the search's cross-validation weighs against the searched one (fit/list_path.py)
-    if config.rule_list and not (config.searched and config.n_rules is not None):
+    if config.restart_lists:
         refit = None
         if p.subsampled:  # the list's error on all rows (refitted on them)
             refit = functools.partial(rows.refit_rule_list, target=p.target, classes=p.classes)
@@ -77,7 +77,7 @@ def search(config, prepared, rows, progress=None):
         else:  # the rule lists score themselves on all rows
             score_problem = RowCount(rows.n_samples)
         on_all_rows = dict(score_problem=score_problem, score_target=p.target)
-    if config.searched:  # every restart's components are the candidate boxes
+    if config.searched or config.tree_searched:  # every restart's components are the candidate boxes
         etas = {}
         kernels["collect"] = lambda i, params: etas.__setitem__(i, params["eta"])
     results, best = run_restarts(p.problem, p.fit_target, options, config.n_restarts, p.entropy,
@@ -85,6 +85,6 @@ def search(config, prepared, rows, progress=None):
                                  **kernels)
     if config.emkl and rule_list is not None:
         best = dataclasses.replace(best, rule_list=rule_list(best.params)[0])
-    if config.searched:
+    if config.searched or config.tree_searched:
         return Searched(results, best, [etas[i] for i in sorted(etas)])
     return Searched(results, best)

@@ -21,9 +21,16 @@ import re
 import numpy as np
 
 from ..splits import MAX_CATEGORY, InputEncoding
+from .tree_nodes import Leaf, walk
 
 SCHEMA = "defrag.rules"
 SCHEMA_VERSION = 1
+# rule trees and sums of trees (rules/tree.py) write version 2; rule sets stay at 1, so
+# that a reader of version 1 still reads every rule set
+TREE_SCHEMA_VERSION = 2
+# items (nodes and leaves) a rule tree's document may hold, and the deepest path
+MAX_NODES = 100_000
+MAX_TREE_DEPTH = 500
 # features a document may have (feature_names, encoding.n_features): the source readers'
 # limit (sources/base.py)
 MAX_FEATURES = 2**24
@@ -450,25 +457,33 @@ def _classes(d):
     return classes
 
 
-def ruleset_fields(d):
-    """RuleSet's constructor arguments of a rule set's dict, its rules as dicts of Rule's
-    arguments and theirs of Condition's, after checking the whole document
-    (RulesDocumentError naming the bad field's JSON path)."""
-    if not isinstance(d, dict) or "rules" not in d:
-        _fail("", "not a defrag rule set: a JSON object with 'rules' is expected")
+# the fields every document has besides its rules or tree
+_HEADER = ("schema", "schema_version", "feature_names", "feature_names_in", "classes", "classes_dtype",
+           "supports_missing", "encoding")
+
+
+def _version(d, what, key):
+    """The document's schema version, checked (what: "rule set" or "rule tree"; key: the
+    field every such document has)."""
+    if not isinstance(d, dict) or key not in d:
+        _fail("", f"not a defrag {what}: a JSON object with {key!r} is expected")
     if d.get("schema", SCHEMA) != SCHEMA:
-        _fail("schema", f"not a defrag rule set: schema {_short(d.get('schema'))}")
+        _fail("schema", f"not a defrag {what}: schema {_short(d.get('schema'))}")
     version = d.get("schema_version", SCHEMA_VERSION)
     if isinstance(version, bool) or not isinstance(version, int):
         _fail("schema_version", f"expected an integer; got {_kind(version)}")
-    if version > SCHEMA_VERSION:
-        _fail("schema_version", f"version {version} is newer than this defrag reads ({SCHEMA_VERSION}): "
+    if version > TREE_SCHEMA_VERSION:
+        _fail("schema_version", f"version {version} is newer than this defrag reads ({TREE_SCHEMA_VERSION}): "
                                 "upgrade defrag")
     if version < 1:
         _fail("schema_version", f"unknown version {version} (versions start at 1)")
-    _object(d, "", ("rules", "default_prediction"),
-            ("schema", "schema_version", "default_proba", "feature_names", "feature_names_in", "classes",
-             "classes_dtype", "supports_missing", "encoding"))
+    return version
+
+
+def _header(d):
+    """(the constructors' shared arguments but the encoding, the encoding's arguments or
+    None, the feature count or None, the names conditions must carry or None, classes)
+    of a document, checked."""
     names = _optional(d, "feature_names", "", _names)
     names_in = _optional(d, "feature_names_in", "", _names)
     encoding = _optional(d, "encoding", "", _encoding)
@@ -486,13 +501,143 @@ def ruleset_fields(d):
     named = names if names is not None else names_in
     if named is None and n_features is not None:  # an encoding alone gives the count
         named = [f"x{j}" for j in range(n_features)]
+    shared = dict(feature_names=names, classes=classes,
+                  supports_missing=_optional(d, "supports_missing", "", _bool, False), feature_names_in=names_in)
+    return shared, encoding, n_features, named, classes
+
+
+def ruleset_fields(d):
+    """RuleSet's constructor arguments of a rule set's dict, its rules as dicts of Rule's
+    arguments and theirs of Condition's, after checking the whole document
+    (RulesDocumentError naming the bad field's JSON path)."""
+    if isinstance(d, dict) and "nodes" in d and "rules" not in d:
+        _fail("", "a rule tree (it has 'nodes'), not a rule set: read it with RuleTree.from_json, or "
+                  "defrag.rules.from_json for either")
+    if _version(d, "rule set", "rules") > SCHEMA_VERSION:
+        _fail("schema_version", "a rule set's document is version 1")
+    _object(d, "", ("rules", "default_prediction"), _HEADER + ("default_proba",))
+    shared, encoding, n_features, named, classes = _header(d)
     rules = [_rule(r, f"rules[{i}]", n_features, named, classes)
              for i, r in enumerate(_list(d["rules"], "rules"))]
     fields = dict(rules=rules, default_prediction=_prediction(d["default_prediction"], "default_prediction", classes),
-                  default_proba=_proba(d.get("default_proba"), "default_proba", classes),
-                  feature_names=names, classes=classes,
-                  supports_missing=_optional(d, "supports_missing", "", _bool, False), feature_names_in=names_in)
+                  default_proba=_proba(d.get("default_proba"), "default_proba", classes), **shared)
     # built last: everything is checked
+    fields["encoding"] = None if encoding is None else InputEncoding(**encoding)
+    return fields
+
+
+# ------------------------------------------------------------------- rule trees
+def tree_to_dict(tree):
+    """A RuleTree as a JSON-ready dict: its nodes and leaves in one flat list (each term's
+    in reading order, an inner node before its "then" and "else" items, which it names by
+    index), the terms' roots, a sum's base and decimals, and the fields of a rule set."""
+    nodes, roots = [], []
+    for root in tree.terms:
+        order = list(walk(root))
+        index = {id(x): len(nodes) + i for i, x in enumerate(order)}
+        roots.append(len(nodes))
+        for x in order:
+            if isinstance(x, Leaf):
+                item = {"prediction": _plain(x.prediction), "support": x.support}
+                if x.proba is not None:
+                    item["proba"] = [float(p) for p in x.proba]
+                if x.share is not None:
+                    item["share"] = x.share
+            else:
+                item = {"conditions": [condition_to_dict(c) for c in x.conditions],
+                        "then": index[id(x.then)], "else": index[id(x.otherwise)]}
+            nodes.append(item)
+    classes = None if tree.classes is None else _array(tree.classes)
+    return {
+        "schema": SCHEMA, "schema_version": TREE_SCHEMA_VERSION, "form": tree.form,
+        "nodes": nodes, "terms": roots,
+        "base": None if tree.base is None else _plain(tree.base), "decimals": tree.decimals,
+        "feature_names": _written_names(tree._boxes()),
+        "feature_names_in": tree._boxes().feature_names_in,
+        "classes": None if classes is None else classes["values"],
+        "classes_dtype": None if classes is None else classes["dtype"],
+        "supports_missing": tree.supports_missing,
+        "encoding": encoding_to_dict(tree.encoding),
+    }
+
+
+def tree_fields(d):
+    """RuleTree's constructor arguments of a rule tree's dict: its terms as nested dicts
+    ({"conditions": [Condition's arguments], "then": item, "else": item} or a leaf's
+    {"prediction", "proba", "support", "share"}), after checking the whole document: every
+    inner node's items come after it, and every item but the roots is named once, so the
+    nodes form trees (RulesDocumentError naming the bad field's JSON path)."""
+    _version(d, "rule tree", "nodes")
+    _object(d, "", ("nodes", "terms", "form"), _HEADER + ("base", "decimals"))
+    shared, encoding, n_features, named, classes = _header(d)
+    form = d["form"]
+    if form not in ("tree", "sum"):
+        _fail("form", f"expected \"tree\" or \"sum\"; got {_short(form)}")
+    nodes = _list(d["nodes"], "nodes", max_len=MAX_NODES)
+    roots = [_int(r, f"terms[{i}]", 0, max(len(nodes) - 1, 0)) for i, r in enumerate(_list(d["terms"], "terms"))]
+    if not roots or not nodes:
+        _fail("terms", "a rule tree has at least one term and one node")
+    if form == "tree" and len(roots) != 1:
+        _fail("terms", f"a tree of rules has one term; got {len(roots)}")
+    base = _optional(d, "base", "", _finite)
+    if (base is None) != (form == "tree"):
+        _fail("base", "a sum of trees has a base, a tree of rules none")
+    decimals = _optional(d, "decimals", "", _int, low=-300, high=300)
+    if form == "sum" and classes is not None and len(classes) != 2:
+        _fail("classes", "a sum of trees classifies two classes")
+    named_by = {}  # item -> the item that names it
+    for i, item in enumerate(nodes):
+        where = f"nodes[{i}]"
+        if not isinstance(item, dict):
+            _fail(where, f"expected an object; got {_kind(item)}")
+        if "conditions" in item:
+            _object(item, where, ("conditions", "then", "else"), ())
+            for key in ("then", "else"):
+                child = _int(item[key], f"{where}.{key}", i + 1, len(nodes) - 1)
+                if child in named_by:
+                    _fail(f"{where}.{key}", f"nodes[{child}] is already a branch of nodes[{named_by[child]}]")
+                named_by[child] = i
+    for t, r in enumerate(roots):
+        if r in named_by or roots.index(r) != t:
+            _fail(f"terms[{t}]", f"nodes[{r}] is a branch or another term's root")
+        named_by[r] = -1
+    unnamed = [i for i in range(len(nodes)) if i not in named_by]
+    if unnamed:
+        _fail(f"nodes[{unnamed[0]}]", "no term reaches this node")
+
+    def read_item(i):
+        """An item's fields, its branches still indices."""
+        item, where = nodes[i], f"nodes[{i}]"
+        if "conditions" in item:
+            conds = [_condition(c, f"{where}.conditions[{j}]", n_features, named)
+                     for j, c in enumerate(_list(item["conditions"], f"{where}.conditions"))]
+            if not conds:
+                _fail(f"{where}.conditions", "a node tests at least one condition")
+            return {"conditions": conds, "then": item["then"], "else": item["else"]}
+        _object(item, where, ("prediction",), ("proba", "support", "share"))
+        if form == "sum":
+            prediction, proba = _finite(item["prediction"], f"{where}.prediction"), None
+            if item.get("proba") is not None:
+                _fail(f"{where}.proba", "a sum's leaves add values: they have no class probabilities")
+        else:
+            prediction = _prediction(item["prediction"], f"{where}.prediction", classes)
+            proba = _proba(item.get("proba"), f"{where}.proba", classes)
+        return {"prediction": prediction, "proba": proba, "support": _optional(item, "support", where, _int, 0),
+                "share": _optional(item, "share", where, _finite, low=0.0, high=1.0)}
+
+    items = [read_item(i) for i in range(len(nodes))]
+    depth = [0] * len(nodes)
+    for i in range(len(nodes)):  # branches come after their node: one pass in order
+        if "conditions" in items[i]:
+            for key in ("then", "else"):
+                depth[items[i][key]] = depth[i] + 1
+                if depth[i] + 1 > MAX_TREE_DEPTH:
+                    _fail(f"nodes[{i}].{key}", f"the tree is deeper than {MAX_TREE_DEPTH} nodes")
+    for i in reversed(range(len(nodes))):  # branches before their node: each built once
+        if "conditions" in items[i]:
+            items[i]["then"], items[i]["else"] = items[items[i]["then"]], items[items[i]["else"]]
+
+    fields = dict(terms=[items[r] for r in roots], base=base, decimals=decimals, **shared)
     fields["encoding"] = None if encoding is None else InputEncoding(**encoding)
     return fields
 

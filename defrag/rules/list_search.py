@@ -246,10 +246,19 @@ def literal_groups(splits):
     return feature, group
 
 
-def box_of_component(eta, kappa):
-    """The literals a component fixes: s_l = 1 where eta > 1 - kappa, s_l = 0 where < kappa."""
-    L = eta.size
-    return list(np.flatnonzero(eta > 1.0 - kappa)) + list(L + np.flatnonzero(eta < kappa))
+def component_boxes(component_etas, kappa, keep=None):
+    """The distinct boxes of the components of component_etas (eta arrays, one row per
+    component), over their splits ``keep`` (indices; None: all): the literals a component
+    fixes, s_l = 1 (literal l) where eta > 1 - kappa, s_l = 0 (literal L + l) where eta <
+    kappa, as sorted tuples. Restarts often fix the same literals: each box once."""
+    etas = [np.asarray(e, dtype=np.float64) for e in component_etas]
+    etas = [e if keep is None else e[:, keep] for e in etas if e.size]
+    if not etas:
+        return set()
+    E = np.vstack(etas)
+    fixed = np.hstack([E > 1.0 - kappa, E < kappa])  # literal l < L: s_l = 1; L + l: s_l = 0
+    distinct = {row.tobytes(): row for row in fixed}  # over the components
+    return {tuple(np.flatnonzero(row).tolist()) for row in distinct.values()}
 
 
 def literal_column(S, j):
@@ -272,15 +281,25 @@ def simplified_box(S, box, literal_group):
     of one group (a feature's side) only the tightest, then, the most often true first,
     each literal whose removal leaves the covered rows as they are (FAB fixes many
     nested thresholds of one feature)."""
+    return simplified_boxes(S, [box], literal_group)[0]
+
+
+def simplified_boxes(S, boxes, literal_group):
+    """simplified_box of each of boxes (sorted lists), S's columns counted once."""
+    n_true = np.count_nonzero(S, axis=0)  # rows where each split holds
+    literal_group = np.asarray(literal_group)
+    return [_simplified(S, box, literal_group, n_true) for box in boxes]
+
+
+def _simplified(S, box, literal_group, n_true):
     n, L = S.shape
     if not len(box):
         return []
     box = np.asarray(box, dtype=np.int64)
     positive = box < L
     cols = np.where(positive, box, box - L)
-    fails = S[:, cols] ^ positive  # a literal fails where its split's side is the other
-    counts = n - fails.sum(axis=0)  # rows where it holds
-    group = np.asarray(literal_group)[box]
+    counts = np.where(positive, n_true[cols], n - n_true[cols])  # rows where each literal holds
+    group = literal_group[box]
     # per group the literal true on fewest rows (ties: the lower literal)
     by_group = np.lexsort((box, counts, group))
     first = by_group[np.r_[True, group[by_group][1:] != group[by_group][:-1]]]
@@ -289,7 +308,7 @@ def simplified_box(S, box, literal_group):
     # among those not dropped yet. Such a row fails no later literal: a literal is kept
     # only as the last failing literal (in order) of some row, and then where one of
     # those rows fails no literal kept before it.
-    fails = fails[:, order]
+    fails = S[:, cols[order]] ^ positive[order]  # a literal fails where its split's side is the other
     failed = fails.any(axis=1)
     last = fails.shape[1] - 1 - np.argmax(fails[:, ::-1], axis=1)
     last = np.where(failed, last, -1)

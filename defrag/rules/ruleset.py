@@ -12,12 +12,12 @@ import warnings
 
 import numpy as np
 
-from . import _rules_eval, display, document, export
+from . import _rules_eval, diff as diffs, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names
-from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows,
+from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows, list_reading,
                          missing_value_note)
 
 
@@ -271,7 +271,21 @@ class RuleSet:
         """Class probabilities of the rules followed by the default's (classification)."""
         return np.vstack([r.proba for r in self.rules] + [self.default_proba])
 
-    def predict(self, X, n_threads=1):
+    def predict_coded(self, X_coded, n_threads=1):
+        """predict of X as the rules read it (``encode``)."""
+        return self.predictions()[self.first_match(X_coded, n_threads)]
+
+    def predict_proba(self, X, n_threads=1, matched=False):
+        """The class probabilities of the rule that predicts each row (classification)."""
+        return self.probabilities()[self._first_matches(X, n_threads, matched)]
+
+    def checks(self, X_coded, n_threads=1):
+        """The comparisons a reader makes for each row of X (as the rules read it): each
+        rule in order, its conditions as printed until the first that fails (an interval
+        whose lower bound fails costs one), all of them in the rule that holds; float64."""
+        return list_reading(self.rules, X_coded, n_threads)
+
+    def predict(self, X, n_threads=1, matched=False):
         """The prediction of the first covering rule, else the default (evaluated in C).
 
         Only the features the rules name are read, without a copy of the others: a
@@ -281,8 +295,9 @@ class RuleSet:
         values is a ValueError. A Dask array or DataFrame gives a lazy Dask array."""
         n_threads = checked_threads(n_threads)
         if is_dask_collection(X):
-            return map_rows(functools.partial(self.predict, n_threads=n_threads), X, self.predictions().dtype)
-        first = self._first_matches(X, n_threads)
+            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
+                            self.predictions().dtype)
+        first = self._first_matches(X, n_threads, matched)
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 
     def apply(self, X, n_threads=1, matched=False):
@@ -414,6 +429,12 @@ class RuleSet:
         return state
 
     # ------------------------------------------------------------------ exports
+    def diff(self, other, X=None, tol=0.0):
+        """What changed from these rules to other (a RuleSet or a RuleTree over the same
+        features): see RuleTree.diff (a rule's region is its own conditions; the default,
+        "otherwise", is the last region)."""
+        return diffs.explanation_diff(self, other, X, tol)
+
     def to_dict(self):
         """JSON-ready dict with everything needed to rebuild the rule set (``from_dict``):
         exact bounds, outputs, feature names, the input encoding, a schema version."""

@@ -263,13 +263,16 @@ def check_nodes(trees, n_features, n_features_field="n_features_in_"):
         bad = int(feature[(feature < 0) | (feature >= n_features)][0])
         raise ValueError(f"a split of the model tests feature {bad}, outside the model's {n_features} "
                          f"features ({n_features_field}): the model is malformed")
-    for t, i in zip(trees, internal):  # over trees, not nodes
-        numeric = i & (t.kind == NUMERIC)
-        bad = numeric & (np.isnan(t.threshold) | (t.threshold == -np.inf))
-        if bad.any():
-            raise ValueError(f"a split of the model on feature {int(t.feature[bad][0])} has threshold "
-                             f"{float(t.threshold[bad][0])}: thresholds must be numbers (or +inf); "
-                             "the model is malformed")
+    if not trees:
+        return
+    # the numeric splits of every tree at once
+    threshold = np.concatenate([t.threshold[i] for t, i in zip(trees, internal)])
+    numeric = np.concatenate([t.kind[i] for t, i in zip(trees, internal)]) == NUMERIC
+    bad = numeric & (np.isnan(threshold) | (threshold == -np.inf))
+    if bad.any():
+        raise ValueError(f"a split of the model on feature {int(feature[bad][0])} has threshold "
+                         f"{float(threshold[bad][0])}: thresholds must be numbers (or +inf); "
+                         "the model is malformed")
 
 
 def _all_reached(left, right, roots):
@@ -513,15 +516,25 @@ class SourceModel:
         with n_jobs=-1 on 382 rows: 52 ms of a 123 ms fit)."""
         return predict_on_one_thread(self.estimator, X)
 
+    @property
+    def has_proba(self):
+        """The model gives class probabilities (columns in ``classes``' order)."""
+        return self.has_predict and self.task == "classification" and hasattr(self.estimator, "predict_proba") \
+            and self.classes is not None
 
-def predict_on_one_thread(estimator, X):
+    def predict_proba(self, X):
+        """The model's class probabilities of X (on one thread, as ``predict``)."""
+        return predict_on_one_thread(self.estimator, X, "predict_proba")
+
+
+def predict_on_one_thread(estimator, X, method="predict"):
     """estimator.predict(X); a scikit-learn model with n_jobs other than 1 (None included:
     scikit-learn reads it as the active joblib.parallel_config's) predicts through a
     shallow copy with n_jobs=1, the model itself left as it is (SourceModel.predict)."""
     if type(estimator).__module__.startswith("sklearn.") and hasattr(estimator, "n_jobs") and estimator.n_jobs != 1:
         estimator = copy.copy(estimator)
         estimator.n_jobs = 1
-    return estimator.predict(X)
+    return getattr(estimator, method)(X)
 
 
 __all__ += ["IN_SET", "NOT_IN_SET", "NUMERIC"]

@@ -587,6 +587,17 @@ class CatBoostSource(SourceModel):
             return self._catboost_call("predict", X, prediction_type="Class")
         return self._catboost_call("predict", X)  # its default: exp(raw) for Poisson / Tweedie
 
+    @property
+    def has_proba(self):
+        if self._plain:
+            return self._loss in CLASSIFICATION_LOSSES and self.classes is not None
+        return super().has_proba
+
+    def predict_proba(self, X):
+        if self._plain:
+            return self._catboost_call("predict", X, prediction_type="Probability")
+        return self._catboost_call("predict_proba", X)
+
     def _catboost_call(self, method, X, **kwargs):
         """A CatBoost method on X, CatBoost's own errors (data it cannot read) as ValueError."""
         try:

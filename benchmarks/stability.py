@@ -1,0 +1,217 @@
+"""Stability of the printed explanation under a retrain, against a tree of the same size.
+
+Usage (from the repository root, with defrag installed, or built in place and PYTHONPATH=.;
+on a shared machine prefix ``nice -n 19``):
+
+    PYTHONPATH=. python benchmarks/stability.py                    # the 17 cases of quality.py
+    PYTHONPATH=. python benchmarks/stability.py --cases sonar,servo --out stability.md
+    PYTHONPATH=. python benchmarks/stability.py --data DIR --cases NAME   # DIR/NAME.csv
+
+Protocol (issue 37): a case's rows split 70/30 (random_state 0, benchmarks/quality.py's
+Split); two bootstrap samples of the training rows (NumPy generators seeded 0 and 1); on
+each, a random forest of 100 trees (random_state 0 and 1; quality.py's settings:
+min_samples_leaf 5 for regression and above 5,000 rows, else 1), each explained by
+``DefragModel(forest, random_state=0).fit(X_boot, y_boot)``. On the test rows:
+
+- ARI: the adjusted Rand index of the two explanations' regions (each row's region: the
+  leaf it reaches, ``rules_.apply``; a sum of trees, its combination of one leaf per part;
+  a list, its first matching rule). 1: the same partition of the test rows;
+- changed: the share of test rows whose prediction differs between the two fits (a class
+  label that differs; in regression a value that moves by more than CHANGE_TOL times the
+  standard deviation of the training targets: a refit's outputs always move a little);
+- regions: ``n_regions_`` of each fit.
+
+The same for CART-fp (a DecisionTree of random_state 0, max_leaf_nodes the regions of the
+explanation of the same forest, fitted to that forest's predictions on its bootstrap rows,
+as quality.py's Split.cart), and for a warm start: the second fit with
+``reference_rules`` = the first fit's ``rules_`` (ARI and changed against the first fit).
+
+Summary: on how many cases the default's ARI is at least CART-fp's, and the warm start's
+changed share at most CART-fp's (issue 37's acceptance counts). Writes a markdown table and
+the summary (stdout and --out).
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import quality  # noqa: E402  (benchmarks/quality.py: load, CASES, the forests' settings)
+
+# regression: a prediction "changed" where it moved by more than this many standard
+# deviations of the training targets
+CHANGE_TOL = 0.05
+TIE = 1e-12
+
+
+def regions_of(model, X):
+    """Each row's region of a fitted DefragModel's printed explanation, as integers."""
+    regions = np.asarray(model.rules_.apply(X))
+    if regions.ndim == 2:  # a sum of trees: one leaf per part
+        regions = np.unique(regions, axis=0, return_inverse=True)[1].ravel()
+    return regions
+
+
+def changed_share(p1, p2, task, scale):
+    if task == "regression":
+        moved = np.abs(np.asarray(p1, dtype=float) - np.asarray(p2, dtype=float)) > CHANGE_TOL * scale
+    else:
+        moved = np.asarray(p1) != np.asarray(p2)
+    return float(np.mean(moved)) if len(moved) else 0.0
+
+
+def forest_of(task, n_rows, seed):
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    leaf = 5 if task == "regression" or n_rows > 5000 else 1
+    Forest = RandomForestRegressor if task == "regression" else RandomForestClassifier
+    return Forest(n_estimators=100, min_samples_leaf=leaf, random_state=seed, n_jobs=-1)
+
+
+def cart_fp(task, forest, X, leaves):
+    """CART-fp: a tree with `leaves` leaves fitted to the forest's predictions on X (its
+    region of a row: tree.apply; one leaf: a constant, one region)."""
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    Tree = DecisionTreeRegressor if task == "regression" else DecisionTreeClassifier
+    return Tree(max_leaf_nodes=max(int(leaves), 2), random_state=0).fit(X, forest.predict(X)) \
+        if leaves >= 2 else _Constant(task, forest.predict(X))
+
+
+class _Constant:
+    """CART-fp with one leaf: the constant that fits the forest's predictions best."""
+
+    def __init__(self, task, fp):
+        if task == "regression":
+            self.value = float(np.mean(fp))
+        else:
+            values, counts = np.unique(fp, return_counts=True)
+            self.value = values[np.argmax(counts)]
+
+    def predict(self, X):
+        return np.full(len(X), self.value)
+
+    def apply(self, X):
+        return np.zeros(len(X), dtype=np.int64)
+
+
+def warm_start_supported():
+    from defrag import DefragModel
+
+    return "reference_rules" in DefragModel().get_params()
+
+
+def one_case(X, y, task, warm):
+    from sklearn.metrics import adjusted_rand_score
+    from sklearn.model_selection import train_test_split
+
+    from defrag import DefragModel
+
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
+    scale = float(np.std(np.asarray(ytr, dtype=float))) if task == "regression" else 1.0
+    fits = []
+    for seed in (0, 1):
+        boot = np.random.default_rng(seed).integers(0, len(Xtr), len(Xtr))
+        Xb, yb = Xtr[boot], ytr[boot]
+        forest = forest_of(task, len(X), seed).fit(Xb, yb)
+        t0 = time.perf_counter()
+        model = DefragModel(forest, random_state=0).fit(Xb, yb)
+        seconds = time.perf_counter() - t0
+        cart = cart_fp(task, forest, Xb, model.n_regions_)
+        fits.append(dict(forest=forest, model=model, cart=cart, Xb=Xb, yb=yb, seconds=seconds))
+    a, b = fits
+    out = dict(
+        ari=adjusted_rand_score(regions_of(a["model"], Xte), regions_of(b["model"], Xte)),
+        changed=changed_share(a["model"].predict(Xte), b["model"].predict(Xte), task, scale),
+        regions=(int(a["model"].n_regions_), int(b["model"].n_regions_)),
+        cart_ari=adjusted_rand_score(a["cart"].apply(Xte), b["cart"].apply(Xte)),
+        cart_changed=changed_share(a["cart"].predict(Xte), b["cart"].predict(Xte), task, scale),
+        seconds=(a["seconds"], b["seconds"]))
+    if warm:
+        w = DefragModel(b["forest"], random_state=0, reference_rules=a["model"].rules_).fit(b["Xb"], b["yb"])
+        out.update(warm_ari=adjusted_rand_score(regions_of(a["model"], Xte), regions_of(w, Xte)),
+                   warm_changed=changed_share(a["model"].predict(Xte), w.predict(Xte), task, scale),
+                   warm_regions=int(w.n_regions_), warm_kept=bool(getattr(w, "reference_kept_", False)))
+    return out
+
+
+def fmt(v):
+    return "n/a" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.2f}"
+
+
+def table(rows, warm):
+    head = ["case", "task", "regions", "ARI", "changed", "CART-fp ARI", "CART-fp changed"]
+    if warm:
+        head += ["warm regions", "warm kept", "warm ARI", "warm changed"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, task, r in rows:
+        cells = [name, task, f"{r['regions'][0]}, {r['regions'][1]}", fmt(r["ari"]), fmt(r["changed"]),
+                 fmt(r["cart_ari"]), fmt(r["cart_changed"])]
+        if warm:
+            cells += [str(r["warm_regions"]), "yes" if r["warm_kept"] else "no", fmt(r["warm_ari"]),
+                      fmt(r["warm_changed"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def at_least(ours, theirs):
+    return ours >= theirs - TIE * max(1.0, abs(theirs))
+
+
+def summary(rows, warm):
+    n = len(rows)
+    ari = sum(at_least(r["ari"], r["cart_ari"]) for _, _, r in rows)
+    lines = [f"default ARI >= CART-fp's on {ari} of {n} cases "
+             f"(mean ARI {np.mean([r['ari'] for _, _, r in rows]):.2f} against "
+             f"{np.mean([r['cart_ari'] for _, _, r in rows]):.2f})"]
+    if warm:
+        changed = sum(at_least(r["cart_changed"], r["warm_changed"]) for _, _, r in rows)
+        kept = sum(r["warm_kept"] for _, _, r in rows)
+        lines.append(f"warm start: prediction changes <= CART-fp's on {changed} of {n} cases "
+                     f"(mean changed {np.mean([r['warm_changed'] for _, _, r in rows]):.2f} against "
+                     f"{np.mean([r['cart_changed'] for _, _, r in rows]):.2f}; the reference kept on {kept})")
+    else:
+        lines.append("warm start: not measured (this defrag has no reference_rules)")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", default=",".join(quality.CASES),
+                    help="comma-separated (default: quality.py's 17); also any other NAME.csv of the data folder")
+    ap.add_argument("--data", default=quality.DATA, help="the folder of the CSV files (default: %(default)s)")
+    ap.add_argument("--out", help="write the markdown table and the summary to this file too")
+    args = ap.parse_args()
+    quality.DATA = args.data
+    warm = warm_start_supported()
+    rows = []
+    start = time.perf_counter()
+    for name in args.cases.split(","):
+        if name not in quality.CASES and not os.path.exists(os.path.join(args.data, f"{name}.csv")):
+            ap.error(f"unknown case {name!r}: not one of quality.py's and no {os.path.join(args.data, name + '.csv')}")
+        try:
+            data = quality.load(name)
+        except ValueError as exc:
+            ap.error(str(exc))
+        if data is None:
+            print(f"{name}: {os.path.join(args.data, name + '.csv')} is absent, skipped", file=sys.stderr)
+            continue
+        X, y, task = data
+        t0 = time.perf_counter()
+        rows.append((name, task, one_case(X, y, task, warm)))
+        print(f"{name}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    if not rows:
+        sys.exit("no case to run")
+    text = "\n\n".join([table(rows, warm), summary(rows, warm),
+                        f"({len(rows)} cases, {time.perf_counter() - start:.0f} s in all)"])
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

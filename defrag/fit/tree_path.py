@@ -1,0 +1,536 @@
+"""The explanation searched for (form "tree" or "sum"): a tree of rules over the ensemble's
+splits grown from the boxes of every restart's components (rules/tree_search.py), or under
+a budget of conditions a sum of small trees (rules/additive_search.py); its form, the
+price of a box's extra conditions and its size chosen by cross-validation.
+
+The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at random, as
+the rule list's search: fit/list_path.py):
+
+1. the targets the trees are grown on: the ensemble's own predictions of those rows, class
+   probabilities where it gives them (a tree is an explanation of the ensemble), else
+   the fit's targets (y, or the ensemble's labels); the validation errors are those of the
+   fit's targets (y where it is given);
+2. candidate boxes: the literals each component of each restart fixes (fit/list_path.py's);
+3. a tree grown best-first, region by region, at every size up to the largest, for each
+   price of a box's extra conditions in LITERAL_PRICES (a box of k conditions must drop the
+   squared error by price x the region's squared error for each condition beyond the
+   first; infinity: one condition a node, a plain tree), on 3 of 4 folds of the rows and
+   scored on the fourth, with the comparisons a reader makes per row there;
+4. the choice (``choose``): with ``max_conditions`` B, the candidate of smallest
+   validation error among those printing at most B comparisons, sums of trees
+   included (regression and two classes); with ``n_regions`` K, the tree of K regions
+   of smallest validation error; else (the default) the tree of smallest validation
+   error among those a reader checks in at most READING_SLACK times the comparisons per
+   row of the plain tree of as many regions: a box must not cost a reader much more
+   than the splits it stands for;
+5. every candidate grown again on all the search rows: the path (``path_``) and
+   ``with_size`` read them without a refit.
+
+A warm start (``reference_rules``): the earlier explanation's regions, its conditions as
+they are (a list: a tree whose "then" branches are leaves), read on today's rows, are two
+more candidates: "reference", its outputs too as they are (scored on every search row: none
+was fitted there), and "reference refitted", its outputs refitted on each fold's training
+part and scored on the fold's validation rows as the others, then on all the search rows.
+The first of the two whose validation error exceeds that of the candidate ``choose`` picks
+otherwise by at most REFERENCE_TOLERANCE of it or one standard error of the difference (the
+per-row losses paired over the validation rows: the search cannot tell them apart), and
+that fits the same budget or size (at most max_conditions comparisons; n_regions regions),
+is printed: the earlier explanation as it was where it costs little, else its regions with
+today's outputs, else today's search.
+"""
+import copy
+import dataclasses
+import math
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..rules.additive_search import additive_values, grow_additive_path
+from ..rules import RuleSet
+from ..rules.list_search import candidate_boxes, component_boxes, literal_groups, simplified_boxes
+from ..rules.conditions import comparisons
+from ..rules.tree import Leaf, Node, RuleTree
+from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
+from ..utils.interrupt import copy_context_run
+from ..utils.threads import threads_now
+from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_splits
+
+# The prices of a box's conditions beyond the first (multiples of the region's squared
+# error a condition must drop); inf: a condition a node (a plain tree).
+LITERAL_PRICES = (0.02, 0.1, math.inf)
+# The default explanation reads in at most this many times the comparisons per row of
+# the plain tree of as many regions.
+READING_SLACK = 1.3
+# The price standing for an infinite one in the kernel: a box of k conditions drops the
+# loss by at most the region's squared error, so any price above 1 leaves one condition a node.
+ONE_CONDITION_PRICE = 2.0
+# Backfitting rounds of a sum of trees after each split (rules/additive_search.py).
+BACKFIT_ROUNDS = 3
+# Splits of the largest sum of trees searched under a budget, at most.
+MAX_SUM_SPLITS = 64
+# A warm start keeps the reference's regions where their validation error is at most this
+# much (relative), or one standard error of the paired difference, above the candidate
+# chosen otherwise.
+REFERENCE_TOLERANCE = 0.01
+# The warm start's candidates, in order of preference: the reference as it was, and its
+# regions with outputs refitted.
+REFERENCE_FORMS = ("reference", "reference refitted")
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One explanation of the path: a tree grown at ``price`` to ``size`` regions, or a sum
+    of trees of ``size`` splits; its cross-validated error and comparisons per row (NaN
+    where not measured), and once grown on all search rows its printed comparisons and
+    regions (``n_conditions``, ``n_regions``) and its RuleTree (``tree``)."""
+
+    form: str  # "tree" or "sum"
+    price: float
+    size: int
+    validation_error: float = math.nan
+    checks: float = math.nan
+    losses: np.ndarray = None  # per validation row
+    n_conditions: int = -1
+    n_regions: int = -1
+    train_error: float = math.nan
+    tree: RuleTree = None
+    # a warm start: per REFERENCE_FORMS candidate, the standard error of the mean difference
+    # of its per-row validation losses and this candidate's (None: no warm start)
+    reference_se: tuple = None
+
+
+@dataclasses.dataclass
+class GrownTrees:
+    """Each price's tree as grown on all the search rows, from which the tree candidate of
+    any size is built when it is read (``tree``): its steps (leaf, box), the boxes as read
+    out (box -> Rule), each node's values as a leaf (``leaf_values``) and the RuleTree's
+    names. A fit builds only the trees it prints."""
+
+    steps: dict  # price -> [(leaf, box)]
+    read: dict  # box (literals) -> its conditions as read out
+    values: dict  # price -> {node: (prediction, probabilities or None)}
+    names: dict
+
+    def tree(self, price, size):
+        return _tree_of(self.steps[price][:size - 1], self.read, self.values[price], self.names)
+
+    def n_regions(self, price, size):
+        return len(self.steps[price][:size - 1]) + 1
+
+    def n_conditions(self, price, size):
+        """The tree's printed comparisons (RuleTree.n_conditions), without building it."""
+        return int(sum(comparisons(c) for _, box in self.steps[price][:size - 1]
+                       for c in self.read[tuple(box)]))
+
+
+@dataclasses.dataclass
+class SearchedTree:
+    candidates: list  # the trees' Candidates hold no tree: grown builds it
+    chosen: int  # index into candidates
+    grown: GrownTrees = None
+
+
+# --------------------------------------------------------------------- targets
+def growth_targets(soft, y_codes, n_classes, classes, soft_classes):
+    """(T, what): the targets the trees are grown on, (n, d): the ensemble's class
+    probabilities (columns in classes' order) or predictions where given and they match
+    the fit's classes, else the class indicators of y_codes (or its values)."""
+    if soft is not None:
+        soft = np.asarray(soft, dtype=np.float64)
+        if n_classes == 0:
+            return soft.reshape(-1, 1), "ensemble"
+        if soft.ndim == 2 and soft_classes is not None and len(soft_classes) == n_classes and \
+                np.array_equal(np.asarray(soft_classes), np.asarray(classes)):
+            return soft, "ensemble"
+    if n_classes == 0:
+        return np.asarray(y_codes, dtype=np.float64).reshape(-1, 1), "targets"
+    T = np.zeros((len(y_codes), n_classes))
+    T[np.arange(len(y_codes)), y_codes] = 1.0
+    return T, "targets"
+
+
+def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
+    """Per number of splits b = 1 .. max_size of the sum of trees of steps: the validation
+    losses (squared errors; two classes: 0/1 errors of the sum against 1/2), sizes beyond
+    the path repeating its largest sum. (max_size, n_va)."""
+    losses = np.empty((max_size, S_va.shape[0]))
+    for b in range(1, max_size + 1):  # over sizes, not rows
+        p = sum_predict(S_va, steps, *additive_values(S_tr, T_tr, steps, min(b, len(steps)), BACKFIT_ROUNDS),
+                        n_splits=min(b, len(steps)))
+        losses[b - 1] = ((p > 0.5).astype(np.int64) != y_va) if n_classes else (p - y_va) ** 2
+    return losses
+
+
+def sum_predict(S, steps, base, values, n_splits):
+    """The sum of trees of the first n_splits steps on the rows of S (its first target)."""
+    total = np.full(S.shape[0], float(np.asarray(base).ravel()[0]))
+    for t, term_values in enumerate(values):
+        node = _route_term(S, [(nd, l) for (i, nd, l) in steps[:n_splits] if i == t])
+        total += np.array([float(np.asarray(term_values.get(int(v), 0.0)).ravel()[0]) for v in node.tolist()]) \
+            if node.size else 0.0
+    return total
+
+
+def _route_term(S, splits):
+    """The leaf node of each row of S in a term whose k-th split (node, l) makes nodes
+    2k+1 (s_l = 1) and 2k+2."""
+    node = np.zeros(S.shape[0], dtype=np.int64)
+    for k, (nd, l) in enumerate(splits):  # over the term's splits, in order
+        at = node == nd
+        node[at] = np.where(S[at, l], 2 * k + 1, 2 * k + 2)
+    return node
+
+
+# --------------------------------------------------------------------- choice
+def choose(candidates, max_conditions=None, n_regions=None):
+    """The index of the candidate printed: see the module's docstring (4), and for a warm
+    start its last paragraph."""
+    best = _choose_searched(candidates, max_conditions, n_regions)
+    b = candidates[best]
+    refs = [i for i, c in enumerate(candidates) if c.form in REFERENCE_FORMS]
+    for k, i in enumerate(refs):  # the warm start's, in order of preference
+        r = candidates[i]
+        fits = (max_conditions is None or 0 <= r.n_conditions <= max_conditions) and \
+            (n_regions is None or r.n_regions == n_regions)
+        se = b.reference_se[k] if b.reference_se is not None and np.isfinite(b.reference_se[k]) else 0.0
+        margin = max(REFERENCE_TOLERANCE * b.validation_error, se)
+        within = np.isfinite(r.validation_error) and \
+            r.validation_error <= b.validation_error + margin + 1e-12 * abs(b.validation_error)
+        # where nothing is validated (few rows), the reference is kept: nothing says it costs more
+        unmeasured = not np.isfinite(r.validation_error) and not np.isfinite(b.validation_error)
+        if fits and (within or unmeasured):
+            return i
+    return best
+
+
+def _choose_searched(candidates, max_conditions=None, n_regions=None):
+    """choose among the searched candidates (not a warm start's reference)."""
+    searched = [i for i, c in enumerate(candidates) if c.form not in REFERENCE_FORMS]
+
+    def key(i):
+        c = candidates[i]
+        return (c.validation_error, c.n_conditions, -c.price, i)
+
+    measured = [i for i in searched if np.isfinite(candidates[i].validation_error)]
+    if max_conditions is not None:
+        within = [i for i in measured if 0 <= candidates[i].n_conditions <= max_conditions]
+        if not within:  # nothing measured fits: the smallest printed
+            within = [min(searched, key=lambda i: (candidates[i].n_conditions, i))]
+        return min(within, key=key)
+    trees = [i for i in measured if candidates[i].form == "tree"]
+    if n_regions is not None:
+        exact = [i for i in trees if candidates[i].n_regions == n_regions]
+        if not exact:
+            exact = [i for i, c in enumerate(candidates) if c.form == "tree" and c.n_regions == n_regions] or \
+                [max((i for i, c in enumerate(candidates) if c.form == "tree"),
+                     key=lambda i: (candidates[i].n_regions, -i))]
+        return min(exact, key=key)
+    if not trees:
+        return 0
+    plain = {c.size: c.checks for c in candidates if c.form == "tree" and c.price == math.inf}
+    largest = max(plain) if plain else None
+
+    def readable(i):
+        c = candidates[i]
+        if c.price == math.inf or largest is None:
+            return True
+        return c.checks <= READING_SLACK * plain[min(c.size, largest)] + 1e-12
+
+    return min([i for i in trees if readable(i)] or trees, key=key)
+
+
+# --------------------------------------------------------------------- search
+def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
+    """The SearchedTree of the restarts' components (component_etas: eta arrays, one row per
+    component, of every restart in index order); soft: the ensemble's predictions of the
+    restarts' rows (class probabilities, columns soft_classes) or None."""
+    p = prepared
+    X, y, n_classes = p.X_fit, np.asarray(p.fit_target.y), p.fit_target.n_classes
+    rng = np.random.default_rng(np.random.SeedSequence([p.entropy, 36]))
+    rows = np.arange(X.shape[0])
+    if rows.size > SEARCH_ROWS:
+        rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
+    splits, keep = _search_splits(config, p.splits, rows.size)
+    S = splits.binary_features(X[rows])
+    T, _ = growth_targets(None if soft is None else np.asarray(soft)[rows], y[rows], n_classes, p.classes,
+                          soft_classes)
+    y_s = y[rows] if n_classes else y[rows].astype(np.float64)
+    feature, group = literal_groups(splits)
+    raw = component_boxes(component_etas, config.kappa, keep)
+    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
+    candidates_boxes = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
+
+    budget, n_regions = config.max_conditions, config.n_regions
+    max_regions = max(1, min(config.largest_regions, rows.size))
+    with_sums = budget is not None and config.form in ("auto", "sum") and n_classes in (0, 2)
+    sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0)) if with_sums else 0
+    prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()
+    T_sum = T[:, 1:2] if n_classes == 2 else T[:, :1]
+    # the outputs (leaves' predictions, a sum's values): the ensemble's mean prediction in
+    # each region, the targets the regions are grown on (the explanation says what the
+    # ensemble predicts there, and an average of its predictions varies less from sample to
+    # sample than y's own mean over a region's few rows); constant targets: their constant
+    U = growth_targets(None, y[rows], n_classes, p.classes, None)[0] if p.constant else T
+    U_sum = U[:, 1:2] if n_classes == 2 else U[:, :1]
+    candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
+    candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
+    if p.constant:
+        candidates, prices, sum_size = [Candidate("tree", math.inf, 1)], (math.inf,), 0
+
+    def grow_tree(part, price, scored=None, n_threads=1):
+        # an infinite price: boxes of one condition (inf x 0 would be NaN in the kernel);
+        # scored: the validation rows, whose (steps, losses, checks) at every size it returns
+        price = min(price, ONE_CONDITION_PRICE)
+        if scored is None:
+            return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
+                                  literal_price=price, n_threads=n_threads)
+        return grow_tree_path_scored(S[part], T[part], feature, group, candidates_boxes, max_regions, S[scored],
+                                     y_s[scored], n_classes, literal_price=price, n_threads=n_threads)
+
+    def grow_sum(part, n_threads=1):
+        return grow_additive_path(S[part], T_sum[part], sum_size, backfit_rounds=BACKFIT_ROUNDS,
+                                  n_threads=n_threads)
+
+    n = rows.size
+    validated = not p.constant and n >= MIN_VALIDATION * N_FOLDS
+    fold = rng.permutation(n) % N_FOLDS
+    parts = [np.flatnonzero(fold != f) for f in range(N_FOLDS)] if validated else []
+    held_out = [np.flatnonzero(fold == f) for f in range(N_FOLDS)] if validated else []
+    every = parts + [np.arange(n)]  # the folds' training parts, then all the rows
+    # every path (each price's trees and the sums, on each fold's training part and on all
+    # the rows) grown side by side on the fit's threads, each on one: the same paths as
+    # one by one (a path does not depend on its thread count); a fold's trees scored on its
+    # validation rows as they grow
+    jobs = [(grow_tree, (part, price, va)) for price in prices for part, va in zip(every, held_out + [None])]
+    jobs += [(grow_sum, (part,)) for part in every] if sum_size else []
+    results = iter(side_by_side(jobs))
+    tree_paths = {price: [next(results) for _ in every] for price in prices}
+    sum_paths = [next(results) for _ in every] if sum_size else None
+    if validated:
+        # per price (and for the sums) every size's losses and checks on all rows, a row per
+        # size: each fold's validation rows filled at once
+        tree_losses = {price: (np.zeros((max_regions, n)), np.zeros((max_regions, n))) for price in prices}
+        sum_losses = np.zeros((sum_size, n))
+        for f, (tr, va) in enumerate(zip(parts, held_out)):  # over folds, then prices: not rows
+            for price in prices:
+                tree_paths[price][f], losses, checks = tree_paths[price][f]
+                tree_losses[price][0][:, va], tree_losses[price][1][:, va] = losses, checks
+            if sum_size:
+                steps = sum_paths[f]
+                sum_losses[:, va] = sum_path_scores(steps, S[tr], U_sum[tr], S[va], y_s[va], n_classes, sum_size) \
+                    if steps else _constant_losses(U_sum[tr], y_s[va], n_classes)
+        for c in candidates:
+            if c.form == "tree":
+                c.losses, checks = tree_losses[c.price][0][c.size - 1], tree_losses[c.price][1][c.size - 1]
+                c.checks = float(checks.mean())
+            else:
+                c.losses, c.checks = sum_losses[c.size - 1], math.nan
+            c.validation_error = float(c.losses.mean())
+
+    # every candidate as grown on all the search rows: its boxes read out as conditions
+    grown = {price: paths[-1] for price, paths in tree_paths.items()}
+    sum_steps = sum_paths[-1] if sum_size else []
+    distinct = sorted({tuple(b) for steps in grown.values() for _, b in steps} | {(l,) for _, _, l in sum_steps})
+    read = dict(zip(distinct, _read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
+    names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
+                 encoding=p.splits.encoding)
+    values = {price: leaf_values(node_outputs(steps, S, U), p.classes, n_classes) for price, steps in grown.items()}
+    boxes_grown = {tuple(b) for steps in grown.values() for _, b in steps}
+    trees = GrownTrees(grown, {box: read[box].conditions for box in boxes_grown}, values, names)
+    for c in candidates:
+        if c.form == "tree":
+            c.n_conditions, c.n_regions = trees.n_conditions(c.price, c.size), trees.n_regions(c.price, c.size)
+        else:
+            c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
+            c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
+    if config.reference_rules is not None:
+        refs = reference_candidates(config.reference_rules, p, X[rows], y_s, U, n_classes, parts, held_out,
+                                    names)
+        candidates += refs
+        for c in candidates:  # the standard errors of the paired differences (losses on all rows)
+            c.reference_se = tuple(float(np.std(r.losses - c.losses, ddof=1) / math.sqrt(n))
+                                   if validated and n > 1 else math.nan for r in refs)
+    chosen = choose(candidates, budget, n_regions)
+    if n_regions is not None and candidates[chosen].n_regions != n_regions:
+        warnings.warn(f"n_regions={n_regions}: no more than {candidates[chosen].n_regions} regions lower the "
+                      f"training loss; the tree has {candidates[chosen].n_regions}", UserWarning, stacklevel=3)
+    return SearchedTree(candidates, chosen, trees)
+
+
+# --------------------------------------------------------------------- warm start
+def reference_tree(reference, names, classes):
+    """The reference's RuleTree (a list: the tree whose "then" branches are its rules),
+    checked against the fit's features (names) and classes (None: regression):
+    ValueError naming the difference."""
+    theirs = reference.feature_names
+    if theirs is not None and list(theirs) != list(names):
+        if len(theirs) != len(names):
+            raise ValueError(f"reference_rules are over {len(theirs)} features; this fit has {len(names)}")
+        i = next(i for i in range(len(names)) if theirs[i] != names[i])
+        raise ValueError(f"reference_rules are over other features: feature {i} is {theirs[i]!r} there and "
+                         f"{names[i]!r} here")
+    used = [c.feature for c in _conditions_of(reference)]
+    if used and max(used) >= len(names):
+        raise ValueError(f"reference_rules read feature {max(used)}; this fit has {len(names)} features")
+    if (reference.classes is None) != (classes is None) or (
+            classes is not None and not np.array_equal(np.asarray(reference.classes), np.asarray(classes))):
+        what = "values" if reference.classes is None else f"classes {list(reference.classes)}"
+        here = "values" if classes is None else f"classes {list(classes)}"
+        raise ValueError(f"reference_rules predict {what}; this fit predicts {here}")
+    if isinstance(reference, RuleSet):
+        node = Leaf(reference.default_prediction, reference.default_proba)
+        for rule in reversed(reference.rules):  # a rule of no condition covers every row: the rest is unread
+            node = Node(rule.conditions, Leaf(rule.prediction, rule.proba), node) if rule.conditions else \
+                Leaf(rule.prediction, rule.proba)
+        return RuleTree([node], feature_names=reference.feature_names, classes=reference.classes,
+                        supports_missing=reference.supports_missing, encoding=reference.encoding)
+    if reference.form == "sum":
+        raise ValueError("reference_rules: a sum of trees cannot warm-start a fit yet; give a tree of rules or "
+                         "a list")
+    return reference
+
+
+def _conditions_of(reference):
+    if isinstance(reference, RuleSet):
+        return [c for r in reference.rules for c in r.conditions]
+    return [c for n in reference.nodes() for c in n.conditions]
+
+
+def reference_candidates(reference, p, X, y_s, U, n_classes, parts, held_out, names):
+    """The Candidates of a warm start (REFERENCE_FORMS): the reference's regions on the
+    search rows X (coded) with its outputs as they are, scored on every row; and with the
+    mean of U over each region's rows (an empty region: the mean over all rows),
+    cross-validated on the folds (parts, held_out). Losses as the searched trees'
+    (rules/tree_search.py: the 0/1 error of the most probable class, or the squared error)."""
+    tree = reference_tree(reference, p.names, p.classes if n_classes else None)
+    region = tree.route(X)[:, 0]
+    old = tree.leaves()
+    as_is, refitted = (Candidate(form, math.inf, len(old)) for form in REFERENCE_FORMS)
+    if parts:
+        checks = float(tree.checks(X).mean())
+        if n_classes:
+            code = {c: k for k, c in enumerate(np.asarray(p.classes).tolist())}
+            predicted = np.array([code[np.asarray(lf.prediction).item()] for lf in old])[region]
+            losses = (predicted != y_s).astype(np.float64)
+        else:
+            losses = (np.array([float(lf.prediction) for lf in old])[region] - y_s) ** 2
+        as_is.losses, as_is.validation_error, as_is.checks = losses, float(losses.mean()), checks
+        losses = np.empty(X.shape[0])
+        for tr, va in zip(parts, held_out):  # over folds, then regions: not rows
+            out = _region_means(region[tr], U[tr], len(old))[region[va]]
+            losses[va] = (np.argmax(out, axis=1) != y_s[va]) if n_classes else (out[:, 0] - y_s[va]) ** 2
+        refitted.losses, refitted.validation_error, refitted.checks = losses, float(losses.mean()), checks
+    means = _region_means(region, U, len(old))
+    values = leaf_values(dict(enumerate(means)), p.classes, n_classes)
+    for cand, outputs in ((as_is, [(lf.prediction, lf.proba) for lf in old]), (refitted, values)):
+        cand.tree = RuleTree([_copied(tree.terms[0], {id(lf): i for i, lf in enumerate(old)}, outputs)], **names)
+        cand.n_conditions, cand.n_regions = cand.tree.n_conditions, cand.tree.n_regions
+    return [as_is, refitted]
+
+
+def _copied(root, leaf_number, outputs):
+    """The tree of root, its conditions copied as they are, leaf i's (prediction, proba)
+    outputs[leaf_number[id(leaf)]]; keys numbered in reading order."""
+    key = iter(range(10 ** 9))
+
+    def copied(item):
+        if isinstance(item, Leaf):
+            return Leaf(*outputs[leaf_number[id(item)]], key=next(key))
+        return Node([copy.copy(c) for c in item.conditions], copied(item.then), copied(item.otherwise),
+                    key=next(key))
+
+    return copied(root)
+
+
+def _region_means(region, U, n_leaves):
+    """The mean of U over each region's rows (as node_outputs computes a node's), the mean
+    over all rows where a region has none: (n_leaves, d)."""
+    overall = U.mean(axis=0)
+    means = np.empty((n_leaves, U.shape[1]))
+    for leaf in range(n_leaves):  # over regions, not rows
+        rows = region == leaf
+        count = np.count_nonzero(rows)
+        means[leaf] = np.add.reduce(U[rows], axis=0) / count if count else overall
+    return means
+
+
+def side_by_side(jobs):
+    """fn(*args, n_threads=1) of each (fn, args) of jobs, side by side on the threads this
+    context may use (each kernel call runs without the GIL), results in order."""
+    workers = min(len(jobs), threads_now())
+    if workers <= 1:
+        return [fn(*args) for fn, args in jobs]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # a context copy per task: one copy cannot run in two threads at once
+        futures = [pool.submit(copy_context_run(fn), *args) for fn, args in jobs]
+        return [f.result() for f in futures]
+
+
+def _constant_losses(T_tr, y_va, n_classes):
+    m = float(T_tr.mean()) if T_tr.size else 0.0
+    return ((m > 0.5) != y_va).astype(np.float64) if n_classes else (m - y_va) ** 2
+
+
+def node_outputs(steps, S, T):
+    """The mean target vector of every node of the tree of steps on the rows of S (node id
+    -> vector): each size's leaves are among them (a node keeps its rows once made)."""
+    L = S.shape[1]
+    by_split = np.ascontiguousarray(S.T)  # a split's rows side by side: a box's columns gathered at once
+    node = np.zeros(S.shape[0], dtype=np.int64)
+    means = {0: T.mean(axis=0)}
+    for t, (leaf, box) in enumerate(steps):  # over steps, not rows
+        box = np.asarray(box, dtype=np.int64)
+        negated = box >= L
+        holds = (by_split[np.where(negated, box - L, box)] ^ negated[:, None]).all(axis=0)
+        at = node == leaf
+        for child, rows in ((2 * t + 1, at & holds), (2 * t + 2, at & ~holds)):
+            node[rows] = child
+            count = np.count_nonzero(rows)
+            # T[rows].mean(axis=0), the same sum and division, without mean's overhead
+            means[child] = np.add.reduce(T[rows], axis=0) / count if count else means[leaf]
+    return means
+
+
+def leaf_values(means, classes, n_classes):
+    """Each node's (prediction, class probabilities or None) as a leaf, from its mean target
+    vector (node_outputs): once per node for the trees of every size."""
+    if n_classes:
+        return {v: (classes[int(np.argmax(out))], out / max(out.sum(), 1e-300)) for v, out in means.items()}
+    return {v: (float(out[0]), None) for v, out in means.items()}
+
+
+def _tree_of(steps, read, values, names):
+    """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> conditions),
+    leaves the nodes' values (leaf_values)."""
+    split_of = {leaf: (t, read[tuple(box)]) for t, (leaf, box) in enumerate(steps)}
+
+    def build(v):
+        if v in split_of:
+            t, conditions = split_of[v]
+            return Node(conditions, build(2 * t + 1), build(2 * t + 2), key=v)
+        return Leaf(*values[v], key=v)
+
+    return RuleTree([build(0)], **names)
+
+
+def _sum_of(steps, read, S, T_sum, classes, n_classes, names):
+    """The RuleTree (a sum) of additive steps (term, node, split l): each split's condition
+    the readout of its literal l (s_l = 1: the "then" branch), values backfitted on the
+    search rows."""
+    base, values = additive_values(S, T_sum, steps, len(steps), BACKFIT_ROUNDS)
+    terms = []
+    for t in range(len(values)):
+        splits = {nd: (k, l) for k, (nd, l) in enumerate([(nd, l) for (i, nd, l) in steps if i == t])}
+
+        def build(v, splits=splits, t=t):
+            if v in splits:
+                k, l = splits[v]
+                return Node(read[(l,)].conditions, build(2 * k + 1), build(2 * k + 2), key=v)
+            return Leaf(float(np.asarray(values[t].get(v, 0.0)).ravel()[0]), key=v)
+
+        terms.append(build(0))
+    if not terms:
+        terms = [Leaf(0.0)]
+    return RuleTree(terms, base=float(np.asarray(base).ravel()[0]),
+                    **{**names, "classes": classes if n_classes else None})

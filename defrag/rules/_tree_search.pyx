@@ -1,0 +1,111 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The box tree at every size (src_c/dfg_tree_path.h), for defrag/rules/tree_search.py.
+Arrays are checked here; the algorithm is all in the kernel. Stops (KernelInterrupted)
+when the fit it works for is interrupted."""
+import numpy as np
+
+from libc.stdint cimport int64_t, uint8_t
+
+from defrag._cdefs cimport dfg_list_search_box_bound, dfg_tree_params, dfg_tree_path_grow, dfg_tree_scores
+from defrag.utils._common cimport check_status, kernel_threads, stop_flag, stop_pointer
+
+
+def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,
+                   const int64_t[::1] literal_group, const int64_t[::1] cand_ptr,
+                   const int64_t[::1] cand_literals, int64_t max_leaves, double literal_price,
+                   int64_t min_leaf, int64_t max_moves, int64_t n_starts, double rel_tol, int n_threads=1,
+                   const uint8_t[:, ::1] S_val=None, const double[::1] y_val=None,
+                   const int64_t[::1] codes_val=None, int64_t n_classes=0, int64_t n_sizes=1):
+    """(leaf, step_ptr, step_literals): the steps of the box tree grown best-first, step t
+    splitting leaf[t] by the box step_literals[step_ptr[t]:step_ptr[t + 1]] into nodes
+    2t + 1 (its rows where the box holds) and 2t + 2. S (n, L) 0/1, T (n, d), literal_feature
+    and literal_group (2L), candidate boxes (cand_ptr, n_candidates + 1; cand_literals);
+    max_leaves >= 1 (more than n is n: every leaf keeps a row, and the buffers grow with it).
+
+    With validation rows S_val (m, L) 0/1 and their targets (y_val (m,) where n_classes is
+    0, else class codes codes_val (m,) in [0, n_classes), n_classes = d): also (losses,
+    checks), each (n_sizes, m), the rows' scores at every size (src_c/dfg_tree_path.h's
+    dfg_tree_scores)."""
+    flag = stop_flag(False)  # the kernel reads it
+    cdef const int *stop = stop_pointer(flag)
+    n_threads = kernel_threads(n_threads)
+    cdef int64_t n = S.shape[0], L = S.shape[1], d = T.shape[1]
+    if T.shape[0] != n:
+        raise ValueError(f"T has {T.shape[0]} rows for {n} rows of S")
+    if literal_feature.shape[0] != 2 * L or literal_group.shape[0] != 2 * L:
+        raise ValueError(f"literal_feature and literal_group must have 2 L = {2 * L} entries")
+    if cand_ptr.shape[0] < 1 or cand_ptr[0] != 0:
+        raise ValueError("cand_ptr must start with 0")
+    cdef int64_t n_cand = cand_ptr.shape[0] - 1
+    if cand_ptr[n_cand] != cand_literals.shape[0]:
+        raise ValueError("cand_ptr must end at the number of candidate literals")
+    if max_leaves < 1 or min_leaf < 1:
+        raise ValueError("max_leaves and min_leaf must be >= 1")
+    if max_moves < 0 or n_starts < 0:
+        raise ValueError("max_moves and n_starts must be >= 0")
+    max_leaves = min(max_leaves, max(n, 1))
+    cdef int64_t bound = 0
+    check_status(dfg_list_search_box_bound(&cand_ptr[0], n_cand, max_moves, &bound), "tree_path_grow")
+    if bound > 2 ** 61 // max_leaves:
+        raise ValueError("tree_path_grow: too many leaves or moves")
+    cdef int64_t capacity = max((max_leaves - 1) * bound, 1)
+    leaf = np.zeros(max(max_leaves - 1, 1), dtype=np.int64)
+    step_ptr = np.zeros(max_leaves, dtype=np.int64)
+    step_literals = np.zeros(capacity, dtype=np.int64)
+    cdef int64_t[::1] leaf_view = leaf
+    cdef int64_t[::1] ptr_view = step_ptr
+    cdef int64_t[::1] lit_view = step_literals
+    cdef dfg_tree_params params
+    params.max_leaves = max_leaves
+    params.literal_price = literal_price
+    params.min_leaf = min_leaf
+    params.max_moves = max_moves
+    params.n_starts = n_starts
+    params.rel_tol = rel_tol
+    cdef const uint8_t *S_ptr = &S[0, 0] if n * L > 0 else NULL
+    cdef const double *T_ptr = &T[0, 0] if n * d > 0 else NULL
+    cdef const int64_t *feature_ptr = &literal_feature[0] if L > 0 else NULL
+    cdef const int64_t *group_ptr = &literal_group[0] if L > 0 else NULL
+    cdef const int64_t *cand_lit_ptr = &cand_literals[0] if cand_literals.shape[0] > 0 else NULL
+    cdef int64_t n_steps = 0
+    cdef int status
+    cdef dfg_tree_scores scores
+    cdef dfg_tree_scores *scores_ptr = NULL
+    cdef double[:, ::1] losses_view
+    cdef double[:, ::1] checks_view
+    cdef int64_t m = 0
+    losses = checks = None
+    if S_val is not None:
+        m = S_val.shape[0]
+        if S_val.shape[1] != L:
+            raise ValueError(f"S_val has {S_val.shape[1]} columns for {L} splits")
+        if n_classes < 0 or (n_classes > 0 and n_classes != d) or (n_classes == 0 and d < 1):
+            raise ValueError(f"n_classes must be 0 (regression) or T's {d} columns, not {n_classes}")
+        if n_classes == 0 and (y_val is None or y_val.shape[0] != m):
+            raise ValueError(f"y_val must hold one target per row of S_val ({m})")
+        if n_classes > 0 and (codes_val is None or codes_val.shape[0] != m):
+            raise ValueError(f"codes_val must hold one class code per row of S_val ({m})")
+        if n_sizes < 1:
+            raise ValueError(f"n_sizes must be >= 1, not {n_sizes}")
+        losses = np.zeros((n_sizes, max(m, 1)), dtype=np.float64)
+        checks = np.zeros((n_sizes, max(m, 1)), dtype=np.float64)
+        losses_view = losses
+        checks_view = checks
+        scores.S = &S_val[0, 0] if m * L > 0 else NULL
+        scores.y = &y_val[0] if n_classes == 0 and m > 0 else NULL
+        scores.codes = &codes_val[0] if n_classes > 0 and m > 0 else NULL
+        scores.n_val = m
+        scores.n_classes = n_classes
+        scores.n_sizes = n_sizes
+        scores.losses = &losses_view[0, 0]
+        scores.checks = &checks_view[0, 0]
+        scores_ptr = &scores
+    with nogil:
+        status = dfg_tree_path_grow(S_ptr, T_ptr, n, L, d, feature_ptr, group_ptr, &cand_ptr[0], cand_lit_ptr,
+                                    n_cand, &params, &leaf_view[0], &ptr_view[0], &lit_view[0], capacity,
+                                    &n_steps, scores_ptr, n_threads, stop)
+    check_status(status, "tree_path_grow")
+    steps = leaf[:n_steps], step_ptr[:n_steps + 1], step_literals[:step_ptr[n_steps]]
+    if S_val is None:
+        return steps
+    return steps + (losses[:, :m], checks[:, :m])

@@ -1,0 +1,237 @@
+"""An additive form searched for over the ensemble's splits: FIGS (Tan et al. 2022, "Fast
+interpretable greedy-tree sums") with the ensemble's split points as its only splits.
+
+The model is base + f_0 + f_1 + ...: base the mean of the targets T (n, d) over the rows;
+each term f_t a small binary tree whose internal nodes test one split l of the split
+matrix S (n, L; bool): its "then" child takes the rows with s_l = 1, its "else" child
+those with s_l = 0; its leaves hold vectors (d) added to the prediction. Node ids within a
+term: the root 0; the term's k-th split (0-based, within the term) creates the nodes
+2k + 1 (then) and 2k + 2 (else).
+
+The path grows one split at a time, each the largest drop of the squared error among:
+
+* a leaf of an existing term split the way CART splits a node, on the residual that term
+  fits, R_t = T - base - (the other terms' values): CART's drop
+  |s_A|^2 / c_A + |s_P - s_A|^2 / (c_P - c_A) - |s_P|^2 / c_P over the leaf's rows P and
+  their rows A with s_l = 1 (s: the residual's sums, c: the row counts; both sides at
+  least min_leaf rows; of the splits whose drops are within tol of the best, below, the
+  lowest l);
+* a new term whose root is split, on the residual of the whole model R: its best split's
+  drop plus |sum R|^2 / n (a new term starts from 0, not from R's mean).
+
+The path stops when no drop exceeds tol, REL_TOL times the squared error of T about base,
+or after max_splits splits; otherwise it takes the first candidate in order (the terms in
+order, each term's leaves by node id, then the new term) whose drop is within tol of the
+largest. Drops closer than tol are equal: two splits that cut a leaf's rows alike, their
+sides swapped, drop the same but for rounding, which must not choose. A split's two children
+start at the means of the residual it was chosen on (the values its drop assumes); then
+backfit_rounds rounds of backfitting, each over the terms in order, set each term's leaf
+values to the means of its residual over each leaf's rows (the other terms' values as
+they are then).
+
+The growth runs in C (src_c/dfg_additive_path.h); its NumPy reference is
+tests/additive_search_reference.py. grow_additive_path returns the steps; the model at
+any number of splits b is their first b steps replayed with the same backfitting
+(additive_values), and additive_leaves routes rows through its terms.
+"""
+import numbers
+
+import numpy as np
+
+from ..utils.threads import threads_now
+from . import _additive_search
+from .list_search import REL_TOL
+
+# Splits a path may take at most: the search keeps, for every two leaves of different
+# terms, the rows they share per split (memory up to (2 max_splits)^2 / 2 x L x 4 bytes);
+# an additive form of hundreds of splits is no explanation a reader can take in.
+MAX_SPLITS = 256
+# |T| times the rows must stay below this: the squares of the sums stay finite.
+_MAX_MAGNITUDE = 1e150
+
+
+def _checked_count(value, name, low):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, not {value}")
+    return int(value)
+
+
+def _checked_S(S):
+    """S as a C-ordered bool array (n, L), n >= 1; entries must be 0/1 (or booleans)."""
+    S = np.asarray(S)
+    if S.ndim != 2:
+        raise ValueError(f"S must be 2-D (rows x splits), not of shape {S.shape}")
+    if S.dtype.kind not in "biuf":
+        raise TypeError(f"S must be boolean, not {S.dtype}")
+    if S.shape[0] == 0:
+        raise ValueError("S has no rows")
+    if S.dtype.kind != "b" and not np.all((S == 0) | (S == 1)):
+        raise ValueError("S must hold only 0 and 1 (the sides of the splits)")
+    return np.ascontiguousarray(S, dtype=bool)
+
+
+def _checked_T(T, n):
+    """T as a C-ordered float64 array (n, d), d >= 1, finite and not too large."""
+    T = np.asarray(T)
+    if T.dtype.kind not in "biuf":
+        raise TypeError(f"T must be numeric, not {T.dtype}")
+    if T.ndim == 1:
+        T = T.reshape(-1, 1)
+    if T.ndim != 2 or T.shape[0] != n:
+        raise ValueError(f"T must have one row per row of S ({n}), not shape {T.shape}")
+    if T.shape[1] == 0:
+        raise ValueError("T must have at least one column")
+    T = np.ascontiguousarray(T, dtype=np.float64)
+    if not np.all(np.isfinite(T)):
+        raise ValueError("T holds NaN or infinite values")
+    if np.abs(T).max() * n >= _MAX_MAGNITUDE:
+        raise ValueError(f"T's values are too large for squared sums over {n} rows: rescale T")
+    return T
+
+
+def grow_additive_path(S, T, max_splits, min_leaf=1, backfit_rounds=3, n_threads=None):
+    """The steps of the additive path on the split matrix S (n, L; bool) with targets T
+    (n, d; or (n,)): a list [(term, node, split), ...], step t splitting node `node` of
+    term `term` (a new term, its root node 0, where term is the number of terms so far)
+    on split `split` (the node's rows with S[:, split] go to its "then" child). At most
+    max_splits (<= MAX_SPLITS) steps; fewer where no split lowers the squared error by
+    more than REL_TOL of the constant's. min_leaf: rows each side of a split keeps at
+    least; backfit_rounds: rounds of backfitting after each split (module docstring).
+    n_threads: the kernel's threads (None: as many as this thread may use); the result
+    does not depend on it."""
+    steps = _kernel_path(S, T, max_splits, min_leaf, backfit_rounds, n_threads)[0]
+    return [tuple(s) for s in steps.tolist()]
+
+
+def _kernel_path(S, T, max_splits, min_leaf, backfit_rounds, n_threads):
+    """(steps (m, 3) int64, base (d,), leaf_values (m, 2, d)) of the kernel, the last the
+    final values of the nodes each step made (NaN where split later)."""
+    S = _checked_S(S)
+    T = _checked_T(T, S.shape[0])
+    max_splits = _checked_count(max_splits, "max_splits", 0)
+    if max_splits > MAX_SPLITS:
+        raise ValueError(f"max_splits must be at most {MAX_SPLITS}, not {max_splits}")
+    min_leaf = _checked_count(min_leaf, "min_leaf", 1)
+    backfit_rounds = _checked_count(backfit_rounds, "backfit_rounds", 0)
+    n_threads = threads_now() if n_threads is None else _checked_count(n_threads, "n_threads", 1)
+    term, node, split, base, values = _additive_search.additive_path_grow(
+        S.view(np.uint8), T, max_splits, min_leaf, backfit_rounds, REL_TOL, n_threads)
+    return np.column_stack([term, node, split]), base, values
+
+
+def additive_path_bytes(n_samples, n_splits, n_targets, max_splits):
+    """Bytes the kernel of grow_additive_path allocates at most for a path of max_splits
+    splits on n_samples rows, n_splits splits (L) and n_targets targets (d), its outputs
+    left out: the targets less base and row scratch, each term's leaf per row, per leaf
+    (at most 2 max_splits and the root) its sums, scratch and a pointer per earlier leaf,
+    and the counts two leaves of different terms share (L 4-byte counts per pair; at most
+    2 max_splits^2 pairs, reached when every split makes a new term)."""
+    n, L, d, m = (float(v) for v in (n_samples, n_splits, n_targets, max_splits))
+    rows = 8.0 * n * d + 8.0 * 4 * n + 4.0 * n * m
+    leaves = (2 * m + 2) * (8.0 * (2 * d + 2) * L + 8.0 * 4 * d + 16.0 * 2 * m + 256.0)
+    pairs = 2.0 * m * m * (4.0 * L + 64.0)  # (and the allocator's overhead per array)
+    return rows + leaves + pairs + 64.0 * m
+
+
+def _checked_steps(steps, n_splits, L):
+    """The first n_splits steps as a list of (term, node, split) ints, once they describe
+    a path: each term the next one or an existing one, each node a leaf of its term."""
+    steps = [tuple(s) for s in steps]
+    n_splits = _checked_count(n_splits, "n_splits", 0)
+    if n_splits > len(steps):
+        raise ValueError(f"n_splits = {n_splits} is more than the {len(steps)} steps")
+    out, leaves = [], []
+    for i, step in enumerate(steps[:n_splits]):  # over the steps (at most MAX_SPLITS), not rows
+        if len(step) != 3:
+            raise ValueError(f"step {i} must be (term, node, split), not {step!r}")
+        term, node, split = (_checked_count(v, f"step {i}'s entries", 0) for v in step)
+        if term > len(leaves):
+            raise ValueError(f"step {i} splits term {term} of {len(leaves)}")
+        if term == len(leaves):
+            leaves.append({0})
+        if node not in leaves[term]:
+            raise ValueError(f"step {i}: node {node} is not a leaf of term {term}")
+        if split >= L:
+            raise ValueError(f"step {i}: split {split} is not one of the {L} splits")
+        k = len(leaves[term]) - 1  # the term's splits so far
+        leaves[term] -= {node}
+        leaves[term] |= {2 * k + 1, 2 * k + 2}
+        out.append((term, node, split))
+    return out
+
+
+def additive_leaves(S, steps, n_splits=None):
+    """Each row's leaf (node id) in each term of the model of the first n_splits steps
+    (None: all), an int64 array (n, terms)."""
+    S = _checked_S(S)
+    steps = list(steps)
+    steps = _checked_steps(steps, len(steps) if n_splits is None else n_splits, S.shape[1])
+    return _route(S, steps)
+
+
+def _route(S, steps):
+    """additive_leaves on checked steps (a row of `leaf` per term)."""
+    n = S.shape[0]
+    leaf, splits = [], []
+    for term, node, split in steps:  # over the steps, vectorised over rows
+        if term == len(leaf):
+            leaf.append(np.zeros(n, dtype=np.int64))
+            splits.append(0)
+        at = leaf[term] == node
+        k = splits[term]
+        leaf[term][at] = np.where(S[at, split], 2 * k + 1, 2 * k + 2)
+        splits[term] = k + 1
+    return np.column_stack(leaf) if leaf else np.zeros((n, 0), dtype=np.int64)
+
+
+def additive_values(S, T, steps, n_splits, backfit_rounds=3):
+    """(base (d,), values) of the model of the first n_splits steps of a path on S and T
+    (as grow_additive_path's, whose backfit_rounds it must share): values[t] maps each
+    leaf of term t (node id) to its value (d,). The steps are replayed as the kernel takes
+    them (module docstring), vectorised over rows; the values are the kernel's to
+    rounding."""
+    S = _checked_S(S)
+    n = S.shape[0]
+    T = _checked_T(T, n)
+    steps = _checked_steps(steps, n_splits, S.shape[1])
+    backfit_rounds = _checked_count(backfit_rounds, "backfit_rounds", 0)
+    d = T.shape[1]
+    base = T.mean(axis=0)
+    T0 = T - base
+    leaf, values, fitted, splits = [], [], [], []  # per term: rows' leaves, leaf values, rows' values
+    total = np.zeros_like(T0)  # the sum of the terms' values on each row
+
+    def fit_leaves(t, nodes):
+        """Term t's values on `nodes` become the means of its residual there."""
+        nonlocal total
+        R = T0 - (total - fitted[t])
+        for node in nodes:  # over the term's leaves, vectorised over rows
+            values[t][node] = R[leaf[t] == node].mean(axis=0)
+        new = np.zeros_like(T0)
+        for node, v in values[t].items():
+            new[leaf[t] == node] = v
+        total = total - fitted[t] + new
+        fitted[t] = new
+
+    for i, (term, node, split) in enumerate(steps):  # over the steps, vectorised over rows
+        if term == len(leaf):
+            leaf.append(np.zeros(n, dtype=np.int64))
+            values.append({0: np.zeros(d)})
+            fitted.append(np.zeros_like(T0))
+            splits.append(0)
+        at = leaf[term] == node
+        side = S[:, split]
+        k = splits[term]
+        if not (at & side).any() or not (at & ~side).any():
+            raise ValueError(f"step {i} leaves a side of node {node} of term {term} without rows")
+        leaf[term][at & side] = 2 * k + 1
+        leaf[term][at & ~side] = 2 * k + 2
+        splits[term] = k + 1
+        del values[term][node]
+        fit_leaves(term, [2 * k + 1, 2 * k + 2])
+        for _ in range(backfit_rounds):
+            for t in range(len(leaf)):
+                fit_leaves(t, sorted(values[t]))
+    return base, [dict(sorted(v.items())) for v in values]

@@ -1,0 +1,471 @@
+"""What changed between two explanations (``RuleTree.diff``, ``RuleSet.diff``): regions
+kept, changed (the same conditions with moved thresholds), added and removed, and on rows
+X the share whose prediction changed and whose region changed, and the rows that moved
+between which regions.
+
+A region is described by the conditions a row meets on its way there: down a tree, each
+box with the branch taken (the box holds, or not); a rule of a list, its own conditions
+(the rules above it failing is the list's order); a list's default, "otherwise". The parts
+of two sums of trees are paired by the regions they share (a part may have moved). Two
+regions (of paired parts) are
+
+- *kept* where their descriptions are equal (their predictions may differ: a refit's);
+- *changed* where they test the same features the same way (the same branches, the same
+  bounds present, the same category sets) with other thresholds; the moves are listed;
+- else the old one is *removed* and the new one *added*.
+
+Regions match in reading order: the first old region with a description is matched with
+the first new one of the same description, and so on. A row's region changed where the new
+explanation puts it in a region that is not the match of its old one (an unmatched region's
+rows all changed).
+
+This module reads both explanations through their own attributes (``terms`` of a RuleTree,
+``rules`` of a RuleSet) and imports neither class: each imports it for its ``diff``.
+"""
+import html
+import json
+
+import numpy as np
+
+from .tree_nodes import Leaf, Node
+
+# the moves of rows between regions listed, the largest first
+MAX_MOVES = 20
+
+_NUMBER = {"type": "number"}
+_COUNT = {"type": "integer", "minimum": 1}
+_SHARE = {"type": "number", "minimum": 0, "maximum": 1}
+_PREDICTION = {"type": ["number", "string", "boolean"]}
+
+
+def _entry(required):
+    return {"type": "object", "required": sorted(required), "additionalProperties": False,
+            "properties": {k: v for k, v in {
+                "old_part": _COUNT, "new_part": _COUNT, "old_region": _COUNT, "new_region": _COUNT, "conditions": {"type": "string"},
+                "old_conditions": {"type": "string"}, "new_conditions": {"type": "string"},
+                "old_prediction": _PREDICTION, "new_prediction": _PREDICTION,
+                "threshold_moves": {"type": "array", "items": {
+                    "type": "object", "required": ["feature", "bound", "old", "new"], "additionalProperties": False,
+                    "properties": {"feature": {"type": "string"}, "bound": {"enum": ["lower", "upper"]},
+                                   "old": _NUMBER, "new": _NUMBER}}}}.items() if k in required}}
+
+
+# The JSON Schema (draft 2020-12) of ExplanationDiff.to_dict / to_json, for a monitoring job
+# to validate the document against
+JSON_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "defrag explanation diff", "type": "object",
+    "required": ["schema", "version", "old", "new", "kept", "changed", "added", "removed", "rows"],
+    "additionalProperties": False,
+    "properties": {
+        "schema": {"const": "defrag.diff"}, "version": {"const": 1},
+        "old": {"type": "object", "required": ["kind", "n_regions"], "additionalProperties": False,
+                "properties": {"kind": {"enum": ["tree", "sum", "list"]}, "n_regions": _COUNT}},
+        "new": {"$ref": "#/properties/old"},
+        "kept": {"type": "array", "items": _entry({"old_part", "new_part", "old_region", "new_region", "conditions",
+                                                   "old_prediction", "new_prediction"})},
+        "changed": {"type": "array", "items": _entry({"old_part", "new_part", "old_region", "new_region", "old_conditions",
+                                                      "new_conditions", "old_prediction", "new_prediction",
+                                                      "threshold_moves"})},
+        "added": {"type": "array", "items": _entry({"new_part", "new_region", "conditions", "new_prediction"})},
+        "removed": {"type": "array", "items": _entry({"old_part", "old_region", "conditions", "old_prediction"})},
+        "rows": {"oneOf": [{"type": "null"}, {
+            "type": "object", "required": ["n_rows", "prediction_changed", "region_changed", "moves"],
+            "additionalProperties": False,
+            "properties": {"n_rows": {"type": "integer", "minimum": 0}, "prediction_changed": _SHARE,
+                           "region_changed": _SHARE,
+                           "moves": {"type": "array", "items": {
+                               "type": "object", "required": ["old_part", "new_part", "old_region", "new_region", "rows",
+                                            "share"],
+                               "additionalProperties": False,
+                               "properties": {"old_part": _COUNT, "new_part": _COUNT, "old_region": _COUNT,
+                                              "new_region": _COUNT,
+                                              "rows": _COUNT, "share": _SHARE}}}}}]},
+    },
+}
+
+
+# --------------------------------------------------------------------- regions
+def _is_tree(rules):
+    return hasattr(rules, "terms")
+
+
+def check_comparable(old, new):
+    """ValueError naming the difference where two explanations read different features (their
+    feature names, the DataFrame columns they read, their numbers of features) or predict
+    different things (values against classes, other classes)."""
+    for attribute, what in (("feature_names", "feature"), ("feature_names_in", "column")):
+        a, b = getattr(old, attribute, None), getattr(new, attribute, None)
+        if a is None or b is None or list(a) == list(b):
+            continue
+        a, b = list(a), list(b)
+        if len(a) != len(b):
+            raise ValueError(f"the two explanations are over different features: {len(a)} against {len(b)}")
+        i = next(i for i in range(len(a)) if a[i] != b[i])
+        raise ValueError(f"the two explanations are over different features: {what} {i} is {a[i]!r} in the "
+                         f"first and {b[i]!r} in the second")
+    a_classes, b_classes = old.classes, new.classes
+    if (a_classes is None) != (b_classes is None):
+        raise ValueError("the two explanations predict different things: one classes, the other values")
+    if a_classes is not None and not np.array_equal(np.asarray(a_classes), np.asarray(b_classes)):
+        raise ValueError(f"the two explanations predict different classes: {list(a_classes)} against "
+                         f"{list(b_classes)}")
+
+
+def _skeleton(c):
+    """How a condition tests its feature, its thresholds aside."""
+    if c.is_set:
+        return (c.feature, "set", c.categories, c.negated, c.missing)
+    return (c.feature, c.lower is not None, c.upper is not None, c.missing)
+
+
+def _exact(c):
+    return _skeleton(c) + (c.lower, c.upper)
+
+
+def _box_key(conditions, key):
+    return tuple(sorted(key(c) for c in conditions))
+
+
+class _Region:
+    """One region: its part (term), its number in reading order within the part, its
+    description (steps of (conditions, holds)), its prediction."""
+
+    def __init__(self, term, index, steps, prediction, proba=None):
+        self.term, self.index, self.steps, self.prediction = term, index, steps, prediction
+        self.proba = proba
+        self.exact = tuple((_box_key(conds, _exact), holds) for conds, holds in steps)
+        self.skeleton = tuple((_box_key(conds, _skeleton), holds) for conds, holds in steps)
+
+    def text(self):
+        if not self.steps:
+            return "otherwise"
+        parts = []
+        for conds, holds in self.steps:
+            box = " and ".join(c.text() for c in conds)
+            parts.append(box if holds else f"not ({box})" if len(conds) > 1 else f"not {box}")
+        return " and ".join(parts)
+
+    def label(self, sum_form):
+        return f"part {self.term + 1} region {self.index + 1}" if sum_form else f"region {self.index + 1}"
+
+
+def regions_of(rules):
+    """The regions of an explanation: a list per part (a tree: one; a list: one, its rules
+    then its default)."""
+    if not _is_tree(rules):
+        regions = [_Region(0, i, [(r.conditions, True)], r.prediction, r.proba) for i, r in enumerate(rules.rules)]
+        regions.append(_Region(0, len(rules.rules), [], rules.default_prediction, rules.default_proba))
+        return [regions]
+    out = []
+    for t, root in enumerate(rules.terms):
+        regions, stack = [], [(root, [])]
+        while stack:  # reading order: a node's "then" before its "else"
+            item, steps = stack.pop()
+            if isinstance(item, Leaf):
+                regions.append(_Region(t, len(regions), steps, item.prediction, item.proba))
+            elif isinstance(item, Node):
+                stack.append((item.otherwise, steps + [(item.conditions, False)]))
+                stack.append((item.then, steps + [(item.conditions, True)]))
+        out.append(regions)
+    return out
+
+
+def _row_regions(rules, X):
+    """Each row's region number per part: int64 (n, parts)."""
+    if _is_tree(rules):
+        leaves = np.asarray(rules.apply(X))
+        return leaves.reshape(len(leaves), -1)
+    first = np.asarray(rules.apply(X))
+    return np.where(first < 0, len(rules.rules), first).reshape(-1, 1)
+
+
+def _moves(old_conds, new_conds):
+    """The threshold moves of two boxes of the same skeleton: (feature name, bound, old, new)."""
+    moves = []
+    for a, b in zip(sorted(old_conds, key=_exact), sorted(new_conds, key=_exact)):
+        for bound in ("lower", "upper"):
+            va, vb = getattr(a, bound), getattr(b, bound)
+            if va is not None and vb is not None and va != vb:
+                moves.append({"feature": a.name, "bound": bound, "old": float(va), "new": float(vb)})
+    return moves
+
+
+def _match(old, new, attribute):
+    """Pairs (i, j) of old and new regions of equal `attribute` (in reading order), among
+    those not yet matched (old[i] / new[j] None once matched)."""
+    pairs = []
+    for i, a in enumerate(old):
+        if a is None:
+            continue
+        for j, b in enumerate(new):
+            if b is not None and getattr(a, attribute) == getattr(b, attribute):
+                pairs.append((i, j))
+                old[i] = new[j] = None
+                break
+    return pairs
+
+
+def _show(v):
+    """A prediction in the text: a number to 6 significant digits, a label as it is."""
+    return f"{v:.6g}" if isinstance(v, float) else repr(v) if isinstance(v, str) else str(v)
+
+
+def _paired_parts(old_parts, new_parts):
+    """(old part, new part) pairs of two explanations' parts (a tree's or a list's: its one
+    part each): a sum's parts paired greedily by the regions they share (exactly, then by the
+    same features tested), ties by their places; a part left over pairs with none."""
+    score = {}
+    for t, o in enumerate(old_parts):
+        for u, n in enumerate(new_parts):
+            exact, skeleton = {r.exact for r in n}, {r.skeleton for r in n}
+            score[(t, u)] = (sum(r.exact in exact for r in o), sum(r.skeleton in skeleton for r in o))
+    pairs, used_old, used_new = [], set(), set()
+    for t, u in sorted(score, key=lambda k: (-score[k][0], -score[k][1], abs(k[0] - k[1]), k)):
+        if t not in used_old and u not in used_new:
+            pairs.append((t, u))
+            used_old.add(t)
+            used_new.add(u)
+    return sorted(pairs)
+
+
+def _value(v):
+    """A prediction as JSON: a number, or a class label as it is (its string otherwise)."""
+    if isinstance(v, (np.integer, int)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return float(v)
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    return v if isinstance(v, str) else str(v)
+
+
+# --------------------------------------------------------------------- the diff
+class ExplanationDiff:
+    """What changed from an old explanation to a new one (``diff``); see the module's
+    docstring for how regions are matched. Attributes: ``kept``, ``changed``, ``added``,
+    ``removed`` (lists of dicts, as ``to_dict`` gives them), ``n_rows`` (rows of X, or
+    None without X), ``prediction_changed`` and ``region_changed`` (shares of those rows,
+    or None), ``moves`` (the largest moves of rows between regions)."""
+
+    def __init__(self, kept, changed, added, removed, old_regions, new_regions, sum_form, kinds,
+                 n_rows=None, prediction_changed=None, region_changed=None, moves=()):
+        self.kept, self.changed, self.added, self.removed = kept, changed, added, removed
+        self.old_regions, self.new_regions = old_regions, new_regions
+        self.sum_form, self.kinds = sum_form, kinds
+        self.n_rows, self.prediction_changed, self.region_changed = n_rows, prediction_changed, region_changed
+        self.moves = list(moves)
+
+    @property
+    def unchanged(self):
+        """No region changed, was added or removed (predictions may have been refitted)."""
+        return not (self.changed or self.added or self.removed)
+
+    def to_dict(self):
+        """A JSON-ready dict (``to_json``), schema version 1::
+
+            {
+              "schema": "defrag.diff", "version": 1,
+              "old": {"kind": "tree" | "sum" | "list", "n_regions": int},
+              "new": {"kind": ..., "n_regions": int},
+              "kept":    [{"old_part": int, "new_part": int, "old_region": int, "new_region": int,
+                           "conditions": str,
+                           "old_prediction": P, "new_prediction": P}],
+              "changed": [{"old_part": int, "new_part": int, "old_region": int, "new_region": int,
+                           "old_conditions": str, "new_conditions": str,
+                           "old_prediction": P, "new_prediction": P,
+                           "threshold_moves": [{"feature": str, "bound": "lower" | "upper",
+                                                "old": number, "new": number}]}],
+              "added":   [{"new_part": int, "new_region": int, "conditions": str, "new_prediction": P}],
+              "removed": [{"old_part": int, "old_region": int, "conditions": str, "old_prediction": P}],
+              "rows": null | {"n_rows": int, "prediction_changed": number in [0, 1],
+                              "region_changed": number in [0, 1],
+                              "moves": [{"old_part": int, "new_part": int, "old_region": int,
+                                         "new_region": int,
+                                         "rows": int, "share": number in [0, 1]}]}
+            }
+
+        Regions and parts are numbered from 1 in reading order (a list's default is its
+        last region); "conditions" is the region's description as text ("otherwise" for a
+        list's default); P is a number, or a class label (a string where it is not a JSON
+        number or boolean). "moves": the MAX_MOVES largest moves of rows between regions
+        that are not matched, largest first; "rows" is null where no rows were given. A
+        sum's parts are paired by the regions they share, so old_part and new_part may
+        differ (a tree's or a list's: 1). ``JSON_SCHEMA`` (this module) is the same as a JSON Schema."""
+        rows = None
+        if self.n_rows is not None:
+            rows = {"n_rows": int(self.n_rows), "prediction_changed": float(self.prediction_changed),
+                    "region_changed": float(self.region_changed), "moves": [dict(m) for m in self.moves]}
+        return {"schema": "defrag.diff", "version": 1,
+                "old": {"kind": self.kinds[0], "n_regions": int(self.old_regions)},
+                "new": {"kind": self.kinds[1], "n_regions": int(self.new_regions)},
+                "kept": [dict(x) for x in self.kept], "changed": [dict(x) for x in self.changed],
+                "added": [dict(x) for x in self.added], "removed": [dict(x) for x in self.removed],
+                "rows": rows}
+
+    def to_json(self, indent=None):
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+
+    def _label(self, part, region):
+        return f"part {part} region {region}" if self.sum_form else f"region {region}"
+
+    def lines(self):
+        """The diff as text lines (``str``)."""
+        out = [f"old: {self.kinds[0]} of {self.old_regions} regions; new: {self.kinds[1]} of "
+               f"{self.new_regions} regions",
+               f"{len(self.kept)} kept, {len(self.changed)} changed, {len(self.added)} added, "
+               f"{len(self.removed)} removed"]
+        for x in self.changed:
+            moves = ", ".join(f"{m['feature']} {'>' if m['bound'] == 'lower' else '<='} {m['old']:.6g} -> "
+                              f"{m['new']:.6g}" for m in x["threshold_moves"])
+            out.append(f"~ {self._label(x['old_part'], x['old_region'])} -> {self._label(x['new_part'], x['new_region'])}: "
+                       f"{moves or 'the same thresholds'}; prediction {_show(x['old_prediction'])} -> "
+                       f"{_show(x['new_prediction'])}")
+        for x in self.removed:
+            out.append(f"- old {self._label(x['old_part'], x['old_region'])}: {x['conditions']} => "
+                       f"{_show(x['old_prediction'])}")
+        for x in self.added:
+            out.append(f"+ new {self._label(x['new_part'], x['new_region'])}: {x['conditions']} => "
+                       f"{_show(x['new_prediction'])}")
+        for x in self.kept:
+            if x["old_prediction"] != x["new_prediction"]:
+                out.append(f"= {self._label(x['old_part'], x['old_region'])} -> "
+                           f"{self._label(x['new_part'], x['new_region'])} kept; prediction "
+                           f"{_show(x['old_prediction'])} -> {_show(x['new_prediction'])}")
+        if self.n_rows is not None:
+            out.append(f"on {self.n_rows} rows: prediction changed on {100 * self.prediction_changed:.1f}%, "
+                       f"region changed on {100 * self.region_changed:.1f}%")
+            for m in self.moves:
+                out.append(f"  {m['rows']} rows ({100 * m['share']:.1f}%) from old "
+                           f"{self._label(m['old_part'], m['old_region'])} to new "
+                           f"{self._label(m['new_part'], m['new_region'])}")
+        return out
+
+    def __str__(self):
+        return "\n".join(self.lines())
+
+    def __repr__(self):
+        return (f"<ExplanationDiff: {len(self.kept)} kept, {len(self.changed)} changed, {len(self.added)} added, "
+                f"{len(self.removed)} removed>")
+
+    def _repr_html_(self):
+        """A table: one row per region kept, changed, added or removed, then the rows' moves."""
+        esc = html.escape
+
+        def row(cells):
+            return "<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in cells) + "</tr>"
+
+        head = ["", "old", "new", "old conditions", "new conditions", "threshold moves", "old prediction",
+                "new prediction"]
+        body = []
+        for x in self.changed:
+            moves = "; ".join(f"{m['feature']} {m['bound']} {m['old']:.6g} -> {m['new']:.6g}"
+                              for m in x["threshold_moves"])
+            body.append(row(["changed", self._label(x["old_part"], x["old_region"]),
+                             self._label(x["new_part"], x["new_region"]), x["old_conditions"], x["new_conditions"],
+                             moves, x["old_prediction"], x["new_prediction"]]))
+        for x in self.removed:
+            body.append(row(["removed", self._label(x["old_part"], x["old_region"]), "", x["conditions"], "", "",
+                             x["old_prediction"], ""]))
+        for x in self.added:
+            body.append(row(["added", "", self._label(x["new_part"], x["new_region"]), "", x["conditions"], "", "",
+                             x["new_prediction"]]))
+        for x in self.kept:
+            body.append(row(["kept", self._label(x["old_part"], x["old_region"]),
+                             self._label(x["new_part"], x["new_region"]), x["conditions"], x["conditions"], "",
+                             x["old_prediction"], x["new_prediction"]]))
+        parts = ['<div class="defrag-diff">', f"<p>{esc(self.lines()[0])}; {esc(self.lines()[1])}</p>",
+                 "<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>",
+                 *body, "</tbody></table>"]
+        if self.n_rows is not None:
+            parts.append(f"<p>on {self.n_rows} rows: prediction changed on {100 * self.prediction_changed:.1f}%, "
+                         f"region changed on {100 * self.region_changed:.1f}%</p>")
+            if self.moves:
+                parts.append("<table><thead><tr><th>from old</th><th>to new</th><th>rows</th><th>share</th></tr>"
+                             "</thead><tbody>")
+                parts += [row([self._label(m["old_part"], m["old_region"]), self._label(m["new_part"], m["new_region"]),
+                               m["rows"], f"{100 * m['share']:.1f}%"]) for m in self.moves]
+                parts.append("</tbody></table>")
+        parts.append("</div>")
+        return "\n".join(parts)
+
+
+def _kind(rules):
+    return rules.form if _is_tree(rules) else "list"
+
+
+def explanation_diff(old, new, X=None, tol=0.0):
+    """The ExplanationDiff from old to new (RuleTree or RuleSet, in any pairing), on the rows
+    of X where given (read as predict reads them). tol: a regression prediction changed where
+    it moved by more than tol. ValueError where the two read different features or predict
+    different things (classes against values, other classes)."""
+    for rules in (old, new):
+        if not (_is_tree(rules) or hasattr(rules, "rules")):
+            raise TypeError(f"diff compares a RuleTree or a RuleSet, not {type(rules).__name__}")
+    check_comparable(old, new)
+    if not (isinstance(tol, (int, float, np.floating)) and np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
+    sum_form = _kind(old) == "sum" or _kind(new) == "sum"
+    old_parts, new_parts = regions_of(old), regions_of(new)
+    kept, changed, added, removed = [], [], [], []
+    pairs = _paired_parts(old_parts, new_parts)
+    matched = {}  # (old part, new part) -> {new region number: old region number}
+    for t, u in pairs:
+        o, n = list(old_parts[t]), list(new_parts[u])
+        matched[(t, u)] = {}
+        for i, j in _match(o, n, "exact"):
+            a, b = old_parts[t][i], new_parts[u][j]
+            matched[(t, u)][j] = i
+            kept.append({"old_part": t + 1, "new_part": u + 1, "old_region": i + 1, "new_region": j + 1,
+                         "conditions": a.text(), "old_prediction": _value(a.prediction),
+                         "new_prediction": _value(b.prediction)})
+        for i, j in _match(o, n, "skeleton"):
+            a, b = old_parts[t][i], new_parts[u][j]
+            matched[(t, u)][j] = i
+            moves = [m for (ca, _), (cb, _) in zip(a.steps, b.steps) for m in _moves(ca, cb)]
+            changed.append({"old_part": t + 1, "new_part": u + 1, "old_region": i + 1, "new_region": j + 1,
+                            "old_conditions": a.text(), "new_conditions": b.text(),
+                            "old_prediction": _value(a.prediction), "new_prediction": _value(b.prediction),
+                            "threshold_moves": moves})
+    paired_old, paired_new = {t for t, _ in pairs}, {u for _, u in pairs}
+    for t, part in enumerate(old_parts):
+        done = set(matched[(t, dict(pairs)[t])].values()) if t in paired_old else set()
+        removed += [{"old_part": t + 1, "old_region": a.index + 1, "conditions": a.text(),
+                     "old_prediction": _value(a.prediction)} for a in part if a.index not in done]
+    back = {u: t for t, u in pairs}
+    for u, part in enumerate(new_parts):
+        done = set(matched[(back[u], u)]) if u in paired_new else set()
+        added += [{"new_part": u + 1, "new_region": b.index + 1, "conditions": b.text(),
+                   "new_prediction": _value(b.prediction)} for b in part if b.index not in done]
+    for items in (kept, changed):
+        items.sort(key=lambda x: (x["old_part"], x["old_region"]))
+    diff = ExplanationDiff(kept, changed, added, removed, old.n_regions if _is_tree(old) else len(old.rules) + 1,
+                           new.n_regions if _is_tree(new) else len(new.rules) + 1, sum_form, (_kind(old), _kind(new)))
+    if X is None:
+        return diff
+    p_old, p_new = np.asarray(old.predict(X)), np.asarray(new.predict(X))
+    n_rows = len(p_old)
+    if old.classes is None:
+        pred_changed = np.abs(p_old.astype(np.float64) - p_new.astype(np.float64)) > tol
+    else:
+        pred_changed = p_old != p_new
+    r_old, r_new = _row_regions(old, X), _row_regions(new, X)
+    # a part only one side has: every row's region differs
+    region_changed = np.full(n_rows, len(paired_old) < len(old_parts) or len(paired_new) < len(new_parts))
+    moves = []
+    for t, u in pairs:  # over parts, not rows
+        lookup = np.full(len(new_parts[u]), -1, dtype=np.int64)
+        for j, i in matched[(t, u)].items():
+            lookup[j] = i
+        moved = lookup[r_new[:, u]] != r_old[:, t]
+        region_changed |= moved
+        if moved.any():
+            ij, counts = np.unique(np.column_stack([r_old[moved, t], r_new[moved, u]]), axis=0, return_counts=True)
+            moves += [{"old_part": t + 1, "new_part": u + 1, "old_region": int(i) + 1, "new_region": int(j) + 1,
+                       "rows": int(c), "share": float(c / n_rows)} for (i, j), c in zip(ij, counts)]
+    moves.sort(key=lambda m: (-m["rows"], m["old_part"], m["old_region"], m["new_part"], m["new_region"]))
+    diff.n_rows = n_rows
+    diff.prediction_changed = float(pred_changed.mean()) if n_rows else 0.0
+    diff.region_changed = float(region_changed.mean()) if n_rows else 0.0
+    diff.moves = moves[:MAX_MOVES]
+    return diff

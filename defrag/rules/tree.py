@@ -1,0 +1,518 @@
+"""Explanations that share their conditions: a tree of rules, or a sum of small trees.
+
+A *tree of rules* (``RuleTree`` with one term and no base) tests a box at each inner node:
+where every condition of the box holds, a row takes the "then" branch, else the "else"
+branch; a leaf is a region and gives its prediction. A condition printed at a node is read
+once for every region below it, where an ordered list of rules prints (and a reader
+checks) it again in each rule. An ordered list of rules is the tree whose "then" branches
+are all leaves; it prints as ``if ... elif ... else``.
+
+A *sum of trees* (a base and several terms, each a small tree over single conditions)
+predicts the base plus one value from each term: the value of the leaf its row reaches
+(in classification with two classes, the sum is the probability of the second class,
+which is predicted where it exceeds one half).
+
+Rows are coded and boxes tested as a RuleSet of the boxes does (rules/ruleset.py: column
+matching by name, the source model's categories, missing values, the C kernel), and routed
+down the trees level by level (a loop over the trees' depth, not over rows).
+"""
+import copy
+import functools
+import html
+import json
+
+import numpy as np
+
+from ..utils.dask_collections import is_dask_collection, map_rows
+from . import diff as diffs, document, tree_export
+from .conditions import (Condition, _fmt, comparisons, conditions_on_training_rows, conjunction_reading,
+                         missing_value_note, reading_costs)
+from .ruleset import Rule, RuleSet, prediction_text
+from .tree_nodes import Leaf, Node, from_units, sum_decimals, to_units, walk
+
+
+class RuleTree:
+    """A tree of rules (one term, ``base`` None) or a sum of trees (``base`` a number).
+
+    ``terms``: the root of each tree (a Node or a Leaf). ``classes``: the class labels
+    (classification; a sum takes two). The other arguments are RuleSet's: feature names
+    as printed, the DataFrame columns the tree was fitted on, whether the source routes
+    missing values, and the source's input encoding."""
+
+    def __init__(self, terms, base=None, feature_names=None, classes=None, supports_missing=False,
+                 encoding=None, feature_names_in=None, decimals=None):
+        self.terms = list(terms)
+        if not self.terms:
+            raise ValueError("a rule tree has at least one term")
+        self.base = None if base is None else float(base)
+        self.decimals = None
+        if self.base is not None:  # a sum: its numbers as decimals of one unit (sum_decimals)
+            leaves = [lf for root in self.terms for lf in walk(root) if isinstance(lf, Leaf)]
+            values = [self.base] + [float(lf.prediction) for lf in leaves]
+            self.decimals = int(sum_decimals(values, classes is not None) if decimals is None else decimals)
+            rounded = from_units(to_units(values, self.decimals), self.decimals)
+            self.base = float(rounded[0])
+            for lf, value in zip(leaves, rounded[1:]):
+                lf.prediction = float(value)
+        if self.base is None and len(self.terms) != 1:
+            raise ValueError("a tree of rules has one term; a sum of trees has a base")
+        self.classes = None if classes is None else np.asarray(classes)
+        if self.base is not None and self.classes is not None and len(self.classes) != 2:
+            raise ValueError("a sum of trees classifies two classes (it sums the second one's probability)")
+        self.feature_names = feature_names
+        self.supports_missing = bool(supports_missing)
+        self.encoding = encoding
+        self.feature_names_in = feature_names_in
+        self._boxes()  # checks the names as a RuleSet does
+
+    # ------------------------------------------------------------ structure
+    @property
+    def form(self):
+        """"tree" (a tree of rules) or "sum" (a sum of trees)."""
+        return "tree" if self.base is None else "sum"
+
+    def nodes(self):
+        """The inner nodes of every term, in reading order."""
+        return [n for root in self.terms for n in walk(root) if isinstance(n, Node)]
+
+    def leaves(self, term=None):
+        """The leaves (regions) of one term, or of every term, in reading order."""
+        roots = self.terms if term is None else [self.terms[term]]
+        return [n for root in roots for n in walk(root) if isinstance(n, Leaf)]
+
+    @property
+    def n_regions(self):
+        """Regions of the input space with one prediction: a tree's leaves; for a sum, the
+        combinations of one leaf of each term."""
+        counts = [len(self.leaves(t)) for t in range(len(self.terms))]
+        return int(np.prod(counts)) if self.form == "sum" else counts[0]
+
+    @property
+    def n_conditions(self):
+        """The comparisons the text prints, each once (an interval ``a < x <= b`` two)."""
+        return int(sum(comparisons(c) for n in self.nodes() for c in n.conditions))
+
+    def __len__(self):
+        """The regions (``n_regions``)."""
+        return self.n_regions
+
+    @functools.cached_property
+    def _flat(self):
+        """Routing arrays over every term's nodes and leaves: (box of each item, or -1 for
+        a leaf; then / else item of a box; leaf number within its term of a leaf, or -1;
+        the root item of each term; each term's depth)."""
+        items, box, then, other, leaf, roots, depth = [], [], [], [], [], [], []
+        n_boxes = 0
+        for root in self.terms:
+            roots.append(len(items))
+            base = len(items)
+            order = list(walk(root))
+            index = {id(x): base + i for i, x in enumerate(order)}
+            k = 0
+            for x in order:
+                items.append(x)
+                if isinstance(x, Node):
+                    box.append(n_boxes)
+                    n_boxes += 1
+                    then.append(index[id(x.then)])
+                    other.append(index[id(x.otherwise)])
+                    leaf.append(-1)
+                else:
+                    box.append(-1)
+                    then.append(-1)
+                    other.append(-1)
+                    leaf.append(k)
+                    k += 1
+            depth.append(_depth(root))
+        return (np.array(box, dtype=np.int64), np.array(then, dtype=np.int64), np.array(other, dtype=np.int64),
+                np.array(leaf, dtype=np.int64), np.array(roots, dtype=np.int64), depth)
+
+    def _boxes(self):
+        """The boxes as a RuleSet (one rule per inner node, in reading order): its reading of
+        X (columns, coding, missing values) and its C kernel test them."""
+        cached = self.__dict__.get("_box_set")
+        if cached is None:
+            cached = self._box_set = RuleSet(
+                [Rule(n.conditions, None) for n in self.nodes()], None, None, self.feature_names, None,
+                supports_missing=self.supports_missing, encoding=self.encoding,
+                feature_names_in=self.feature_names_in)
+        return cached
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        for key in ("_box_set", "_flat"):
+            state.pop(key, None)  # rebuilt on first use
+        return state
+
+    # ------------------------------------------------------------ reading rows
+    def encode(self, X, matched=False):
+        """X as the tree reads it (RuleSet.encode); matched: X's columns are already the
+        fitted ones, in order (an estimator matched them by name)."""
+        return self._boxes()._encoded(X) if matched else self._boxes().encode(X)
+
+    def route(self, X_coded, n_threads=1):
+        """The leaf (its number in reading order) each row of X (as the tree reads it,
+        ``encode``) reaches in each term: int64 (n_samples, n_terms)."""
+        cover = self._cover(X_coded, n_threads)
+        return self._flat[3][self._descend(cover.shape[0], lambda rows, boxes: cover[rows, boxes])]
+
+    def _cover(self, X_coded, n_threads):
+        """Whether each row of X (as the tree reads it) is in each box: (n_samples, boxes)."""
+        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
+        if not len(self._boxes()):
+            return np.zeros((X_coded.shape[0], 0), dtype=bool)
+        return self._boxes().covering(X_coded, n_threads)
+
+    def _descend(self, n, holds, visit=None):
+        """The item (``_flat``'s numbering) each of n rows reaches in each term, from the
+        root down: at a box, "then" where holds(rows, boxes) (the rows at a box and their
+        boxes), else "else"; visit(rows, boxes, items) after each level, items the rows'
+        new ones. int64 (n, n_terms)."""
+        box, then, other, _, roots, depth = self._flat
+        out = np.empty((n, len(roots)), dtype=np.int64)
+        for t, root in enumerate(roots):  # over terms, then levels: not over rows
+            item = np.full(n, root, dtype=np.int64)
+            for _ in range(depth[t]):
+                b = box[item]
+                inner = np.flatnonzero(b >= 0)
+                if not inner.size:
+                    break
+                item[inner] = np.where(holds(inner, b[inner]), then[item[inner]], other[item[inner]])
+                if visit is not None:
+                    visit(inner, b[inner], item[inner])
+            out[:, t] = item
+        return out
+
+    def apply(self, X, n_threads=1, matched=False):
+        """The region of each row: the number of the leaf it reaches in reading order (a
+        sum: one column per term). A Dask collection gives a lazy Dask array."""
+        if is_dask_collection(X):
+            if self.form == "sum":
+                raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
+            return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
+        leaves = self.route(self.encode(X, matched), n_threads)
+        return leaves[:, 0] if self.form == "tree" else leaves
+
+    def _leaf_values(self, term):
+        return np.array([lf.prediction for lf in self.leaves(term)], dtype=np.float64)
+
+    def _sums(self, leaves):
+        """base + the terms' values, in integers of the unit 10**-decimals (int64)."""
+        total = np.full(leaves.shape[0], to_units(self.base, self.decimals), dtype=np.int64)
+        for t in range(len(self.terms)):
+            total = total + to_units(self._leaf_values(t), self.decimals)[leaves[:, t]]
+        return total
+
+    def predictions(self):
+        """A tree's leaf predictions in reading order."""
+        if self.form != "tree":
+            raise AttributeError("a sum of trees predicts the sum of its terms' values")
+        return np.asarray([lf.prediction for lf in self.leaves()])
+
+    def predict_coded(self, X_coded, n_threads=1):
+        leaves = self.route(X_coded, n_threads)
+        if self.form == "tree":
+            return self.predictions()[leaves[:, 0]]
+        total = self._sums(leaves)
+        if self.classes is None:
+            return from_units(total, self.decimals)
+        return self.classes[(2 * total > 10 ** self.decimals).astype(np.int64)]
+
+    def predict(self, X, n_threads=1, matched=False):
+        """The prediction of the text: a tree's leaf, or the sum of the terms' values (two
+        classes: the second where the sum exceeds 1/2). A Dask collection gives a lazy
+        Dask array."""
+        if is_dask_collection(X):
+            dtype = np.float64 if self.classes is None else self.classes.dtype
+            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X, dtype)
+        return self.predict_coded(self.encode(X, matched), n_threads)
+
+    def probabilities_coded(self, X_coded, n_threads=1):
+        """Class probabilities (classification): a tree's leaf frequencies; a sum's
+        second-class probability clipped to [0, 1]."""
+        if self.classes is None:
+            raise AttributeError("class probabilities are for classification")
+        leaves = self.route(X_coded, n_threads)
+        if self.form == "tree":
+            return np.vstack([lf.proba for lf in self.leaves()])[leaves[:, 0]]
+        p = np.clip(from_units(self._sums(leaves), self.decimals), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict_proba(self, X, n_threads=1, matched=False):
+        """Class probabilities of each row (probabilities_coded)."""
+        if is_dask_collection(X):
+            return map_rows(functools.partial(self.predict_proba, n_threads=n_threads, matched=matched), X,
+                            np.float64, len(self.classes))
+        return self.probabilities_coded(self.encode(X, matched), n_threads)
+
+    def covering(self, X_coded, n_threads=1):
+        """Boolean (n_samples, leaves of every term): the leaves each row reaches, one per
+        term (evaluate's coverage and overlap)."""
+        leaves = self.route(X_coded, n_threads)
+        sizes = [len(self.leaves(t)) for t in range(len(self.terms))]
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        out = np.zeros((leaves.shape[0], int(sum(sizes))), dtype=bool)
+        rows = np.arange(leaves.shape[0])
+        for t in range(leaves.shape[1]):  # over terms
+            out[rows, offset[t] + leaves[:, t]] = True
+        return out
+
+    def covers(self, X, n_threads=1):
+        return self.covering(self.encode(X), n_threads)
+
+    def checks(self, X_coded, n_threads=1):
+        """The comparisons a reader makes for each row of X (as the tree reads it): down
+        each term, at each box the conditions in printed order until the first that fails
+        (an interval whose lower bound fails costs one comparison), all of them where
+        the box holds. float64 (n_samples,)."""
+        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
+        n = X_coded.shape[0]
+        nodes = self.nodes()
+        total = np.zeros(n)
+        if not nodes:
+            return total
+        holds, fail_cost, full = reading_costs([c for nd in nodes for c in nd.conditions], X_coded, n_threads)
+        ptr = np.cumsum([0] + [len(nd.conditions) for nd in nodes])
+        box_holds, read = np.empty((len(nodes), n), dtype=bool), np.empty((len(nodes), n))
+        for b in range(len(nodes)):  # over boxes, not rows
+            box_holds[b], read[b] = conjunction_reading(holds[ptr[b]:ptr[b + 1]], fail_cost[ptr[b]:ptr[b + 1]],
+                                                        full[ptr[b]:ptr[b + 1]])
+
+        def add_read(rows, boxes, _):
+            total[rows] += read[boxes, rows]
+
+        self._descend(n, lambda rows, boxes: box_holds[boxes, rows], add_read)
+        return total
+
+    def key_counts(self, X_coded, n_threads=1):
+        """{(term, key): the rows of X (as the tree reads it) that pass through the node or
+        leaf of that key}, for every node and leaf with a key."""
+        cover = self._cover(X_coded, n_threads)
+        n = cover.shape[0]
+        items = [(t, x) for t, root in enumerate(self.terms) for x in walk(root)]
+        visits = np.zeros(len(items), dtype=np.int64)
+        visits[self._flat[4]] += n  # every row passes its term's root
+
+        def count(rows, boxes, reached):
+            visits[:] += np.bincount(reached, minlength=len(items))
+
+        self._descend(n, lambda rows, boxes: cover[rows, boxes], count)
+        return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
+
+    # ------------------------------------------------------------ diff
+    def diff(self, other, X=None, tol=0.0):
+        """What changed from this explanation to other (a RuleTree or a RuleSet over the same
+        features): an ExplanationDiff (rules/diff.py) of the regions kept, changed (with
+        their threshold moves), added and removed, and on the rows of X (optional) the share
+        whose prediction changed (in regression: by more than tol) and whose region changed,
+        and the rows that moved between which regions. ``str()``, ``_repr_html_`` and
+        ``to_dict()``/``to_json()`` (its schema in ExplanationDiff.to_dict) show it.
+        ValueError where the two read different features or predict different things."""
+        return diffs.explanation_diff(self, other, X, tol)
+
+    # ------------------------------------------------------------ JSON
+    def to_dict(self):
+        """A JSON-ready dict with everything needed to rebuild the tree (``from_dict``):
+        its nodes and leaves, exact bounds and outputs, names, the input encoding, a schema
+        version (rules/document.py)."""
+        return document.tree_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        """The tree of ``to_dict``; it predicts as the original did. The whole document is
+        checked before anything is built (``RulesDocumentError`` naming the JSON path of
+        the bad field)."""
+        fields = document.tree_fields(d)
+
+        def built(item):
+            if "conditions" in item:
+                return Node([Condition(**c) for c in item["conditions"]], built(item["then"]), built(item["else"]))
+            return Leaf(item["prediction"], item["proba"], item["support"], item["share"])
+
+        return cls([built(t) for t in fields.pop("terms")], **fields)
+
+    def to_json(self, indent=None):
+        """``to_dict`` as JSON text (strict JSON: infinite numbers as strings)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text):
+        """The tree of ``to_json``; a bad document raises ``RulesDocumentError``."""
+        return cls.from_dict(document.parse(text))
+
+    # ------------------------------------------------------------ exports
+    def to_sql(self, table=None, column_names=None):
+        """One SQL expression that gives ``predict`` on a table holding the columns as a
+        DataFrame would (nested ``CASE``; a sum adds integers of its unit); NULL where
+        ``predict`` raises. ``table`` and ``column_names`` as RuleSet.to_sql's."""
+        return tree_export.to_sql(self, table, column_names)
+
+    def to_python(self, name="predict"):
+        """Source of a dependency-free Python function ``name(row)`` returning ``predict``'s
+        value for one row (a mapping by column name, or a sequence in column order)."""
+        return tree_export.to_python(self, name)
+
+    def query_strings(self, column_names=None):
+        """pandas ``DataFrame.query`` expressions selecting each region's rows (a sum: one
+        list per part)."""
+        return tree_export.query_strings(self, column_names)
+
+    def to_frame(self, X=None, y=None):
+        """One row per region with its path, prediction, support and share (see
+        rules/tree_export.py's to_frame)."""
+        return tree_export.to_frame(self, X, y)
+
+    # ------------------------------------------------------------ printing
+    def on_training_rows(self, X, n_threads=1):
+        """The tree printed for its training rows X (prepared, as the model reads them):
+        the conditions' printed bounds and shares (Condition.on_training_rows), each box's
+        conditions in order of how often they hold (the one most rows fail first: a
+        reader stops there), and each leaf's support and share."""
+        conds = [c for nd in self.nodes() for c in nd.conditions]
+        printed = dict(zip(map(id, conds), conditions_on_training_rows(conds, X, n_threads)))
+        leaves = self.route(X, n_threads)
+        counts = [np.bincount(leaves[:, t], minlength=len(self.leaves(t))) for t in range(len(self.terms))]
+        return self.printed(printed, counts, X.shape[0])
+
+    def printed(self, conditions, leaf_counts, n_rows):
+        """A copy printed for training rows: each condition c replaced by conditions[id(c)]
+        (printed for those rows), each box's conditions in order of their share (the one
+        most rows fail first), the leaves' supports leaf_counts (per term, in reading order)
+        and their shares of n_rows."""
+        new = copy.copy(self)
+        for key in ("_box_set", "_flat"):
+            new.__dict__.pop(key, None)
+
+        def copied(item):
+            if isinstance(item, Leaf):
+                return Leaf(item.prediction, item.proba, item.support, item.share, item.key)
+            conds = sorted((conditions.get(id(c), c) for c in item.conditions),
+                           key=lambda c: 1.0 if c.train_share is None else c.train_share)
+            return Node(conds, copied(item.then), copied(item.otherwise), item.key)
+
+        new.terms = [copied(root) for root in self.terms]
+        for t, counts in enumerate(leaf_counts):
+            for lf, count in zip(new.leaves(t), counts):
+                lf.support = int(count)
+                lf.share = float(count / n_rows) if n_rows else None
+        return new
+
+    def _number(self, value, signed=True):
+        """A number of a sum, exactly: its decimals, or an integer of its unit."""
+        sign = "+" if signed else ""
+        if self.decimals >= 0:
+            return f"{value:{sign}.{self.decimals}f}"
+        return f"{int(round(value)):{sign}d}"
+
+    def _leaf_text(self, leaf):
+        if self.form == "sum":
+            text = self._number(float(leaf.prediction))
+        else:
+            text = "y = " + prediction_text(leaf.prediction, leaf.proba)
+        share = "" if leaf.share is None else f", {100.0 * leaf.share:.1f}%"
+        return f"{text}   (support {leaf.support}{share})"
+
+    def _lines(self, node, depth):
+        pad = "    " * depth
+        if isinstance(node, Leaf):
+            return [pad + self._leaf_text(node)]
+        lines, word = [], "if"
+        while isinstance(node, Node):
+            cond = " and ".join(c.text(mark_unseen=True) for c in node.conditions)
+            if isinstance(node.then, Leaf):
+                lines.append(f"{pad}{word} {cond}: {self._leaf_text(node.then)}")
+            else:
+                lines.append(f"{pad}{word} {cond}:")
+                lines += self._lines(node.then, depth + 1)
+            word, node = "elif", node.otherwise
+        lines.append(f"{pad}else: {self._leaf_text(node)}")
+        return lines
+
+    def reading_guide(self):
+        """How to read the text, said above it."""
+        if self.form == "tree":
+            return ("go down from the top: where every condition of an 'if' holds, take its branch, "
+                    "else go on to the next 'elif' or the 'else'")
+        what = "y" if self.classes is None else f"p({self.classes[1]})"
+        guide = (f"{what} is the first line's number plus one value from each part: in each part, the value "
+                 "of the first branch whose conditions all hold")
+        if self.classes is not None:
+            guide += f"; y = {self.classes[1]} where p({self.classes[1]}) > 0.5, else {self.classes[0]}"
+        return guide
+
+    def title(self):
+        regions = self.n_regions
+        counts = (f"{regions} region{'' if regions == 1 else 's'}, {self.n_conditions} "
+                  f"condition{'' if self.n_conditions == 1 else 's'}")
+        if self.form == "sum":
+            counts = f"{len(self.terms)} part{'' if len(self.terms) == 1 else 's'}, " + counts
+        return counts
+
+    def missing_note(self):
+        enc = self.encoding
+        unknown_missing = () if enc is None or enc.unknown != "missing" else \
+            {d for d, cats in enumerate(enc.categories) if cats is not None}
+        return missing_value_note((c for n in self.nodes() for c in n.conditions), self.supports_missing,
+                                  unknown_missing)
+
+    def __str__(self):
+        if self.form == "tree":
+            lines = self._lines(self.terms[0], 0)
+        else:
+            what = "y" if self.classes is None else f"p({self.classes[1]})"
+            lines = [f"{what} = {self._number(self.base, signed=False)}"]
+            for t, root in enumerate(self.terms, 1):
+                lines.append(f"  + part {t}:")
+                lines += self._lines(root, 2)
+        note = self.missing_note()
+        if note is not None:
+            lines.append(note)
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<RuleTree ({self.form}): {self.title()}>"
+
+    def to_markdown(self):
+        """The text as a Markdown code block (a tree reads by its indentation)."""
+        return "```\n" + str(self) + "\n```"
+
+    def _repr_markdown_(self):
+        return self.to_markdown()
+
+    def to_html(self, above=()):
+        """The text in an HTML <pre> block under the lines above (every text escaped)."""
+        parts = ['<div class="defrag-rules">']
+        parts += [f"<p>{html.escape(line)}</p>" for line in above]
+        parts.append(f"<pre>{html.escape(str(self))}</pre></div>")
+        return "\n".join(parts)
+
+    def _repr_html_(self):
+        return self.to_html([f"RuleTree ({self.form}): {self.title()}; {self.reading_guide()}"])
+
+
+def explanation_conditions(rules):
+    """The comparisons an explanation (a RuleTree or a RuleSet) prints, each once (an
+    interval a < x <= b two)."""
+    if isinstance(rules, RuleTree):
+        return rules.n_conditions
+    return int(sum(comparisons(c) for r in rules.rules for c in r.conditions))
+
+
+def from_json(text):
+    """The explanation of a JSON document that ``to_json`` wrote: a RuleTree (a document
+    with nodes) or a RuleSet (one with rules)."""
+    d = document.parse(text)
+    return RuleTree.from_dict(d) if isinstance(d, dict) and "nodes" in d else RuleSet.from_dict(d)
+
+
+def _depth(root):
+    """Inner nodes on the longest path from root."""
+    best, stack = 0, [(root, 0)]
+    while stack:
+        item, d = stack.pop()
+        if isinstance(item, Node):
+            stack.append((item.then, d + 1))
+            stack.append((item.otherwise, d + 1))
+        else:
+            best = max(best, d)
+    return best

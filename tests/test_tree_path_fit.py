@@ -1,0 +1,77 @@
+"""The searched tree's path (fit/tree_path.py, fit/readout.py): every candidate of
+``path_`` is ``path_rules_``'s at the same index, built when read; ``with_size`` gives what
+a refit with that size or budget prints."""
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, make_friedman1
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+from defrag import DefragModel
+
+
+@pytest.fixture(scope="module", params=["classification", "regression"])
+def fitted(request):
+    if request.param == "classification":
+        X, y = load_breast_cancer(return_X_y=True)
+        X, y = X[:300], y[:300]
+        forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y)
+    else:
+        X, y = make_friedman1(400, noise=1.0, random_state=0)
+        forest = RandomForestRegressor(n_estimators=20, random_state=0).fit(X, y)
+    return forest, X, y
+
+
+def test_each_candidate_of_the_path_prints_as_the_path_counts_it(fitted):
+    forest, X, y = fitted
+    model = DefragModel(forest, max_conditions=9, random_state=0).fit(X, y)
+    path = model.path_
+    assert len(model.path_rules_) == len(path["size"])
+    for i, tree in enumerate(model.path_rules_):
+        assert tree.form == path["form"][i]
+        assert tree.n_conditions == path["n_conditions"][i]
+        assert tree.n_regions == path["n_regions"][i]
+        # printed for the training rows: the leaves' supports add up to the rows
+        assert sum(lf.support for lf in tree.leaves(0)) == len(X)
+    assert str(model.path_rules_[path["chosen"]]) == str(model.rules_)
+    assert model.path_rules_[-1] is model.path_rules_[len(path["size"]) - 1]
+    assert [str(t) for t in model.path_rules_[:3]] == [str(model.path_rules_[i]) for i in range(3)]
+    with pytest.raises(IndexError):
+        model.path_rules_[len(path["size"])]
+
+
+def test_a_pickled_model_builds_its_path_as_the_fitted_one(fitted):
+    forest, X, y = fitted
+    model = DefragModel(forest, random_state=0).fit(X, y)
+    copy = pickle.loads(pickle.dumps(model))  # before any candidate but the chosen is built
+    texts = [str(t) for t in model.path_rules_]
+    assert [str(t) for t in copy.path_rules_] == texts
+    assert np.array_equal(copy.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("size", [dict(n_regions=2), dict(n_regions=5), dict(max_conditions=3),
+                                  dict(max_conditions=8)])
+def test_with_size_prints_what_a_refit_of_that_size_prints(fitted, size):
+    forest, X, y = fitted
+    budget = dict(max_conditions=8) if "max_conditions" in size else {}
+    model = DefragModel(forest, random_state=0, **budget).fit(X, y)
+    refit = DefragModel(forest, random_state=0, **size).fit(X, y)
+    sized = model.with_size(**size)
+    assert str(sized.rules_) == str(refit.rules_)
+    assert sized.n_conditions_ == refit.n_conditions_ and sized.n_regions_ == refit.n_regions_
+    np.testing.assert_array_equal(sized.predict(X), refit.predict(X))
+
+
+def test_a_sum_is_asked_with_a_budget_and_for_at_most_two_classes(fitted):
+    from sklearn.datasets import load_wine
+
+    forest, X, y = fitted
+    with pytest.raises(ValueError, match="form='sum' prints a sum of small trees within a budget"):
+        DefragModel(forest, form="sum").fit(X, y)
+    model = DefragModel(forest, form="sum", max_conditions=6, random_state=0).fit(X, y)
+    assert model.rules_.form == "sum" and model.n_conditions_ <= 6
+    Xw, yw = load_wine(return_X_y=True)
+    wine = RandomForestClassifier(n_estimators=10, random_state=0).fit(Xw, yw)
+    with pytest.raises(ValueError, match="a regression or two classes, not 3"):
+        DefragModel(wine, form="sum", max_conditions=6).fit(Xw, yw)
