@@ -60,17 +60,6 @@ SIDE_BY_SIDE_WORK = 5_000
 # lists of several sizes at once (_size_losses): 4 MB, one block on the search's rows
 # with max_rules up to 10 and 3,000 rows (10 x 11 x 3,000).
 SIZES_AT_ONCE = 1 << 22
-# A rule's score: its gain over (printed conditions) ** COST_POWER (rules/list_search.py).
-# 0: the gain alone (a condition stays where it lowers the loss at all, and is dropped
-# where it does not); 1: the gain per condition, which keeps lists to about one
-# condition per rule but gives up accuracy per region.
-COST_POWER = 0.0
-# The price of a condition, in multiples of log(n) times the variance of the rows left
-# (rules/list_search.py; 1 is BIC's price of a parameter). 0: a condition stays where it
-# lowers the training loss at all. 1 was measured on the 17 public cases of
-# benchmarks/quality.py: lists a third as long (conditions) and 6 instead of 4 wins
-# against CART-fp at equal conditions, but 9 instead of 11 at equal leaves.
-CONDITION_PENALTY = 0.0
 
 
 @dataclasses.dataclass
@@ -197,8 +186,7 @@ def _cross_validated(S, targets, y, n_classes, candidates, feature, group, max_r
 def _grown(S, T, feature, group, candidates, max_regions, n_threads=None):
     """The list's boxes at every size (rules/list_search.py's grow_list_sizes), grown on
     the rows of S and T, to the largest size."""
-    return grow_list_sizes(S, T, feature, group, candidates, max_regions - 1, cost_power=COST_POWER,
-                           condition_penalty=CONDITION_PENALTY, n_threads=n_threads)
+    return grow_list_sizes(S, T, feature, group, candidates, max_regions - 1, n_threads=n_threads)
 
 
 def _grown_side_by_side(jobs, feature, group, candidates, max_regions):
