@@ -32,17 +32,19 @@ print({k: round(v, 3) for k, v in model.evaluate(X_test, y_test).items()})
 
 # %%
 # EM with a fixed number of rules, for a few sizes, against a tree fitted to the
-# model's predictions with as many leaves (CART-fp).
+# model's predictions with as many leaves (CART-fp), each at the conditions it prints
+# (a CART tree prints one per inner node).
 results = {"defrag (EM)": [], "CART-fp": []}
 for k in (2, 4, 6):
     em = DefragModel(forest, method="em", n_components=k, n_restarts=5, random_state=0).fit(X_train)
-    results["defrag (EM)"].append((em.n_regions_, em.evaluate(X_test, y_test)["error"]))
+    results["defrag (EM)"].append((em.n_conditions_, em.evaluate(X_test, y_test)["error"]))
     cart = DecisionTreeRegressor(max_leaf_nodes=em.n_regions_, random_state=0)
     cart.fit(X_train, forest.predict(X_train))
-    results["CART-fp"].append((em.n_regions_, float(np.mean((cart.predict(X_test) - y_test) ** 2))))
+    results["CART-fp"].append((cart.tree_.node_count - cart.get_n_leaves(),
+                               float(np.mean((cart.predict(X_test) - y_test) ** 2))))
 for name, points in results.items():
     print(name, [(k, round(e)) for k, e in points])
-fig = tradeoff(results, error_label="test MSE", log_rules=False)
+fig = tradeoff(results, error_label="test MSE")
 
 # %%
 # The mixture of experts of the 2016 paper: each of the ``max_rules`` experts has a
