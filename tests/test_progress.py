@@ -141,7 +141,7 @@ def test_a_fit_reports_each_restart_and_the_best_error_so_far(monkeypatch, n_job
 
 def test_the_cli_draws_the_same_bar_on_a_terminal(monkeypatch):
     pytest.importorskip("tqdm")
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(cli.output, "PROGRESS_AFTER_S", 0.0)
     out, err = io.StringIO(), Terminal()
     assert cli.main(["demo", "--n-restarts", "2", "--n-trees", "5"], out, err) == 0
     assert "defrag restarts" in err.getvalue() and "2/2" in err.getvalue()

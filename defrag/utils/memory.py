@@ -282,9 +282,8 @@ def check_memory(estimate, what, knobs, parts=None):
 # A classifier's y with more distinct labels than this and than the source model has
 # classes is refused (check_class_count): it is nearly always a continuous target given
 # to a classifier, and every estimator's per-class tables (and scikit-learn's tree
-# criterion, which is O(classes) per candidate split) grow with it. DefragModel handled
-# 1e6 such labels in 7.2 s, but BornAgainTree grew until the OOM killer ended it,
-# InTrees asked for 3.6 TiB and DepthTwoTree ran past 250 s at 100k (issue 23).
+# criterion, which is O(classes) per candidate split) grow with it: at 100k labels the
+# baselines' tables take terabytes or their fits hours.
 MAX_CLASSES = 1000
 
 
