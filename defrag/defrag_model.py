@@ -8,19 +8,21 @@ import copy
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .evaluation import RuleEstimatorMixin, prediction_error
-from .fit.config import FitConfig
+from .fit.config import PARAMETER_CONSTRAINTS, FitConfig
 from .fit.mixture import FittedMixture
 from .fit.pipeline import fit_rules
 from .fit.readout import sized_model
+from .sources.fitting import EnsembleExplainerMixin
 from .utils.dask_collections import is_dask_collection, map_rows
 from .utils.interrupt import interruptible_fit
 from .utils.validation import check_predict_X
 
 
-class DefragModel(RuleEstimatorMixin, BaseEstimator):
+class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
     """Explain a fitted tree ensemble by a few rules (defrag: FAB inference over its splits).
 
     The printed explanation is a tree of rules (``if ... elif ... else``, a box of
@@ -133,6 +135,8 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints = PARAMETER_CONSTRAINTS
+
     def __init__(self, estimator=None, *, max_conditions=None, n_regions=None, form="auto", random_state=None,
                  n_jobs=None, verbose="auto", method="fab", n_components=10, n_restarts="auto", max_iter=100,
                  tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10, eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001),
@@ -179,11 +183,14 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         a Dask X (y: None, a Dask array or Series, or NumPy): see defrag/fit/dask_rows.py.
         Regression targets (y, or the predictions) lie within +-1e60 and, unless constant,
         span at least 1e-60: the rules are the same at any scale there, outputs scaled."""
-        result = fit_rules(FitConfig.from_params(self.get_params(deep=False)), self.estimator, X, y,
-                           self.feature_names)
+        self._validate_params()
+        config = FitConfig.from_params(self.get_params(deep=False))
+        estimator = self._ensemble(X, y)
+        result = fit_rules(config, estimator, X, y, self.feature_names)
         # only now, the run complete: a failed refit leaves the fitted state as it was
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)
+        self.estimator_ = estimator
         for name, value in result.attributes().items():
             setattr(self, name, value)
         return self
@@ -217,7 +224,7 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "rules_")
         X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
         light = copy.copy(self)
-        light.estimator = None  # not read by predict; a forest can be large
+        light.estimator = light.estimator_ = None  # not read by predict; a forest can be large
         if method == "predict_proba":
             return map_rows(light.predict_proba, X, np.float64, len(self.classes_))
         dtype = self.rules_.predictions().dtype if self._by_rules() else \
@@ -282,13 +289,12 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
             return self.rules_.predict_coded(Xf)
         return self._mixture().predict(Xf)
 
+    @available_if(RuleEstimatorMixin._classifies)
     def predict_proba(self, X):
         """Class probabilities of the rule that predicts each point: the class frequencies
         of the training points it is the first match for (with ``rule_list=False``, the
         MAP component's gamma; EM-KL: the mixture of experts'). Classification only."""
         check_is_fitted(self, "rules_")
-        if self.task_ != "classification":
-            raise AttributeError("predict_proba is only available for classification")
         if is_dask_collection(X):
             return self._map_dask("predict_proba", X)
         if self._by_rules():

@@ -109,6 +109,12 @@ class RuleEstimatorMixin:
         """The task as the parameters set it ("auto": the wrapped model's)."""
         return "auto"
 
+    def _classifies(self):
+        """Whether the model classifies: its fitted task, else its kind (``available_if`` of
+        predict_proba: a regressor has none)."""
+        task = getattr(self, "task_", None)
+        return task == "classification" if task is not None else is_classifier(self)
+
     def _description(self):
         return self.task_
 
@@ -135,7 +141,7 @@ class RuleEstimatorMixin:
         y = np.asarray(y)
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
-        scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator,
+        scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator_,
                              X, self.n_regions_, getattr(self, "classes_", None))
         scores["n_conditions"] = explanation_conditions(self.rules_)
         if hasattr(self.rules_, "checks"):

@@ -3,12 +3,14 @@ models, encodings and messages), the target, predict / predict_proba / score /
 evaluate, scikit-learn's manners."""
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..evaluation import RuleEstimatorMixin
 from ..sources import matched_source
+from ..sources.fitting import EnsembleExplainerMixin
 from ..sources.split_array import SplitArraySource
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_class_count
@@ -50,7 +52,7 @@ class _Fitting:
         return np.searchsorted(self.classes, np.asarray(labels).ravel())
 
 
-class BaselineModel(RuleEstimatorMixin, BaseEstimator):
+class BaselineModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
     """Common plumbing of the baselines; subclasses set ``rules_``, ``n_regions_`` and
     implement ``_fit(fitting)`` and ``_predict_coded(Xf)`` (and ``_proba_coded``)."""
 
@@ -60,11 +62,12 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
     def _check_params(self):
         """ValueError on a bad parameter (subclasses)."""
 
-    def _prepare(self, X, y):
-        """Check X and y as DefragModel does and read the source model."""
-        self._check_params()
+    def _prepare(self, X, y, estimator=None):
+        """Check X and y as DefragModel does and read the source model (estimator, fitted;
+        None: the estimator parameter)."""
         # a DataFrame's columns by name, in the model's order (utils/validation.py)
-        source, X = matched_source(self.estimator, X, type(self).__name__)
+        estimator = self.estimator if estimator is None else estimator
+        source, X = matched_source(estimator, X, type(self).__name__)
         names_in = feature_names_of(X)
         if isinstance(source, SplitArraySource):
             raise TypeError(f"{type(self).__name__} reads the ensemble's trees; an array of "
@@ -76,8 +79,6 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
         Xf = encoding.transform(X, allow_nan=True)
         if Xf.shape[0] < 1:
             raise ValueError("X has no samples")
-        if y is None:
-            raise ValueError(f"{type(self).__name__}.fit needs y")
         check_target_length(y, Xf.shape[0])
         check_missing(Xf, source.supports_missing)
         y = np.asarray(y)
@@ -115,10 +116,17 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
     # one thread: the rule kernels of the baselines run on one (their solvers are Python)
     @interruptible_fit(threads=lambda est: 1)
     def fit(self, X, y):
-        """Fit to (X, y); ``self.estimator`` is the fitted ensemble."""
-        fitting = self._prepare(X, y)
+        """Fit to (X, y) the explanation of ``estimator`` (fitted first on (X, y) when it is
+        not fitted)."""
+        self._validate_params()
+        self._check_params()
+        if y is None:
+            raise ValueError(f"{type(self).__name__}.fit needs y")
+        estimator = self._ensemble(X, y)
+        fitting = self._prepare(X, y, estimator)
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)
+        self.estimator_ = estimator
         self.task_ = fitting.task
         if fitting.task == "classification":
             self.classes_ = fitting.classes
@@ -147,11 +155,10 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
     def predict(self, X):
         return self._predict_coded(self._check_X(X))
 
+    @available_if(RuleEstimatorMixin._classifies)
     def predict_proba(self, X):
         """Class probabilities (classification only)."""
         check_is_fitted(self, "rules_")
-        if self.task_ != "classification":
-            raise AttributeError("predict_proba is only available for classification")
         return self._proba_coded(self._check_X(X))
 
     def evaluate(self, X, y):

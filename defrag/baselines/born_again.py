@@ -18,11 +18,13 @@ Each node draws from its own random stream (keyed by its position in the tree), 
 tree grown to depth d is the tree grown deeper, cut at d: cross-validation grows one
 tree per fold to the largest depth of the grid and scores every depth from it.
 """
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.model_selection import KFold
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..evaluation import prediction_error
 from ..sources.base import Tree, walk_tree
@@ -182,6 +184,17 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
     """
 
     _needs_predict = True
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_depth": [StrOptions({"cv"}), Interval(Integral, 1, None, closed="left")],
+        "depth_grid": ["array-like"],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "n_generated": [Interval(Integral, 1, None, closed="left")],
+        "p_alt": [Interval(Real, 0, 1, closed="right")],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "feature_names": ["array-like", None],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, estimator=None, *, max_depth="cv", depth_grid=DEPTH_GRID, cv=5,
                  n_generated=100, p_alt=0.5, min_samples_split=10, feature_names=None,

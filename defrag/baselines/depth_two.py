@@ -1,6 +1,9 @@
 """DTree2: a CART of depth 2, the paper's smallest baseline (Hara & Hayashi, sec. 7)."""
+from numbers import Integral
+
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..sources.sklearn_trees import read_sklearn_trees
 from ..utils.memory import check_memory_of, depth_two_estimate
@@ -43,6 +46,14 @@ class DepthTwoTree(TreeRulesMixin, BaselineModel):
     tree_ : the fitted tree (defrag.sources.Tree)
     classes_, task_, n_features_in_
     """
+
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "target": [StrOptions({"y", "ensemble"})],
+        "feature_names": ["array-like", None],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, estimator=None, *, max_depth=2, target="y", feature_names=None,
                  random_state=None):

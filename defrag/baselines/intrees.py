@@ -31,8 +31,10 @@ rule counts them); every tree's paths are read, not only the first 100, when
 ``max_trees=None``.
 """
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from ..rules import Rule, RuleSet
 from ..utils.memory import check_memory_of, intrees_estimate
@@ -113,6 +115,17 @@ class InTrees(BaselineModel):
     levels_ : ndarray, the value each level predicts (regression)
     classes_, task_, n_features_in_
     """
+
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_length": [Interval(Integral, 1, None, closed="left")],
+        "max_trees": [Interval(Integral, 1, None, closed="left"), None],
+        "max_decay": [Interval(Real, 0, 1, closed="both")],
+        "type_decay": [Interval(Integral, 1, 2, closed="both")],
+        "min_freq": [Interval(Real, 0, 1, closed="both")],
+        "n_levels": [Interval(Integral, 2, None, closed="left")],
+        "feature_names": ["array-like", None],
+    }
 
     def __init__(self, estimator=None, *, max_length=6, max_trees=100, max_decay=0.05,
                  type_decay=2, min_freq=0.01, n_levels=3, feature_names=None):

@@ -32,11 +32,14 @@ to y on subsamples (``nodes=1000``); here they are the given ensemble's nodes, a
 ``max_nodes`` of them (a random subset when there are more).
 """
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import qr
 from scipy.optimize import Bounds, LinearConstraint, lsq_linear, minimize
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.metaestimators import available_if
 
 from ..rules import Rule, RuleSet
 from ..utils.memory import check_memory_of, node_harvest_estimate
@@ -152,6 +155,16 @@ class NodeHarvest(BaselineModel):
     classes_, task_, n_features_in_
     """
 
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "nodesize": [Interval(Integral, 1, None, closed="left")],
+        "max_nodes": [Interval(Integral, 1, None, closed="left")],
+        "weight_threshold": [Interval(Real, 0, 1, closed="left")],
+        "feature_names": ["array-like", None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, estimator=None, *, max_depth=2, nodesize=10, max_nodes=1000,
                  weight_threshold=0.01, feature_names=None, random_state=None):
         self.estimator = estimator
@@ -161,6 +174,12 @@ class NodeHarvest(BaselineModel):
         self.weight_threshold = weight_threshold
         self.feature_names = feature_names
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if tags.classifier_tags is not None:  # two classes at most (see _fit)
+            tags.classifier_tags.multi_class = False
+        return tags
 
     def _check_params(self):
         check_positive_int("max_depth", self.max_depth)
@@ -181,7 +200,8 @@ class NodeHarvest(BaselineModel):
     def _fit(self, fitting):
         if fitting.task == "classification":
             if fitting.n_classes > 2:
-                raise ValueError(f"NodeHarvest handles regression and binary classification; y has "
+                raise ValueError(f"Only binary classification is supported. NodeHarvest handles regression and "
+                                 f"binary classification; y has "
                                  f"{fitting.n_classes} classes")
             y = (fitting.y == 1).astype(np.float64)
         else:
@@ -234,10 +254,23 @@ class NodeHarvest(BaselineModel):
         p = float(np.clip(mean, 0.0, 1.0))
         return self.classes_[int(p > 0.5)], np.array([1.0 - p, p])
 
+    @available_if(BaselineModel._classifies)
     def decision_function(self, X):
-        """Node Harvest's prediction: the weighted mean of the kept nodes' means over the
-        nodes holding each point (for classification, the second class's probability)."""
-        return self._harvest(self._check_X(X))
+        """The second class's probability minus 0.5 (scikit-learn's convention: positive for
+        ``classes_[1]``); the probability is Node Harvest's prediction, the weighted mean of
+        the kept nodes' class shares over the nodes holding each point. Classification only.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The scores.
+        """
+        return self._harvest(self._check_X(X)) - 0.5
 
     def _harvest(self, Xf):
         # the kept nodes are the rules as printed (their printed thresholds), the root last

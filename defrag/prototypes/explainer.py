@@ -15,11 +15,13 @@ chosen under the ensemble's own notion of similarity:
   which selects exactly what plain greedy selects (see ``_lazy_greedy``).
 """
 import numbers
+from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, is_classifier, is_regressor
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, is_classifier, is_regressor
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -31,12 +33,13 @@ from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
                                 columns_by_name, feature_names_of)
 from ..sources import adapt, check_fitted, checked_model, model_feature_names, predict_on_one_thread, unwrap
+from ..sources.fitting import EnsembleExplainerMixin, handles_missing
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
 
 
-class PrototypeExplainer(BaseEstimator):
+class PrototypeExplainer(EnsembleExplainerMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
     """Explain a tree ensemble by prototypes: training points chosen per class
     under the ensemble's distance (Tan et al., "Tree Space Prototypes").
 
@@ -71,6 +74,16 @@ class PrototypeExplainer(BaseEstimator):
     sg_trace_ : training balanced accuracy after each SG step (SG only).
     """
 
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "n_prototypes": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(METHODS))],
+        "distance": [StrOptions(set(DISTANCES))],
+        "max_candidates": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+
     def __init__(self, estimator=None, *, n_prototypes=10, method="sm-a", distance="auto",
                  max_candidates=None, random_state=None, n_jobs=None):
         self.estimator = estimator
@@ -80,6 +93,14 @@ class PrototypeExplainer(BaseEstimator):
         self.max_candidates = max_candidates
         self.random_state = random_state
         self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float32"]  # distances are float32
+        # NaN where a tree distance's model routes it
+        tags.input_tags.allow_nan = self.distance != "euclidean" and self.estimator is not None and \
+            handles_missing(self.estimator)
+        return tags
 
     # -- checks
     def _check_params(self):
@@ -121,7 +142,7 @@ class PrototypeExplainer(BaseEstimator):
 
     def _source(self):
         """The estimator's SourceModel, read once (not pickled: rebuilt on first use)."""
-        est = unwrap(self.estimator)
+        est = unwrap(self.estimator_)
         cached = self.__dict__.get("_cached_source")
         if cached is None or cached.estimator is not est:
             cached = self.__dict__["_cached_source"] = adapt(est)
@@ -154,12 +175,12 @@ class PrototypeExplainer(BaseEstimator):
                                  "or use a tree distance with a model that handles missing values")
             check_missing(Xf, self._source().supports_missing)
         n_feat = getattr(self, "n_features_in_", None)
-        est = unwrap(self.estimator) if self.estimator is not None else None
+        est = unwrap(self.estimator_) if self.estimator_ is not None else None
         if fitting:
             n_feat = getattr(est, "n_features_in_", None) if est is not None else None
         if n_feat is not None and Xf.shape[1] != n_feat:
-            owner = "the estimator" if fitting else "PrototypeExplainer"
-            raise ValueError(f"X has {Xf.shape[1]} features but {owner} was fitted with {n_feat}")
+            owner = f"the {type(est).__name__} model" if fitting else "PrototypeExplainer"
+            raise ValueError(f"X has {Xf.shape[1]} features, but {owner} is expecting {n_feat} features as input")
         return Xf
 
     # -- distances between new points and stored points
@@ -178,8 +199,10 @@ class PrototypeExplainer(BaseEstimator):
         """Choose the prototypes among the rows of X (y: their classes; None: the model's
         predictions). A DataFrame's columns are matched by name to the model's feature
         names (others are ignored), and at predict to those seen here."""
+        self._validate_params()
         self._check_params()
-        est = unwrap(self.estimator) if self.estimator is not None else None
+        self.estimator_ = self._ensemble(X, y)
+        est = unwrap(self.estimator_) if self.estimator_ is not None else None
         kind = self._resolve_distance(est)
         if est is not None and kind != "euclidean":
             self._source().checked()  # its trees, before its apply walks them
@@ -198,6 +221,8 @@ class PrototypeExplainer(BaseEstimator):
                                  "pass y (class labels) to fit")
             y = predict_on_one_thread(est, X)  # (a forest's joblib threads: labels that could vary)
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D; got shape {y.shape}")
         if y.shape[0] != n:
@@ -216,7 +241,7 @@ class PrototypeExplainer(BaseEstimator):
             cand = np.arange(n)
         if self.n_prototypes > cand.shape[0]:
             raise ValueError(f"n_prototypes={self.n_prototypes} is larger than the number of "
-                             f"candidate training points ({cand.shape[0]})")
+                             f"candidate training points ({cand.shape[0]}; n_samples = {n})")
 
         self._check_memory(n, cand.shape[0], Xf.shape[1], q, kind)
         self.distance_ = kind

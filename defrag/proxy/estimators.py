@@ -1,21 +1,24 @@
 """ProxyTree and ProxyTreeClassifier: the scikit-learn estimators."""
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..rules import Condition, Rule, RuleSet
 from ..rules.conditions import printed_thresholds
 from ..sources import check_fitted, model_feature_names, unwrap
+from ..sources.fitting import EnsembleExplainerMixin
 from ..sources.sklearn_trees import bagged_members
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, proxy_estimate
-from ..utils.threads import checked_threads
+from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (
     as_2d_float,
     check_labels,
-    check_n_threads,
+    check_n_jobs,
     check_positive_int,
     columns_by_name,
     feature_names_of,
@@ -50,7 +53,7 @@ def _leaf_rows(min_samples_leaf, X):
     return min(int(min_samples_leaf), max(X.shape[0], 1))
 
 
-class ProxyTree(RegressorMixin, BaseEstimator):
+class ProxyTree(EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
     """A small regression tree fitted to a reference model's predictive mean and variance.
 
     Parameters
@@ -72,8 +75,9 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     cv : int, default=5
     random_state : int, RandomState or None, default=None
         Shuffling of the cross-validation folds.
-    n_threads : int, default=1
-        Threads of the C split search (at most the cores used: more run on those).
+    n_jobs : int or None, default=None
+        Threads of the C split search (scikit-learn's convention: None, every available
+        core; -1, all cores; at most the cores there are). Results do not depend on it.
 
     Attributes
     ----------
@@ -97,8 +101,19 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     feature_scale_ (training standard deviations, for local explanations).
     """
 
-    def __init__(self, estimator=None, min_samples_leaf=5, max_depth=None, max_leaves=None,
-                 alpha=None, cv=5, random_state=None, n_threads=1):
+    _parameter_constraints = {
+        "estimator": [HasMethods(["predict"]), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "max_leaves": [Interval(Integral, 1, None, closed="left"), None],
+        "alpha": [Interval(Real, 0, None, closed="left"), None],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(self, estimator=None, *, min_samples_leaf=5, max_depth=None, max_leaves=None,
+                 alpha=None, cv=5, random_state=None, n_jobs=None):
         self.estimator = estimator
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
@@ -106,7 +121,13 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.cv = cv
         self.random_state = random_state
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # NaN where the reference routes it (or no reference: the tree routes it itself)
+        tags.input_tags.allow_nan = self.estimator is None or handles_missing(self.estimator)
+        return tags
 
     # -- validation
     def _check_params(self):
@@ -114,7 +135,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         check_positive_int("max_depth", self.max_depth, allow_none=True, low=0)
         check_positive_int("max_leaves", self.max_leaves, allow_none=True)
         check_positive_int("cv", self.cv, low=2)
-        check_n_threads(self.n_threads)
+        check_n_jobs(self.n_jobs)
         if self.alpha is not None:
             if not is_number(self.alpha) or not np.isfinite(self.alpha) or self.alpha < 0:
                 raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}")
@@ -129,11 +150,13 @@ class ProxyTree(RegressorMixin, BaseEstimator):
 
     def _targets(self, X, y, variance):
         n = X.shape[0]
-        if self.estimator is not None:
-            return reference_predictions(self.estimator, X, variance)
+        if self.estimator_ is not None:
+            return reference_predictions(self.estimator_, X, variance)
         if y is None:
-            raise ValueError("without an estimator, fit needs the targets y")
-        mean = _as_1d_float(y, n, "y")
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                             "without an estimator, fit needs the targets y")
+        y = np.asarray(y)
+        mean = _as_1d_float(column_or_1d(y, warn=True) if y.ndim == 2 and y.shape[1] == 1 else y, n, "y")
         if variance is None:
             var = np.zeros(n)
         elif callable(variance):
@@ -142,24 +165,28 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             var = _check_variance(variance, n)
         return mean, var
 
-    @interruptible_fit(threads=lambda est: est.n_threads)
+    @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
     def fit(self, X, y=None, variance=None):
         """Fit to the reference's mean/variance at X (``y`` ignored when an
         estimator is set), or to the targets ``y`` with per-point ``variance``
         (array, callable ``variance(X)`` or None for zero) without one. A DataFrame's
         columns are matched by name to the reference's feature names (others are
         ignored), and at predict to those seen here (``feature_names_in_``)."""
+        self._validate_params()
         self._check_params()
-        if self.estimator is not None:  # a DataFrame's columns by name, in the reference's order
-            check_fitted(self.estimator)
-            X = columns_by_name(X, model_feature_names(self.estimator),
-                                f"the {type(unwrap(self.estimator)).__name__} model", 3)
+        self.estimator_ = self._ensemble(X, y)
+        if self.estimator_ is not None:  # a DataFrame's columns by name, in the reference's order
+            check_fitted(self.estimator_)
+            X = columns_by_name(X, model_feature_names(self.estimator_),
+                                f"the {type(unwrap(self.estimator_)).__name__} model", 3)
         names = feature_names_of(X)
         X_in, X = X, np.ascontiguousarray(_as_proxy_input(X))
         if X.shape[0] < 1:
             raise ValueError("X has no rows")
-        self.supports_missing_ = self.estimator is None or handles_missing(self.estimator)
-        check_reference_missing(self.estimator, X)
+        if X.shape[1] < 1:
+            raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        self.supports_missing_ = self.estimator_ is None or handles_missing(self.estimator_)
+        check_reference_missing(self.estimator_, X)
         self._check_memory(X.shape, y, variance, x_copied=not np.may_share_memory(X, X_in)
                            if isinstance(X_in, np.ndarray) else True)
         targets = self._targets(X_in if names is not None else X, y, variance)
@@ -184,15 +211,15 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         """DefragMemoryError before allocating when fit's working set (defrag/utils/memory.py)
         exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
         members = 0
-        if self.estimator is not None and variance is None and not is_classifier(self):
-            bagged = bagged_members(unwrap(self.estimator))
+        if self.estimator_ is not None and variance is None and not is_classifier(self):
+            bagged = bagged_members(unwrap(self.estimator_))
             members = 0 if bagged is None else len(bagged[0])
         cv = self.alpha is None and self.max_leaves is None
-        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, checked_threads(self.n_threads),
+        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, threads_from_n_jobs(self.n_jobs),
                                cv, int(self.min_samples_leaf), self.max_depth, x_copied)
         check_memory(sum(parts.values()), f"{type(self).__name__}.fit",
                      f"fewer rows of X (now {shape[0]}), a larger min_samples_leaf (now "
-                     f"{self.min_samples_leaf}), n_threads= (now {self.n_threads})"
+                     f"{self.min_samples_leaf}), n_jobs= (now {self.n_jobs})"
                      + (f", or a reference with fewer members (now {members})" if members else ""),
                      parts)
 
@@ -200,7 +227,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         mean, var = targets
         root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
         floor = max(_REL_VAR_FLOOR * root, 1e-300)
-        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), threads_from_n_jobs(self.n_jobs)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
                       lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, floor)
@@ -237,7 +264,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         a = alphas[np.isfinite(alphas)]
         betas = np.append(np.sqrt(a[:-1] * a[1:]), a[-1])
         if n < self.cv:
-            raise ValueError(f"cross-validation with cv={self.cv} needs at least {self.cv} rows; got {n}")
+            raise ValueError(f"cross-validation with cv={self.cv} needs at least {self.cv} rows; got n_samples = {n}")
         rng = check_random_state(self.random_state)
         folds = np.array_split(rng.permutation(n), self.cv)
         loss = np.zeros(betas.size)
@@ -285,9 +312,10 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         X = _as_proxy_input(columns_by_name(X, getattr(self, "feature_names_in_", None), type(self).__name__, 5))
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features but the tree was fitted with {self.n_features_in_}")
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
         if not getattr(self, "supports_missing_", False):
-            check_reference_missing(self.estimator, X)
+            check_reference_missing(self.estimator_, X)
         return X
 
     def apply(self, X):
@@ -305,7 +333,8 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             node[idx] = np.where(right, t["children_right"][nd], t["children_left"][nd])
 
     def predict(self, X):
-        return self.tree_["value"][self.apply(X)]
+        leaves = self.apply(X)
+        return self.tree_["value"][leaves]
 
     def _names(self):
         if hasattr(self, "feature_names_in_"):
@@ -375,9 +404,9 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         """Local explanation of the reference around x (see ``explain_local``),
         using this tree's reference and training feature scales."""
         check_is_fitted(self, "tree_")
-        if self.estimator is None:
+        if self.estimator_ is None:
             raise ValueError("explain_local needs a reference estimator (ProxyTree(estimator=...))")
-        return explain_local(self.estimator, x, self.feature_scale_, n_samples=n_samples,
+        return explain_local(self.estimator_, x, self.feature_scale_, n_samples=n_samples,
                              scale=scale, max_depth=max_depth, variance=variance,
                              random_state=random_state, **tree_params)
 
@@ -404,15 +433,18 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     def _targets(self, X, y, variance):
         if variance is not None:
             raise ValueError("ProxyTreeClassifier takes no variance: class probabilities carry the uncertainty")
-        if self.estimator is not None:
-            P = reference_proba(self.estimator, X)
-            self.classes_ = np.asarray(unwrap(self.estimator).classes_)
+        if self.estimator_ is not None:
+            P = reference_proba(self.estimator_, X)
+            self.classes_ = np.asarray(unwrap(self.estimator_).classes_)
             if self.classes_.size != P.shape[1]:
                 raise ValueError("the estimator's classes_ do not match its predict_proba columns")
             return (np.ascontiguousarray(P),)
         if y is None:
-            raise ValueError("without an estimator, fit needs the labels y")
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                             "without an estimator, fit needs the labels y")
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
         check_labels(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
@@ -425,8 +457,8 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
         self.reference_proba_ = targets[0]
 
     def _n_targets(self, y):
-        if self.estimator is not None:
-            return max(len(getattr(unwrap(self.estimator), "classes_", ())), 2)
+        if self.estimator_ is not None:
+            return max(len(getattr(unwrap(self.estimator_), "classes_", ())), 2)
         if y is None:
             return 2
         check_labels(y)  # first: np.unique would count each NaN as a class (and fail on None)
@@ -434,7 +466,7 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
-        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), threads_from_n_jobs(self.n_jobs)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split_proba(X, rows, P, leaf, threads),
                       lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, None)
@@ -445,10 +477,12 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
         return float(-np.sum(targets[0][held] * np.log(np.maximum(values, 1e-12))))
 
     def predict_proba(self, X):
-        return self.tree_["value"][self.apply(X)]
+        leaves = self.apply(X)
+        return self.tree_["value"][leaves]
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def _leaf_rule_value(self, value):
         return self.classes_[int(np.argmax(value))], value
