@@ -16,6 +16,7 @@ chosen under the ensemble's own notion of similarity:
 """
 import numbers
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, is_classifier, is_regressor
@@ -37,6 +38,24 @@ from ..sources.fitting import EnsembleExplainerMixin, handles_missing
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
+
+
+class NearestPrototypes(NamedTuple):
+    """The nearest prototypes of each point (``PrototypeExplainer.explain``), nearest first.
+
+    Attributes
+    ----------
+    indices : ndarray of shape (n_samples, n_neighbors)
+        Their training indices.
+    labels : ndarray of shape (n_samples, n_neighbors)
+        Their classes.
+    distances : ndarray of shape (n_samples, n_neighbors)
+        Their distances to each point.
+    """
+
+    indices: np.ndarray
+    labels: np.ndarray
+    distances: np.ndarray
 
 
 class PrototypeExplainer(EnsembleExplainerMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -315,9 +334,21 @@ class PrototypeExplainer(EnsembleExplainerMixin, ClassifierMixin, TransformerMix
         return balanced_accuracy_score(y, pred)
 
     def explain(self, X, n_neighbors=3):
-        """The nearest prototypes of each point: (training indices, labels, distances),
-        each of shape (n_samples, n_neighbors), nearest first (ties: lower training
-        index). A single 1-D point gives 1-D arrays."""
+        """The nearest prototypes of each point, nearest first (ties: lower training index).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_features,)
+            The points; a single 1-D point gives 1-D arrays.
+        n_neighbors : int, default=3
+            Prototypes per point (at most ``prototypes_.size``).
+
+        Returns
+        -------
+        NearestPrototypes
+            A named tuple ``(indices, labels, distances)``, each of shape
+            (n_samples, n_neighbors).
+        """
         single = np.ndim(X) == 1
         if single:  # one point (a row of a DataFrame keeps its names)
             X = X.to_frame().T if hasattr(X, "to_frame") else np.asarray(X).reshape(1, -1)
@@ -332,5 +363,5 @@ class PrototypeExplainer(EnsembleExplainerMixin, ClassifierMixin, TransformerMix
         dist = np.take_along_axis(D, cols, axis=1)
         labels = self.prototype_labels_[cols]
         if single:
-            return idx[0], labels[0], dist[0]
-        return idx, labels, dist
+            return NearestPrototypes(idx[0], labels[0], dist[0])
+        return NearestPrototypes(idx, labels, dist)
