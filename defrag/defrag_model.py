@@ -33,11 +33,11 @@ class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : fitted tree ensemble or array of shape (n_splits, 2)
-        A fitted scikit-learn RandomForest, ExtraTrees, GradientBoosting or
-        HistGradientBoosting classifier or regressor, an XGBoost, LightGBM or CatBoost
-        model (categorical splits included), or (feature, threshold) pairs of splits
-        ``x_feature > threshold`` from any ensemble.
+    estimator : tree ensemble or array of shape (n_splits, 2)
+        A scikit-learn RandomForest, ExtraTrees, GradientBoosting or HistGradientBoosting
+        classifier or regressor, an XGBoost, LightGBM or CatBoost model (categorical splits
+        included), fitted (explained as it is) or not (cloned and fitted on ``fit(X, y)``),
+        or (feature, threshold) pairs of splits ``x_feature > threshold`` of any ensemble.
     max_conditions : int, optional
         The budget: the explanation of smallest cross-validated error among those that
         print at most this many comparisons (``n_conditions_``). A tree, or in regression
@@ -60,46 +60,10 @@ class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
         "auto": a progress bar once the fit has run 2 s (stderr or a notebook); 0: silent;
         > 0: log each restart (logger "defrag").
 
-    Method parameters (the mixture of Hara & Hayashi, sec. 4-5):
-
-    method : {"fab", "em", "em-kl"}, default="fab"
-        FAB inference, EM, or the 2016 mixture of experts (EM-KL: a softmax gate over the
-        splits; predict is the experts' mixture, its rules the kept restart's list).
-    n_components : int, default=10
-        The mixture's components: FAB's upper bound K_max, EM's K.
-    n_restarts : int or "auto", default="auto"
-        Random initialisations ("auto": 5 for the searched forms, else the paper's 20).
-    max_iter, tol : int, float, default=100, 1e-6
-        Outer iterations per restart; relative tolerance on the lower bound.
-    kappa, delta, eps : float, default=1e-6, 1e-8, 1e-10
-        A split is a region's condition when its eta is within kappa of 0 or 1; FAB drops a
-        component of mean responsibility below delta; eta is kept in [eps, 1 - eps].
-    eps_schedule : sequence of float, default=(0.3, 0.1, 0.03, 0.01, 0.001)
-        Warm-up clamps of eta before the final iterations (``()``: Algorithm 1 as published).
-    keep_duplicate_splits : bool, default=False
-        Keep splits that repeat another (same feature, test and missing direction).
-    task : {"auto", "regression", "classification"}, default="auto"
-    feature_names : list of str, optional
-        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
-    subsample : "auto", int, float or None, default="auto"
-        Rows each restart is fitted on ("auto": 3,000 for the searched forms, else 30,000
-        above 100,000 rows; None: all).
-    max_splits : "auto", int or None, default="auto"
-        The splits of largest gain the mixture is fitted on ("auto": ceil(10 sqrt(n)); None:
-        every split, as the paper).
-    penalty_splits : {"all", "selected"}, default="all"
-        The number of splits L in FAB's penalty (eq. 12).
-    max_regions : int, optional
-        Regions of the largest explanation searched (default 16, or n_regions, or
-        max_conditions + 1).
-    prune_tol : float in [0, 1], default=0.0
-        Form "list" and "restarts": a condition is dropped where the loss grows by at most
-        this share of one constant's.
-    gate_l2 : float, default=1.0
-        EM-KL: the L2 penalty on the gate's weights.
-
     Attributes
     ----------
+    estimator_ : estimator or ndarray
+        The model explained: ``estimator`` when fitted, else its fitted clone.
     rules_ : RuleTree or RuleSet
         The explanation as printed; ``predict`` is exactly its text.
     n_regions_, n_conditions_ : int
@@ -123,6 +87,50 @@ class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
         bound (eq. 12) per iteration and its warm-up phase.
     restart_errors_, restart_n_rules_, subsample_size_, fit_seconds_ :
         Every restart's training error and rules, the rows of each, seconds per phase.
+
+    Other Parameters
+    ----------------
+    method : {"fab", "em", "em-kl"}, default="fab"
+        FAB inference, EM, or the 2016 mixture of experts (EM-KL: a softmax gate over the
+        splits; predict is the experts' mixture, its rules the kept restart's list).
+    n_components : int, default=10
+        The mixture's components: FAB's upper bound K_max, EM's K.
+    n_restarts : int or "auto", default="auto"
+        Random initialisations ("auto": 5 for the searched forms, else the paper's 20).
+    max_iter, tol : int, float, default=100, 1e-6
+        Outer iterations per restart; relative tolerance on the lower bound.
+    kappa, delta, eps : float, default=1e-6, 1e-8, 1e-10
+        A split is a region's condition when its eta is within kappa of 0 or 1; FAB drops a
+        component of mean responsibility below delta; eta is kept in [eps, 1 - eps].
+    eps_schedule : sequence of float, default=(0.3, 0.1, 0.03, 0.01, 0.001)
+        Warm-up clamps of eta before the final iterations (``()``: Algorithm 1 as published).
+    keep_duplicate_splits : bool, default=False
+        Keep splits that repeat another (same feature, test and missing direction).
+    task : {"auto", "regression", "classification"}, default="auto"
+        Set the task where the model cannot say it ("auto": the model's).
+    feature_names : list of str, optional
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
+    subsample : "auto", int, float or None, default="auto"
+        Rows each restart is fitted on ("auto": 3,000 for the searched forms, else 30,000
+        above 100,000 rows; None: all).
+    max_splits : "auto", int or None, default="auto"
+        The splits of largest gain the mixture is fitted on ("auto": ceil(10 sqrt(n)); None:
+        every split, as the paper).
+    penalty_splits : {"all", "selected"}, default="all"
+        The number of splits L in FAB's penalty (eq. 12).
+    max_regions : int, optional
+        Regions of the largest explanation searched (default 16, or n_regions, or
+        max_conditions + 1).
+    prune_tol : float in [0, 1], default=0.0
+        Form "list" and "restarts": a condition is dropped where the loss grows by at most
+        this share of one constant's.
+    gate_l2 : float, default=1.0
+        EM-KL: the L2 penalty on the gate's weights.
+
+    See Also
+    --------
+    defrag.baselines.BornAgainTree : One tree that mimics the ensemble.
+    ProxyTreeClassifier : A small tree fitted to the ensemble's class probabilities.
 
     Examples
     --------

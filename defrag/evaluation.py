@@ -15,7 +15,7 @@ from .rules.tree import explanation_conditions
 from .sources import predicts, unwrap
 from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
-from .utils.validation import check_missing, check_predict_X, tagged
+from .utils.validation import check_missing, check_predict_X, tagged, user_stacklevel
 
 
 def warn_unseen_labels(y, classes, task):
@@ -30,7 +30,7 @@ def warn_unseen_labels(y, classes, task):
         shown = ", ".join(repr(v) for v in unseen[:5]) + (", ..." if len(unseen) > 5 else "")
         warnings.warn(f"y has {len(unseen)} label(s) the model was not fitted with: {shown} "
                       f"(its classes: {', '.join(repr(c) for c in known)}); their points count "
-                      "as misclassified", UserWarning, stacklevel=4)
+                      "as misclassified", UserWarning, stacklevel=user_stacklevel())
 
 
 def prediction_error(pred, y, task):
@@ -167,7 +167,7 @@ class RuleEstimatorMixin:
             # that wrote it; the rules' JSON document is what later versions read
             warnings.warn(f"this {type(self).__name__} was pickled by defrag {version} and is loaded by "
                           f"{VERSION}: it may not work; refit it, or save its rules as JSON "
-                          "(rules_.to_json()), which later versions read", UserWarning, stacklevel=2)
+                          "(rules_.to_json()), which later versions read", UserWarning, stacklevel=user_stacklevel())
         super().__setstate__(state)
 
     def set_params(self, **params):

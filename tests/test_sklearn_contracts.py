@@ -133,3 +133,41 @@ def test_fitted_ensemble_used_as_it_is_unfitted_one_cloned(make, classification)
     model = make(unfitted).fit(X, y)
     assert model.estimator_ is not unfitted and not hasattr(unfitted, "estimators_")
     np.testing.assert_array_equal(model.estimator_.predict(X), fitted.predict(X))  # same seed, same forest
+
+
+# ------------------------------------------------------------------ displays and warnings
+
+@pytest.mark.parametrize("make", [
+    lambda est: DefragModel(est, n_restarts=1, random_state=0), lambda est: BornAgainTree(est, random_state=0),
+    lambda est: InTrees(est), lambda est: NodeHarvest(est), lambda est: DepthTwoTree(est),
+    lambda est: ProxyTreeClassifier(est, max_leaves=3), lambda est: PrototypeExplainer(est, n_prototypes=3)])
+def test_every_explainer_prints_and_shows_its_explanation(make, classification):
+    X, y = classification
+    model = make(_rfc())
+    assert str(model) == repr(model)  # unfitted: scikit-learn's repr
+    model.fit(X, y)
+    name = type(model).__name__
+    text, html = str(model), model._repr_html_()
+    title = next(line for line in text.splitlines() if line.startswith(name + ":"))  # "Name: N regions, ..."
+    assert len(text.splitlines()) > 2 and title in html.replace("&#x27;", "'")  # the explanation, below its title
+    assert html.startswith("<") and name in html
+    bundle = model._repr_mimebundle_()
+    assert bundle["text/plain"] == text and bundle["text/html"].startswith(html[:40])
+
+
+def test_warnings_point_at_the_users_line(classification):
+    X, y = classification
+    forest = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        # fewer regions than asked: warned by the search, several calls deep behind fit's decorator
+        model = DefragModel(forest, form="list", n_regions=40, n_restarts=1, random_state=0).fit(X, y)
+        model.evaluate(X, np.where(y == 1, 7, y))  # a label the model was not fitted with
+        import pandas as pd
+
+        model.predict(pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])]))  # names unseen at fit
+    messages = [str(w.message) for w in record]
+    assert any("n_regions=40" in m for m in messages) and any("not fitted with" in m for m in messages)
+    assert any("feature names" in m for m in messages)
+    assert [w.filename for w in record] == [__file__] * len(record), [(w.filename, w.lineno) for w in record]
+    assert len(messages) == len(set(messages))  # each cause warns once

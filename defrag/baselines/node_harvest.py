@@ -127,7 +127,9 @@ class NodeHarvest(BaselineModel):
 
     Parameters
     ----------
-    estimator : fitted tree ensemble (any source DefragModel reads)
+    estimator : tree ensemble
+        Any model DefragModel reads, fitted (explained as it is) or not (cloned and fitted
+        on ``fit(X, y)``).
     max_depth : int, default=2
         Candidate nodes: depth 1 .. max_depth of every tree, and the root.
     nodesize : int, default=10
@@ -137,8 +139,9 @@ class NodeHarvest(BaselineModel):
     weight_threshold : float, default=0.01
         Nodes weighing less than this times the largest weight are dropped.
     feature_names : list of str, optional
-    random_state : int, RandomState or None (only used when there are more than
-        max_nodes candidates)
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
+    random_state : int, RandomState or None, default=None
+        Seed of the subset of candidates (used only when there are more than max_nodes).
 
     Attributes
     ----------
@@ -153,6 +156,23 @@ class NodeHarvest(BaselineModel):
     candidates_ : list of atom tuples (the root: ())
     node_means_ : ndarray, the training mean of y in each candidate
     classes_, task_, n_features_in_
+    estimator_ : the model explained (``estimator`` when fitted, else its fitted clone)
+
+    See Also
+    --------
+    DefragModel : The rules of FAB inference over the ensemble's splits.
+    InTrees : An ordered rule list of the ensemble's paths.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag.baselines import NodeHarvest
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
+    >>> model = NodeHarvest(forest, random_state=0).fit(X, y)
+    >>> model.n_regions_ == len(model.rules_)
+    True
     """
 
     _parameter_constraints = {
@@ -161,7 +181,7 @@ class NodeHarvest(BaselineModel):
         "nodesize": [Interval(Integral, 1, None, closed="left")],
         "max_nodes": [Interval(Integral, 1, None, closed="left")],
         "weight_threshold": [Interval(Real, 0, 1, closed="left")],
-        "feature_names": ["array-like", None],
+        "feature_names": "no_validation",  # checked_names says what a name list must be
         "random_state": ["random_state"],
     }
 

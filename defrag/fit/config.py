@@ -261,10 +261,10 @@ PARAMETER_CONSTRAINTS = {
     "kappa": [Interval(Real, 0, 0.5, closed="neither")],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "eps": [Interval(Real, 0, 0.5, closed="neither")],
-    "eps_schedule": ["array-like", None],
-    "keep_duplicate_splits": ["boolean"],
+    "eps_schedule": "no_validation",  # (from_params: "a sequence of numbers", within [eps, 0.5))
+    "keep_duplicate_splits": "no_validation",  # (from_params: "must be True or False")
     "task": [StrOptions({"auto", "regression", "classification"})],
-    "feature_names": ["array-like", None],
+    "feature_names": "no_validation",  # checked_names says what a name list must be
     "subsample": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"),
                   Interval(RealNotInt, 0, 1, closed="right"), None],
     "max_splits": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"), None],

@@ -14,6 +14,7 @@ chosen under the ensemble's own notion of similarity:
   candidate improves it). The submodular ones use lazy (priority-queue) greedy,
   which selects exactly what plain greedy selects (see ``_lazy_greedy``).
 """
+import html
 import numbers
 from numbers import Integral
 from typing import NamedTuple
@@ -34,7 +35,7 @@ from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
                                 columns_by_name, feature_names_of)
 from ..sources import adapt, check_fitted, checked_model, model_feature_names, predict_on_one_thread, unwrap
-from ..sources.fitting import EnsembleExplainerMixin, handles_missing
+from ..sources.fitting import EnsembleExplainerMixin, ExplanationDisplayMixin, handles_missing
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
@@ -58,18 +59,21 @@ class NearestPrototypes(NamedTuple):
     distances: np.ndarray
 
 
-class PrototypeExplainer(EnsembleExplainerMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
-    """Explain a tree ensemble by prototypes: training points chosen per class
-    under the ensemble's distance (Tan et al., "Tree Space Prototypes").
+class PrototypeExplainer(ExplanationDisplayMixin, EnsembleExplainerMixin, ClassifierMixin, TransformerMixin,
+                         BaseEstimator):
+    """Explain a tree ensemble by prototypes, training points chosen per class.
+
+    Chosen under the ensemble's distance (Tan et al., "Tree Space Prototypes").
 
     Parameters
     ----------
-    estimator : fitted scikit-learn random forest / extra trees, or gradient
-        boosting model (also HistGradientBoosting without categorical features), or
-        XGBoost or LightGBM model; None only with
-        ``distance="euclidean"`` and a given y.
+    estimator : tree ensemble or None
+        A scikit-learn random forest / extra trees, or gradient boosting model (also
+        HistGradientBoosting without categorical features), or an XGBoost or LightGBM
+        model, fitted (used as it is) or not (cloned and fitted on ``fit(X, y)``); None
+        only with ``distance="euclidean"`` and a given y.
     n_prototypes : int, default=10
-        k, the number of prototypes (SG may stop with fewer).
+        The number of prototypes k (SG may stop with fewer).
     method : {"sm-a", "sm-wa", "sm-u", "sg"}, default="sm-a"
     distance : {"auto", "rf", "gbt", "euclidean"}, default="auto"
         "auto": "gbt" for gradient boosting (scikit-learn's GradientBoosting* and
@@ -80,17 +84,47 @@ class PrototypeExplainer(EnsembleExplainerMixin, ClassifierMixin, TransformerMix
         Draw prototypes from a random subset of this many training points (the
         objective still covers all of them): a candidates x N distance matrix
         instead of N x N.
-    random_state : seed for the candidate subset.
+    random_state : int, RandomState or None, default=None
+        Seed of the candidate subset.
     n_jobs : int or None, default=None
         Threads of the distance kernel (None: all available cores). Results do not
         depend on it.
 
     Attributes
     ----------
-    prototypes_ : (k,) training-set indices of the prototypes, in selection order.
-    prototype_labels_ : (k,) their classes.
-    classes_, distance_ (the distance used), n_features_in_,
-    sg_trace_ : training balanced accuracy after each SG step (SG only).
+    estimator_ : estimator or None
+        The model explained: ``estimator`` when fitted, else its fitted clone.
+    prototypes_ : ndarray of shape (k,)
+        Training-set indices of the prototypes, in selection order.
+    prototype_labels_ : ndarray of shape (k,)
+        Their classes.
+    classes_ : ndarray
+        The classes.
+    distance_ : str
+        The distance used.
+    n_features_in_ : int
+        Features seen at fit.
+    sg_trace_ : ndarray
+        Training balanced accuracy after each SG step (SG only).
+
+    See Also
+    --------
+    ProxyTreeClassifier : A small tree fitted to the ensemble's class probabilities.
+    DefragModel : A few rules that mimic the ensemble.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag import PrototypeExplainer
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=20, random_state=0)
+    >>> explainer = PrototypeExplainer(forest, n_prototypes=3, random_state=0).fit(X, y)
+    >>> explainer.prototypes_.shape
+    (3,)
+    >>> nearest = explainer.explain(X[:2], n_neighbors=1)
+    >>> nearest.indices.shape
+    (2, 1)
     """
 
     _parameter_constraints = {
@@ -295,6 +329,23 @@ class PrototypeExplainer(EnsembleExplainerMixin, ClassifierMixin, TransformerMix
         # nearest-prototype ties go to the lower training index
         self._by_index = np.argsort(self.prototypes_, kind="stable")
         return self
+
+    _display_attribute = "prototypes_"
+
+    def _title(self):
+        k, q = self.prototypes_.size, self.classes_.size
+        return (f"PrototypeExplainer: {k} prototype{'' if k == 1 else 's'} of {q} class{'' if q == 1 else 'es'} "
+                f"({self.method}, {self.distance_} distance); predict gives the class of the nearest")
+
+    def _display_text(self):
+        rows = [f"  training row {int(i)}: class {label}" for i, label in zip(self.prototypes_, self.prototype_labels_)]
+        return "\n".join([self._title(), *rows])
+
+    def _display_html(self):
+        cells = "".join(f"<tr><td>{int(i)}</td><td>{html.escape(str(label))}</td></tr>"
+                        for i, label in zip(self.prototypes_, self.prototype_labels_))
+        return (f"<div><p>{html.escape(self._title())}</p><table><thead><tr><th>training row</th>"
+                f"<th>class</th></tr></thead><tbody>{cells}</tbody></table></div>")
 
     def _check_memory(self, n, n_candidates, n_features, n_classes, kind):
         """DefragMemoryError before allocating when fit's working set (defrag/utils/memory.py)

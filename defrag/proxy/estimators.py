@@ -1,5 +1,5 @@
 """ProxyTree and ProxyTreeClassifier: the scikit-learn estimators."""
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ..rules import Condition, Rule, RuleSet
 from ..rules.conditions import printed_thresholds
 from ..sources import check_fitted, model_feature_names, unwrap
-from ..sources.fitting import EnsembleExplainerMixin
+from ..sources.fitting import EnsembleExplainerMixin, ExplanationDisplayMixin
 from ..sources.sklearn_trees import bagged_members
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, proxy_estimate
@@ -53,19 +53,24 @@ def _leaf_rows(min_samples_leaf, X):
     return min(int(min_samples_leaf), max(X.shape[0], 1))
 
 
-class ProxyTree(EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
+class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
     """A small regression tree fitted to a reference model's predictive mean and variance.
+
+    The tree of Afrabandpey et al. (eq. 8-9): a node's score is its expected
+    log-likelihood under the reference, the pruning's alpha cross-validated.
 
     Parameters
     ----------
-    estimator : fitted regressor or None, default=None
-        The reference model. Its predictive mean and variance at the training
+    estimator : regressor or None, default=None
+        The reference model, fitted (used as it is) or not (cloned and fitted on
+        ``fit(X, y)``). Its predictive mean and variance at the training
         inputs are the targets (see ``reference_predictions``). With None, ``fit``
         takes the targets as ``y`` (and optionally ``variance``): this fits a
         plain maximum-likelihood CART to data.
     min_samples_leaf : int, default=5
         Growing stops at this minimum leaf size (sec. 3.1.1).
     max_depth : int or None, default=None
+        The grown tree's depth at most (None: no limit).
     max_leaves : int or None, default=None
         Take the largest subtree on the pruning path with at most this many leaves.
     alpha : float or None, default=None
@@ -73,6 +78,7 @@ class ProxyTree(EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
         ``max_leaves`` set, alpha is chosen by ``cv``-fold cross-validation of the
         held-out expected squared loss ``mean_j [v_j + (m_j - prediction_j)^2]``.
     cv : int, default=5
+        Folds of the cross-validation of alpha.
     random_state : int, RandomState or None, default=None
         Shuffling of the cross-validation folds.
     n_jobs : int or None, default=None
@@ -99,6 +105,23 @@ class ProxyTree(EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
         selects); ``cv_alphas_``/``cv_loss_`` when chosen by CV.
     n_leaves_, n_features_in_, feature_names_in_ (DataFrame input),
     feature_scale_ (training standard deviations, for local explanations).
+    estimator_ : the reference explained (``estimator`` when fitted, else its fitted clone)
+
+    See Also
+    --------
+    ProxyTreeClassifier : The same tree for a classifier's class probabilities.
+    explain_local : A local explanation around one point.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from defrag import ProxyTree
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> forest = RandomForestRegressor(n_estimators=10, random_state=0)
+    >>> tree = ProxyTree(forest, max_leaves=4, random_state=0).fit(X, y)
+    >>> tree.n_leaves_
+    4
     """
 
     _parameter_constraints = {
@@ -106,7 +129,7 @@ class ProxyTree(EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "max_leaves": [Interval(Integral, 1, None, closed="left"), None],
-        "alpha": [Interval(Real, 0, None, closed="left"), None],
+        "alpha": "no_validation",  # (_check_params: "a finite number >= 0", True refused)
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -394,6 +417,20 @@ class ProxyTree(EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
     def _leaf_rule_value(self, value):
         return float(value), None
 
+    _display_attribute = "tree_"
+
+    def _title(self):
+        n = int(self.n_leaves_)
+        fitted_to = "y" if self.estimator_ is None else f"the {type(unwrap(self.estimator_)).__name__}'s " + (
+            "class probabilities" if is_classifier(self) else "predictive mean and variance")
+        return f"{type(self).__name__}: {n} lea{'f' if n == 1 else 'ves'}, a tree fitted to {fitted_to}"
+
+    def _display_text(self):
+        return f"{self._title()}\n{self.rules_}"
+
+    def _display_html(self):
+        return self.rules_.to_html([self._title()])
+
     def features_used(self):
         check_is_fitted(self, "tree_")
         f = self.tree_["feature"]
@@ -412,8 +449,9 @@ class ProxyTree(EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
 
 
 class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
-    """Proxy tree for a classifier: the reference's class probabilities are soft
-    targets of a categorical likelihood (footnote 3 of the paper).
+    """A proxy tree of a classifier: its class probabilities as soft targets.
+
+    The targets of a categorical likelihood (footnote 3 of the paper).
 
     A node's expected log-likelihood under the reference is n_i sum_c p_ic log p_ic
     with p_i the mean reference probability vector of its rows (so the split search
@@ -421,8 +459,54 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     ``sum_leaves 2 n_i H(p_i) + alpha * b`` (-2 log-likelihood, the analogue of eq. 9).
     Cross-validation scores held-out cross-entropy against the reference. Without
     an estimator, ``fit(X, y)`` uses one-hot labels (a plain entropy CART).
-    Parameters and attributes as ProxyTree; ``tree_["value"]`` holds the class
-    probabilities of each node, ``classes_`` the labels.
+    ``tree_["value"]`` holds the class probabilities of each node, ``classes_`` the labels.
+
+    Parameters
+    ----------
+    estimator : classifier or None, default=None
+        The reference model, with ``predict_proba``, fitted (used as it is) or not (cloned
+        and fitted on ``fit(X, y)``); None: fit to the labels y.
+    min_samples_leaf : int, default=5
+        Growing stops at this minimum leaf size.
+    max_depth : int or None, default=None
+        The grown tree's depth at most (None: no limit).
+    max_leaves : int or None, default=None
+        Take the largest subtree on the pruning path with at most this many leaves.
+    alpha : float or None, default=None
+        Take the subtree of this alpha; with neither alpha nor max_leaves, alpha is chosen
+        by ``cv``-fold cross-validation of the held-out cross-entropy.
+    cv : int, default=5
+        Folds of that cross-validation.
+    random_state : int, RandomState or None, default=None
+        Shuffling of the cross-validation folds.
+    n_jobs : int or None, default=None
+        Threads of the C split search (None: every available core). Results do not
+        depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels.
+    estimator_ : estimator or None
+        The reference explained: ``estimator`` when fitted, else its fitted clone.
+    tree_ : dict of arrays
+        As ProxyTree's, ``value`` holding each node's class probabilities.
+
+    See Also
+    --------
+    ProxyTree : The same tree for a regressor's predictive mean and variance.
+    PrototypeExplainer : Representative training points per class.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag import ProxyTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=20, random_state=0)
+    >>> tree = ProxyTreeClassifier(forest, max_leaves=3, random_state=0).fit(X, y)
+    >>> tree.n_leaves_
+    3
     """
 
     def _check_params(self):

@@ -13,6 +13,7 @@ import os
 import warnings
 
 import sklearn
+from sklearn import get_config
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
@@ -100,3 +101,37 @@ class EnsembleExplainerMixin:
         if message is not None:
             warnings.warn(message, UserWarning, stacklevel=user_stacklevel(_SKLEARN_DIRS))
         return super().__sklearn_clone__()
+
+
+class ExplanationDisplayMixin:
+    """``print()`` and a notebook show a fitted explainer's explanation (the text of
+    ``_display_text()``, the HTML of ``_display_html()``), then scikit-learn's parameter
+    diagram where its display setting asks for one; unfitted, scikit-learn's display as it is.
+    ``_display_attribute`` names the fitted attribute that says it is fitted."""
+
+    _display_attribute = "n_features_in_"
+
+    def _display_fitted(self):
+        return hasattr(self, self._display_attribute)
+
+    def __str__(self):
+        if not self._display_fitted():
+            return self.__repr__()
+        return self._display_text()
+
+    def _repr_mimebundle_(self, **kwargs):
+        output = super()._repr_mimebundle_(**kwargs)
+        if self._display_fitted():
+            output["text/plain"] = str(self)
+            output["text/html"] = self._display_html() + output.get("text/html", "")
+        return output
+
+    @property
+    def _repr_html_(self):
+        if not self._display_fitted():
+            return super()._repr_html_  # (AttributeError where scikit-learn shows no diagram)
+        return self._repr_html_fitted
+
+    def _repr_html_fitted(self):
+        diagram = self._html_repr() if get_config()["display"] == "diagram" else ""
+        return self._display_html() + diagram

@@ -309,7 +309,7 @@ def columns_by_name(X, names, whose, stacklevel=3, spelled=None):
     if names is None:
         if frame and not _numbers_only(X.columns):
             warnings.warn(f"X has feature names, but {whose} has none: its columns are read by "
-                          "position", UserWarning, stacklevel=stacklevel)
+                          "position", UserWarning, stacklevel=user_stacklevel())
         return X
     names = [str(n) for n in names]
     if len(set(names)) != len(names):
@@ -319,7 +319,7 @@ def columns_by_name(X, names, whose, stacklevel=3, spelled=None):
     if not frame:
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         warnings.warn(f"X does not have valid feature names, but {whose} has feature names ({shown}): "
-                      "its columns are read by position, in that order", UserWarning, stacklevel=stacklevel)
+                      "its columns are read by position, in that order", UserWarning, stacklevel=user_stacklevel())
         return X
     if columns == names:
         return X
