@@ -4,25 +4,22 @@ The scikit-learn estimator: its parameters, the fit's stages (defrag/fit/: prepa
 rules, for rows in memory or on a Dask cluster), its fitted attributes, and predictions
 by the printed rules (defrag/rules/) or by the mixture (defrag/fit/mixture.py).
 """
-import copy
 
-import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .evaluation import RuleEstimatorMixin, prediction_error
+from .evaluation import RuleEstimatorMixin
 from .fit.config import PARAMETER_CONSTRAINTS, FitConfig
-from .fit.mixture import FittedMixture
 from .fit.pipeline import fit_rules
-from .fit.readout import sized_model
+from .fit.readout import MixtureReadoutMixin, sized_model
 from .sources.fitting import EnsembleExplainerMixin
-from .utils.dask_collections import is_dask_collection, map_rows
+from .utils.dask_collections import is_dask_collection
 from .utils.interrupt import interruptible_fit
 from .utils.validation import check_predict_X
 
 
-class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
+class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
     """Explain a fitted tree ensemble by a few rules (defrag: FAB inference over its splits).
 
     The printed explanation is a tree of rules (``if ... elif ... else``, a box of
@@ -178,19 +175,47 @@ class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
 
     @classmethod
     def paper(cls, estimator=None, **params):
-        """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it: every split,
-        the rules read off the components in weight order, prediction by the two-step MAP (eq.
-        10-11), restarts chosen by its training error. ``params``: DefragModel's other parameters."""
+        """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it.
+
+        Every split, the rules read off the components in weight order, prediction by the
+        two-step MAP (eq. 10-11), restarts chosen by their training error.
+
+        Parameters
+        ----------
+        estimator : tree ensemble or array of shape (n_splits, 2)
+            As DefragModel's.
+        **params : dict
+            DefragModel's other parameters.
+
+        Returns
+        -------
+        DefragModel
+            The unfitted model.
+        """
         return cls(estimator, **{"max_splits": None, "form": "paper", "n_restarts": 20, **params})
 
     # --------------------------------------------------------------------- fit
     @interruptible_fit()
     def fit(self, X, y=None):
-        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None. A
-        DataFrame's columns are matched by name to the model's feature names (others ignored);
-        a Dask X (y: None, a Dask array or Series, or NumPy): see defrag/fit/dask_rows.py.
-        Regression targets (y, or the predictions) lie within +-1e60 and, unless constant,
-        span at least 1e-60: the rules are the same at any scale there, outputs scaled."""
+        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None.
+
+        An unfitted ensemble is cloned and fitted on (X, y) first. Regression targets (y, or
+        the predictions) lie within +-1e60 and, unless constant, span at least 1e-60: the
+        rules are the same at any scale there, outputs scaled.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            The rows; a DataFrame's columns are matched by name to the model's feature
+            names (others ignored); a Dask X: see defrag/fit/dask_rows.py.
+        y : array-like of shape (n_samples,), optional
+            The targets (None: the ensemble's predictions on X).
+
+        Returns
+        -------
+        DefragModel
+            The fitted model.
+        """
         self._validate_params()
         config = FitConfig.from_params(self.get_params(deep=False))
         estimator = self._ensemble(X, y)
@@ -204,8 +229,22 @@ class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
         return self
 
     def with_size(self, n_regions=None, max_conditions=None):
-        """The fitted model as a fit with ``n_regions`` (or ``max_conditions``) would have
-        printed it, read off ``path_`` without a refit."""
+        """The model as a fit with ``n_regions`` (or ``max_conditions``) prints it, without a refit.
+
+        Read off ``path_`` (a searched form).
+
+        Parameters
+        ----------
+        n_regions : int, optional
+            The regions.
+        max_conditions : int, optional
+            The budget of conditions (give one of the two).
+
+        Returns
+        -------
+        DefragModel
+            A copy of the fitted model.
+        """
         return sized_model(self, n_regions, max_conditions)
 
     # ----------------------------------------------------------------- predict
@@ -226,53 +265,45 @@ class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
             return "map"
         return getattr(self.rules_, "form", "first match")
 
-    def _map_dask(self, method, X):
-        """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
-        array. The partitions' tasks hold a copy of the model without its estimator."""
-        check_is_fitted(self, "rules_")
-        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
-        light = copy.copy(self)
-        light.estimator = light.estimator_ = None  # not read by predict; a forest can be large
-        if method == "predict_proba":
-            return map_rows(light.predict_proba, X, np.float64, len(self.classes_))
-        dtype = self.rules_.predictions().dtype if self._by_rules() else \
-            np.float64 if self.task_ == "regression" else self.classes_.dtype
-        return map_rows(light.predict, X, dtype)
-
-    def _emkl_fitted(self):
-        return getattr(self, "gate_weights_", None) is not None
-
-    def _mixture(self):
-        """The fitted mixture (fit/mixture.py): its MAP or mixture-of-experts predictions."""
-        params = {"eta": self.eta_, "alpha": self.alpha_, **({"w": self.gate_weights_} if self._emkl_fitted() else {})}
-        params.update(dict(mean=self.mean_, precision=self.precision_) if self.task_ == "regression"
-                      else dict(gamma=self.gamma_))
-        return FittedMixture(self.splits_, params, getattr(self, "classes_", None), self.eps)
-
-    def _by_rules(self):
-        return self.form != "paper" and not self._emkl_fitted()
-
     def apply(self, X):
-        """Index of the rule that predicts each point: the first rule of ``rules_`` that
-        covers it, -1 for the default (with ``rule_list=False``, the paper's MAP
-        component, eq. 10)."""
+        """Index of the rule that predicts each point.
+
+        The first rule of ``rules_`` that covers it, -1 for the default (form "paper": the
+        MAP component, eq. 10).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The indices.
+        """
         check_is_fitted(self, "rules_")
         if self._by_rules() and not is_dask_collection(X):  # (_check_X refuses a Dask one)
             return self.rules_.apply(self._matched_X(X), matched=True)
         return self._mixture().components(self._check_X(X))
 
-    def apply_map(self, X):
-        """Index of each point's MAP component of the mixture (eq. 10; components are
-        ordered by weight, ``alpha_``)."""
-        return self._mixture().components(self._check_X(X))
-
     def predict(self, X):
-        """The rules as printed: the prediction of the first rule of ``rules_`` that covers
-        the point, else the default (with ``rule_list=False``, the paper's two-step MAP
-        prediction, ``predict_map``). EM-KL: the mixture of experts' prediction, the
-        experts' outputs weighted by q(k | x, s) (regression: their mean; classification:
-        the most probable class); the printed rules predict with ``rules_.predict``. A Dask
-        array or DataFrame gives a lazy Dask array."""
+        """Predict by the rules as printed.
+
+        The prediction of the region of ``rules_`` each point falls in (form "paper": the
+        two-step MAP prediction, ``predict_map``). EM-KL: the mixture of experts'
+        prediction, the experts' outputs weighted by q(k | x, s); the printed rules predict
+        with ``rules_.predict``.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray or Dask array of shape (n_samples,)
+            The predictions (lazy for a Dask X).
+        """
         check_is_fitted(self, "rules_")
         if is_dask_collection(X):
             return self._map_dask("predict", X)
@@ -288,44 +319,26 @@ class DefragModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
         return check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
                                type(self).__name__)
 
-    def predict_map(self, X):
-        """The mixture's two-step MAP prediction (eq. 10-11), as the paper evaluates it."""
-        return self._mixture().predict_map(self._check_X(X))
-
-    def _predict_coded(self, Xf):
-        if self._by_rules():
-            return self.rules_.predict_coded(Xf)
-        return self._mixture().predict(Xf)
-
     @available_if(RuleEstimatorMixin._classifies)
     def predict_proba(self, X):
-        """Class probabilities of the rule that predicts each point: the class frequencies
-        of the training points it is the first match for (with ``rule_list=False``, the
-        MAP component's gamma; EM-KL: the mixture of experts'). Classification only."""
+        """Class probabilities of the region of each point (classification only).
+
+        The class shares of the training points of the region (form "paper": the MAP
+        component's gamma; EM-KL: the mixture of experts').
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray or Dask array of shape (n_samples, n_classes)
+            The probabilities, columns in ``classes_`` order.
+        """
         check_is_fitted(self, "rules_")
         if is_dask_collection(X):
             return self._map_dask("predict_proba", X)
         if self._by_rules():
             return self.rules_.predict_proba(self._matched_X(X), matched=True)
         return self._mixture().predict_proba(self._check_X(X))
-
-    def evaluate(self, X, y):
-        """Test error, coverage, overlap and fidelity of the rules on (X, y).
-
-        Returns a dict: ``error`` (misclassification rate or mean squared error of
-        predict: the rules as printed), ``error_map`` (the same of the mixture's MAP
-        prediction, predict_map), ``coverage`` (share of points covered by at least one rule),
-        ``overlap`` (mean number of rules covering a point), ``fidelity``
-        (agreement with the ensemble's predictions for classification, R^2
-        against them for regression; None for a split array), ``n_rules``.
-        EM-KL: ``error`` is that of the mixture of experts (predict), ``error_map`` that
-        of the expert of largest weight, and ``error_rules`` that of the rules as printed
-        (``rules_.predict``), which coverage and overlap describe.
-        """
-        Xf, y, scores = self._scores(X, y)
-        emkl = self._emkl_fitted()
-        error_map = scores["error"] if not (self._by_rules() or emkl) else \
-            prediction_error(self._mixture().predict_map(Xf), y, self.task_)
-        # EM-KL: the rules as printed, which are not its prediction
-        rules = ({"error_rules": prediction_error(self.rules_.predict_coded(Xf), y, self.task_)} if emkl else {})
-        return {"error": scores.pop("error"), "error_map": error_map, **rules, **scores}

@@ -132,7 +132,20 @@ class RuleEstimatorMixin:
         return (X, Xf) if matched else Xf
 
     def score(self, X, y):
-        """Accuracy (classification) or R^2 (regression) of predict."""
+        """Accuracy (classification) or R^2 (regression) of predict.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        float
+            The score.
+        """
         return predictive_score(self.predict(X), y, self.task_)
 
     def _scores(self, X, y):
@@ -171,6 +184,18 @@ class RuleEstimatorMixin:
         super().__setstate__(state)
 
     def set_params(self, **params):
+        """Set parameters, as scikit-learn's ``set_params``.
+
+        Parameters
+        ----------
+        **params : dict
+            The parameters (``estimator__name`` for the ensemble's).
+
+        Returns
+        -------
+        self
+            The estimator.
+        """
         try:
             return super().set_params(**params)
         except ValueError as exc:  # scikit-learn's message prints the estimator: its repr, not the rules

@@ -116,8 +116,22 @@ class BaselineModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
     # one thread: the rule kernels of the baselines run on one (their solvers are Python)
     @interruptible_fit(threads=lambda est: 1)
     def fit(self, X, y):
-        """Fit to (X, y) the explanation of ``estimator`` (fitted first on (X, y) when it is
-        not fitted)."""
+        """Fit the explanation of ``estimator`` to (X, y).
+
+        An unfitted ``estimator`` is cloned and fitted on (X, y) first.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows (a DataFrame's columns matched by name to the model's feature names).
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self
+            The fitted model.
+        """
         self._validate_params()
         self._check_params()
         if y is None:
@@ -153,18 +167,54 @@ class BaselineModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
         return self.encoding_, self.supports_missing_
 
     def predict(self, X):
+        """Predict by the explanation.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
         return self._predict_coded(self._check_X(X))
 
     @available_if(RuleEstimatorMixin._classifies)
     def predict_proba(self, X):
-        """Class probabilities (classification only)."""
+        """Class probabilities (classification only).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities, columns in ``classes_`` order.
+        """
         check_is_fitted(self, "rules_")
         return self._proba_coded(self._check_X(X))
 
     def evaluate(self, X, y):
-        """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``
-        computes them: ``error`` (misclassification rate or mean squared error of
-        predict), ``coverage`` and ``overlap`` (share of points covered by a rule of
-        ``rules_``, mean number of rules covering a point), ``fidelity`` (agreement with
-        the ensemble, R^2 against it for regression) and ``n_rules``."""
+        """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        dict
+            ``error`` (misclassification rate or mean squared error of predict),
+            ``coverage`` and ``overlap`` (share of points covered by a rule of ``rules_``,
+            mean number of rules covering a point), ``fidelity`` (agreement with
+            ``estimator_``: the share of equal classes, R^2 in regression), ``n_regions``
+            and ``n_conditions``.
+        """
         return self._scores(X, y)[2]

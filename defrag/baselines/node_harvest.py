@@ -276,9 +276,10 @@ class NodeHarvest(BaselineModel):
 
     @available_if(BaselineModel._classifies)
     def decision_function(self, X):
-        """The second class's probability minus 0.5 (scikit-learn's convention: positive for
-        ``classes_[1]``); the probability is Node Harvest's prediction, the weighted mean of
-        the kept nodes' class shares over the nodes holding each point. Classification only.
+        """The second class's probability minus 0.5: positive for ``classes_[1]``.
+
+        The probability is Node Harvest's prediction, the weighted mean of the kept nodes'
+        class shares over the nodes holding each point. Classification only.
 
         Parameters
         ----------

@@ -249,9 +249,23 @@ class PrototypeExplainer(ExplanationDisplayMixin, EnsembleExplainerMixin, Classi
 
     @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
     def fit(self, X, y=None):
-        """Choose the prototypes among the rows of X (y: their classes; None: the model's
-        predictions). A DataFrame's columns are matched by name to the model's feature
-        names (others are ignored), and at predict to those seen here."""
+        """Choose the prototypes among the rows of X.
+
+        An unfitted ``estimator`` is cloned and fitted on (X, y) first.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows; a DataFrame's columns are matched by name to the model's feature
+            names (others are ignored), and at predict to those seen here.
+        y : array-like of shape (n_samples,), optional
+            Their classes (None: the model's predictions).
+
+        Returns
+        -------
+        self
+            The fitted explainer.
+        """
         self._validate_params()
         self._check_params()
         self.estimator_ = self._ensemble(X, y)
@@ -367,17 +381,52 @@ class PrototypeExplainer(ExplanationDisplayMixin, EnsembleExplainerMixin, Classi
         return self._dist(Xf, leaves, self._proto_X, self._proto_leaves)
 
     def transform(self, X):
-        """Distances (float32) of each point to each prototype, columns in ``prototypes_`` order."""
+        """Compute the distances of each point to each prototype.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of float32 of shape (n_samples, k)
+            The distances, columns in ``prototypes_`` order.
+        """
         return self._distances_to_prototypes(X)
 
     def predict(self, X):
-        """Class of the nearest prototype (ties: the prototype with the lower training index)."""
+        """Class of the nearest prototype (ties: the prototype with the lower training index).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The classes.
+        """
         D = self._distances_to_prototypes(X)
         nearest = self._by_index[np.argmin(D[:, self._by_index], axis=1)]
         return self.prototype_labels_[nearest]
 
     def score(self, X, y):
-        """Balanced accuracy of the nearest-prototype classifier."""
+        """Balanced accuracy of the nearest-prototype classifier.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        float
+            The balanced accuracy.
+        """
         pred = self.predict(X)
         y = np.asarray(y)
         if y.shape[0] != pred.shape[0]:

@@ -190,11 +190,26 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
 
     @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
     def fit(self, X, y=None, variance=None):
-        """Fit to the reference's mean/variance at X (``y`` ignored when an
-        estimator is set), or to the targets ``y`` with per-point ``variance``
-        (array, callable ``variance(X)`` or None for zero) without one. A DataFrame's
-        columns are matched by name to the reference's feature names (others are
-        ignored), and at predict to those seen here (``feature_names_in_``)."""
+        """Fit the tree to the reference's predictions at X, or to y without a reference.
+
+        An unfitted reference is cloned and fitted on (X, y) first.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows; a DataFrame's columns are matched by name to the reference's feature
+            names (others are ignored), and at predict to those seen here.
+        y : array-like of shape (n_samples,), optional
+            The targets without a reference (with a fitted one: ignored).
+        variance : array-like of shape (n_samples,), callable or None, default=None
+            Without a reference: the targets' per-point variance (a callable: ``variance(X)``;
+            None: zero).
+
+        Returns
+        -------
+        self
+            The fitted tree.
+        """
         self._validate_params()
         self._check_params()
         self.estimator_ = self._ensemble(X, y)
@@ -342,7 +357,18 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
         return X
 
     def apply(self, X):
-        """Index (in ``tree_``) of the leaf holding each row."""
+        """Index (in ``tree_``) of the leaf holding each row.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The leaves.
+        """
         X = self._check_X(X)
         t = self.tree_
         node = np.zeros(X.shape[0], dtype=np.int64)
@@ -356,6 +382,18 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
             node[idx] = np.where(right, t["children_right"][nd], t["children_left"][nd])
 
     def predict(self, X):
+        """The tree's prediction (its leaf's mean) at each point.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
         leaves = self.apply(X)
         return self.tree_["value"][leaves]
 
@@ -365,7 +403,13 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
         return [f"x{d}" for d in range(self.n_features_in_)]
 
     def leaves(self):
-        """Node indices (in ``tree_``) of the leaves, left to right."""
+        """Node indices (in ``tree_``) of the leaves, left to right.
+
+        Returns
+        -------
+        list of int
+            The leaves.
+        """
         t = self.tree_
         out, stack = [], [0]
         while stack:
@@ -432,14 +476,45 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
         return self.rules_.to_html([self._title()])
 
     def features_used(self):
+        """The features the tree splits on.
+
+        Returns
+        -------
+        list of int
+            Their indices, in increasing order.
+        """
         check_is_fitted(self, "tree_")
         f = self.tree_["feature"]
         return sorted(set(int(d) for d in f[f >= 0]))
 
     def explain_local(self, x, n_samples=200, scale=1.0, max_depth=3, variance=None,
                       random_state=None, **tree_params):
-        """Local explanation of the reference around x (see ``explain_local``),
-        using this tree's reference and training feature scales."""
+        """Local explanation of the reference around x, in this tree's feature scales.
+
+        See ``defrag.explain_local``.
+
+        Parameters
+        ----------
+        x : array-like of shape (n_features,)
+            The point.
+        n_samples : int, default=200
+            Samples of its Gaussian neighbourhood.
+        scale : float, default=1.0
+            The neighbourhood's width, in training standard deviations.
+        max_depth : int, default=3
+            Depth of the local tree.
+        variance : array-like, callable or None, default=None
+            The reference's variance at the samples (None: read from the reference).
+        random_state : int, RandomState or None, default=None
+            Seed of the samples.
+        **tree_params : dict
+            Other ProxyTree parameters of the local tree.
+
+        Returns
+        -------
+        LocalExplanation
+            The local tree and its fidelity.
+        """
         check_is_fitted(self, "tree_")
         if self.estimator_ is None:
             raise ValueError("explain_local needs a reference estimator (ProxyTree(estimator=...))")
@@ -561,10 +636,34 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
         return float(-np.sum(targets[0][held] * np.log(np.maximum(values, 1e-12))))
 
     def predict_proba(self, X):
+        """Class probabilities of each point's leaf.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities, columns in ``classes_`` order.
+        """
         leaves = self.apply(X)
         return self.tree_["value"][leaves]
 
     def predict(self, X):
+        """The most probable class of each point's leaf.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The classes.
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
