@@ -65,7 +65,12 @@ def fit_ensemble(estimator, X, y, who):
                          f"{name} it explains (or pass a fitted {name})")
     if hasattr(X, "dask") or hasattr(y, "dask"):
         raise TypeError(f"{who} fits an unfitted {name} in memory; with a Dask X pass a fitted model")
-    return clone(estimator).fit(X, y)
+    try:
+        copy = clone(estimator)
+    except (TypeError, RuntimeError) as exc:  # get_params that its constructor does not take
+        raise NotFittedError(f"the {name} is not fitted, and scikit-learn's clone cannot copy it to fit "
+                             f"({exc}): fit it before passing it") from None
+    return copy.fit(X, y)
 
 
 def refit_warning(owner):
