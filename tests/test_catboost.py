@@ -266,9 +266,17 @@ def test_non_symmetric_trees_and_unfitted_models_are_refused():
     model = cb.CatBoostRegressor(iterations=3, depth=3, grow_policy="Depthwise", **QUIET).fit(X, y)
     with pytest.raises(TypeError, match="non-symmetric trees"):
         DefragModel(model, form="list").fit(X)
-    for unfitted in (cb.CatBoostRegressor(), cb.CatBoostClassifier(), cb.CatBoost()):
-        with pytest.raises(NotFittedError):
-            DefragModel(unfitted, form="list").fit(X, y)
+    # an unfitted model is cloned and fitted on (X, y), as a scikit-learn meta-estimator's
+    unfitted = cb.CatBoostRegressor(iterations=3, depth=2, **QUIET)
+    model = DefragModel(unfitted, form="list", n_restarts=1, random_state=0).fit(X, y)
+    assert model.estimator_ is not unfitted and model.estimator_.is_fitted()
+    assert not unfitted.is_fitted()
+    with pytest.raises(NotFittedError, match="clone cannot copy it to fit"):  # the raw CatBoost's params
+        DefragModel(cb.CatBoost({"iterations": 3, **QUIET}), form="list").fit(X, y)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        DefragModel(cb.CatBoostClassifier(), form="list").fit(X)
+    with pytest.raises(NotFittedError):
+        DefragModel(cb.CatBoostClassifier()).predict(X)
 
 
 # ------------------------------------------------------------------ gains, plain models, prototypes

@@ -469,7 +469,7 @@ def test_bad_n_rules_and_with_size(wine):
         DefragModel(rf, n_regions=3, form="restarts").fit(X, y)
     with pytest.raises(ValueError, match="sizes a searched explanation"):
         DefragModel(rf, n_regions=3, method="em-kl", form="list").fit(X, y)
-    with pytest.raises(ValueError, match="form must be one of"):
+    with pytest.raises(ValueError, match="The .form. parameter of DefragModel must be a str among"):
         DefragModel(rf, form="searched").fit(X, y)
     model = DefragModel(rf, n_restarts=2, form="list", random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="n_regions must be an integer"):

@@ -106,7 +106,7 @@ def test_verbose_is_checked():
     X, y, _, _ = xor_data(0, n=100)
     rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
     for bad in ("yes", -1, 1.5, None):
-        with pytest.raises(ValueError, match="verbose must be 'auto' or an integer"):
+        with pytest.raises(ValueError, match=r"The 'verbose' parameter of DefragModel must be a str among \{'auto'\} or an int"):
             DefragModel(rf, n_restarts=1, verbose=bad).fit(X)
     assert DefragModel().verbose == "auto"
 

@@ -340,9 +340,8 @@ def test_bad_input(cancer):
         PrototypeExplainer(None).fit(Xtr, ytr)
     with pytest.raises(TypeError):
         PrototypeExplainer(object()).fit(Xtr, ytr)
-    from sklearn.exceptions import NotFittedError
-    with pytest.raises(NotFittedError):
-        PrototypeExplainer(RandomForestClassifier()).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="requires y to be passed"):  # an unfitted forest, nothing to fit it on
+        PrototypeExplainer(RandomForestClassifier()).fit(Xtr)
     assert PrototypeExplainer(None, distance="euclidean", n_prototypes=2).fit(Xtr, ytr).prototypes_.size == 2
     # Euclidean prototypes of any fitted classifier's predictions
     from sklearn.linear_model import LogisticRegression

@@ -41,6 +41,7 @@ from ..rules.list_search import (box_cover, candidate_boxes, component_boxes, et
 from ..rules.lists import first_match_index, prune_rule_lists, rule_columns
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
+from ..utils.validation import user_stacklevel
 
 # Rows the search runs on at most: the split matrix is n x L booleans and each move one
 # product with it. 3,000 rows place a threshold to within 0.03% of the rows' quantiles.
@@ -305,7 +306,7 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     if size > len(full):
         if config.n_regions is not None:
             warnings.warn(f"n_regions={config.n_regions}: no more than {len(full)} regions lower the training "
-                          f"loss; the list has {len(full)}", UserWarning, stacklevel=2)
+                          f"loss; the list has {len(full)}", UserWarning, stacklevel=user_stacklevel())
         size = len(full)
     if rules is None:
         rules = _read_out(full, splits, config.kappa, X, p.names)

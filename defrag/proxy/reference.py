@@ -2,9 +2,9 @@
 probabilities (classification), at the rows of X."""
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils import get_tags
 
 from ..sources import adapt, checked_model, unwrap
+from ..sources.fitting import handles_missing
 from ..sources.sklearn_trees import bagged_members
 from ..utils.validation import as_2d_float
 
@@ -31,22 +31,6 @@ def _check_variance(var, n):
         raise ValueError(f"variance must be >= 0; got {int((var < 0).sum())} negative values "
                          f"(min {var.min():.6g})")
     return var
-
-
-def handles_missing(estimator):
-    """Whether the reference model routes missing values (NaN) itself: a tree ensemble
-    defrag reads says so (scikit-learn forests >= 1.4, HistGradientBoosting, XGBoost,
-    LightGBM); any other estimator by its scikit-learn ``allow_nan`` tag."""
-    est = unwrap(estimator)
-    try:
-        return bool(adapt(est).supports_missing)
-    except (TypeError, ValueError):  # not a tree ensemble defrag reads
-        pass
-    try:
-
-        return bool(get_tags(est).input_tags.allow_nan)
-    except (AttributeError, TypeError, ValueError):
-        return False
 
 
 def check_reference_missing(estimator, X, what="X"):

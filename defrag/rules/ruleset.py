@@ -16,7 +16,7 @@ from . import _rules_eval, diff as diffs, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names
+from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, user_stacklevel
 from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows, list_reading,
                          missing_value_note)
 
@@ -227,12 +227,12 @@ class RuleSet:
         if names is None:
             if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
                 warnings.warn("X has feature names, but the rules were fitted without feature "
-                              "names: its columns are read in order", UserWarning, stacklevel=4)
+                              "names: its columns are read in order", UserWarning, stacklevel=user_stacklevel())
             return None
         if not is_frame:
             warnings.warn("X does not have valid feature names, but the rules were fitted with "
                           "feature names: its columns are read in the fitted order", UserWarning,
-                          stacklevel=4)
+                          stacklevel=user_stacklevel())
             return None
         columns = [str(c) for c in X.columns]
         if columns == names:

@@ -15,6 +15,7 @@ from sklearn.exceptions import NotFittedError
 
 from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NUMERIC, float32_threshold, slices
+from ..utils.validation import user_stacklevel
 from .base import MAX_FEATURES, SourceModel, Tree, check_count, integer_array, parsed_json
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, UnicodeDecodeError,
@@ -195,7 +196,7 @@ class XGBoostSource(SourceModel):
             warnings.warn(f"{type(estimator).__name__}(missing={missing!r}) reads {missing!r} as a missing "
                           f"value; defrag reads only NaN as missing: where X holds {missing!r}, the rules "
                           f"describe the trees' splits on it as a number. Replace {missing!r} by NaN in X "
-                          "and set missing=np.nan to explain the model exactly.", UserWarning, stacklevel=3)
+                          "and set missing=np.nan to explain the model exactly.", UserWarning, stacklevel=user_stacklevel())
 
     def _check_scalar_leaves(self):
         """TypeError for trees with a vector of values per leaf (multi_strategy=
