@@ -274,8 +274,10 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
         return getattr(self.rules_, "form", "first match")
 
     def apply(self, X):
-        """The region of each point: its leaf of ``rules_`` (a list's first rule that covers
-        it, -1 for its default; form "paper": the MAP component, eq. 10).
+        """The region of each point: its leaf of ``rules_``.
+
+        A list: the first rule that covers it, -1 for its default; form "paper": the MAP
+        component (eq. 10).
 
         Parameters
         ----------

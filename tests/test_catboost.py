@@ -585,7 +585,7 @@ def test_a_category_read_by_its_text_in_every_export():
     np.testing.assert_array_equal(rules.predict(new), expected)
     np.testing.assert_array_equal(rules.predict(floats), expected)
     back = RuleSet.from_json(rules.to_json())
-    assert back.encoding.text_labels and type(rules.encoding).text_labels  # (old pickles: the class's)
+    assert back.encoding.text_labels and rules.encoding.text_labels
     for frame in (new, X.head(300), floats):
         np.testing.assert_array_equal(back.predict(frame), expected)
         namespace = {}

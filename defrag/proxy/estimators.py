@@ -377,7 +377,7 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
             if idx.size == 0:
                 return node
             nd = node[idx]
-            mr = t["missing_right"][nd] if "missing_right" in t else False  # pickled before NaN support
+            mr = t["missing_right"][nd]
             right = _goes_right(X[idx, t["feature"][nd]], t["threshold"][nd], mr)
             node[idx] = np.where(right, t["children_right"][nd], t["children_left"][nd])
 
@@ -443,7 +443,7 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
                 rules.append(Rule(conds, pred, proba=proba, support=n, weight=n / total))
                 return
             d, thr = t["feature"][v], t["threshold"][v]
-            mr = bool(t["missing_right"][v]) if "missing_right" in t else False
+            mr = bool(t["missing_right"][v])
             hl, ml = hi.copy(), miss.copy()
             hl[d] = min(hl[d], thr)
             ml[d] &= not mr

@@ -303,8 +303,7 @@ class Condition:
 
     def _test_printed_bounds(self):
         """Make the printed bounds the bounds that are tested (see conditions_printed): a
-        condition printed for its training rows, by this version or an earlier one (which
-        printed them but tested the fitted ones), tests what it prints. Bounds at LightGBM's
+        condition printed for its training rows tests what it prints. Bounds at LightGBM's
         zero threshold, and printed bounds that cross, stay as they are."""
         lo, hi = self.printed_lower, self.printed_upper
         if lo is not None and hi is not None and lo >= hi:
@@ -318,12 +317,6 @@ class Condition:
         """A copy whose printing follows the training rows X (prepared, as the model reads
         them): printed bounds, whether X has missing values here, the share that holds."""
         return conditions_on_training_rows([self], X)[0]
-
-    def __setstate__(self, state):  # conditions pickled before the printing fields existed
-        state = state[1] if isinstance(state, tuple) else state
-        for name in self.__slots__:
-            setattr(self, name, state.get(name, True if name == "missing_seen" else None))
-        self._test_printed_bounds()
 
     @property
     def is_set(self):

@@ -33,7 +33,6 @@ class Rule:
     JSON).
     """
 
-    coverage = None  # (rules pickled before the attribute existed)
     share = None
 
     def __init__(self, conditions, prediction, proba=None, support=0, weight=0.0, coverage=None,
@@ -110,11 +109,11 @@ class RuleSet:
     their share, when known (see Rule's ``share``).
     """
 
-    default_support = default_share = None  # (rule sets pickled before the attributes existed)
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
                  classes=None, supports_missing=False, encoding=None, feature_names_in=None):
         self.supports_missing = bool(supports_missing)
+        self.default_support = self.default_share = None  # (set_first_match_counts)
         # the DataFrame columns the rules were fitted on (None: fitted on an array); a
         # DataFrame given to predict is matched by these names. Names are never empty
         # nor repeated: printed rules and exports name columns by them
@@ -222,7 +221,7 @@ class RuleSet:
     def _column_positions(self, X):
         """Where a DataFrame holds the fitted columns, in the fitted order (None: as they
         are), warning where names are there on one side only."""
-        names = getattr(self, "feature_names_in", None)  # None in rule sets pickled before it
+        names = self.feature_names_in
         is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
         if names is None:
             if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
