@@ -506,7 +506,8 @@ class Condition:
         Returns
         -------
         dict
-            The fields that rebuild the condition (``Condition(**d)``).
+            Its feature, name, bounds, categories (labels and codes), missing-value
+            fields and printing fields, as ``RuleSet.to_json`` writes them.
         """
         return document.condition_to_dict(self)
 

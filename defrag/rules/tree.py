@@ -59,8 +59,8 @@ class RuleTree:
     feature_names_in : sequence of str, default=None
         The DataFrame columns the tree was fitted on (as RuleSet's).
     decimals : int, default=None
-        The decimals a sum's numbers are rounded to; None: the fewest that keep them
-        apart.
+        The decimals a sum's numbers are rounded to; None: chosen from the numbers (a
+        fixed count of significant digits; probabilities a fixed count of decimals).
 
     Attributes
     ----------

@@ -152,7 +152,9 @@ def split_table_from_estimator(estimator, keep_duplicates=False):
     Parameters
     ----------
     estimator : object
-        A fitted tree ensemble (scikit-learn, XGBoost, LightGBM, CatBoost).
+        A fitted tree ensemble: a scikit-learn random forest, extra-trees, gradient
+        boosting or histogram gradient boosting model, or an XGBoost, LightGBM or
+        CatBoost model.
     keep_duplicates : bool, default=False
         Keep splits repeated across trees.
 
