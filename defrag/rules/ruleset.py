@@ -337,7 +337,9 @@ class RuleSet:
 
         X becomes float64 with categorical columns as category codes (by the source model's
         encoding, when the rule set has one; otherwise X must hold codes). A DataFrame is
-        matched by column name when the rules were fitted on one.
+        matched by column name when the rules were fitted on one. The kernels then refuse a
+        NaN where the rules' source has no direction for missing values, and read -inf as
+        below every threshold.
 
         Parameters
         ----------
