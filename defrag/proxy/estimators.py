@@ -673,9 +673,65 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
 def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_depth=3,
                   variance=None, random_state=None, **tree_params):
-    """Explain the reference around x with a depth-limited proxy tree (sec. 4.2): a
-    ProxyTree on a regressor's predictive mean and variance, a ProxyTreeClassifier on a
-    classifier's class probabilities, fitted to the reference at samples of a Gaussian
-    neighbourhood of x (see proxy/local.py's ``local_explanation`` for the parameters)."""
+    """Explain an ensemble around one point with a small proxy tree.
+
+    Draws ``n_samples`` points of a Gaussian neighbourhood of x (``x + scale * u *
+    feature_scale``, u standard normal), queries the reference there, and fits a
+    depth-limited ProxyTree to a regressor's predictive mean and variance, or a
+    ProxyTreeClassifier to a classifier's class probabilities (alpha by 5-fold
+    cross-validation unless ``max_leaves`` or ``alpha`` is given). The local fidelity weighs
+    each sample by its neighbourhood density. A missing value (NaN) in x is allowed where
+    the reference routes missing values: it stays missing in every sample.
+
+    Parameters
+    ----------
+    estimator : object
+        The fitted reference ensemble (regressor or classifier).
+    x : array-like of shape (n_features,)
+        The point to explain.
+    feature_scale : array-like of shape (n_features,) or (n_samples, n_features)
+        The per-feature standard deviation of the training inputs
+        (``ProxyTree.feature_scale_``), or a training matrix to take it from.
+    n_samples : int, default=200
+        The neighbourhood's samples, >= 10.
+    scale : float, default=1.0
+        The neighbourhood's width, in units of ``feature_scale``.
+    max_depth : int, default=3
+        The proxy tree's depth.
+    variance : callable, default=None
+        ``variance(Z)``, the predictive variance of a reference that is not bagged.
+    random_state : int, RandomState instance or None, default=None
+        Draws the samples and the cross-validation folds.
+    **tree_params : dict
+        Further parameters of the proxy tree.
+
+    Returns
+    -------
+    LocalExplanation
+        The tree (``tree``), its rules (``rules``), its prediction at x
+        (``prediction``), the samples and their weights, and the local ``loss`` and
+        ``fidelity`` (weighted R^2 against the reference; higher is better).
+
+    See Also
+    --------
+    ProxyTree : A proxy tree of the whole input space.
+    reference_predictions : The reference's mean and variance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from defrag import explain_local
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(60, 3)
+    >>> forest = RandomForestRegressor(n_estimators=5, max_depth=2, random_state=0)
+    >>> forest = forest.fit(X, X[:, 0] + X[:, 1])
+    >>> explanation = explain_local(forest, X[0], X, n_samples=50, random_state=0)
+    >>> explanation.fidelity <= 1.0
+    True
+    >>> print(explanation.rules)  # doctest: +SKIP
+    [1] if x0 <= 0.4 then y = 0.918928   (support 9, weight 0.180)
+    ...
+    """
     return local_explanation(ProxyTree, ProxyTreeClassifier, estimator, x, feature_scale, n_samples, scale,
                              max_depth, variance, random_state, **tree_params)
