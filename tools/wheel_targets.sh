@@ -64,6 +64,12 @@ debian_root() {
   mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "$*")" \
     "$suite" "$dir.tmp" "$DEBIAN_MIRROR" > "$dir.log" 2>&1 || {
     cat "$dir.log" >&2; die "mmdebstrap of $* ($arch, $suite) failed"; }
+  # trixie's packages install under usr/ only; the /lib -> usr/lib links (where binaries look
+  # for their loader) come from a setup step that an extract-only root does not run
+  local d
+  for d in bin sbin lib; do
+    [ -e "$dir.tmp/$d" ] || [ -L "$dir.tmp/$d" ] || ln -s "usr/$d" "$dir.tmp/$d"
+  done
   mv "$dir.tmp" "$dir"
 }
 
@@ -172,7 +178,7 @@ EOF
 # (position-independent) into it, the stdlib modules that need other libraries left out
 # (ssl, hashlib's OpenSSL part, sqlite3, bz2, lzma, readline, curses, dbm, tkinter, uuid,
 # decimal's C part: pip, numpy, scipy, pandas, scikit-learn and defrag need none of them),
-# -O2 without debug information, the stdlib not byte-compiled at install.
+# -O2 without debug information.
 musl_python() {
   local t v="$MUSL_PYTHON_SERIES" dir src b
   t="$(musl_toolchain)"
@@ -207,8 +213,7 @@ musl_python() {
         OPT="-DNDEBUG -g0 -fwrapv -O2 -Wall" \
         ./configure --prefix="$dir" --disable-test-modules --with-ensurepip=no
       make -j2
-      # PYTHON_FOR_BUILD=true: no byte-compiling of the stdlib at install (three passes of it)
-      make install PYTHON_FOR_BUILD=true
+      make install
     ) > "$log" 2>&1 || { tail -40 "$log" >&2; rm -rf "$dir"; die "the musl CPython build failed (log: $log)"; }
     "$dir/bin/python$v" -c 'import ctypes, zlib, pyexpat, _socket' \
       || die "the musl CPython lacks a module (log: $log)"
@@ -273,7 +278,10 @@ musl_sklearn_wheels() {
       host_pip_into "$dir.tmp/venv" musllinux_1_2_x86_64 "$v" -c "$root/tools/wheel-check-constraints.txt" \
         pip numpy scipy meson-python meson ninja "Cython>=3"
       pypi_sdist scikit-learn "$version" "$dir.tmp/sdist"
-      PATH="$dir.tmp/venv/bin:$PATH" CC="$zig cc -target x86_64-linux-musl" CXX="$zig c++ -target x86_64-linux-musl" \
+      # PKG_CONFIG_LIBDIR: meson finds Python's headers by pkg-config, which would otherwise
+      # give the host's glibc CPython's
+      PKG_CONFIG_LIBDIR="$(dirname "$(dirname "$py")")/lib/pkgconfig" PATH="$dir.tmp/venv/bin:$PATH" \
+        CC="$zig cc -target x86_64-linux-musl" CXX="$zig c++ -target x86_64-linux-musl" \
         "$dir.tmp/venv/bin/python" -m pip wheel --no-index --no-deps --no-build-isolation \
         --wheel-dir "$dir.tmp" "$dir.tmp"/sdist/scikit_learn-*.tar.gz
     ) > "$dir.log" 2>&1 || { tail -40 "$dir.log" >&2; die "the scikit-learn build for musl failed (log: $dir.log)"; }
@@ -299,7 +307,8 @@ host_pip_into() {
     musllinux*_x86_64) plats=(--platform musllinux_1_2_x86_64 --platform musllinux_1_1_x86_64) ;;
     *) die "host_pip_into: no platform list for $plat" ;;
   esac
-  "$(find_python "$v")" -m pip install --quiet --disable-pip-version-check --only-binary=:all: \
+  "$(find_python "$v")" -m pip install --quiet --disable-pip-version-check --no-warn-conflicts \
+    --root-user-action=ignore --only-binary=:all: \
     "${plats[@]}" --python-version "$v" --implementation cp --abi "$tag" --abi abi3 --abi none \
     --target "$site" --upgrade "$@" || die "pip could not install $* for $plat"
 }
