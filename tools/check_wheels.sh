@@ -118,7 +118,7 @@ for wheel in "${wheels[@]}"; do
         --find-links "$sklearn_dir" --platform linux_x86_64 pip "${deps[@]}" ;;
     *) die "$name: no way to check $arch $libc here" ;;
   esac
-  echo "check_wheels: $name with $("$w/venv/bin/python" -c 'import platform, sys; print(sys.version.split()[0], platform.machine(), platform.libc_ver()[0] or "musl")') ($py)"
+  echo "check_wheels: $name with $("$w/venv/bin/python" -c 'import sys, sysconfig; print(sys.version.split()[0], sysconfig.get_config_var("SOABI"))') ($py)"
   for t in "${TESTS[@]}"; do cp "$root/tests/$t" "$w/run/"; done
   cp "$root/benchmarks/fingerprint.py" "$root/benchmarks/run.py" "$w/run/"
   (
