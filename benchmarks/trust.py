@@ -7,6 +7,11 @@ lightgbm and pandas installed):
 
     PYTHONPATH=. python benchmarks/trust.py
 
+The section "issue 40 (library)" at the end runs that issue's reproductions on the library's
+side (thread counts, sizes from parameters, forests changed in memory, rules documents,
+unclear errors, the smaller items; dask[distributed] for the Dask line), those that crashed
+in a child process.
+
 The printed-text check applies the printed rules by hand (the parser of
 tests/test_printed_truth.py) to rows with 20% missing values and counts the rows where the
 text and ``predict`` disagree.
@@ -19,12 +24,14 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, HERE)
 
 
 def outcome(fn):
@@ -208,6 +215,177 @@ def documents():
         print(f"  {label:20s}", outcome(lambda t=text: RuleSet.from_json(t).predict(X).shape))
 
 
+# ============================================================================================
+# issue 40 (library): faults a hostile or careless caller found; each reproduction, as it
+# runs now. Those that crashed the process run in a child (its exit status is printed).
+# ============================================================================================
+
+def in_child(code, timeout=300):
+    """The last line a child interpreter printed, or how it ended."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"still running after {timeout} s"
+    out = res.stdout.strip().splitlines()
+    if res.returncode:
+        return f"exit {res.returncode}" + (f" ({res.stderr.strip().splitlines()[-1][:100]})" if res.stderr.strip() else "")
+    return out[-1] if out else "(nothing printed)"
+
+
+_SMALL = """
+import numpy as np, warnings
+warnings.simplefilter("ignore")
+from sklearn.ensemble import RandomForestClassifier
+rng = np.random.default_rng(0)
+X = rng.normal(size=(400, 3)); y = (X[:, 0] > 0).astype(int)
+rf = RandomForestClassifier(10, max_depth=4, random_state=0).fit(X, y)
+"""
+
+
+def issue40_threads():
+    print("== issue 40, 1: thread counts (100,000 rows)")
+    for n in ("100000", "10 ** 6", "0", "-1", "2.5"):
+        code = _SMALL + f"""
+from defrag import DefragModel
+rules = DefragModel(rf, n_restarts=2, random_state=0).fit(X).rules_
+Xb = rng.normal(size=(100_000, 3))
+try:
+    same = [bool((getattr(rules, f)(Xb, n_threads={n}) == getattr(rules, f)(Xb)).all()) for f in ("predict", "covers", "apply")]
+    print("ok: predict, covers, apply as on one thread:", same)
+except Exception as exc:
+    print(f"{{type(exc).__name__}}: {{exc}}")
+"""
+        print(f"  RuleSet.predict/covers/apply(n_threads={n}):", in_child(code))
+
+
+def issue40_sizes():
+    import tracemalloc
+
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    from defrag import DefragModel, ProxyTree, bootstrap_instability, explain_local
+    from defrag.baselines import DepthTwoTree
+
+    print("== issue 40, 3: sizes from parameters (400 rows)")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    rf = RandomForestClassifier(10, max_depth=4, random_state=0).fit(X, y)
+    reg = RandomForestRegressor(10, max_depth=4, random_state=0).fit(X, X[:, 0])
+
+    def peak(fn):
+        tracemalloc.start()
+        try:
+            value = fn()
+        finally:
+            top = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        return f"{value}, peak {top / 2**20:.0f} MiB"
+
+    for n in (10 ** 9, 10 ** 12, 10 ** 19):
+        print(f"  DefragModel(rf, n_rules=10**{len(str(n)) - 1}).fit(X):",
+              outcome(lambda n=n: peak(lambda: f"{DefragModel(rf, n_rules=n, random_state=0).fit(X).n_rules_} regions")))
+    constant = RandomForestRegressor(5, random_state=0).fit(X, np.zeros(400))
+    print("  DefragModel(constant forest, max_rules=10**12).fit(X):",
+          outcome(lambda: peak(lambda: f"{DefragModel(constant, max_rules=10 ** 12).fit(X).n_rules_} regions")))
+    print("  explain_local(reg, x, n_samples=10**9):",
+          outcome(lambda: explain_local(reg, X[0], X.std(axis=0), n_samples=10 ** 9)))
+    print("  bootstrap_instability(n_boot=10**6):",
+          outcome(lambda: bootstrap_instability(lambda: ProxyTree(max_leaves=3), X, X[:, 0], n_boot=10 ** 6)))
+    print("  ProxyTree(reg, min_samples_leaf=10**19).fit(X):",
+          outcome(lambda: f"{ProxyTree(reg, min_samples_leaf=10 ** 19).fit(X).n_leaves_} leaf"))
+    print("  DepthTwoTree(rf, max_depth=10**19).fit(X, y):",
+          outcome(lambda: f"{DepthTwoTree(rf, max_depth=10 ** 19).fit(X, y).n_rules_} rules"))
+
+
+def issue40_tampered():
+    print("== issue 40, 6: a forest whose tree_ was changed in memory")
+    tamper = """
+state = rf.estimators_[0].tree_.__getstate__()
+nodes = state["nodes"].copy()
+nodes[{field!r}][0] = {value}
+state["nodes"] = nodes
+rf.estimators_[0].tree_.__setstate__(state)
+import defrag
+try:
+    {call}
+    print("ok: fitted (nothing refused)")
+except Exception as exc:
+    print(f"{{type(exc).__name__}}: {{str(exc)[:110]}}")
+"""
+    for field, value in (("left_child", "10 ** 6"), ("feature", "1000")):
+        for name, call in (("ProxyTreeClassifier(rf).fit(X)", "defrag.ProxyTreeClassifier(rf).fit(X)"),
+                           ("PrototypeExplainer(rf).fit(X, y)", "defrag.PrototypeExplainer(rf).fit(X, y)"),
+                           ("DefragModel(rf).fit(X)", "defrag.DefragModel(rf, n_restarts=2).fit(X)")):
+            code = _SMALL + tamper.format(field=field, value=value, call=call)
+            print(f"  {field}={value}: {name}:", in_child(code))
+
+
+def issue40_documents():
+    from defrag import RuleSet
+
+    print("== issue 40, 7: rules documents")
+    huge = json.dumps({"rules": [{"conditions": [{"feature": 16777215, "name": "x16777215", "upper": 0.5}],
+                                  "prediction": 1.0}], "default_prediction": 0.0})
+    print(f"  condition on feature 16777215, no feature_names ({len(huge)} bytes):",
+          outcome(lambda: f"{len(RuleSet.from_json(huge).to_python()) / 2**20:.0f} MB of Python"))
+    income = json.dumps({"rules": [{"conditions": [{"feature": 1, "name": "income", "lower": 0.0}],
+                                    "prediction": 1.0}], "default_prediction": 0.0})
+    print("  condition 'income' on feature 1, no feature_names:", outcome(lambda: str(RuleSet.from_json(income)).splitlines()[0]))
+
+
+def issue40_errors():
+    import xgboost as xgb
+    from sklearn.ensemble import RandomTreesEmbedding
+
+    from defrag import DefragModel
+
+    print("== issue 40, 8: errors that say what is wrong")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    Y = np.c_[X[:, 0] > 0, X[:, 1] > 0].astype(int)
+    vector = xgb.XGBClassifier(n_estimators=3, tree_method="hist", multi_strategy="multi_output_tree").fit(X, Y)
+    print("  XGBoost multi_output_tree, DefragModel.fit(X):", outcome(lambda: DefragModel(vector).fit(X)))
+    print("  RandomTreesEmbedding, DefragModel.fit(X):",
+          outcome(lambda: DefragModel(RandomTreesEmbedding(5, random_state=0).fit(X)).fit(X)))
+
+
+def issue40_smaller():
+    import lightgbm as lgb
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import DefragModel
+
+    print("== issue 40, 9: smaller")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    X[rng.random(2000) < 0.3, 0] = 0.0
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = lgb.LGBMClassifier(n_estimators=20, zero_as_missing=True, verbose=-1).fit(X, y)
+        rules = DefragModel(model, random_state=0).fit(X).rules_
+    lines = str(rules).splitlines()
+    rule = next((line for line in lines if line.startswith("[1]")), "")
+    print(f"  LightGBM zero-as-missing: {rule[:30]!r}, predict at x0=1e-36: {rules.predict([[1e-36, 0.0]])[0]};"
+          f" note: {lines[-1]!r}")
+    rf = RandomForestClassifier(5, max_depth=3, random_state=0).fit(X, y)
+    for params in ({"keep_duplicate_splits": "yes"}, {"feature_names": "ab"}, {"eps_schedule": 0.3}):
+        print(f"  DefragModel(rf, {', '.join(f'{k}={v!r}' for k, v in params.items())}).fit(X):",
+              outcome(lambda p=params: DefragModel(rf, n_restarts=2, **p).fit(X).n_rules_))
+    try:
+        import dask_outputs
+
+        rows = dask_outputs.measure(quick=True)
+        print("  Dask against in memory, regression outputs (benchmarks/dask_outputs.py --quick): largest "
+              f"{max(r[2] for r in rows):.2g} relative, {max(r[3] for r in rows):.2g} of the mean |y|; "
+              f"restart errors {max(r[4] for r in rows):.2g} relative")
+    except ImportError as exc:
+        print(f"  Dask: not measured ({exc})")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         code_execution(tmp)
@@ -218,6 +396,210 @@ def main():
     labels_and_dtypes()
     names()
     documents()
+    # issue 40 (library)
+    issue40_threads()
+    issue40_sizes()
+    issue40_tampered()
+    issue40_documents()
+    issue40_errors()
+    with contextlib.redirect_stderr(io.StringIO()):
+        issue40_smaller()
+    with tempfile.TemporaryDirectory() as tmp:
+        issue40_cli_sql(tmp)
+
+
+# ============================================================= issue 40 (CLI and SQL)
+# One line per reproduction of the CLI and SQL items of issue 40: data read once from a
+# pipe, SQL over bool columns in DuckDB, SQL numbers read back by SQLite and DuckDB, a
+# CatBoost label "NA", Ctrl-C, a full disk and a closed pipe, spreadsheet formulas.
+
+def _cli_run(args, timeout=120, **popen):
+    """(exit status or 'hung', stderr lines) of the CLI in a subprocess."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "defrag", *map(str, args)], env=env,
+                            stdout=popen.pop("stdout", subprocess.DEVNULL), stderr=subprocess.PIPE, **popen)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return f"hung (killed after {timeout} s)", []
+    return proc.returncode, err.decode(errors="replace").strip().splitlines()
+
+
+def _said(code, lines):
+    last = lines[-1][:110] if lines else ""
+    traceback = any(line.startswith("Traceback") for line in lines)
+    return f"exit {code}, {len(lines)} stderr line{'s' if len(lines) != 1 else ''}" + \
+        (", a traceback" if traceback else "") + (f": {last}" if last else "")
+
+
+def _fifo_feed(path, data):
+    def feed():
+        with open(path, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+
+
+def issue40_cli_sql(tmp):
+    import signal
+    import sqlite3
+
+    import lightgbm as lgb
+    import pandas as pd
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
+
+    from defrag import Condition, DefragModel, Rule, RuleSet
+
+    print("== issue 40 (CLI and SQL)")
+    rng = np.random.default_rng(0)
+    cats = ["07", "10", "NA"]
+    X = pd.DataFrame({"region": pd.Categorical(rng.choice(cats, 3000), categories=cats),
+                      "w": rng.normal(size=3000)})
+    y = (X["region"].isin(["07", "NA"]) | (X["w"] > 1)).astype(int)
+    est = lgb.LGBMClassifier(n_estimators=10, num_leaves=4, verbose=-1, random_state=0).fit(X, y)
+    est.booster_.save_model(os.path.join(tmp, "lgb.txt"))
+    rules = DefragModel(est, n_restarts=2, random_state=0).fit(X).rules_
+    with open(os.path.join(tmp, "rules.json"), "w") as f:
+        f.write(rules.to_json())
+    csv = X.to_csv(index=False).encode()
+    fifo = os.path.join(tmp, "d.csv")
+    os.mkfifo(fifo)
+
+    # 2. each input read once: a named pipe, a process substitution (/dev/fd/N)
+    _fifo_feed(fifo, csv)
+    print("  predict rules.json FIFO (text categories):",
+          _said(*_cli_run(["predict", os.path.join(tmp, "rules.json"), fifo], timeout=60)))
+    _fifo_feed(fifo, csv)
+    print("  explain lgb.txt FIFO (text categories):",
+          _said(*_cli_run(["explain", os.path.join(tmp, "lgb.txt"), fifo, "--quiet", "--n-restarts", "2"],
+                          timeout=60)))
+    read, write = os.pipe()
+    proc_args = ["predict", os.path.join(tmp, "rules.json"), f"/dev/fd/{read}"]
+
+    def feed_pipe():
+        with os.fdopen(write, "wb") as f:
+            f.write(csv)
+
+    threading.Thread(target=feed_pipe, daemon=True).start()
+    print("  predict rules.json <(cat d.csv):", _said(*_cli_run(proc_args, timeout=60, pass_fds=(read,))))
+    os.close(read)
+
+    # 4. SQL over bool columns, in DuckDB and SQLite
+    try:
+        import duckdb
+    except ImportError:
+        duckdb = None
+    Xb = pd.DataFrame({"flag": rng.random(600) > 0.5, "w": rng.normal(size=600)})
+    yc = (Xb["flag"] & (Xb["w"] > 0)).astype(int)
+    models = [("RandomForest", RandomForestRegressor(10, max_depth=3, random_state=0).fit(Xb, 3.0 * Xb["flag"] + Xb["w"])),
+              ("LightGBM", lgb.LGBMClassifier(n_estimators=10, num_leaves=4, verbose=-1, random_state=0).fit(Xb, yc)),
+              ("HistGradientBoosting", HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(Xb, yc))]
+    try:
+        import xgboost as xgb
+
+        models.append(("XGBoost", xgb.XGBClassifier(n_estimators=10, max_depth=2, random_state=0).fit(Xb, yc)))
+    except ImportError:
+        pass
+    for name, model in models:
+        rs = DefragModel(model, n_restarts=2, random_state=0).fit(Xb).rules_
+        expected = rs.predict(Xb)
+
+        def agree(engine, rs=rs, expected=expected):
+            if engine == "sqlite":
+                con = sqlite3.connect(":memory:")
+                Xb.to_sql("t", con, index=False)
+                got = [r[0] for r in con.execute(f"SELECT {rs.to_sql()} FROM t ORDER BY rowid")]
+            else:
+                con = duckdb.connect()
+                con.register("t", Xb)
+                got = [r[0] for r in con.execute(f"SELECT {rs.to_sql()} FROM t").fetchall()]
+            return f"{int(np.sum(np.asarray(got, dtype=expected.dtype) == expected))} of {len(expected)} rows agree"
+
+        duck = outcome(lambda: agree("duckdb")) if duckdb is not None else "duckdb not installed"
+        print(f"  SQL of {name} rules over a bool column: DuckDB {duck}; SQLite {outcome(lambda: agree('sqlite'))}")
+
+    # 5. SQL numbers read back bit for bit (the border SQLite 3.40 misread, 10,000 random ones)
+    bits = rng.integers(0, 2**64, 12_000, dtype=np.uint64).view(np.float64)
+    values = np.concatenate([[203.2211654444733, -0.0, 5e-324, 1.7976931348623157e308],
+                             bits[np.isfinite(bits)]])[:10_000]
+    t = 203.2211654444733
+    border = RuleSet([Rule([Condition(0, "x", upper=t)], 1.0)], 0.0, None, ["x"], supports_missing=True)
+    at = [t, float(np.nextafter(t, np.inf)), float(np.nextafter(t, -np.inf))]
+
+    def at_border():
+        con = sqlite3.connect(":memory:")
+        con.execute("CREATE TABLE t (x REAL)")
+        con.executemany("INSERT INTO t VALUES (?)", [(v,) for v in at])  # (the values bound exactly)
+        got = [r[0] for r in con.execute(f"SELECT {border.to_sql()} FROM t ORDER BY rowid")]
+        return f"{int(np.sum(np.asarray(got) == border.predict(np.array(at)[:, None])))} of 3 rows agree"
+
+    print("  SQLite, x <= 203.2211654444733 at x = t and its neighbours:", outcome(at_border))
+    for engine in ("sqlite", "duckdb"):
+        if engine == "duckdb" and duckdb is None:
+            print("  DuckDB round trip: duckdb not installed")
+            continue
+        con = sqlite3.connect(":memory:") if engine == "sqlite" else duckdb.connect()
+        wrong = 0
+        for start in range(0, values.size, 500):
+            chunk = values[start:start + 500]
+            outputs = RuleSet([Rule([Condition(0, "x", upper=0.0)], float(v)) for v in chunk], 0.0, None, ["x"],
+                              supports_missing=True)
+            whens = [line for line in outputs.to_sql().splitlines() if line.startswith("  WHEN ")]
+            row = con.execute("SELECT " + ", ".join(line.split(" THEN ", 1)[1] for line in whens)).fetchone()
+            wrong += int(np.sum(np.asarray(row, dtype=np.float64).view(np.int64) != chunk.view(np.int64)))
+        print(f"  {engine} reads {values.size} SQL numbers (full range, +-0, subnormals) back: {wrong} differ")
+
+    # 8. a CatBoost category "NA" in a CSV
+    try:
+        import catboost
+    except ImportError:
+        print("  explain region.cbm region.csv (a category NA): catboost not installed")
+    else:
+        region = pd.DataFrame({"region": rng.choice(["EU", "US", "NA"], 400), "w": rng.normal(size=400)})
+        yr = ((region["region"] == "NA") | (region["w"] > 1)).astype(int)
+        cb = catboost.CatBoostClassifier(iterations=20, depth=2, verbose=0, random_seed=0, one_hot_max_size=10,
+                                         cat_features=["region"], allow_writing_files=False).fit(region, yr)
+        cb.save_model(os.path.join(tmp, "region.cbm"))
+        region.to_csv(os.path.join(tmp, "region.csv"), index=False)
+        print("  explain region.cbm region.csv (a category NA):",
+              _said(*_cli_run(["explain", os.path.join(tmp, "region.cbm"), os.path.join(tmp, "region.csv"),
+                               "--quiet", "--n-restarts", "2"])))
+
+    # 9. Ctrl-C, a full disk, a closed pipe, formulas
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "defrag", "predict", os.path.join(tmp, "rules.json"), fifo],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(fifo, "wb") as f:  # the CLI has opened the pipe; it now waits in read()
+        f.write(csv[:100])
+        f.flush()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    print("  Ctrl-C while predict reads:", _said(proc.returncode, err.decode().strip().splitlines()))
+    scored = os.path.join(tmp, "x.csv")
+    X.to_csv(scored, index=False)
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "wb") as full:
+            print("  predict > /dev/full:",
+                  _said(*_cli_run(["predict", os.path.join(tmp, "rules.json"), scored], stdout=full)))
+    proc = subprocess.Popen([sys.executable, "-m", "defrag", "predict", os.path.join(tmp, "rules.json"),
+                             scored], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # | head -1
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    print("  predict | head -1:", _said(proc.returncode, err.decode().strip().splitlines()))
+    evil = pd.DataFrame({"region": ["10"], "w": [0.0], "note": ['=HYPERLINK("http://x.example","click")']})
+    evil.to_csv(os.path.join(tmp, "evil.csv"), index=False)
+    for options in ([], ["--csv-formulas", "escape"], ["--csv-formulas", "keep"]):
+        res = subprocess.run([sys.executable, "-m", "defrag", "predict", os.path.join(tmp, "rules.json"),
+                              os.path.join(tmp, "evil.csv"), *options], env=env,
+                             capture_output=True, text=True, timeout=60)
+        cell = res.stdout.splitlines()[1].split(",", 2)[2] if res.returncode == 0 else \
+            f"(exit {res.returncode}: {res.stderr.strip().splitlines()[-1]})"
+        print(f"  predict {' '.join(options) or '(default options)'}: the cell =HYPERLINK(...) is written as "
+              f"{cell[:50]}")
 
 
 if __name__ == "__main__":

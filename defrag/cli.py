@@ -9,9 +9,12 @@ MODEL: an XGBoost model file (.json or .ubj), a LightGBM model text file, a CatB
 file (.cbm), or a scikit-learn ensemble (or Pipeline) saved with skops (.skops); a pickle
 or joblib file only with
 --allow-pickle, since unpickling runs any code the file holds. DATA: CSV, or Parquet with
-pyarrow. Every error with the user's files is one line on stderr and exit status 2.
+pyarrow. Each file is read once (a pipe works). Every error with the user's files is one
+line on stderr and exit status 2; standard output that fails (a full disk, a closed pipe)
+one line and 1; Ctrl-C one line and 130.
 """
 import argparse
+import csv
 import importlib
 import io
 import json
@@ -91,33 +94,134 @@ def _pandas():
     return pandas
 
 
-def read_data(path):
-    """A DataFrame of a CSV or Parquet file (text columns become categorical later)."""
-    pd = _pandas()
-    _check_path(path, "data file")
-    parquet = path.lower().endswith((".parquet", ".pq"))
-    try:
-        return pd.read_parquet(path) if parquet else pd.read_csv(path)
-    except ImportError as exc:
-        raise CommandError(f"reading Parquet needs pyarrow: pip install \"defrag[parquet]\" ({exc})") from None
-    except Exception as exc:  # noqa: BLE001 - whatever pandas / pyarrow refuse is the file's
-        raise CommandError(f"cannot read {path} as {'Parquet' if parquet else 'CSV'}: "
-                           f"{_library_error(exc)}") from None
+# first bytes of the compressed files pandas reads (it guesses from a file's name, which a
+# pipe does not have), and their pandas names
+_COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
+               (b"PK\x03\x04", "zip"))
 
 
-def write_data(frame, path, out):
+def _compression(data):
+    if data[:3] == b"BZh" and data[4:10] == b"1AY&SY":  # bzip2: its magic, a level, a block header
+        return "bz2"
+    return next((name for magic, name in _COMPRESSED if data.startswith(magic)), None)
+
+
+class DataFile:
+    """A data file read once: its bytes, parsed in memory. A named pipe or a process
+    substitution (``<(zcat d.csv.gz)``) can be read only once, and a second open of a FIFO
+    waits for a writer that never comes; so the columns the model reads as text are
+    parsed again from the same bytes, not from the path. Parquet is recognised by its
+    first bytes (or a .parquet / .pq name), a compressed CSV by its first bytes."""
+
+    def __init__(self, path):
+        self.path = path
+        self.data = _read_file(path, "data file")
+        self.parquet = self.data.startswith(b"PAR1") or path.lower().endswith((".parquet", ".pq"))
+        self.compression = None if self.parquet else _compression(self.data)
+
+    def _parse(self, **options):
+        pd = _pandas()
+        source = io.BytesIO(self.data)
+        try:
+            if self.parquet:
+                return pd.read_parquet(source)
+            return pd.read_csv(source, compression=self.compression, **options)
+        except ImportError as exc:
+            raise CommandError(f"reading Parquet needs pyarrow: pip install \"defrag[parquet]\" ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - whatever pandas / pyarrow refuse is the file's
+            raise CommandError(f"cannot read {self.path} as {'Parquet' if self.parquet else 'CSV'}: "
+                               f"{_library_error(exc)}") from None
+
+    def frame(self):
+        """A DataFrame of the file (pandas' guess of each CSV column's type)."""
+        return self._parse()
+
+    def cells(self, columns):
+        """A DataFrame of the CSV's columns named, every cell the text written there (no
+        missing value: "" and "NA" as they are); None for Parquet, whose columns keep the
+        types they were written with, or when no column is named."""
+        if self.parquet or not columns:
+            return None
+        return self._parse(dtype=str, keep_default_na=False, usecols=list(dict.fromkeys(columns)))
+
+
+def write_data(frame, path, out, formulas="escape"):
+    """frame as CSV on out (path None) or in path (Parquet when it ends in .parquet or
+    .pq); a CSV's cells that a spreadsheet would run as formulas are escaped unless
+    formulas is 'keep' (escape_formulas)."""
+    parquet = path is not None and path.lower().endswith((".parquet", ".pq"))
+    if not parquet and formulas == "escape":
+        frame = escape_formulas(frame)
+    # pandas leaves a carriage return inside a cell unquoted where lines end in \n, and a
+    # reader then ends the row there: every field is quoted where a cell holds one
+    options = {} if parquet or not _holds_carriage_return(frame) else {"quoting": csv.QUOTE_ALL}
     if path is None:
-        frame.to_csv(out, index=False)
+        frame.to_csv(out, index=False, **options)
         return
     try:
-        if path.lower().endswith((".parquet", ".pq")):
+        if parquet:
             frame.to_parquet(path, index=False)
         else:
-            frame.to_csv(path, index=False)
+            frame.to_csv(path, index=False, **options)
     except ImportError as exc:
         raise CommandError(f"writing Parquet needs pyarrow ({exc})") from None
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+# A text cell that starts with one of these is a formula to a spreadsheet (Excel, LibreOffice,
+# Google Sheets), which runs it when the file is opened: OWASP's list for CSV injection.
+# A cell that is a plain number ("-1.5", "+3") reads as that number and stays as it is.
+FORMULA_START = r"^[=+\-@\t\r]"
+PLAIN_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+
+
+def _text_columns(frame):
+    """Positions of frame's columns that may hold text (object, string, categorical)."""
+    pd = _pandas()
+    return [j for j, dtype in enumerate(frame.dtypes)
+            if dtype == object or dtype.name == "category" or pd.api.types.is_string_dtype(dtype)]
+
+
+def _cells(values):
+    """values (one column, any cells) as an object Series, and its .str accessor (None
+    where no cell is text: pandas refuses the accessor there)."""
+    cells = _pandas().Series(np.asarray(values, dtype=object), dtype=object)
+    try:
+        return cells, cells.str
+    except AttributeError:
+        return cells, None
+
+
+def escape_formulas(frame):
+    """frame with every text cell (and column name) that a spreadsheet would read as a
+    formula prefixed with a single quote (OWASP's advice for CSV files: the quote makes
+    the cell text, and a spreadsheet shows it without the quote)."""
+    out = frame.copy()
+    for j in _text_columns(out):
+        out.isetitem(j, _escaped(out.iloc[:, j]))
+    out.columns = list(_escaped([str(c) for c in out.columns]))
+    return out
+
+
+def _escaped(values):
+    """values with the text cells that start a formula quoted; values itself where none does."""
+    cells, text = _cells(values)
+    if text is None:
+        return values
+    risky = (text.contains(FORMULA_START, na=False) & ~text.fullmatch(PLAIN_NUMBER, na=False)).to_numpy(bool)
+    if not risky.any():
+        return values
+    cells[risky] = "'" + cells[risky]
+    return cells.to_numpy()
+
+
+def _holds_carriage_return(frame):
+    for values in [[str(c) for c in frame.columns]] + [frame.iloc[:, j] for j in _text_columns(frame)]:
+        _, text = _cells(values)
+        if text is not None and text.contains("\r", regex=False, na=False).any():
+            return True
+    return False
 
 
 # ------------------------------------------------------------------ model files
@@ -464,30 +568,27 @@ CSV_NA = frozenset(["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN"
                     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"])
 
 
-def text_categories(data_path, frame, categorical):
-    """The columns of frame whose categories the model stores as text, read from the CSV
-    file data_path as written (a DataFrame; None where there are none, or for Parquet,
-    whose columns keep their types)."""
-    text = [frame.columns[j] for j, cats in (categorical or {}).items()
-            if cats is not None and all(isinstance(c, str) for c in cats)]
-    if not text or data_path is None or data_path.lower().endswith((".parquet", ".pq")):
-        return None
-    try:
-        return _pandas().read_csv(data_path, dtype=str, keep_default_na=False, usecols=list(dict.fromkeys(text)))
-    except Exception as exc:  # noqa: BLE001 - read once already: what pandas refuses is the file's
-        raise CommandError(f"cannot read {data_path} as CSV: {_library_error(exc)}") from None
+def written_columns(frame, categorical, text_labels=False):
+    """Names of frame's columns to read as written in a CSV (DataFile.cells): the
+    categorical features whose categories the model stores as text, and with text_labels
+    (CatBoost, which reads a category as its text) every categorical feature."""
+    return [frame.columns[j] for j, cats in (categorical or {}).items()
+            if text_labels or (cats is not None and all(isinstance(c, str) for c in cats))]
 
 
-def prepare_frame(frame, categorical=None, raw=None, for_library=False):
+def prepare_frame(frame, categorical=None, raw=None, for_library=False, text_labels=False):
     """frame's categorical features as the model reads them (categorical: {column index:
     the model's categories, or None where it reads numbers as category codes}).
 
+    * Columns in raw (a CSV's cells as written, written_columns): pandas' guess reads "07"
+      as 7 and "NA" as missing, which match neither a text category nor what CatBoost
+      hashes. With text_labels (CatBoost: a category is its text, and CatBoost has no
+      missing category) every cell is a label, "" and "NA" included; otherwise a
+      missing-looking cell (CSV_NA) is missing unless it is one of the model's categories.
     * Categories stored by the model: the values as objects, which the encoding looks up
       by label as it does in memory (an unseen label as the model takes it); for_library
       (the model's library predicts the frame itself), a pandas categorical of those
-      categories, where a label outside them is an error. Text categories are taken from
-      raw (text_categories: as written): pandas' guess reads "07" as 7 and "NA" as
-      missing, and matches neither.
+      categories, where a label outside them is an error.
     * Category codes (none stored): numbers stay numbers (a pandas categorical's codes
       would be the values' positions); text becomes a pandas categorical.
     * Other text columns become pandas categoricals (the encoding refuses them by name)."""
@@ -497,31 +598,48 @@ def prepare_frame(frame, categorical=None, raw=None, for_library=False):
     for j, col in enumerate(frame.columns):
         values = frame[col]
         cats = categorical.get(j)
+        written = raw is not None and col in raw.columns
         if j not in categorical:  # not a categorical feature
             if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
                 frame[col] = values.astype("category")
         elif cats is None:
-            if values.dtype.kind not in "biuf" and values.dtype.name != "category":
+            if written:  # CatBoost's categories before it is bound: the cells' text
+                frame[col] = raw[col].astype(object)
+            elif values.dtype.kind not in "biuf" and values.dtype.name != "category":
                 frame[col] = values.astype("category")
         else:
-            from_csv = raw is not None and col in raw.columns
-            labels = _as_labels(raw[col] if from_csv else values, cats, from_csv)
+            labels = _as_labels(raw[col] if written else values, cats, written and not text_labels)
             frame[col] = _library_categories(labels, cats, col) if for_library else labels
     return frame
 
 
-def _as_labels(values, categories, from_csv=False):
+def _as_labels(values, categories, csv_missing=False):
     """values (a column as read) as objects comparable with the model's categories: text
-    where the categories are text (from_csv: a missing-looking cell of the CSV missing
+    where the categories are text (csv_missing: a missing-looking cell of the CSV missing
     unless it is a category), else as read (a whole float equals its int)."""
     if all(isinstance(c, str) for c in categories):
         missing = values.isna()
         text = values.astype(str).where(~missing)
-        if not from_csv:
+        if not csv_missing:
             return text.astype(object)
         na = text.isin(CSV_NA) & ~text.isin(categories)
         return text.where(~na).astype(object)
     return values.astype(object).where(values.notna(), np.nan)
+
+
+def _no_missing_category(X, categorical, path):
+    """CatBoost has no missing category (it refuses NaN in a categorical feature): a missing
+    cell there (a Parquet null; a CSV's cells are all labels) is a CommandError naming the
+    column and the first such row."""
+    for j in categorical:
+        col = X.columns[j]
+        missing = np.flatnonzero(X[col].isna().to_numpy())
+        if missing.size:
+            raise CommandError(
+                f"{path}: column {col!r} is a categorical feature of the CatBoost model and {missing.size} of "
+                f"its cells {'is' if missing.size == 1 else 'are'} missing (the first in data row "
+                f"{missing[0] + 1}); CatBoost reads a category as its text and has no missing category: "
+                "give those cells a label (in a CSV an empty cell or NA is read as that text)")
 
 
 def _library_categories(labels, categories, col):
@@ -654,7 +772,8 @@ def explain(args, out, err):
 
     model, library = load_model(args.model, args.allow_pickle)
     source = model_source(model, args.model)
-    frame = read_data(args.data)
+    data = DataFile(args.data)  # read once: DATA may be a pipe
+    frame = data.frame()
     y = None
     if args.target is not None:
         if args.target not in frame.columns:
@@ -667,10 +786,14 @@ def explain(args, out, err):
                            "another column")
     frame = match_columns(frame, columns, source.n_features, "explain", err, say_extra=not args.quiet)
     categorical = _categorical_columns(model, library, source)
+    text_labels = bool(getattr(source.encoding, "text_labels", False))  # CatBoost's
+    raw = data.cells(written_columns(frame, categorical, text_labels))
+    del data  # (its bytes: the fit needs the memory more)
     # an XGBoost or LightGBM model reads pandas categoricals of its categories (its own
     # predict, for y=None, and LightGBM's check of its pandas_categorical)
-    X = prepare_frame(frame, categorical, text_categories(args.data, frame, categorical),
-                      for_library=library != "sklearn")
+    X = prepare_frame(frame, categorical, raw, for_library=library != "sklearn", text_labels=text_labels)
+    if library == "catboost":
+        _no_missing_category(X, categorical, args.data)
     if y is None and library != "sklearn":
         y = own_predictions(model, library, X)  # a raw Booster has no scikit-learn predict
     with _Progress(args.quiet, err) as progress:
@@ -734,7 +857,8 @@ def read_rules(path):
 def predict(args, out, err):
     """Score a data file with rules saved by ``defrag explain --format json``."""
     rules = read_rules(args.rules)
-    frame = read_data(args.data)
+    data = DataFile(args.data)  # read once: DATA may be a pipe
+    frame = data.frame()
     n_features = None if rules.feature_names is None else len(rules.feature_names)
     # the output keeps every column of the data, so unused ones are no news
     X = match_columns(frame, rules.feature_names_in, n_features, "predict", err, say_extra=False)
@@ -742,8 +866,10 @@ def predict(args, out, err):
     categorical = {} if enc is None else {
         j: (None if enc.categories[j] is None else list(enc.categories[j]))
         for j in np.flatnonzero(enc.categorical)}
-    raw = text_categories(args.data, X, categorical)
-    X = prepare_frame(X, categorical, raw)
+    text_labels = bool(getattr(enc, "text_labels", False))
+    raw = data.cells(written_columns(X, categorical, text_labels))
+    del data
+    X = prepare_frame(X, categorical, raw, text_labels=text_labels)
     try:
         pred = rules.predict(X)
     except (TypeError, ValueError) as exc:
@@ -755,7 +881,7 @@ def predict(args, out, err):
     while name in result.columns:
         name = "_" + name
     result[name] = pred
-    write_data(result, args.out, out)
+    write_data(result, args.out, out, args.csv_formulas)
     return 0
 
 
@@ -888,6 +1014,11 @@ def build_parser():
     p.add_argument("data", metavar="DATA", help="CSV file, or Parquet (needs pyarrow)")
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     p.add_argument("--column", default="prediction", help="name of the added column (default prediction)")
+    p.add_argument("--csv-formulas", choices=("escape", "keep"), default="escape",
+                   help="text cells of the CSV output that start with =, +, -, @, a tab or a carriage "
+                        "return (a formula to a spreadsheet, which runs it on opening the file): "
+                        "escape prefixes them with a single quote (the default, as OWASP advises; "
+                        "plain numbers such as -1.5 are left alone), keep writes them as they are")
     p.set_defaults(func=predict)
 
     d = sub.add_parser("demo", help="simplify a random forest on a data set bundled with scikit-learn",
@@ -915,16 +1046,75 @@ def _common_options(p):
     p.add_argument("--quiet", action="store_true", help="no progress on standard error")
 
 
+class _OutputError(Exception):
+    """Standard output did not take the output (a closed pipe, a full disk): args[0] is
+    the OSError."""
+
+
+class _Output:
+    """The output stream, its write errors raised as _OutputError: the commands' other
+    OSErrors are a file's, which they report themselves."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise _OutputError(exc) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _OutputError(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _say(err, line):
+    """line on err, unless err cannot take it either."""
+    try:
+        print(line, file=err)
+        err.flush()
+    except (OSError, ValueError):  # (ValueError: a closed stream)
+        pass
+
+
+def _silence(stream):
+    """stream's file descriptor pointed at /dev/null: the interpreter flushes standard output
+    at exit, and would report the same failure again in a stack trace."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: a StringIO
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def main(argv=None, out=None, err=None):
+    """Run the command line; its exit status: 0, 2 for an error with the user's files or
+    data, 1 when standard output fails (a closed pipe, ``| head``; a full disk), 130 on
+    Ctrl-C. Each is one line on stderr, never a stack trace."""
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(argv)
+    output = _Output(out)
     try:
-        return args.func(args, out, err)
+        status = args.func(args, output, err)
+        output.flush()  # (a full disk may say so only now)
+        return status
     except CommandError as exc:
-        print(f"defrag {args.command}: error: {_one_line(exc)}", file=err)
+        _say(err, f"defrag {args.command}: error: {_one_line(exc)}")
         return 2
-    except BrokenPipeError:  # the reader (head, less) closed the pipe: not an error of ours
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    except _OutputError as exc:
+        _silence(out)
+        reason = exc.args[0].strerror or type(exc.args[0]).__name__
+        _say(err, f"defrag {args.command}: error: cannot write the output: {reason}")
         return 1
+    except KeyboardInterrupt:
+        _say(err, f"defrag {args.command}: interrupted")
+        return 130

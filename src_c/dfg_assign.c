@@ -26,7 +26,7 @@ int dfg_map_assign(const dfg_data *data, const dfg_params *params, double eps,
         const int64_t rows = 16384;
         int64_t n_blocks = (N + rows - 1) / rows;
         if (status == DFG_OK) {
-            #pragma omp parallel num_threads(n_threads)
+            #pragma omp parallel num_threads(dfg_team(n_threads))
             {
                 double *buf = (double *)malloc((size_t)(rows * K) * sizeof(double));
                 if (!buf) {

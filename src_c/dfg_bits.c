@@ -15,7 +15,7 @@ int dfg_pack_rows(const double *X, int64_t n_samples, int64_t n_features,
         if (split_feature[l] < 0 || split_feature[l] >= n_features) return DFG_EINVAL;
     int64_t n_words = dfg_n_words(n_splits), n_blocks = dfg_n_blocks(n_samples);
     /* by blocks of rows, so that the stop flag is read once per block */
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t b = 0; b < n_blocks; b++) {
         if (dfg_stop_requested(stop)) continue;
         int64_t n1 = (b + 1) * DFG_BLOCK < n_samples ? (b + 1) * DFG_BLOCK : n_samples;

@@ -38,6 +38,21 @@ static inline int64_t dfg_n_blocks(int64_t n) { return (n + DFG_BLOCK - 1) / DFG
  */
 static inline int dfg_stop_requested(const volatile int *stop) { return stop != NULL && *stop != 0; }
 
+/*
+ * Threads. Every parallel region starts dfg_team(n_threads) threads: at least 1 and at
+ * most DFG_MAX_THREADS, whatever count a caller hands a kernel. libgomp lays out the
+ * start data of a team on the calling thread's stack, so a count of 100,000 overflowed
+ * it (SIGSEGV) before any thread ran. The kernels check n_threads >= 1 at entry; this
+ * bound is the last line for counts too large to start: the Python layer caps its own
+ * at the cores the process may use (defrag/utils/_common.pyx, kernel_threads).
+ * Results do not depend on the thread count, so the bound changes no output.
+ */
+#define DFG_MAX_THREADS 1024
+
+static inline int dfg_team(int n_threads) {
+    return n_threads < 1 ? 1 : (n_threads > DFG_MAX_THREADS ? DFG_MAX_THREADS : n_threads);
+}
+
 /* Words of 64 bits needed for n bits. */
 static inline int64_t dfg_n_words(int64_t nbits) { return (nbits + 63) / 64; }
 

@@ -17,7 +17,7 @@ int dfg_bound_neighbours(const double *X, int64_t n_samples, int64_t n_features,
         above[b] = INFINITY;
     }
     int status = DFG_OK;
-    #pragma omp parallel num_threads(n_threads)
+    #pragma omp parallel num_threads(dfg_team(n_threads))
     {
         double *lo = (double *)malloc((size_t)(2 * (n_bounds > 0 ? n_bounds : 1)) * sizeof(double));
         double *hi = lo ? lo + n_bounds : NULL;
@@ -82,7 +82,7 @@ int dfg_condition_counts(const double *X, int64_t n_samples, int64_t n_features,
     if (status != DFG_OK) return status;
     for (int64_t c = 0; c < n_conditions; c++) holds[c] = 0;
     for (int64_t d = 0; d < n_features; d++) n_nan[d] = 0;
-    #pragma omp parallel num_threads(n_threads)
+    #pragma omp parallel num_threads(dfg_team(n_threads))
     {
         int64_t *count = (int64_t *)calloc((size_t)(n_conditions + n_features + 1), sizeof(int64_t));
         int64_t *nan_count = count ? count + n_conditions : NULL;
@@ -124,7 +124,7 @@ int dfg_condition_bits(const double *X, int64_t n_samples, int64_t n_features,
     if (status != DFG_OK) return status;
     const int64_t n_words = dfg_n_words(n_samples);
     const int64_t n_tasks = (n_words + DFG_BITS_WORDS - 1) / DFG_BITS_WORDS;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t task = 0; task < n_tasks; task++) {
         int64_t w1 = (task + 1) * DFG_BITS_WORDS < n_words ? (task + 1) * DFG_BITS_WORDS : n_words;
         for (int64_t c = 0; c < n_conditions; c++) {

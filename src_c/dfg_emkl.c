@@ -17,7 +17,7 @@ static int add_gate(const dfg_data *data, const double *w, int64_t K, double *ou
     int status = dfg_gate_log_prob(data->ranks, N, data->n_features, data->feat_ptr,
                                    data->missing_right, w, K, gate, n_threads);
     if (status == DFG_OK) {
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
         for (int64_t j = 0; j < N * K; j++) out[j] += gate[j];
     }
     free(gate);
@@ -84,7 +84,7 @@ int dfg_emkl_posterior(const dfg_data *data, const double *eta, const double *w,
     free(table);
     if (status == DFG_OK && N > 0) status = add_gate(data, w, K, out, n_threads);
     if (status != DFG_OK || N == 0) return status;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t n = 0; n < N; n++) {
         double *a = out + n * K;
         double top = -INFINITY, z = 0.0;

@@ -65,7 +65,7 @@ int dfg_lower_bound(const double *logf, const double *beta, int64_t n_samples,
     const int64_t K = n_components, n_blocks = dfg_n_blocks(n_samples);
     double *partials = (double *)malloc((size_t)((n_blocks > 0 ? n_blocks : 1) * (K + 2)) * sizeof(double));
     if (!partials) return DFG_ENOMEM;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t b = 0; b < n_blocks; b++) {
         int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
         block_terms(logf, beta, K, n0, n1, partials + b * (K + 2));
@@ -136,7 +136,7 @@ int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, doubl
     /* eq. 35 reads beta only through its column sums: iterate on them, and stop
        when none moves by more than tol * N (the bound is computed once, after). */
     if (omega > 0.0) {
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
         for (int64_t b = 0; b < n_blocks; b++) {
             int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
             block_colsum(beta, K, n0, n1, partials + b * K);
@@ -159,7 +159,7 @@ int dfg_estep(const double *logf, int64_t n_samples, int64_t n_components, doubl
             if (penalty[k] < low) low = penalty[k];
         }
         for (int64_t k = 0; k < K; k++) scale[k] = exp(low - penalty[k]);
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
         for (int64_t b = 0; b < n_blocks; b++) {
             int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
             if (E) block_scaled_update(logf, E, scale, penalty, K, n0, n1, beta);

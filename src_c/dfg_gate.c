@@ -21,7 +21,7 @@ int dfg_gate_tables(const double *w, int64_t n_components, const int64_t *feat_p
     if (status != DFG_OK) return status;
     const int64_t K = n_components, L = feat_ptr[n_features];
     (void)n_threads; /* used only by the OpenMP pragma */
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(dfg_team(n_threads))
     for (int64_t d = 0; d < n_features; d++) {
         const int64_t l0 = feat_ptr[d], m = feat_ptr[d + 1] - l0;
         double *block = table + (l0 + 2 * d) * K;
@@ -75,7 +75,7 @@ int dfg_gate_log_prob(const int32_t *ranks, int64_t n_samples, int64_t n_feature
                          n_threads);
     free(table);
     if (status != DFG_OK) return status;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t n = 0; n < N; n++) {
         double *a = out + n * K;
         const double lse = row_logsumexp(a, K);
@@ -107,7 +107,7 @@ int dfg_gate_objective(const int32_t *ranks, int64_t n_samples, int64_t n_featur
     if (status == DFG_OK) {
         /* per row: sum_k beta_nk log q_nk into the block's partial, and the residual
            beta_nk - r_n q_nk in place of the scores */
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
         for (int64_t b = 0; b < n_blocks; b++) {
             const int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < N ? n0 + DFG_BLOCK : N;
             double acc = 0.0;

@@ -51,7 +51,7 @@ static int log_joint(const dfg_data *data, const dfg_params *params, double *log
             if (!(params->precision[k] > 0.0)) { free(extra); return DFG_EINVAL; }
             extra[K + k] = 0.5 * log(params->precision[k] / DFG_TWO_PI);
         }
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
         for (int64_t n = 0; n < N; n++)
             for (int64_t k = 0; k < K; k++) {
                 double r = data->y_value[n] - params->mean[k];
@@ -64,7 +64,7 @@ static int log_joint(const dfg_data *data, const dfg_params *params, double *log
             lg[j] = params->gamma[j] > 0.0 ? log(params->gamma[j]) : -INFINITY;
         for (int64_t n = 0; n < N; n++)
             if (data->y_class[n] < 0 || data->y_class[n] >= C) { free(extra); return DFG_EINVAL; }
-        #pragma omp parallel for schedule(static) num_threads(n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
         for (int64_t n = 0; n < N; n++)
             for (int64_t k = 0; k < K; k++)
                 logf[n * K + k] += extra[k] + lg[k * C + data->y_class[n]];

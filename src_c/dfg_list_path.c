@@ -58,7 +58,7 @@ static void region_sums(lp_ctx *c, const int64_t *rows, int64_t nr) {
     const int par = c->n_threads > 1 && n_chunks > 1 && (double)nr * (double)L * (double)W >= LP_PAR_WORK;
     memset(c->acc, 0, (size_t)(W * L) * sizeof(double));
     if (par) {
-        #pragma omp parallel for schedule(static) num_threads(c->n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(c->n_threads))
         for (int64_t ch = 0; ch < n_chunks; ch++) region_chunk(c, rows, nr, ch);
     } else { /* (not a parallel region of one thread: its start costs more than small sums) */
         for (int64_t ch = 0; ch < n_chunks; ch++) region_chunk(c, rows, nr, ch);

@@ -182,7 +182,7 @@ static void accumulate(const ls_ctx *c, const int64_t *rows, int64_t nr, int sub
     const int64_t n_chunks = (L + LS_CHUNK - 1) / LS_CHUNK;
     const int par = c->n_threads > 1 && n_chunks > 1 && (double)nr * (double)L * (double)W >= LS_PAR_WORK;
     if (par) {
-        #pragma omp parallel for schedule(static) num_threads(c->n_threads)
+        #pragma omp parallel for schedule(static) num_threads(dfg_team(c->n_threads))
         for (int64_t ch = 0; ch < n_chunks; ch++) accumulate_chunk(c, rows, nr, sign, acc, ch);
     } else { /* (not a parallel region of one thread: its start costs more than small sums) */
         for (int64_t ch = 0; ch < n_chunks; ch++) accumulate_chunk(c, rows, nr, sign, acc, ch);

@@ -135,7 +135,7 @@ int dfg_rank_tables_unchecked(const double *eta, int64_t n_components, int64_t n
        ((m_d + 2) x K) written once, row by row, as prefix sums. */
     const int64_t slot = max_m > 0 ? max_m : 1;
     const int log_kind = dfg_log_kind();
-    #pragma omp parallel num_threads(n_threads)
+    #pragma omp parallel num_threads(dfg_team(n_threads))
     {
         int32_t *run = (int32_t *)malloc((size_t)(K * slot) * sizeof(int32_t));
         double *w = (double *)malloc((size_t)((K + 1) * slot) * sizeof(double));
@@ -277,7 +277,7 @@ int dfg_loglik_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_features
     if (rows > DFG_LOGLIK_ROWS) rows = DFG_LOGLIK_ROWS;
     if (rows < DFG_BLOCK) rows = DFG_BLOCK;
     int64_t n_tasks = (n_samples + rows - 1) / rows;
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(dfg_team(n_threads))
     for (int64_t b = 0; b < n_tasks; b++) {
         int64_t n0 = b * rows;
         int64_t n1 = n0 + rows < n_samples ? n0 + rows : n_samples;
@@ -300,7 +300,7 @@ typedef struct {
 DFG_ALWAYS_INLINE void loglik_bits_impl(const uint64_t *S, int64_t n_samples, int64_t n_words,
                                         int64_t K, const bit_component *comp, double *out, int n_threads) {
     (void)n_threads; /* used only by the OpenMP pragma */
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t n = 0; n < n_samples; n++) {
         const uint64_t *s = S + n * n_words;
         for (int64_t k = 0; k < K; k++) {

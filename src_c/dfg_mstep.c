@@ -65,7 +65,7 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
         if (!inv) { free(nonzero); return DFG_ENOMEM; }
         for (int64_t k = 0; k < K; k++) inv[k] = colsum[k] > 0.0 ? 1.0 / colsum[k] : 0.0;
     }
-    #pragma omp parallel num_threads(n_threads)
+    #pragma omp parallel num_threads(dfg_team(n_threads))
     {
         double *hist = (double *)malloc((size_t)((max_m + 2) * K) * sizeof(double));
         if (!hist) {
@@ -140,7 +140,7 @@ int dfg_split_stats_bits(const uint64_t *S, int64_t n_samples, int64_t n_splits,
     if (n_samples < 0 || n_splits < 0 || n_components < 1 || n_threads < 1) return DFG_EINVAL;
     const int64_t K = n_components, n_words = dfg_n_words(n_splits);
     int status = DFG_OK;
-    #pragma omp parallel num_threads(n_threads)
+    #pragma omp parallel num_threads(dfg_team(n_threads))
     {
         double *acc = (double *)malloc((size_t)(64 * K) * sizeof(double));
         if (!acc) {
@@ -177,7 +177,7 @@ static int weighted_sums(const double *beta, const double *v, const double *cent
     int64_t n_blocks = dfg_n_blocks(n_samples);
     double *partials = (double *)calloc((size_t)((n_blocks > 0 ? n_blocks : 1) * K), sizeof(double));
     if (!partials) return DFG_ENOMEM;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t b = 0; b < n_blocks; b++) {
         int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
         double *p = partials + b * K;
@@ -218,7 +218,7 @@ int dfg_class_stats(const int32_t *y, int64_t n_classes, const double *beta,
     const int64_t K = n_components, C = n_classes, n_blocks = dfg_n_blocks(n_samples);
     double *partials = (double *)calloc((size_t)((n_blocks > 0 ? n_blocks : 1) * K * C), sizeof(double));
     if (!partials) return DFG_ENOMEM;
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t b = 0; b < n_blocks; b++) {
         int64_t n0 = b * DFG_BLOCK, n1 = n0 + DFG_BLOCK < n_samples ? n0 + DFG_BLOCK : n_samples;
         double *p = partials + b * K * C;
@@ -275,7 +275,7 @@ int dfg_mstep(const dfg_data *data, const double *beta, const dfg_options *opt,
     if (status == DFG_OK) {
         double total = 0.0;
         for (int64_t k = 0; k < K; k++) total += colsum[k];
-        #pragma omp parallel for schedule(static, 1) num_threads(nt)
+        #pragma omp parallel for schedule(static, 1) num_threads(dfg_team(nt))
         for (int64_t k = 0; k < K; k++) {
             double s = colsum[k];
             double *eta = params->eta + k * L;

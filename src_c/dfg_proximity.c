@@ -32,7 +32,7 @@ static void pack(const int32_t *src, int64_t n, int64_t n_trees, int point_major
                  int n_threads) {
     int64_t n_panels = (n + panel - 1) / panel;
     (void)n_threads; /* unused without OpenMP */
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t p = 0; p < n_panels; p++) {
         int32_t *d = dst + p * n_keep * panel;
         for (int64_t k = 0; k < n_keep; k++) {
@@ -219,7 +219,7 @@ int dfg_tree_distance(const int32_t *leaves_a, int64_t n_a, const int32_t *leave
     /* tasks in chunk-major order, handed out dynamically: threads work on the same
        B chunk at about the same time, and a busy core does not hold up the others */
     int64_t n_tasks = n_chunks * panels_a;
-    #pragma omp parallel for schedule(dynamic, 16) num_threads(n_threads)
+    #pragma omp parallel for schedule(dynamic, 16) num_threads(dfg_team(n_threads))
     for (int64_t task = 0; task < n_tasks; task++) {
         /* a task is 8 points against one chunk of B: stopping skips the rest */
         if (dfg_stop_requested(stop)) continue;

@@ -149,7 +149,7 @@ static int best_split(const search_ctx *c, int32_t *feature, double *threshold, 
     split_result *per = (split_result *)malloc((size_t)D * sizeof(split_result));
     if (!per) return DFG_ENOMEM;
     int nomem = 0;
-    #pragma omp parallel num_threads(n_threads) reduction(|:nomem)
+    #pragma omp parallel num_threads(dfg_team(n_threads)) reduction(|:nomem)
     {
         scratch sc;
         sc.buf = (keyed_row *)malloc((size_t)c->n_rows * sizeof(keyed_row));

@@ -34,7 +34,7 @@ int dfg_compute_ranks(const double *X, int64_t n_samples, int64_t n_features,
         if (feat_ptr[d + 1] - feat_ptr[d] > INT32_MAX - 2) return DFG_EINVAL;
     }
     int64_t n_blocks = dfg_n_blocks(n_samples);
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t b = 0; b < n_blocks; b++) {
         if (dfg_stop_requested(stop)) continue; /* the other blocks are skipped */
         int64_t n0 = b * DFG_BLOCK;
@@ -65,7 +65,7 @@ int dfg_compute_group_ranks(const double *X, int64_t n_samples, int64_t n_featur
             if (sets->kind[l0 + j] != DFG_KIND_NUMERIC && m != 1) return DFG_EINVAL;
     }
     int64_t n_blocks = dfg_n_blocks(n_samples);
-    #pragma omp parallel for schedule(static) num_threads(n_threads)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads))
     for (int64_t b = 0; b < n_blocks; b++) {
         if (dfg_stop_requested(stop)) continue;
         int64_t n0 = b * DFG_BLOCK;

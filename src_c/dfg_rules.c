@@ -231,7 +231,7 @@ static int try_dense(const double *X, int64_t n_samples, int64_t n_features,
     const int64_t R = rules->n_rules, rows = 4096, n_tasks = (n_samples + rows - 1) / rows;
     int nan = 0;
     /* (one task: no thread team to start, as for the small blocks predict gives) */
-    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan) if(n_tasks > 1)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads)) reduction(|:nan) if(n_tasks > 1)
     for (int64_t t = 0; t < n_tasks; t++) {
         int64_t n0 = t * rows, n1 = n0 + rows < n_samples ? n0 + rows : n_samples;
         nan |= dense_rows(X, n0, n1, n_samples, n_features, &d, R, covers, first);
@@ -259,7 +259,7 @@ static int evaluate(const double *X, int64_t n_samples, int64_t n_features,
     if (strict_features(rules, n_features, &strict, &n_strict) != DFG_OK) return DFG_ENOMEM;
     const int64_t R = rules->n_rules;
     int nan = 0;
-    #pragma omp parallel for schedule(static) num_threads(n_threads) reduction(|:nan) if(n_samples > 4096)
+    #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads)) reduction(|:nan) if(n_samples > 4096)
     for (int64_t n = 0; n < n_samples; n++) {
         DFG_PREFETCH_ROW(X, n, n_samples, n_features);
         const double *x = X + n * n_features;

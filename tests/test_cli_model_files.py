@@ -230,7 +230,7 @@ def _user_error_cases(d, tmp_path, rf):
         # the data file
         ([explain, d / "xgb.json", tmp_path / "nope.csv"], "no such data file"),
         ([explain, d / "xgb.json", tmp_path / "folder.json"], "is a directory"),
-        ([explain, d / "xgb.json", tmp_path / "empty.json"], "cannot read"),
+        ([explain, d / "xgb.json", tmp_path / "empty.json"], "is empty"),
         ([explain, d / "xgb.json", tmp_path / "junk.bin"], "cannot read"),
         ([explain, d / "xgb.json", tmp_path / "junk.bin", "--allow-pickle"], "cannot read"),
         ([explain, d / "xgb.json", data_csv, "--target", "nope"], "no column 'nope'"),

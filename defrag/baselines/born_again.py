@@ -18,7 +18,6 @@ Each node draws from its own random stream (keyed by its position in the tree), 
 tree grown to depth d is the tree grown deeper, cut at d: cross-validation grows one
 tree per fold to the largest depth of the grid and scores every depth from it.
 """
-import numbers
 
 import numpy as np
 from sklearn.model_selection import KFold
@@ -29,7 +28,7 @@ from ..evaluation import prediction_error
 from ..sources.base import Tree, walk_tree
 from ..sources.sklearn_trees import read_sklearn_trees
 from ..utils.memory import born_again_estimate, check_memory_of
-from ..utils.validation import check_positive_int
+from ..utils.validation import check_positive_int, is_number
 from ._base import BaselineModel
 from ._paths import TreeRulesMixin
 
@@ -209,7 +208,7 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
         check_positive_int("cv", self.cv, low=2)
         check_positive_int("n_generated", self.n_generated)
         check_positive_int("min_samples_split", self.min_samples_split, low=2)
-        if not (isinstance(self.p_alt, numbers.Real) and 0.0 < self.p_alt <= 1.0):
+        if not (is_number(self.p_alt) and 0.0 < self.p_alt <= 1.0):
             raise ValueError(f"p_alt must be a number in (0, 1]; got {self.p_alt!r}")
 
     def _check_memory(self, fitting, depth):

@@ -65,5 +65,8 @@ class DepthTwoTree(TreeRulesMixin, BaselineModel):
                         f"DepthTwoTree.fit on {n} rows and {max(fitting.n_classes, 1)} classes",
                         "max_depth=, or fewer rows or classes")
         Tree = DecisionTreeRegressor if fitting.task == "regression" else DecisionTreeClassifier
-        dt = Tree(max_depth=self.max_depth, random_state=self.random_state).fit(fitting.Xf, target)
+        # a tree on n rows is at most n - 1 deep: a larger max_depth grows the same tree
+        # (and 10**19 does not fit scikit-learn's ssize_t)
+        depth = min(int(self.max_depth), max(n - 1, 1))
+        dt = Tree(max_depth=depth, random_state=self.random_state).fit(fitting.Xf, target)
         self._set_tree(sklearn_tree(dt, fitting.n_classes), fitting, dt.tree_.n_node_samples)

@@ -129,7 +129,8 @@ class InTrees(BaselineModel):
         check_positive_int("max_length", self.max_length)
         check_positive_int("max_trees", self.max_trees, allow_none=True)
         check_positive_int("n_levels", self.n_levels, low=2)
-        if self.type_decay not in (1, 2):
+        if isinstance(self.type_decay, (bool, np.bool_)) or not isinstance(self.type_decay, numbers.Integral) \
+                or self.type_decay not in (1, 2):
             raise ValueError(f"type_decay must be 1 or 2; got {self.type_decay!r}")
         for name in ("max_decay", "min_freq"):
             v = getattr(self, name)

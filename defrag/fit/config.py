@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils.progress import check_verbose
-from ..utils.validation import check_n_jobs, check_positive_int
+from ..utils.validation import check_bool, check_n_jobs, check_positive_int, is_number
 
 # subsample="auto": restarts are fitted on this many rows above AUTO_SUBSAMPLE_ABOVE rows.
 # On the 1,000,000-row benchmark a restart on all rows takes about 30 s on one core and
@@ -40,14 +40,16 @@ MAX_RESTARTS = 20_000
 AUTO_SEARCH_ROWS = 3000
 
 
-def _is_real(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+_is_real = is_number
 
 
 def _schedule(eps_schedule):
     if eps_schedule is None:
         return np.zeros(0)
-    return np.asarray(eps_schedule, dtype=np.float64).reshape(-1)
+    if isinstance(eps_schedule, (str, bytes)) or np.ndim(eps_schedule) != 1:
+        # a single number would be a schedule of one clamp, taken for the final eps
+        raise ValueError(f"eps_schedule must be None or a sequence of numbers; got {eps_schedule!r}")
+    return np.asarray(eps_schedule, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class FitConfig:
             raise ValueError(f"task must be 'auto', 'regression' or 'classification'; got {params['task']!r}")
         for name, lo, hi in (("tol", 0.0, np.inf), ("kappa", 0.0, 0.5), ("delta", 0.0, 1.0), ("eps", 0.0, 0.5)):
             v = params[name]
-            if not isinstance(v, numbers.Real) or not (lo <= v < hi) or (name in ("kappa", "eps") and v <= 0):
+            if not _is_real(v) or not (lo <= v < hi) or (name in ("kappa", "eps") and v <= 0):
                 raise ValueError(f"{name} must be a number in the range ({lo}, {hi}); got {v!r}")
         if params["kappa"] <= params["eps"]:
             raise ValueError("kappa must be larger than eps")
@@ -129,11 +131,13 @@ class FitConfig:
             if rule_list != "search" or params["method"] == "em-kl":
                 raise ValueError("n_rules sets the size of the searched list: it needs rule_list='search' "
                                  "and method 'fab' or 'em'")
-        if not (isinstance(params["prune_tol"], numbers.Real) and 0.0 <= params["prune_tol"] <= 1.0):
+        check_bool("keep_duplicate_splits", params["keep_duplicate_splits"])
+        if not (_is_real(params["prune_tol"]) and 0.0 <= params["prune_tol"] <= 1.0):
             raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
         fields = {name: params[name] for name in cls.__dataclass_fields__}
         fields.update(eps_schedule=tuple(float(e) for e in sched),
                       rule_list=rule_list if isinstance(rule_list, str) else bool(rule_list),
+                      keep_duplicate_splits=bool(params["keep_duplicate_splits"]),
                       n_rules=None if params["n_rules"] is None else int(params["n_rules"]))
         if isinstance(params["n_restarts"], str):  # "auto"
             searched = rule_list == "search" and params["method"] != "em-kl"

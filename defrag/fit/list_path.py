@@ -266,7 +266,11 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     boxes = {tuple(simplified_box(S, box, group)) for box in raw}
     # checked and packed once for the lists of the cross-validation
     candidates = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
-    max_regions = max(config.max_rules, config.n_rules or 0)
+    # a region keeps at least one of the search's rows (grow_list_sizes stops there): the
+    # rows bound the sizes before any array is sized by them (n_rules=10**9 took 7.45 GiB
+    # for a validation array of 10**9 sizes; a constant target, fitted with one component,
+    # passed any max_rules here)
+    max_regions = max(1, min(max(config.max_rules, config.n_rules or 0), rows.size))
 
     validation = np.full(max_regions, np.nan)
     size = config.n_rules

@@ -25,6 +25,7 @@ from ..utils.threads import thread_budget, useful_threads
 from ..utils.validation import rule_feature_names
 from .list_path import N_FOLDS, SEARCH_ROWS
 from .mixture import kernel_problem
+from .restarts import ANNEAL_ITER
 from .targets import (PREDICTIONS, Target, check_regression_range, class_target, decide_task, is_constant,
                       target_classes)
 
@@ -135,7 +136,8 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
     parts = fit_estimate(
         n_resident, n_fit, n_features, len(splits), len(splits.rank_ptr) - 1,
         (len(splits) + 63) // 64 if bits else 0, int(np.max(np.diff(ptr), initial=1)),
-        n_components, n_classes, workers, threads, config.rule_list)
+        n_components, n_classes, workers, threads, config.rule_list,
+        iterations=config.max_iter + len(config.eps_schedule) * ANNEAL_ITER + 1)
     if tree_bytes:
         parts["the model's trees as read"] = int(tree_bytes)
     if config.searched:  # every restart's eta (K x L), read by the list search
@@ -154,7 +156,7 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
     check_memory(sum(parts.values()),
                  f"DefragModel.fit on {rows}{classes}, {n_components} rules (K) and {len(splits)} splits (L)",
                  "subsample= (rows per restart), n_jobs= (restarts in flight), "
-                 "max_rules= (K), max_splits= (L)", parts)
+                 "max_rules= (K), max_splits= (L), max_iter=", parts)
 
 
 def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
@@ -171,4 +173,8 @@ def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
     lists = min(max(n_threads, 1), 2 * (N_FOLDS + 1))
     targets = 8.0 * rows * width * (N_FOLDS + 2)
     per_list = 8.0 * (2.0 * rows * width + 1.5 * literals * (width + 1)) + float(rows) * literals / 2
-    return targets + lists * per_list
+    # the validation losses of every size on every row, per target (two in regression),
+    # sizes bounded by the rows as list_path.search_list bounds them
+    sizes = min(max(config.max_rules, config.n_rules or 0), rows)
+    losses = 8.0 * sizes * rows * (1 if n_classes else 2)
+    return targets + lists * per_list + losses

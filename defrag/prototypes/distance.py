@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _proximity
 from ..sources import adapt
+from ..utils.threads import checked_threads
 
 
 def leaf_matrix(estimator, X):
@@ -15,7 +16,7 @@ def leaf_matrix(estimator, X):
     per-class trees as separate trees) and XGBoost's scikit-learn models,
     ``predict(X, pred_leaf=True)`` for LightGBM's, HistGradientBoosting's trees walked
     level by level."""
-    return _int32_leaves(adapt(estimator).leaves(X))
+    return _int32_leaves(adapt(estimator).checked().leaves(X))
 
 
 def _int32_leaves(leaves):
@@ -54,13 +55,15 @@ def tree_distance(leaves_a, leaves_b, weights, n_threads=1):
     """1 - (weighted) share of trees in which a point of A and one of B share a leaf.
 
     leaves_a (n_a, T), leaves_b (n_b, T) int leaf ids; weights (T,) >= 0 with a
-    positive sum. Returns float32 (n_a, n_b), computed in C."""
+    positive sum. Returns float32 (n_a, n_b), computed in C on n_threads threads (an
+    integer >= 1, at most the cores used)."""
+    n_threads = checked_threads(n_threads)
     la = np.ascontiguousarray(leaves_a, dtype=np.int32)
     lbt = np.ascontiguousarray(np.asarray(leaves_b, dtype=np.int32).T)
     w = np.ascontiguousarray(weights, dtype=np.float32)
     if la.ndim != 2 or lbt.ndim != 2 or la.shape[1] != lbt.shape[0] or w.shape != (la.shape[1],):
         raise ValueError("leaves_a, leaves_b and weights disagree on the number of trees")
-    return _proximity.tree_distance(la, lbt, w, int(n_threads))
+    return _proximity.tree_distance(la, lbt, w, n_threads)
 
 
 def _euclidean(A, B):

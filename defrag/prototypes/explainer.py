@@ -30,7 +30,7 @@ from ..utils.memory import check_memory, prototype_estimate
 from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
                                 columns_by_name, feature_names_of)
-from ..sources import adapt, check_fitted, model_feature_names, predict_on_one_thread, unwrap
+from ..sources import adapt, check_fitted, checked_model, model_feature_names, predict_on_one_thread, unwrap
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
@@ -107,6 +107,8 @@ class PrototypeExplainer(BaseEstimator):
         try:
             source = self._source()
         except TypeError:  # not a tree ensemble defrag reads
+            if callable(getattr(est, "apply", None)):
+                raise  # one it refuses, saying why (XGBoost's vector leaves, say)
             source = None
         if source is None or not source.has_leaves:
             raise TypeError(f"{type(est).__name__} has no apply(); a tree ensemble is needed")
@@ -179,6 +181,10 @@ class PrototypeExplainer(BaseEstimator):
         self._check_params()
         est = unwrap(self.estimator) if self.estimator is not None else None
         kind = self._resolve_distance(est)
+        if est is not None and kind != "euclidean":
+            self._source().checked()  # its trees, before its apply walks them
+        elif est is not None:
+            checked_model(est)  # a labelling model: its trees, before its predict walks them
         X = self._columns(X, est, kind)
         Xf = self._check_X(X, fitting=True, distance=kind)
         n = Xf.shape[0]

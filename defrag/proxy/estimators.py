@@ -1,5 +1,4 @@
 """ProxyTree and ProxyTreeClassifier: the scikit-learn estimators."""
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
@@ -12,12 +11,15 @@ from ..sources import check_fitted, model_feature_names, unwrap
 from ..sources.sklearn_trees import bagged_members
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, proxy_estimate
+from ..utils.threads import checked_threads
 from ..utils.validation import (
     as_2d_float,
     check_labels,
+    check_n_threads,
     check_positive_int,
     columns_by_name,
     feature_names_of,
+    is_number,
 )
 from . import _proxy_split
 from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
@@ -40,6 +42,12 @@ _REL_VAR_FLOOR = 1e-12
 def _as_proxy_input(X):
     """X as float64 (NaN allowed here: ``_check_missing`` decides)."""
     return as_2d_float(X, allow_nan=True)
+
+
+def _leaf_rows(min_samples_leaf, X):
+    """min_samples_leaf as the split search takes it: at most X's rows (a larger one
+    splits nothing either, and 10**19 does not fit the kernel's int64)."""
+    return min(int(min_samples_leaf), max(X.shape[0], 1))
 
 
 class ProxyTree(RegressorMixin, BaseEstimator):
@@ -65,7 +73,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Shuffling of the cross-validation folds.
     n_threads : int, default=1
-        Threads of the C split search.
+        Threads of the C split search (at most the cores used: more run on those).
 
     Attributes
     ----------
@@ -106,9 +114,9 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         check_positive_int("max_depth", self.max_depth, allow_none=True, low=0)
         check_positive_int("max_leaves", self.max_leaves, allow_none=True)
         check_positive_int("cv", self.cv, low=2)
-        check_positive_int("n_threads", self.n_threads)
+        check_n_threads(self.n_threads)
         if self.alpha is not None:
-            if not isinstance(self.alpha, numbers.Real) or not np.isfinite(self.alpha) or self.alpha < 0:
+            if not is_number(self.alpha) or not np.isfinite(self.alpha) or self.alpha < 0:
                 raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}")
             if self.max_leaves is not None:
                 raise ValueError("give alpha or max_leaves, not both")
@@ -180,7 +188,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             bagged = bagged_members(unwrap(self.estimator))
             members = 0 if bagged is None else len(bagged[0])
         cv = self.alpha is None and self.max_leaves is None
-        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, int(self.n_threads),
+        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, checked_threads(self.n_threads),
                                cv, int(self.min_samples_leaf), self.max_depth, x_copied)
         check_memory(sum(parts.values()), f"{type(self).__name__}.fit",
                      f"fewer rows of X (now {shape[0]}), a larger min_samples_leaf (now "
@@ -192,7 +200,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         mean, var = targets
         root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
         floor = max(_REL_VAR_FLOOR * root, 1e-300)
-        leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
                       lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, floor)
@@ -426,7 +434,7 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
-        leaf, threads = int(self.min_samples_leaf), int(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split_proba(X, rows, P, leaf, threads),
                       lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, None)

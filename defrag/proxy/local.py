@@ -8,6 +8,8 @@ from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
 from ..sources import unwrap
+from ..sources.sklearn_trees import bagged_members
+from ..utils.memory import check_memory_of, proxy_estimate
 from .reference import check_reference_missing, reference_predictions, reference_proba
 
 
@@ -179,6 +181,7 @@ def local_explanation(proxy_tree, proxy_tree_classifier, estimator, x, feature_s
     if classifier and variance is not None:
         raise ValueError("variance applies to regression references; a classifier's local "
                          "proxy is fitted to its class probabilities")
+    _check_neighbourhood_memory(unwrap(estimator), classifier, int(n_samples), x.size, max_depth, tree_params)
     rng = check_random_state(random_state)
     U = scale * rng.standard_normal((int(n_samples), x.size))
     Z = x + U * fs
@@ -196,3 +199,18 @@ def local_explanation(proxy_tree, proxy_tree_classifier, estimator, x, feature_s
     mean, var = reference_predictions(estimator, Z, variance)
     tree = proxy_tree(max_depth=max_depth, **tree_params).fit(Z, mean, variance=var)
     return LocalExplanation(x, tree, Z, weights, mean, var, fs)
+
+
+def _check_neighbourhood_memory(est, classifier, n, D, max_depth, tree_params):
+    """DefragMemoryError before the neighbourhood is drawn when it and the proxy tree's
+    fit on it (utils/memory.py's proxy_estimate) exceed the memory limit: n_samples
+    sizes Z and its draw (n x D float64 each), the weights, the reference's predictions
+    and the fit (n_samples=10**9 asked NumPy for 22.4 GiB)."""
+    members = None if classifier else bagged_members(est)
+    n_targets = max(len(getattr(est, "classes_", ())), 2) if classifier else 2
+    cv = tree_params.get("alpha") is None and tree_params.get("max_leaves") is None
+    parts = proxy_estimate(n, D, n_targets, 0 if members is None else len(members[0]), 1, cv,
+                           max(int(tree_params.get("min_samples_leaf", 5)), 1), max_depth, x_copied=False)
+    parts["neighbourhood samples"] = 8.0 * n * (2 * D + 1)
+    check_memory_of(parts, f"explain_local on {n} samples of {D} features",
+                    f"n_samples= (now {n})")

@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils import get_tags
 
-from ..sources import adapt, unwrap
+from ..sources import adapt, checked_model, unwrap
 from ..sources.sklearn_trees import bagged_members
 from ..utils.validation import as_2d_float
 
@@ -99,6 +99,7 @@ def reference_predictions(estimator, X, variance=None):
     if is_classifier(estimator):
         raise TypeError(f"{type(estimator).__name__} is a classifier: its reference predictions are "
                         "class probabilities (reference_proba, ProxyTreeClassifier)")
+    checked_model(estimator)  # its trees, before scikit-learn's predict walks them
     X_in, X = X, _reference_X(estimator, X)
     X_in = _reference_input(estimator, X_in, X)
     n = X.shape[0]
@@ -132,6 +133,7 @@ def reference_proba(estimator, X):
     if not callable(getattr(estimator, "predict_proba", None)):
         raise TypeError(f"a classification reference must have a predict_proba method; got "
                         f"{type(estimator).__name__}")
+    checked_model(estimator)  # its trees, before scikit-learn's predict_proba walks them
     X_in, X = X, _reference_X(estimator, X)
     P = np.asarray(estimator.predict_proba(_reference_input(estimator, X_in, X)), dtype=np.float64)
     if P.ndim != 2 or P.shape[0] != X.shape[0]:

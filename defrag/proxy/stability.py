@@ -63,6 +63,12 @@ def tree_dissimilarity(tree1, tree2, feature_range, weights="union"):
     return float(1.0 - q * total)
 
 
+# The most resamples bootstrap_instability takes: every fitted tree is held and every
+# pair compared in Python, n_boot (n_boot - 1) / 2 of them (1,000: 499,500 pairs, a
+# hundred times the paper's 10 resamples).
+MAX_BOOT = 1000
+
+
 def bootstrap_instability(estimator_factory, X, y=None, n_boot=10, random_state=None,
                           weights="union"):
     """Mean and standard deviation of the pairwise dissimilarities (eq. 10) of trees
@@ -73,8 +79,8 @@ def bootstrap_instability(estimator_factory, X, y=None, n_boot=10, random_state=
     (``fit(X[b])`` when y is None). Feature ranges are taken from X (its present values:
     NaN is for the trees to accept or refuse)."""
     X = as_2d_float(X, allow_nan=True)
-    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 2:
-        raise ValueError(f"n_boot must be an integer >= 2; got {n_boot!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or not 2 <= n_boot <= MAX_BOOT:
+        raise ValueError(f"n_boot must be an integer in [2, {MAX_BOOT}]; got {n_boot!r}")
     if y is not None:
         y = np.asarray(y)
         if y.shape[0] != X.shape[0]:

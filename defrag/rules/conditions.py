@@ -23,8 +23,9 @@ MISSING_MARK = "*"
 
 
 def missing_value_note(conditions, supports_missing=True, unknown_missing=()):
-    """The line below a rule set's listing that says where a missing value goes, or None
-    when the conditions say it all: when a condition carries MISSING_MARK; when a "not
+    """The line below a rule set's listing that says where a missing value goes (and what a
+    bound printed as 0 at LightGBM's zero threshold means), or None when the conditions
+    say it all: when a condition carries MISSING_MARK; when a "not
     in" set fails on a missing value (a reader could take a missing value for one
     outside the set); when a set condition is on a feature of unknown_missing, where a
     category the model was not trained with reads as missing (the labels are known:
@@ -46,7 +47,15 @@ def missing_value_note(conditions, supports_missing=True, unknown_missing=()):
         notes.append('a missing value fails every condition without "(or missing)"')
     if any(c.is_set and c.feature in unknown_missing for c in conditions):
         notes.append("a category the model was not trained with counts as missing")
+    if any(_at_zero_threshold(c) for c in conditions):
+        # the printed 0 is LightGBM's zero band, not the number: 1e-36 fails "x > 0"
+        notes.append("a bound printed as 0 is LightGBM's zero: a value within 10^-35 of 0 counts as 0 there")
     return "; ".join(notes) or None
+
+
+def _at_zero_threshold(c):
+    """Whether a condition has a bound at LightGBM's zero threshold (printed as 0)."""
+    return not c.is_set and any(b is not None and abs(b) == ZERO_THRESHOLD for b in (c.lower, c.upper))
 
 
 def _fmt(value):

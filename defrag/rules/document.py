@@ -8,7 +8,8 @@ rules/ruleset.py) build themselves: this module needs none of them.
 
 Reading checks the whole document before anything is built: every key known, every
 value of its type (an integer is an integer, a boolean a boolean), feature indices within
-the feature count, bounds finite numbers or the strings "inf" / "-inf" the writer uses,
+the feature count (MAX_UNNAMED_FEATURES without one), names that are the features' own
+(x0, x1, ... without feature_names), bounds finite numbers or the strings "inf" / "-inf" the writer uses,
 probabilities as many as the classes, category codes within the limit, a schema version
 this version knows. A bad document raises ``RulesDocumentError`` (a ValueError) naming
 the JSON path of the first bad field, e.g. ``rules[2].conditions[0].feature``.
@@ -23,9 +24,14 @@ from ..splits import MAX_CATEGORY, InputEncoding
 
 SCHEMA = "defrag.rules"
 SCHEMA_VERSION = 1
-# features a document may index when it gives no feature count (no feature_names nor
-# encoding): the source readers' limit (sources/base.py)
+# features a document may have (feature_names, encoding.n_features): the source readers'
+# limit (sources/base.py)
 MAX_FEATURES = 2**24
+# features a document may index when it gives no feature count (no feature_names nor
+# encoding): the rule set then has a feature for every index up to the largest, and its
+# exports a column for each (a condition on feature 16,777,215 in a 120-byte document made
+# to_python() write 207 MB); a model this wide has feature names to give
+MAX_UNNAMED_FEATURES = 10_000
 # nesting of a document's JSON text: a valid one nests 6 deep
 MAX_DEPTH = 32
 
@@ -90,7 +96,31 @@ def encoding_to_dict(enc):
         "lookup_numbers": enc.lookup_numbers, "unknown": enc.unknown,
         "zero_missing": enc.zero_missing.tolist(), "lightgbm_reads": bool(enc.lightgbm_reads),
         **({"text_labels": True} if getattr(enc, "text_labels", False) else {}),
+        # (optional fields, written where they hold: older readers refuse what they cannot read)
+        **({"boolean": enc.boolean.tolist()} if getattr(enc, "boolean", None) is not None
+           and enc.boolean.any() else {}),
     }
+
+
+def _written_names(rs):
+    """The feature names a document of rs gives: its feature_names; for a rule set without
+    any names whose conditions name features otherwise than by position (x0, x1, ...),
+    those names (x<d> where no condition names feature d), so that the document says
+    which feature each printed name is, as the reader requires."""
+    if rs.feature_names is not None or getattr(rs, "feature_names_in", None) is not None:
+        return rs.feature_names
+    named = {}
+    for c in (c for r in rs.rules for c in r.conditions):
+        if named.setdefault(c.feature, c.name) != c.name:
+            raise ValueError(f"feature {c.feature} is named both {named[c.feature]!r} and {c.name!r} by the "
+                             "rule set's conditions, which has no feature_names: give feature_names")
+    if all(name == f"x{d}" for d, name in named.items()):
+        return None
+    names = [named.get(d, f"x{d}") for d in range(rs._n_features())]
+    if len(set(names)) != len(names):
+        raise ValueError("the rule set's conditions name its features without feature_names, and "
+                         "those names repeat the positions' (x0, x1, ...): give feature_names")
+    return names
 
 
 def ruleset_to_dict(rs):
@@ -100,7 +130,7 @@ def ruleset_to_dict(rs):
         "rules": [rule_to_dict(r) for r in rs.rules],
         "default_prediction": _plain(rs.default_prediction),
         "default_proba": None if rs.default_proba is None else [float(p) for p in rs.default_proba],
-        "feature_names": rs.feature_names,
+        "feature_names": _written_names(rs),
         "feature_names_in": getattr(rs, "feature_names_in", None),
         "classes": None if classes is None else classes["values"],
         "classes_dtype": None if classes is None else classes["dtype"],
@@ -276,12 +306,25 @@ def _condition(d, path, n_features, names):
     _object(d, path, ("feature", "name"),
             ("lower", "upper", "categories", "codes", "negated", "missing", "zero_missing", "train_share",
              "category_names", "printed_lower", "printed_upper", "missing_seen"))
-    feature = _int(d["feature"], f"{path}.feature", 0, n_features - 1)
+    if names is None:
+        feature = _int(d["feature"], f"{path}.feature", 0)
+        if feature >= MAX_UNNAMED_FEATURES:
+            _fail(f"{path}.feature", f"feature {feature} is beyond the {MAX_UNNAMED_FEATURES} features a "
+                                     "document without feature_names may index: give feature_names (one "
+                                     "name per feature, in order)")
+    else:
+        feature = _int(d["feature"], f"{path}.feature", 0, n_features - 1)
     name = d["name"]
     if not isinstance(name, str):
         _fail(f"{path}.name", f"expected a string; got {_kind(name)}")
     if names is not None and name != names[feature]:
         _fail(f"{path}.name", f"{_short(name)} is not the name of feature {feature} ({names[feature]!r})")
+    if names is None and name != f"x{feature}":
+        # predict and the exports read feature `feature` by its position (column x<feature>)
+        _fail(f"{path}.name", f"{_short(name)} names feature {feature}, but the document has no "
+                              "feature_names to say which column that is: predict and the exports read "
+                              f"the feature's position (x{feature}). Give feature_names (one name per "
+                              f"feature, in order), or name it 'x{feature}'")
     codes = d.get("codes")
     if codes is not None:
         codes = [_int(c, f"{path}.codes[{i}]", 0, MAX_CATEGORY)
@@ -361,7 +404,7 @@ def _rule(d, path, n_features, names, classes):
 def _encoding(d, path):
     """InputEncoding's arguments of an encoding's dict."""
     _object(d, path, ("n_features", "categorical", "categories", "lookup_numbers", "unknown", "zero_missing"),
-            ("lightgbm_reads", "text_labels"))
+            ("lightgbm_reads", "text_labels", "boolean"))
     n = _int(d["n_features"], f"{path}.n_features", 1, MAX_FEATURES)
 
     def flags(key):
@@ -388,7 +431,8 @@ def _encoding(d, path):
     return dict(n_features=n, categorical=categorical, categories=read,
                 lookup_numbers=_bool(d["lookup_numbers"], f"{path}.lookup_numbers"), unknown=unknown,
                 zero_missing=zero_missing, lightgbm_reads=_optional(d, "lightgbm_reads", path, _bool, False),
-                text_labels=_optional(d, "text_labels", path, _bool, False))
+                text_labels=_optional(d, "text_labels", path, _bool, False),
+                boolean=flags("boolean") if d.get("boolean") is not None else None)
 
 
 def _classes(d):
@@ -435,9 +479,14 @@ def ruleset_fields(d):
     if len(set(counts.values())) > 1:
         key = list(counts)[-1]
         _fail(key, "the feature counts disagree: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
-    n_features = next(iter(counts.values()), MAX_FEATURES)
+    n_features = next(iter(counts.values()), None)
     classes = _classes(d)
-    rules = [_rule(r, f"rules[{i}]", n_features, names, classes)
+    # the names conditions must carry: feature_names, else the DataFrame columns, else
+    # none (x0, x1, ...: the positions)
+    named = names if names is not None else names_in
+    if named is None and n_features is not None:  # an encoding alone gives the count
+        named = [f"x{j}" for j in range(n_features)]
+    rules = [_rule(r, f"rules[{i}]", n_features, named, classes)
              for i, r in enumerate(_list(d["rules"], "rules"))]
     fields = dict(rules=rules, default_prediction=_prediction(d["default_prediction"], "default_prediction", classes),
                   default_proba=_proba(d.get("default_proba"), "default_proba", classes),

@@ -23,11 +23,21 @@ DataFrame given to ``predict``): the first rule that holds, else the default. Wh
   ``.isna()`` (pandas' NA is neither equal nor unequal to itself);
 - SQL compares an integer column with a threshold exactly, where ``predict`` rounds the
   value to float64 first: the two differ only for integers beyond 2**53 next to a
-  threshold (nanosecond timestamps); cast such a column to a double to match.
+  threshold (nanosecond timestamps); cast such a column to a double to match;
+- SQL compares a column that was boolean at fit time (``InputEncoding.boolean``) with
+  TRUE / FALSE (``"flag" = FALSE`` for ``flag <= 0.5``): a database's BOOLEAN column does
+  not compare with a number (DuckDB, PostgreSQL), and SQLite's 0 / 1 equal FALSE / TRUE.
 
-Thresholds are written exactly (Python's ``repr`` of the float: the shortest decimal
-that reads back as the same double).
+Numbers are written exactly. Python and pandas read ``repr`` of a float (the shortest
+decimal that reads back as the same double) as that double, SQL engines not always:
+SQLite 3.40 reads 203.2211654444733 as 203.22116544447329 (it scales the digits by
+powers of ten in long double, then rounds again). SQL therefore gets a decimal only
+where every reading of it is exact (the decimal is the double itself, at most 15
+digits: 0.5, 2.25, 100), else the double's exact value as an integer over a power of
+two, which IEEE arithmetic computes without rounding, with the shortest decimal as a
+comment: ``(CAST(7926335344172073 AS DOUBLE PRECISION) / 9007199254740992 /* 0.88 */)``.
 """
+import decimal
 import keyword
 import math
 
@@ -61,6 +71,9 @@ class _Feature:
         self.coded_categorical = bool(enc is not None and enc.categorical[d])
         # a NaN here is an error where a condition has no direction for it
         self.missing_error = not rs.supports_missing and any(not c.missing for c in conds)
+        # a boolean column (0 / 1 to predict), compared as one in SQL
+        boolean = None if enc is None else getattr(enc, "boolean", None)
+        self.boolean = boolean is not None and bool(boolean[d])
 
     @property
     def known_codes(self):
@@ -88,6 +101,35 @@ def _code_runs(codes):
     return runs
 
 
+# powers of two in a double's exact value, each an exact 64-bit integer in SQL
+_POWER_STEP = 62
+
+
+def _sql_double(value):
+    """A float as SQL text that SQLite and DuckDB (and any engine with IEEE doubles) read
+    as exactly that double; see the module doc."""
+    value = float(value)
+    text = repr(value)
+    if value == 0:
+        # -0.0 (a condition's bound, a prediction): DuckDB reads the literal -0.0 as +0
+        return "0.0" if math.copysign(1.0, value) > 0 else "(CAST(0 AS DOUBLE PRECISION) * -1)"
+    exact = decimal.Decimal(text)
+    _, digits, exponent = exact.normalize().as_tuple()
+    if exact == decimal.Decimal(value) and len(digits) <= 15 and -22 <= exponent <= 22:
+        # digits and power of ten both exact, the quotient a double: no rounding anywhere
+        return text
+    numerator, denominator = value.as_integer_ratio()  # the denominator a power of two
+    shift = denominator.bit_length() - 1
+    op = "/"
+    if shift == 0:  # a whole number beyond 15 digits: an odd integer times a power of two
+        shift = (numerator & -numerator).bit_length() - 1
+        numerator >>= shift
+        op = "*"
+    steps = [_POWER_STEP] * (shift // _POWER_STEP) + ([shift % _POWER_STEP] if shift % _POWER_STEP else [])
+    scaled = "".join(f" {op} {2 ** k}" for k in steps)
+    return f"(CAST({numerator} AS DOUBLE PRECISION){scaled} /* {text} */)"
+
+
 class _Dialect:
     """Boolean expressions on one row in SQL or in pandas query syntax (raw values), or
     in Python on the values the generated function has read (coded)."""
@@ -108,6 +150,8 @@ class _Dialect:
             return "'" + value.replace("'", "''") + "'" if self.sql else repr(value)
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{value!r} cannot be written as a literal here")
+        if isinstance(value, float) and self.sql:
+            return _sql_double(value)
         return repr(value)
 
     def is_null(self, x):
@@ -167,6 +211,8 @@ class _Dialect:
         if f.labels is not None:
             known = [f.labels[k] for k in f.known_codes]
             parts.append(self.in_labels(f, known, negate=True) if known else self.TRUE)
+        elif f.zero_missing and f.boolean and self.sql:
+            parts.append(f"{x} = FALSE")
         elif f.zero_missing:
             # codes are truncated before zero is read as missing: (-1, 1) is code 0
             band = "1" if (f.categorical and f.lightgbm) else self.literal(ZERO_THRESHOLD)
@@ -176,8 +222,8 @@ class _Dialect:
     def fractional(self, f):
         """True where predict refuses a present category code that is not a whole number
         (a categorical feature without labels that LightGBM does not truncate)."""
-        if not self.sql or f.labels is not None or not f.coded_categorical or f.lightgbm:
-            return self.FALSE
+        if not self.sql or f.labels is not None or not f.coded_categorical or f.lightgbm or f.boolean:
+            return self.FALSE  # (a boolean is never fractional, and ROUND refuses one)
         x = self.refs[f.d]
         return f"({x} IS NOT NULL AND {x} <> ROUND({x}))"
 
@@ -193,6 +239,11 @@ class _Dialect:
     def bound(self, f, op, t):
         """x > t (op '>') or x <= t (op '<='), on a present value as predict reads it."""
         x = self.number(self.refs[f.d])
+        if f.boolean and self.sql:  # the values 0 and 1 that pass, as booleans
+            passing = [v for v in (0, 1) if (v > t if op == ">" else v <= t)]
+            if len(passing) == 2:
+                return f"{x} IS NOT NULL"
+            return f"{x} = {'TRUE' if passing[0] else 'FALSE'}" if passing else self.FALSE
         if f.lightgbm and abs(t) <= ZERO_THRESHOLD and not self.coded:
             # LightGBM reads |x| <= 1e-35 as 0: 0 > t holds for t < 0
             z = self.literal(ZERO_THRESHOLD)

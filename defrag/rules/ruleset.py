@@ -15,6 +15,7 @@ import numpy as np
 from . import _rules_eval, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
+from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names
 from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows,
                          missing_value_note)
@@ -129,6 +130,22 @@ class RuleSet:
                              f"{len(self.feature_names_in)}")
         self.classes = classes
         self.encoding = encoding
+        if self.feature_names is not None:
+            self._check_condition_names()
+
+    def _check_condition_names(self):
+        """ValueError unless every condition is on a feature of feature_names and prints its
+        name: the exports name the column by feature_names, the printout by the condition
+        (a rule set that printed "income > 0" and read column "b" would say one thing and do
+        another). Without feature_names the features are positions (x0, x1, ...)."""
+        names = self.feature_names
+        for c in (c for r in self.rules for c in r.conditions):
+            if not 0 <= c.feature < len(names):
+                raise ValueError(f"a condition is on feature {c.feature}, outside the {len(names)} "
+                                 "features of feature_names")
+            if c.name != names[c.feature]:
+                raise ValueError(f"a condition names feature {c.feature} {c.name!r}, but feature_names "
+                                 f"calls it {names[c.feature]!r}")
 
     def __len__(self):
         return len(self.rules)
@@ -229,19 +246,22 @@ class RuleSet:
         return [position[n] for n in names]
 
     def covers(self, X, n_threads=1):
-        """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C)."""
+        """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C).
+        n_threads: an integer >= 1, at most the cores used (here and in every method
+        that takes it)."""
+        n_threads = checked_threads(n_threads)
         return self.covering(self.encode(X), n_threads)
 
     def covering(self, X_coded, n_threads=1):
         """covers of X as the rules read it (``encode``)."""
         return _rules_eval.rules_cover(np.ascontiguousarray(X_coded, dtype=np.float64),
-                                       n_threads=n_threads, **self._compiled())
+                                       n_threads=checked_threads(n_threads), **self._compiled())
 
     def first_match(self, X_coded, n_threads=1):
         """Index of the first rule covering each row of X as the rules read it (``encode``),
         -1 where none does."""
         return _rules_eval.rules_first(np.ascontiguousarray(X_coded, dtype=np.float64),
-                                       n_threads=n_threads, **self._compiled())
+                                       n_threads=checked_threads(n_threads), **self._compiled())
 
     def predictions(self):
         """The rules' predictions followed by the default's (index -1 of first_match)."""
@@ -259,6 +279,7 @@ class RuleSet:
         order, strided views, DataFrames) converted in blocks of rows, those columns
         only. A NaN in a feature where the rules' source has no direction for missing
         values is a ValueError. A Dask array or DataFrame gives a lazy Dask array."""
+        n_threads = checked_threads(n_threads)
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict, n_threads=n_threads), X, self.predictions().dtype)
         first = self._first_matches(X, n_threads)
@@ -268,6 +289,7 @@ class RuleSet:
         """Index of the rule that predicts each row of X: its first covering rule, -1 for
         the default (X read as predict reads it). matched: X's columns are already those
         the rules read, in order (an estimator has matched them by name and said so)."""
+        n_threads = checked_threads(n_threads)
         if is_dask_collection(X):
             return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
         return self._first_matches(X, n_threads, matched)
@@ -348,6 +370,7 @@ class RuleSet:
     def on_training_rows(self, X, n_threads=1):
         """The rule set with its conditions printed for the training rows X (prepared, as
         the model reads them; see Condition.on_training_rows)."""
+        n_threads = checked_threads(n_threads)
         new = copy.copy(self)
         new.__dict__.pop("_arrays", None)
         new.rules = [copy.copy(r) for r in self.rules]
@@ -365,6 +388,7 @@ class RuleSet:
     def cover_counts(self, X_coded, n_threads=1):
         """(the rows of X each rule covers, the rows each is the first match for with the
         default's first), X as the rules read it (``encode``): one pass over the rows."""
+        n_threads = checked_threads(n_threads)
         R = len(self.rules)
         if not X_coded.shape[0]:
             return np.zeros(R, dtype=np.int64), np.zeros(R + 1, dtype=np.int64)

@@ -16,7 +16,8 @@ from .base import predicts as _predicts
 
 __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
            "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source",
-           "matched_source", "model_feature_names", "check_fitted", "FIT_FIRST", "predict_on_one_thread"]
+           "matched_source", "checked_model", "model_feature_names", "check_fitted", "FIT_FIRST",
+           "predict_on_one_thread"]
 
 # what a NotFittedError of the wrapped model adds: clone (GridSearchCV, cross_validate)
 # clones the estimator parameter too, and a clone of a model is not fitted
@@ -114,12 +115,26 @@ def checked_source(estimator, n_features, who="DefragModel", source=None):
     if unwrap(estimator) is None:
         raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
     source = adapt(estimator, n_features) if source is None else source
+    if isinstance(source, sklearn_trees.ApplySource):  # leaves for prototypes; nothing to read rules from
+        raise TypeError(sklearn_trees.unsupported_message(source.estimator))
     if source.n_features != n_features:
         raise ValueError(
             f"X has {n_features} features but the {source.library} model has "
             f"{source.n_features} ({source.n_features_field})"
         )
-    return source
+    return source.checked()
+
+
+def checked_model(estimator):
+    """The SourceModel of a model defrag reads, its trees read and checked
+    (``SourceModel.checked``) before the model's own predict, predict_proba or apply sees
+    them; None for a model defrag does not read (a Gaussian process, say: its own predict
+    is all there is)."""
+    try:
+        source = adapt(estimator)
+    except TypeError:  # not a model defrag reads
+        return None
+    return source.checked()
 
 
 def predicts(estimator):

@@ -252,6 +252,26 @@ def _checked_trees(sizes, left, right, feature, n_features=None,
     return internal, feature
 
 
+def check_nodes(trees, n_features, n_features_field="n_features_in_"):
+    """ValueError unless every split of the trees tests a feature in [0, n_features) and,
+    on a numeric split, compares with a threshold that is a number (not NaN, not -inf; a
+    split at +inf sends only missing values right): what a library's own predict would
+    otherwise read outside X or compare without meaning."""
+    internal = [t.children_left >= 0 for t in trees]
+    feature = np.concatenate([t.feature[i] for t, i in zip(trees, internal)]) if trees else np.zeros(0, np.int64)
+    if n_features is not None and feature.size and (feature.min() < 0 or feature.max() >= n_features):
+        bad = int(feature[(feature < 0) | (feature >= n_features)][0])
+        raise ValueError(f"a split of the model tests feature {bad}, outside the model's {n_features} "
+                         f"features ({n_features_field}): the model is malformed")
+    for t, i in zip(trees, internal):  # over trees, not nodes
+        numeric = i & (t.kind == NUMERIC)
+        bad = numeric & (np.isnan(t.threshold) | (t.threshold == -np.inf))
+        if bad.any():
+            raise ValueError(f"a split of the model on feature {int(t.feature[bad][0])} has threshold "
+                             f"{float(t.threshold[bad][0])}: thresholds must be numbers (or +inf); "
+                             "the model is malformed")
+
+
 def _all_reached(left, right, roots):
     """Whether every node is reached from the roots (children: node ids, -1 at leaves),
     where each node but a root is some node's child exactly once: one step per level, each
@@ -416,11 +436,36 @@ class SourceModel:
 
     @functools.cached_property
     def _trees(self):
-        return self._read_trees()
+        trees = self._read_trees()
+        check_nodes(trees, self.n_features, self.n_features_field)
+        return trees
 
     def trees(self):
-        """The model's trees (list of Tree), read once."""
+        """The model's trees (list of Tree), read once and checked: children within each
+        tree, every node reached once from its root (Tree.build), and each split on a
+        feature of the model with a threshold that is a number (check_nodes)."""
         return self._trees
+
+    #: the model's own predict and apply walk node arrays held in Python objects, which
+    #: anyone can change in place (scikit-learn's tree_, HistGradientBoosting's
+    #: predictors): ``checked`` reads and checks them first. XGBoost, LightGBM and
+    #: CatBoost keep their trees inside the library, which parses a model when it loads
+    #: it (and the CLI checks their files first); reading them means dumping the model,
+    #: about as long as a proxy tree's fit (300 XGBoost trees: 0.9 s), so they are read
+    #: where their trees are needed (DefragModel, the baselines), not to be checked.
+    checks_trees = True
+
+    def checked(self):
+        """This source, its trees read and checked (``trees()``) before its library's own
+        predict or apply sees them (``checks_trees``): scikit-learn's tree code reads the
+        node arrays as they are, so a forest whose tree_ was tampered with (a child index
+        of 10**6) crashed the process, a cycle made apply loop forever, and a feature
+        index of 1000 read outside X. Every estimator that takes a model calls this
+        (sources.checked_source, sources.checked_model); the trees are read once per
+        source."""
+        if self.checks_trees:
+            self.trees()
+        return self
 
     def tree_bytes(self):
         """Bytes of the node arrays of the trees as read (held while the source is)."""

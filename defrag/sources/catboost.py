@@ -363,6 +363,7 @@ class CatBoostSource(SourceModel):
     library = "CatBoost"
     n_features_field = "features_info, the largest flat_feature_index + 1"
     supports_missing = True
+    checks_trees = False  # (in the library: see SourceModel.checks_trees)
     is_boosting = True
 
     def __init__(self, estimator):

@@ -77,6 +77,7 @@ class LightGBMSource(SourceModel):
     library = "LightGBM"
     n_features_field = "max_feature_idx + 1"
     supports_missing = True
+    checks_trees = False  # (in the library: see SourceModel.checks_trees)
 
     def __init__(self, estimator):
         super().__init__(estimator)

@@ -101,6 +101,10 @@ class HistGradientBoostingSource(SourceModel):
             for output, predictor in enumerate(per_class):
                 nodes = predictor.nodes
                 internal = nodes["is_leaf"] == 0
+                feature_idx = nodes["feature_idx"][internal]
+                if feature_idx.size and (feature_idx.min() < 0 or feature_idx.max() >= self.column.size):
+                    raise ValueError(f"a split of the model tests feature {int(feature_idx.max())}, outside "
+                                     f"the {self.column.size} features its trees read: the model is malformed")
                 cat = internal & (nodes["is_categorical"] == 1)
                 sizes, codes = np.zeros(nodes.size, dtype=np.int64), None
                 if cat.any():

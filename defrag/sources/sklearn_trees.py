@@ -148,11 +148,20 @@ class ApplySource(SourceModel):
     def __init__(self, estimator):
         check_is_fitted(estimator)
         super().__init__(estimator)
+        self._members = sklearn_tree_members(estimator)
+        # scikit-learn's tree_ arrays are read and checked (``checked``) as a forest's are
+        self.checks_trees = bool(self._members)
 
     @property
     def n_features(self):
         n = getattr(self.estimator, "n_features_in_", None)
         return None if n is None else int(n)
+
+    def _read_trees(self):
+        if not self._members:
+            return super()._read_trees()
+        return read_sklearn_trees(self._members, [t.tree_.value[:, 0, :] for t in self._members],
+                                  [0] * len(self._members))
 
     @property
     def feature_names(self):
@@ -166,8 +175,31 @@ class ApplySource(SourceModel):
         return leaves.reshape(leaves.shape[0], -1)
 
 
+def sklearn_tree_members(est):
+    """The scikit-learn trees (estimators with a tree_) whose node arrays est's own apply and
+    predict walk: est itself (a DecisionTree or ExtraTree), or its estimators_ (bagging of
+    trees, IsolationForest, RandomTreesEmbedding, ...); [] for any other model."""
+    if hasattr(est, "tree_"):
+        return [est] if _is_sklearn(est) else []
+    members = getattr(est, "estimators_", None)
+    if not _is_sklearn(est) or not isinstance(members, (list, tuple, np.ndarray)):
+        return []
+    flat = list(np.ravel(np.asarray(members, dtype=object))) if isinstance(members, np.ndarray) else list(members)
+    return [m for m in flat if hasattr(m, "tree_") and _is_sklearn(m)]
+
+
+# scikit-learn tree models that are no ensemble of predictors, and what they are instead
+_NOT_PREDICTORS = {
+    "RandomTreesEmbedding": "an unsupervised embedding (random trees coding X as leaves): it has no "
+                            "predictions, nor targets, to explain",
+    "IsolationForest": "an outlier detector: its trees measure how easily a point is isolated, not a target",
+}
+
+
 def unsupported_message(est):
-    return (f"unsupported estimator type {type(est).__module__}.{type(est).__name__}; "
+    name = type(est).__name__
+    what = f"{name} is {_NOT_PREDICTORS[name]}; " if _is_sklearn(est) and name in _NOT_PREDICTORS else ""
+    return (f"{what}unsupported estimator type {type(est).__module__}.{name}; "
             f"supported: {SUPPORTED}, or an array of (feature, threshold) pairs")
 
 

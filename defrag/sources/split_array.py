@@ -32,6 +32,7 @@ def split_table_from_array(splits, n_features, keep_duplicates=False):
 
 class SplitArraySource(SourceModel):
     library = "split array"
+    checks_trees = False  # no trees: the split table (checked by SplitTable) is all there is
 
     def __init__(self, estimator, n_features):
         super().__init__(estimator)

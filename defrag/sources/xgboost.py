@@ -154,6 +154,7 @@ class XGBoostSource(SourceModel):
     library = "XGBoost"
     n_features_field = "learner_model_param.num_feature"
     supports_missing = True
+    checks_trees = False  # (in the library: see SourceModel.checks_trees)
 
     def __init__(self, estimator):
         super().__init__(estimator)
@@ -179,6 +180,7 @@ class XGBoostSource(SourceModel):
         if self._gbtree is None:
             raise TypeError(f"XGBoost booster {self.booster_name!r} has no trees; gbtree or dart "
                             "models are needed")
+        self._check_scalar_leaves()
         self.is_boosting = hasattr(estimator, "get_booster") \
             and not type(estimator).__name__.startswith("XGBRF")
         missing = getattr(estimator, "missing", np.nan) if hasattr(estimator, "get_booster") else np.nan
@@ -189,6 +191,23 @@ class XGBoostSource(SourceModel):
                           f"value; defrag reads only NaN as missing: where X holds {missing!r}, the rules "
                           f"describe the trees' splits on it as a number. Replace {missing!r} by NaN in X "
                           "and set missing=np.nan to explain the model exactly.", UserWarning, stacklevel=3)
+
+    def _check_scalar_leaves(self):
+        """TypeError for trees with a vector of values per leaf (multi_strategy=
+        "multi_output_tree": one tree for every target), which defrag does not read: their
+        leaves looked like malformed children ("left_children and right_children
+        disagree"), as the CLI says of such a file (model_files.py)."""
+        try:
+            trees = self._gbtree.get("trees") or []
+            vector = next((t for t in trees if check_count(t.get("tree_param", {}).get("size_leaf_vector", 1),
+                                                           "tree_param.size_leaf_vector", MAX_FEATURES) > 1), None)
+        except _MALFORMED as exc:
+            raise ValueError(f"malformed XGBoost model JSON: {type(exc).__name__}: {exc}") from exc
+        if vector is not None:
+            raise TypeError("this XGBoost model's trees have vector leaves (multi_strategy="
+                            "'multi_output_tree': one tree for all targets), which defrag does not read; "
+                            "fit it with multi_strategy='one_output_per_tree' (the default), one tree per "
+                            "target, or explain each target with a model of its own")
 
     @property
     def n_features(self):

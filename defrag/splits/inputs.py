@@ -112,14 +112,19 @@ class InputEncoding:
     text_labels : bool
         A value is the category whose label has its text: 20 and "20" are one category
         (CatBoost hashes a value's text; its rules written to JSON read labels so).
+    boolean : bool array (n_features,)
+        The column was boolean in the X given at fit time (``bind``), read as 0 and 1:
+        the SQL export compares such a column with TRUE / FALSE, since a database's
+        BOOLEAN column does not compare with a number.
     """
 
     lightgbm_reads = False  # (encodings pickled before the attribute existed)
     text_labels = False
+    boolean = None  # (before it existed: no column known to be boolean)
 
     def __init__(self, n_features, categorical=None, categories=None, lookup_numbers=False,
                  unknown="missing", zero_missing=None, pandas_categorical=None, lightgbm_reads=False,
-                 text_labels=False):
+                 text_labels=False, boolean=None):
         self.n_features = int(n_features)
 
         def mask(a):
@@ -130,6 +135,7 @@ class InputEncoding:
 
         self.categorical = mask(categorical)
         self.zero_missing = mask(zero_missing)
+        self.boolean = mask(boolean)
         self.categories = [None] * self.n_features if categories is None else list(categories)
         if len(self.categories) != self.n_features:
             raise ValueError(f"expected {self.n_features} category lists; got {len(self.categories)}")
@@ -169,6 +175,7 @@ class InputEncoding:
         new = copy.copy(self)
         new.categories = list(self.categories)
         new.pandas_categorical = None
+        new.boolean = _boolean_columns(X, self.n_features)
         if not _is_frame(X):
             return new
         if X.shape[1] != self.n_features:
@@ -184,7 +191,8 @@ class InputEncoding:
                 new.categories[j] = np.asarray(cats, dtype=object)
             return InputEncoding(new.n_features, new.categorical, new.categories, new.lookup_numbers,
                                  new.unknown, new.zero_missing,  # checks the categories
-                                 lightgbm_reads=new.lightgbm_reads, text_labels=new.text_labels)
+                                 lightgbm_reads=new.lightgbm_reads, text_labels=new.text_labels,
+                                 boolean=new.boolean)
         for j in cat_cols:
             if new.categories[j] is None and self.categorical[j]:
                 new.categories[j] = np.asarray(X.iloc[:, j].cat.categories)
@@ -275,6 +283,18 @@ class InputEncoding:
         if self.lightgbm_reads:
             arr[np.abs(arr) <= ZERO_THRESHOLD] = 0.0  # LightGBM drops such values: they read as 0
         return np.ascontiguousarray(arr)
+
+
+def _boolean_columns(X, n_features):
+    """Which of X's columns are boolean (NumPy's bool, pandas' nullable boolean), as the
+    flags of n_features features (none where X's width is not that)."""
+    if _is_frame(X):
+        kinds = [getattr(dtype, "kind", "") for dtype in X.dtypes]
+    else:
+        dtype = getattr(X, "dtype", None)  # an array (a list of rows has none: numbers)
+        kinds = [getattr(dtype, "kind", "")] * (X.shape[1] if getattr(X, "ndim", 0) == 2 else 0)
+    flags = np.array([kind == "b" for kind in kinds], dtype=bool)
+    return flags if flags.shape == (n_features,) else np.zeros(n_features, dtype=bool)
 
 
 def _missing(values):

@@ -59,17 +59,45 @@ def threads_used():
     return bool(_threads_used)
 
 
+def available_cores():
+    """Cores this process may run on (its CPU affinity on Linux)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# The limit threadpoolctl set for defrag's kernels (None: none), for every thread
+# (defrag/utils/threads.py's DefragThreadController sets it).
+PROCESS_LIMIT = [None]
+
+
+def thread_ceiling():
+    """The most threads a kernel call started here may take: the cores, this thread's
+    OpenMP limit, threadpoolctl's limit for defrag, the grant of the fit this context
+    works for, and 1 after a fork that libgomp cannot follow (utils/threads.py's
+    threads_now)."""
+    n = min(available_cores(), dfg_max_threads())
+    for cap in (PROCESS_LIMIT[0], THREAD_GRANT.get(), _fork_cap or None):
+        if cap is not None:
+            n = min(n, cap)
+    return max(1, n)
+
+
 cdef int kernel_threads(int n_threads, bint live=False) except? -1:
-    """The threads a kernel call takes: n_threads, at most the grant of the fit this
-    context works for, and 1 after a fork (see _fork_cap). live: the call also reads a
-    live thread count (dfg_options.live_threads), which may rise above n_threads.
-    Values below 1 are passed on, for the kernel to reject."""
+    """The threads a kernel call takes: n_threads, at most thread_ceiling() (the cores,
+    the OpenMP and threadpoolctl limits, the grant of the fit this context works for,
+    and 1 after a fork: see _fork_cap). Every kernel call with a thread count passes
+    here: a count below 1 is a ValueError, and one above the cores is never handed to
+    a kernel (100,000 threads crashed libgomp). live: the call also reads a live
+    thread count (dfg_options.live_threads), which may rise above n_threads."""
     global _threads_used
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be an integer >= 1; got {n_threads}")
+    ceiling = thread_ceiling()
+    if n_threads > ceiling:
+        n_threads = ceiling
     grant = THREAD_GRANT.get()
-    if grant is not None and n_threads > grant:
-        n_threads = grant
-    if _fork_cap and n_threads > _fork_cap:
-        n_threads = _fork_cap
     # a live count stays within the fit's grant (utils/threads.py)
     if n_threads > 1 or (live and not _fork_cap and (grant is None or grant > 1)):
         _threads_used = True

@@ -311,7 +311,7 @@ def check_class_count(n_labels, source_classes, n_rows, what):
 # ----------------------------------------------------------------------- estimates
 
 def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, max_group,
-                 n_components, n_classes, workers, threads, rule_list):
+                 n_components, n_classes, workers, threads, rule_list, iterations=0):
     """{part: bytes} of DefragModel.fit's large arrays (see defrag_model.py).
 
     n_samples rows (n_fit of them each restart is fitted on: the subsample), n_features
@@ -325,7 +325,9 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
     the likelihood kernel (12 bytes x K x max_group each), and the MAP assignment's
     N x K buffer when scoring on all rows; with rule lists, the condition columns and
     the cover matrix (a byte per row, per rule and per condition, a rule having at most
-    one condition per feature)."""
+    one condition per feature); and the restart's trace of the lower bound, 12 bytes an
+    iteration for the most ``iterations`` it may run (max_iter and the annealing's; 10**7
+    iterations: 120 MB a restart in flight)."""
     N, n, D, L, K = (int(v) for v in (n_samples, n_fit, n_features, n_splits, n_components))
     s_row = 8 * bit_words if bit_words else 4 * n_groups
     parts = {"X as float64": 8.0 * N * D, "split matrix": float(s_row) * N}
@@ -339,6 +341,7 @@ def fit_estimate(n_samples, n_fit, n_features, n_splits, n_groups, bit_words, ma
         # a bool column per condition (at most one condition per feature: both bounds in
         # one Condition, defrag/rules/lists.py), the cover matrix and a float64 column
         per_restart += float(n) * K * (min(L, D) + 2) + 8.0 * n
+    per_restart += 12.0 * int(iterations)
     parts["restarts in flight"] = per_restart * workers
     return parts
 

@@ -28,21 +28,20 @@ import threadpoolctl
 
 from . import _common
 from .config import VERSION
+from .validation import check_n_threads
 
 logger = logging.getLogger("defrag")
 
 
 def available_cores():
     """Cores this process may run on (its CPU affinity on Linux)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return _common.available_cores()
 
 
 # ------------------------------------------------------------ threadpoolctl's limit
-# The limit threadpoolctl set for defrag's kernels (None: none), for every thread.
-_process_limit = [None]
+# The limit threadpoolctl set for defrag's kernels (None: none), for every thread: held
+# by the compiled layer, whose kernel_threads caps every kernel call at it.
+_process_limit = _common.PROCESS_LIMIT
 
 
 class DefragThreadController(threadpoolctl.LibController):
@@ -78,12 +77,14 @@ def threads_now():
     """The most threads a fit or kernel call started here may take: the cores, this
     thread's OpenMP limit, threadpoolctl's limit for defrag, the grant of the fit this
     context works for, and 1 after a fork that libgomp cannot follow."""
-    _, omp_limit, _ = _common.build_info()
-    n = min(available_cores(), omp_limit)
-    for cap in (_process_limit[0], _common.THREAD_GRANT.get(), _common.fork_thread_cap()):
-        if cap is not None:
-            n = min(n, cap)
-    return max(1, n)
+    return _common.thread_ceiling()
+
+
+def checked_threads(n_threads):
+    """The threads a call given ``n_threads`` takes: an integer >= 1 (a ValueError
+    otherwise: a bool, a float, 0 and -1 are refused), at most threads_now(); a larger
+    count runs on threads_now() threads (the results do not depend on it)."""
+    return min(check_n_threads(n_threads), threads_now())
 
 
 # ------------------------------------------------------------ the cores of the process

@@ -1,5 +1,6 @@
 """Checks shared by every estimator: inputs, parameters, feature names."""
 import collections
+import collections.abc
 import numbers
 import warnings
 
@@ -152,6 +153,27 @@ def check_n_jobs(n_jobs):
         raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}")
 
 
+def is_number(value):
+    """value is a real number (an int, a float, a NumPy scalar), and not a bool: a flag
+    given where a number is asked is a mistake to point out, not 1 or 0."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_bool(name, value):
+    """ValueError unless value is True or False (a NumPy bool too): 'yes', 0.3 or None
+    would be read by their truth value."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+
+
+def check_n_threads(n_threads, what="n_threads"):
+    """n_threads as an int; ValueError unless it is an integer >= 1 (a bool or a float
+    is not one: 2.5 threads would be read as 2)."""
+    if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
+        raise ValueError(f"{what} must be an integer >= 1 (the threads to run on); got {n_threads!r}")
+    return int(n_threads)
+
+
 def check_missing(X, supports_missing, what="X"):
     """ValueError when X (coded, float64) holds NaN and the source model routes none."""
     if not supports_missing and np.isnan(X).any():
@@ -165,6 +187,12 @@ def checked_names(names, what="feature_names"):
     """names as strings; ValueError for an empty (or blank) name or a repeated one (as
     scikit-learn refuses repeated column names): rules name features by them, in print
     and in every export."""
+    if isinstance(names, (str, bytes, set, frozenset, dict)) or not isinstance(names, collections.abc.Iterable):
+        # a string would name one feature per character, a set in no order
+        raise ValueError(f"{what} must be a sequence of names, one per feature in order (a list); "
+                         f"got {type(names).__name__} {names!r:.60}")
+    if np.ndim(names) > 1:
+        raise ValueError(f"{what} must be a flat sequence of names; got shape {np.shape(names)}")
     names = list(names)
     unnamed = [i for i, n in enumerate(names) if _no_name(n)]
     if unnamed:  # (str() would print "None" or "nan" as the feature's name)
