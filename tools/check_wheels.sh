@@ -78,7 +78,7 @@ wheels=("${native[@]}" "${foreign[@]}")
 [ "${#wheels[@]}" -gt 0 ] || die "no defrag wheel in $dir"
 
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+trap 'restore_qemu_aarch64; rm -rf "$tmp"' EXIT
 logs="${CHECK_LOGS:-$tmp/logs}"
 mkdir -p "$logs"
 start=$SECONDS

@@ -110,18 +110,38 @@ aarch64_root() {
 
 # enable_qemu_aarch64: aarch64 programs run on this machine (qemu-user through binfmt_misc, so
 # that the programs they start run too). QEMU_LD_PREFIX, set by the caller, names the root whose
-# loader and libraries they use.
+# loader and libraries they use. binfmt_misc is the kernel's, shared by everything on the machine:
+# what this mounts or registers is recorded, and restore_qemu_aarch64 (the caller's EXIT trap)
+# takes it away again, so the machine is left as it was found. An entry that was there before
+# is used and left alone.
+QEMU_MOUNTED=0
+QEMU_REGISTERED=0
 enable_qemu_aarch64() {
   need_debs qemu-user-static
   local reg=/proc/sys/fs/binfmt_misc
   if [ ! -e "$reg/register" ]; then
     mount -t binfmt_misc binfmt_misc "$reg" 2>/dev/null || die "binfmt_misc is not mounted (mount -t binfmt_misc binfmt_misc $reg, as root)"
+    QEMU_MOUNTED=1
   fi
   if [ ! -e "$reg/qemu-aarch64" ]; then
     [ -w "$reg/register" ] || die "qemu-aarch64 is not registered with binfmt_misc (as root: cat /usr/lib/binfmt.d/qemu-aarch64.conf > $reg/register)"
     cat /usr/lib/binfmt.d/qemu-aarch64.conf > "$reg/register" || die "could not register qemu-aarch64 with binfmt_misc"
+    QEMU_REGISTERED=1
   fi
   grep -qx enabled "$reg/qemu-aarch64" || die "binfmt_misc's qemu-aarch64 entry is disabled"
+}
+
+# restore_qemu_aarch64: removes the binfmt_misc entry and mount that enable_qemu_aarch64 made.
+restore_qemu_aarch64() {
+  local reg=/proc/sys/fs/binfmt_misc
+  if [ "$QEMU_REGISTERED" = 1 ] && [ -e "$reg/qemu-aarch64" ]; then
+    echo -1 > "$reg/qemu-aarch64" || echo "could not remove binfmt_misc's qemu-aarch64 entry" >&2
+    QEMU_REGISTERED=0
+  fi
+  if [ "$QEMU_MOUNTED" = 1 ]; then
+    umount "$reg" || echo "could not unmount $reg" >&2
+    QEMU_MOUNTED=0
+  fi
 }
 
 # aarch64_sysconfig ROOT 3.X DIR: DIR holds _sysconfigdata__linux_aarch64-linux-gnu.py, the root's

@@ -6,8 +6,9 @@
 #   tools/wheel_toolchains.sh manylinux2014_aarch64:3.11 musllinux_1_2_x86_64:3.11
 #
 # aarch64: the Debian packages (cross GCC, qemu-user-static, mmdebstrap), Debian's arm64 root
-# with CPython 3.X, qemu registered with binfmt_misc. musl: the musl tools, the musl CPython and
-# scikit-learn's wheel for it (the longest: about N minutes on 2 cores, docs/install.rst).
+# with CPython 3.X (tools/check_wheels.sh registers qemu with binfmt_misc for its own run only).
+# musl: the musl tools, the musl CPython and scikit-learn's wheel for it (the longest; times in
+# docs/install.rst).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 die() { echo "wheel_toolchains: $*" >&2; exit 1; }
@@ -23,8 +24,7 @@ for target in "$@"; do
   case "$(plat_arch "$plat" || true)-$(plat_libc "$plat" || true)" in
     aarch64-glibc)
       need_debs gcc-aarch64-linux-gnu qemu-user-static mmdebstrap
-      aarch64_root "$v" > /dev/null
-      enable_qemu_aarch64 ;;
+      aarch64_root "$v" > /dev/null ;;
     x86_64-musl)
       [ "$v" = "$MUSL_PYTHON_SERIES" ] || die "$target: the musl CPython is $MUSL_PYTHON_SERIES only"
       musl_python > /dev/null
