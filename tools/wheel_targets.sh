@@ -194,11 +194,12 @@ EOF
 }
 
 # musl_python: prints the path of a CPython (MUSL_PYTHON_SERIES) built against musl, making it
-# when missing (about 4 minutes on 2 cores): Debian's source, zlib and libffi built static
+# when missing (figures in docs/install.rst): Debian's source, zlib and libffi built static
 # (position-independent) into it, the stdlib modules that need other libraries left out
 # (ssl, hashlib's OpenSSL part, sqlite3, bz2, lzma, readline, curses, dbm, tkinter, uuid,
 # decimal's C part: pip, numpy, scipy, pandas, scikit-learn and defrag need none of them),
-# -O2 without debug information.
+# -O2 without debug information, no test modules, the stdlib byte-compiled once (not also for
+# -O and -OO).
 musl_python() {
   local t v="$MUSL_PYTHON_SERIES" dir src b
   t="$(musl_toolchain)"
@@ -232,6 +233,10 @@ musl_python() {
         ZLIB_CFLAGS="-I$deps/include" ZLIB_LIBS="-L$deps/lib -lz" PKG_CONFIG_LIBDIR="$deps/lib/pkgconfig" \
         OPT="-DNDEBUG -g0 -fwrapv -O2 -Wall" \
         ./configure --prefix="$dir" --disable-test-modules --with-ensurepip=no
+      # the install byte-compiles the stdlib three times (plain, -O, -OO); the check runs
+      # without -O, so only the first is kept
+      sed -i 's|$(PYTHON_FOR_BUILD) -Wi -OO\? $(DESTDIR)$(LIBDEST)/compileall.py|true|' Makefile
+      grep -q -- '-Wi -O' Makefile && { echo "the Makefile still byte-compiles with -O" >&2; exit 1; }
       make -j2
       make install
     ) > "$log" 2>&1 || { tail -40 "$log" >&2; rm -rf "$dir"; die "the musl CPython build failed (log: $log)"; }
@@ -242,14 +247,18 @@ musl_python() {
   echo "$dir/bin/python$v"
 }
 
-# zig_compiler: prints the path of zig (PyPI's ziglang, in a virtual environment of its own).
+# zig_compiler: prints the path of zig (PyPI's ziglang, pinned, in a virtual environment of its
+# own). Its cache (the musl C library and libc++ it compiles on first use: about 1.6 minutes of
+# CPU, measured) goes under $TOOLCHAINS too: ZIG_GLOBAL_CACHE_DIR="$(zig_cache)" for each run.
+ZIGLANG_VERSION="0.17.1"
+zig_cache() { echo "$TOOLCHAINS/zig-cache"; }
 zig_compiler() {
-  local venv="$TOOLCHAINS/ziglang"
+  local venv="$TOOLCHAINS/ziglang-$ZIGLANG_VERSION"
   if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import ziglang' 2>/dev/null; then
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check ziglang \
-      || die "pip install ziglang failed"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "ziglang==$ZIGLANG_VERSION" \
+      || die "pip install ziglang==$ZIGLANG_VERSION failed"
   fi
   "$venv/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))'
 }
@@ -279,14 +288,19 @@ PY
 # musl_sklearn_wheels: prints a directory with scikit-learn's wheel for the musl CPython (the
 # version pinned in tools/wheel-check-constraints.txt), built from its sdist when missing: by zig's
 # clang (PyPI's ziglang; C and C++, libc++ linked in statically), without OpenMP (zig has no
-# omp.h; scikit-learn's build then goes without).
+# omp.h; scikit-learn's build then goes without). PyPI has no musllinux wheel of scikit-learn,
+# of any version (checked 2026-11-28), so this is the longest step of a first run. -O1 -g0 in
+# place of meson's release -O3: this build only runs the check's test selection and the
+# fingerprint's fits, and -O1 compiles it in less CPU (docs/install.rst has both figures); the
+# results do not change with it (no -ffast-math, and x86-64's baseline has no FMA to contract to).
+SKLEARN_MUSL_CFLAGS="-O1 -g0"
 musl_sklearn_wheels() {
   local py v version dir zig
   py="$(musl_python)"
   v="$MUSL_PYTHON_SERIES"
   version="$(sed -n 's/^scikit-learn==//p' "$root/tools/wheel-check-constraints.txt")"
   [ -n "$version" ] || die "no scikit-learn version in tools/wheel-check-constraints.txt"
-  dir="$TOOLCHAINS/musl-python$v-scikit-learn-$version"
+  dir="$TOOLCHAINS/musl-python$v-scikit-learn-$version-${SKLEARN_MUSL_CFLAGS//[ -]/}"
   if ! ls "$dir"/scikit_learn-*.whl >/dev/null 2>&1; then
     zig="$(zig_compiler)"
     rm -rf "$dir.tmp"
@@ -301,8 +315,11 @@ musl_sklearn_wheels() {
       # PKG_CONFIG_LIBDIR: meson finds Python's headers by pkg-config, which would otherwise
       # give the host's glibc CPython's
       PKG_CONFIG_LIBDIR="$(dirname "$(dirname "$py")")/lib/pkgconfig" PATH="$dir.tmp/venv/bin:$PATH" \
+        ZIG_GLOBAL_CACHE_DIR="$(zig_cache)" \
         CC="$zig cc -target x86_64-linux-musl" CXX="$zig c++ -target x86_64-linux-musl" \
+        CFLAGS="$SKLEARN_MUSL_CFLAGS" CXXFLAGS="$SKLEARN_MUSL_CFLAGS" \
         "$dir.tmp/venv/bin/python" -m pip wheel --no-index --no-deps --no-build-isolation \
+        -Ccompile-args=-v \
         --wheel-dir "$dir.tmp" "$dir.tmp"/sdist/scikit_learn-*.tar.gz
     ) > "$dir.log" 2>&1 || { tail -40 "$dir.log" >&2; die "the scikit-learn build for musl failed (log: $dir.log)"; }
     rm -rf "$dir.tmp/venv" "$dir.tmp/sdist"
