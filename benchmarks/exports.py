@@ -1,12 +1,15 @@
 """Every export of the printed explanation against ``predict``, on every case of
 benchmarks/quality.py: the default fit and budgets of 3 and 15 comparisons, on the test
-rows and on the same rows with a fifth of their values missing (NaN; NULL in SQL).
+rows and on the same rows with a fifth of their values missing (NaN; NULL in SQL); and the
+ordered list of ``form="list"``.
 
 Per case and fit, each column says whether the export gives ``predict``'s value on every
 row: ``rules_.predict`` (the printed object), the JSON document read back, the Python
 function of ``to_python``, the SQL expression of ``to_sql`` in SQLite and in DuckDB (where
 installed), and the pandas queries of ``query_strings`` (each row selected by exactly one
-query per term, whose leaf gives ``predict``).
+query per term, whose leaf gives ``predict``); and whether every count of regions agrees:
+the printed header's, ``n_regions_``, ``evaluate()["n_regions"]``, the printed object's
+(``len(rules_)``, a list's rules plus its default) and the JSON document's.
 
     PYTHONPATH=. python benchmarks/exports.py [--cases a,b] [--data DIR]
 """
@@ -24,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import quality  # noqa: E402  (the cases, their loading and 70/30 split)
 
 MISSING_SHARE = 0.2
-BUDGETS = (None, 3, 15)
+FITS = {"default": {}, "B=3": {"max_conditions": 3}, "B=15": {"max_conditions": 15}, "list": {"form": "list"}}
 
 
 def knocked_out(X, seed=1):
@@ -92,6 +95,21 @@ def queries_agree(rules, frame, predicted, regression):
     return equal(label, predicted, regression)
 
 
+def region_counts_agree(model, X, y):
+    import re
+
+    from defrag.rules import from_json
+
+    rules = model.rules_
+    header = re.search(r"(\d+) regions?,", str(model))
+    own = len(rules) if hasattr(rules, "form") else len(rules) + 1  # a RuleSet: its rules and its default
+    back = from_json(rules.to_json())
+    back_count = back.n_regions if hasattr(back, "n_regions") else len(back) + 1
+    counts = {int(header.group(1)) if header else -1, model.n_regions_, model.evaluate(X, y)["n_regions"], own,
+              back_count}
+    return len(counts) == 1
+
+
 def check(model, X, regression):
     import pandas as pd
     from defrag.rules import from_json
@@ -109,7 +127,8 @@ def check(model, X, regression):
         out["duckdb"] = None
     else:
         out["duckdb"] = equal(sql_predictions(rules, frame, "duckdb"), predicted, regression)
-    out["queries"] = queries_agree(rules, frame, predicted, regression) if hasattr(rules, "query_strings") else None
+    # (a list's queries select the rows each rule covers, not those it predicts: not compared)
+    out["queries"] = queries_agree(rules, frame, predicted, regression) if hasattr(rules, "form") else None
     return out
 
 
@@ -121,7 +140,7 @@ def main():
     quality.DATA = args.data
     from defrag import DefragModel
 
-    columns = ("printed", "json", "python", "sqlite", "duckdb", "queries")
+    columns = ("printed", "json", "python", "sqlite", "duckdb", "queries", "region counts")
     print("| data | fit | form | regions | conditions | rows | " + " | ".join(columns) + " |")
     print("|" + "---|" * (6 + len(columns)))
     failures, start = 0, time.perf_counter()
@@ -133,15 +152,17 @@ def main():
         X, y, task = data
         s = quality.Split(X, y, task, 0)
         regression = task == "regression"
-        for B in BUDGETS:
+        for fit, params in FITS.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model = DefragModel(s.forest, max_conditions=B, random_state=0).fit(s.Xtr, s.ytr)
+                model = DefragModel(s.forest, random_state=0, **params).fit(s.Xtr, s.ytr)
             for rows, Xr in (("test", s.Xte), ("test, 20% missing", knocked_out(s.Xte))):
                 got = check(model, Xr, regression)
+                got["region counts"] = region_counts_agree(model, s.Xte, s.yte)
                 failures += sum(v is False for v in got.values())
                 cells = ["yes" if v else ("n/a" if v is None else "**NO**") for v in (got[c] for c in columns)]
-                print(f"| {name} | {'default' if B is None else f'B={B}'} | {model.rules_.form} | "
+                form = getattr(model.rules_, "form", "list")
+                print(f"| {name} | {fit} | {form} | "
                       f"{model.n_regions_} | {model.n_conditions_} | {rows} | " + " | ".join(cells) + " |")
     print(f"\nexports disagreeing with predict: {failures} ({time.perf_counter() - start:.0f} s)")
     return 1 if failures else 0

@@ -59,7 +59,7 @@ CHILD = textwrap.dedent("""
         "fab-nj2": (lambda: DefragModel(forest, n_jobs=2, **all_rows), (X, y)),
         "em": (lambda: DefragModel(forest, method="em", **all_rows), (X, y)),
         "em-kl": (lambda: DefragModel(forest, method="em-kl", **all_rows), (X, y)),
-        "proxy": (lambda: ProxyTreeClassifier(forest, n_threads=2), (X,)),
+        "proxy": (lambda: ProxyTreeClassifier(forest, n_jobs=2), (X,)),
         "proto": (lambda: PrototypeExplainer(forest, max_candidates=10000, random_state=0),
                   (X[:35000], y[:35000])),
         "bat": (lambda: BornAgainTree(forest, random_state=0), (X[:200000], y[:200000])),

@@ -10,7 +10,7 @@ Each problem is a random forest's splits on its own training rows: S the rows' s
 the splits (the first L distinct splits of the forest, thresholds of a feature nested
 as in a split table), T the targets (regression: y about its mean, d = 1; classification:
 the class indicators, d = 7), 30 candidate boxes (the paths to random leaves of the
-forest), max_rules = 9, cost_power 1 and condition_penalty 0.5. Times
+forest) and max_rules = 9. Times
 are the best of --repeat runs, one after the other in one process; the kernel runs on
 one thread (ListSearch's products are single-threaded too). "same" says whether the
 boxes are the same (certain only where the target sums are exact: classification).
@@ -88,8 +88,8 @@ def main():
     print(f"{'n':>5} {'L':>4} {'d':>2}  {'NumPy (ms)':>10} {'C (ms)':>8} {'ratio':>6}  rules  same")
     for n, L, d in [(300, 170, 1), (300, 170, 7), (3000, 550, 1), (3000, 550, 7)]:
         S, T, feature, group, cand = forest_problem(n, L, d)
-        t_ref, ref = best_time(lambda: ListSearch(S, T, feature, group, 1, 1.0, 0.5).grow(cand, 9), args.repeat)
-        t_c, got = best_time(lambda: grow_boxes(S, T, feature, group, cand, 9, 1.0, 0.5, 1, n_threads=1),
+        t_ref, ref = best_time(lambda: ListSearch(S, T, feature, group, 1).grow(cand, 9), args.repeat)
+        t_c, got = best_time(lambda: grow_boxes(S, T, feature, group, cand, 9, 1, n_threads=1),
                              args.repeat)
         same = [[int(j) for j in b] for b in ref] == got
         print(f"{n:5d} {S.shape[1]:4d} {d:2d}  {1e3 * t_ref:10.1f} {1e3 * t_c:8.2f} {t_ref / t_c:6.1f}  "

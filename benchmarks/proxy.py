@@ -126,9 +126,9 @@ def diabetes_local(seed=0):
     for i, x in enumerate(Xte):
         e = explain_local(rf, x, scale, n_samples=200, scale=1.0, max_depth=3, random_state=1000 + i)
         lime2, lime3 = e.lime_baseline(2), e.lime_baseline(3)
-        out["proxy"].append(e.fidelity)
-        out["lime2"].append(lime2.fidelity)
-        out["lime3"].append(lime3.fidelity)
+        out["proxy"].append(e.loss)
+        out["lime2"].append(lime2.loss)
+        out["lime3"].append(lime3.loss)
         # the same loss on 1,000 fresh draws from the neighbourhood (out of sample)
         u = np.random.default_rng(5000 + i).standard_normal((1000, x.size))
         Z = x + u * scale

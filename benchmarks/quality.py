@@ -44,12 +44,12 @@ down a tree, each box's conditions until the first that fails; a list's rules in
 each until its first failing condition), against CART-fp's mean depth at equal leaves.
 
 ``--budget``: per B = 3, 7, 15, ``DefragModel(forest, max_conditions=B, random_state=0)``
-against CART-fp with B splits (B + 1 leaves) and FIGS with n_components=B (where imodels runs):
+against CART-fp with B splits (B + 1 leaves) and FIGS with B splits (max_rules=B, where imodels runs):
 test errors, the comparisons printed and read per row.
 
 ``--path``: the size path K = 2..10 regions, ``DefragModel(forest, n_regions=K)``,
 against CART-fp with K leaves and, where imodels is installed (``pip
-install ".[bench]"``), FIGS fitted to the same forest predictions with n_components=K (FIGS
+install ".[bench]"``), FIGS fitted to the same forest predictions with max_rules=K (FIGS
 counts splits: K splits over its trees). Fit seconds: DefragModel's fit against CART-fp's
 fit at equal leaves, each the best of 3 fits (the forest's predictions are not counted),
 their ratio per case and the geometric mean of the ratios.
@@ -454,9 +454,9 @@ def ratio(p):
 def path_tables(rows, how, figs):
     """The size path: one row per case and K, then a case-by-K matrix of outcomes."""
     lines = [f"### size path: {how}, against CART-fp with K leaves"
-             + (" and FIGS (n_components=K)" if figs else " (imodels not installed: no FIGS)"), "",
+             + (" and FIGS (max_rules=K)" if figs else " (imodels not installed: no FIGS)"), "",
              ("| data | K | regions | conditions | rules as printed | CART-fp K leaves | vs CART-fp | "
-             "FIGS n_components=K | vs FIGS |"), "|---" * 9 + "|"]
+             "FIGS max_rules=K | vs FIGS |"), "|---" * 9 + "|"]
     for name, _, r in rows:
         for K in PATH_SIZES:
             c = r["path"][K]
@@ -509,7 +509,7 @@ def summary(rows, preset, path_how=None, figs=False):
                   f"{over}; sums of trees printed: {sum(r['budget'][B]['sum'] for _, _, r in rows for B in BUDGETS):g}"]
         if figs:
             cells = [outcome(r["budget"][B]["error"], r["budget"][B]["figs"]) for _, _, r in rows for B in BUDGETS]
-            lines += [f"- budget cells won against FIGS with n_components=B: {tally(cells)}"]
+            lines += [f"- budget cells won against FIGS with B splits: {tally(cells)}"]
     if path_how is not None and preset == "default":
         cells = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_COUNTED]
         every = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_SIZES]
@@ -523,7 +523,7 @@ def summary(rows, preset, path_how=None, figs=False):
 
 def budget_table(rows, figs):
     """Per case and budget B: the explanation's test error, printed and read comparisons,
-    CART-fp's with B splits, FIGS's with n_components=B."""
+    CART-fp's with B splits, FIGS's with B splits (max_rules=B)."""
     lines = ["### budget: DefragModel(forest, max_conditions=B) against CART-fp with B splits and FIGS", "",
              ("| data | B | form | regions | conditions | per row | error | CART-fp B splits | its depth | vs CART-fp | "
               "FIGS | FIGS per row | vs FIGS | printed = predict |"), "|---" * 14 + "|"]

@@ -237,8 +237,6 @@ cdef extern from "dfg_emkl.h":
 cdef extern from "dfg_list_search.h":
     ctypedef struct dfg_list_params:
         int64_t max_rules
-        double cost_power
-        double condition_price
         int64_t min_support
         int64_t max_moves
         int64_t n_starts

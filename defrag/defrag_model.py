@@ -1,26 +1,22 @@
-"""DefragModel: simplify a fitted tree ensemble into a few rules (Hara & Hayashi, AISTATS 2018).
+"""DefragModel (Hara & Hayashi, AISTATS 2018): the scikit-learn estimator over the fit's
+stages (defrag/fit/: prepare, search, rules; rows in memory or on a Dask cluster), predicting
+by the printed rules (defrag/rules/) or by the mixture (defrag/fit/mixture.py)."""
 
-The scikit-learn estimator: its parameters, the fit's stages (defrag/fit/: prepare, search,
-rules, for rows in memory or on a Dask cluster), its fitted attributes, and predictions
-by the printed rules (defrag/rules/) or by the mixture (defrag/fit/mixture.py).
-"""
-import copy
-
-import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .evaluation import RuleEstimatorMixin, prediction_error
-from .fit.config import FitConfig
-from .fit.mixture import FittedMixture
+from .evaluation import RuleEstimatorMixin
+from .fit.config import PARAMETER_CONSTRAINTS, FitConfig
 from .fit.pipeline import fit_rules
-from .fit.readout import sized_model
-from .utils.dask_collections import is_dask_collection, map_rows
+from .fit.readout import MixtureReadoutMixin, sized_model
+from .sources.fitting import EnsembleExplainerMixin
+from .utils.dask_collections import is_dask_collection
 from .utils.interrupt import interruptible_fit
 from .utils.validation import check_predict_X
 
 
-class DefragModel(RuleEstimatorMixin, BaseEstimator):
+class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
     """Explain a fitted tree ensemble by a few rules (defrag: FAB inference over its splits).
 
     The printed explanation is a tree of rules (``if ... elif ... else``, a box of
@@ -31,11 +27,11 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : fitted tree ensemble or array of shape (n_splits, 2)
-        A fitted scikit-learn RandomForest, ExtraTrees, GradientBoosting or
-        HistGradientBoosting classifier or regressor, an XGBoost, LightGBM or CatBoost
-        model (categorical splits included), or (feature, threshold) pairs of splits
-        ``x_feature > threshold`` from any ensemble.
+    estimator : tree ensemble or array of shape (n_splits, 2)
+        A scikit-learn RandomForest, ExtraTrees, GradientBoosting or HistGradientBoosting
+        classifier or regressor, an XGBoost, LightGBM or CatBoost model (categorical splits
+        included), fitted (explained as it is) or not (cloned and fitted on ``fit(X, y)``),
+        or (feature, threshold) pairs of splits ``x_feature > threshold`` of any ensemble.
     max_conditions : int, optional
         The budget: the explanation of smallest cross-validated error among those that
         print at most this many comparisons (``n_conditions_``). A tree, or in regression
@@ -58,51 +54,10 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         "auto": a progress bar once the fit has run 2 s (stderr or a notebook); 0: silent;
         > 0: log each restart (logger "defrag").
 
-    Method parameters (the mixture of Hara & Hayashi, sec. 4-5):
-
-    method : {"fab", "em", "em-kl"}, default="fab"
-        FAB inference, EM, or the 2016 mixture of experts (EM-KL: a softmax gate over the
-        splits; predict is the experts' mixture, its rules the kept restart's list).
-    n_components : int, default=10
-        The mixture's components: FAB's upper bound K_max, EM's K.
-    n_restarts : int or "auto", default="auto"
-        Random initialisations ("auto": 5 for the searched forms, else the paper's 20).
-    max_iter, tol : int, float, default=100, 1e-6
-        Outer iterations per restart; relative tolerance on the lower bound.
-    kappa, delta, eps : float, default=1e-6, 1e-8, 1e-10
-        A split is a region's condition when its eta is within kappa of 0 or 1; FAB drops a
-        component of mean responsibility below delta; eta is kept in [eps, 1 - eps].
-    eps_schedule : sequence of float, default=(0.3, 0.1, 0.03, 0.01, 0.001)
-        Warm-up clamps of eta before the final iterations (``()``: Algorithm 1 as published).
-    keep_duplicate_splits : bool, default=False
-        Keep splits that repeat another (same feature, test and missing direction).
-    task : {"auto", "regression", "classification"}, default="auto"
-    feature_names : list of str, optional
-        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
-    subsample : "auto", int, float or None, default="auto"
-        Rows each restart is fitted on ("auto": 3,000 for the searched forms, else 30,000
-        above 100,000 rows; None: all).
-    max_splits : "auto", int or None, default="auto"
-        The splits of largest gain the mixture is fitted on ("auto": ceil(10 sqrt(n)); None:
-        every split, as the paper).
-    penalty_splits : {"all", "selected"}, default="all"
-        The number of splits L in FAB's penalty (eq. 12).
-    max_regions : int, optional
-        Regions of the largest explanation searched (default 16, or n_regions, or
-        max_conditions + 1).
-    prune_tol : float in [0, 1], default=0.0
-        Form "list" and "restarts": a condition is dropped where the loss grows by at most
-        this share of one constant's.
-    gate_l2 : float, default=1.0
-        EM-KL: the L2 penalty on the gate's weights.
-    reference_rules : RuleTree, RuleSet or path, optional
-        A warm start: an earlier explanation (or its JSON file) over the same features. Its
-        regions, as printed (its outputs as they were, else refitted), are candidates of the
-        search, kept where their validation error is within 1% or one standard error of the
-        candidate chosen otherwise (``reference_kept_``, ``reference_diff_``).
-
     Attributes
     ----------
+    estimator_ : estimator or ndarray
+        The model explained: ``estimator`` when fitted, else its fitted clone.
     rules_ : RuleTree or RuleSet
         The explanation as printed; ``predict`` is exactly its text.
     n_regions_, n_conditions_ : int
@@ -131,6 +86,55 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     restart_errors_, restart_n_regions_, subsample_size_, fit_seconds_ :
         Every restart's training error and rules, the rows of each, seconds per phase.
 
+    Other Parameters
+    ----------------
+    method : {"fab", "em", "em-kl"}, default="fab"
+        FAB inference, EM, or the 2016 mixture of experts (EM-KL: a softmax gate over the
+        splits; predict is the experts' mixture, its rules the kept restart's list).
+    n_components : int, default=10
+        The mixture's components: FAB's upper bound K_max, EM's K.
+    n_restarts : int or "auto", default="auto"
+        Random initialisations ("auto": 5 for the searched forms, else the paper's 20).
+    max_iter, tol : int, float, default=100, 1e-6
+        Outer iterations per restart; relative tolerance on the lower bound.
+    kappa, delta, eps : float, default=1e-6, 1e-8, 1e-10
+        A split is a region's condition when its eta is within kappa of 0 or 1; FAB drops a
+        component of mean responsibility below delta; eta is kept in [eps, 1 - eps].
+    eps_schedule : sequence of float, default=(0.3, 0.1, 0.03, 0.01, 0.001)
+        Warm-up clamps of eta before the final iterations (``()``: Algorithm 1 as published).
+    keep_duplicate_splits : bool, default=False
+        Keep splits that repeat another (same feature, test and missing direction).
+    task : {"auto", "regression", "classification"}, default="auto"
+        Set the task where the model cannot say it ("auto": the model's).
+    feature_names : list of str, optional
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
+    subsample : "auto", int, float or None, default="auto"
+        Rows each restart is fitted on ("auto": 3,000 for the searched forms, else 30,000
+        above 100,000 rows; None: all).
+    max_splits : "auto", int or None, default="auto"
+        The splits of largest gain the mixture is fitted on ("auto": ceil(10 sqrt(n)); None:
+        every split, as the paper).
+    penalty_splits : {"all", "selected"}, default="all"
+        The number of splits L in FAB's penalty (eq. 12).
+    max_regions : int, optional
+        Regions of the largest explanation searched (default 10, or n_regions, or
+        max_conditions + 1).
+    prune_tol : float in [0, 1], default=0.0
+        Form "list" and "restarts": a condition is dropped where the loss grows by at most
+        this share of one constant's.
+    gate_l2 : float, default=1.0
+        EM-KL: the L2 penalty on the gate's weights.
+    reference_rules : RuleTree, RuleSet or path, optional
+        A warm start: an earlier explanation (or its JSON file) over the same features. Its
+        regions, as printed (its outputs as they were, else refitted), are candidates of the
+        search, kept where their validation error is within 1% or one standard error of the
+        candidate chosen otherwise (``reference_kept_``, ``reference_diff_``).
+
+    See Also
+    --------
+    defrag.baselines.BornAgainTree : One tree that mimics the ensemble.
+    ProxyTreeClassifier : A small tree fitted to the ensemble's class probabilities.
+
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
@@ -142,11 +146,14 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints = PARAMETER_CONSTRAINTS
+
     def __init__(self, estimator=None, *, max_conditions=None, n_regions=None, form="auto", random_state=None,
                  n_jobs=None, verbose="auto", method="fab", n_components=10, n_restarts="auto", max_iter=100,
                  tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10, eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001),
                  keep_duplicate_splits=False, task="auto", feature_names=None, subsample="auto",
-                 max_splits="auto", penalty_splits="all", max_regions=None, prune_tol=0.0, gate_l2=1.0, reference_rules=None):
+                 max_splits="auto", penalty_splits="all", max_regions=None, prune_tol=0.0, gate_l2=1.0,
+                 reference_rules=None):
         self.estimator = estimator
         self.max_conditions = max_conditions
         self.n_regions = n_regions
@@ -176,31 +183,76 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
 
     @classmethod
     def paper(cls, estimator=None, **params):
-        """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it: every split,
-        the rules read off the components in weight order, prediction by the two-step MAP (eq.
-        10-11), restarts chosen by its training error. ``params``: DefragModel's other parameters."""
+        """The published method (Hara & Hayashi, Algorithm 1) as the paper evaluates it.
+
+        Every split, the rules read off the components in weight order, prediction by the
+        two-step MAP (eq. 10-11), restarts chosen by their training error.
+
+        Parameters
+        ----------
+        estimator : tree ensemble or array of shape (n_splits, 2)
+            As DefragModel's.
+        **params : dict
+            DefragModel's other parameters.
+
+        Returns
+        -------
+        DefragModel
+            The unfitted model.
+        """
         return cls(estimator, **{"max_splits": None, "form": "paper", "n_restarts": 20, **params})
 
     # --------------------------------------------------------------------- fit
     @interruptible_fit()
     def fit(self, X, y=None):
-        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None. A
-        DataFrame's columns are matched by name to the model's feature names (others ignored);
-        a Dask X (y: None, a Dask array or Series, or NumPy): see defrag/fit/dask_rows.py.
-        Regression targets (y, or the predictions) lie within +-1e60 and, unless constant,
-        span at least 1e-60: the rules are the same at any scale there, outputs scaled."""
-        result = fit_rules(FitConfig.from_params(self.get_params(deep=False)), self.estimator, X, y,
-                           self.feature_names)
+        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None.
+
+        An unfitted ensemble is cloned and fitted on (X, y) first. Regression targets (y, or
+        the predictions) lie within +-1e60 and, unless constant, span at least 1e-60: the
+        rules are the same at any scale there, outputs scaled.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            The rows; a DataFrame's columns are matched by name to the model's feature
+            names (others ignored); a Dask X: see defrag/fit/dask_rows.py.
+        y : array-like of shape (n_samples,), optional
+            The targets (None: the ensemble's predictions on X).
+
+        Returns
+        -------
+        DefragModel
+            The fitted model.
+        """
+        self._validate_params()
+        config = FitConfig.from_params(self.get_params(deep=False))
+        estimator = self._ensemble(X, y)
+        result = fit_rules(config, estimator, X, y, self.feature_names)
         # only now, the run complete: a failed refit leaves the fitted state as it was
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)
+        self.estimator_ = estimator
         for name, value in result.attributes().items():
             setattr(self, name, value)
         return self
 
     def with_size(self, n_regions=None, max_conditions=None):
-        """The fitted model as a fit with ``n_regions`` (or ``max_conditions``) would have
-        printed it, read off ``path_`` without a refit."""
+        """The model as a fit with ``n_regions`` (or ``max_conditions``) prints it, without a refit.
+
+        Read off ``path_`` (a searched form).
+
+        Parameters
+        ----------
+        n_regions : int, optional
+            The regions.
+        max_conditions : int, optional
+            The budget of conditions (give one of the two).
+
+        Returns
+        -------
+        DefragModel
+            A copy of the fitted model.
+        """
         return sized_model(self, n_regions, max_conditions)
 
     # ----------------------------------------------------------------- predict
@@ -221,59 +273,49 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
             return "map"
         return getattr(self.rules_, "form", "first match")
 
-    def _map_dask(self, method, X):
-        """method (predict or predict_proba) on every partition of a Dask X: a lazy Dask
-        array. The partitions' tasks hold a copy of the model without its estimator."""
-        check_is_fitted(self, "rules_")
-        X = check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None), "DefragModel")
-        light = copy.copy(self)
-        light.estimator = None  # not read by predict; a forest can be large
-        if method == "predict_proba":
-            return map_rows(light.predict_proba, X, np.float64, len(self.classes_))
-        dtype = self.rules_.predictions().dtype if self._by_rules() else \
-            np.float64 if self.task_ == "regression" else self.classes_.dtype
-        return map_rows(light.predict, X, dtype)
-
-    def _emkl_fitted(self):
-        return getattr(self, "gate_weights_", None) is not None
-
-    def _mixture(self):
-        """The fitted mixture (fit/mixture.py): its MAP or mixture-of-experts predictions."""
-        params = {"eta": self.eta_, "alpha": self.alpha_, **({"w": self.gate_weights_} if self._emkl_fitted() else {})}
-        params.update(dict(mean=self.mean_, precision=self.precision_) if self.task_ == "regression"
-                      else dict(gamma=self.gamma_))
-        return FittedMixture(self.splits_, params, getattr(self, "classes_", None), self.eps)
-
-    def _by_rules(self):
-        return self.form != "paper" and not self._emkl_fitted()
-
     def apply(self, X):
-        """Index of the rule that predicts each point: the first rule of ``rules_`` that
-        covers it, -1 for the default (with ``rule_list=False``, the paper's MAP
-        component, eq. 10)."""
+        """The region of each point: its leaf of ``rules_``.
+
+        A list: the first rule that covers it, -1 for its default; form "paper": the MAP
+        component (eq. 10).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The indices.
+        """
         check_is_fitted(self, "rules_")
         if self._by_rules() and not is_dask_collection(X):  # (_check_X refuses a Dask one)
             return self.rules_.apply(self._matched_X(X), matched=True)
         return self._mixture().components(self._check_X(X))
 
-    def apply_map(self, X):
-        """Index of each point's MAP component of the mixture (eq. 10; components are
-        ordered by weight, ``alpha_``)."""
-        return self._mixture().components(self._check_X(X))
-
     def predict(self, X):
-        """The rules as printed: the prediction of the first rule of ``rules_`` that covers
-        the point, else the default (with ``rule_list=False``, the paper's two-step MAP
-        prediction, ``predict_map``). EM-KL: the mixture of experts' prediction, the
-        experts' outputs weighted by q(k | x, s) (regression: their mean; classification:
-        the most probable class); the printed rules predict with ``rules_.predict``. A Dask
-        array or DataFrame gives a lazy Dask array."""
+        """Predict by the rules as printed.
+
+        The prediction of the region of ``rules_`` each point falls in (form "paper": the
+        two-step MAP prediction, ``predict_map``; EM-KL: the mixture of experts', the
+        experts' outputs weighted by q(k | x, s), and ``rules_.predict`` the printed rules').
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray or Dask array of shape (n_samples,)
+            The predictions (lazy for a Dask X).
+        """
         check_is_fitted(self, "rules_")
         if is_dask_collection(X):
             return self._map_dask("predict", X)
         if self._by_rules():
-            # the rules' own reading: the features they name only (a NaN elsewhere, or an
-            # infinite value, is what rules_.predict takes too)
+            # the rules' own reading: a NaN or an infinite value where rules_.predict takes it
             return self.rules_.predict(self._matched_X(X), matched=True)
         return self._predict_coded(self._check_X(X))
 
@@ -283,45 +325,26 @@ class DefragModel(RuleEstimatorMixin, BaseEstimator):
         return check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
                                type(self).__name__)
 
-    def predict_map(self, X):
-        """The mixture's two-step MAP prediction (eq. 10-11), as the paper evaluates it."""
-        return self._mixture().predict_map(self._check_X(X))
-
-    def _predict_coded(self, Xf):
-        if self._by_rules():
-            return self.rules_.predict_coded(Xf)
-        return self._mixture().predict(Xf)
-
+    @available_if(RuleEstimatorMixin._classifies)
     def predict_proba(self, X):
-        """Class probabilities of the rule that predicts each point: the class frequencies
-        of the training points it is the first match for (with ``rule_list=False``, the
-        MAP component's gamma; EM-KL: the mixture of experts'). Classification only."""
+        """Class probabilities of the region of each point (classification only).
+
+        The class shares of the training points of the region (form "paper": the MAP
+        component's gamma; EM-KL: the mixture of experts').
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray or Dask array of shape (n_samples, n_classes)
+            The probabilities, columns in ``classes_`` order.
+        """
         check_is_fitted(self, "rules_")
-        if self.task_ != "classification":
-            raise AttributeError("predict_proba is only available for classification")
         if is_dask_collection(X):
             return self._map_dask("predict_proba", X)
         if self._by_rules():
             return self.rules_.predict_proba(self._matched_X(X), matched=True)
         return self._mixture().predict_proba(self._check_X(X))
-
-    def evaluate(self, X, y):
-        """Test error, coverage, overlap and fidelity of the rules on (X, y).
-
-        Returns a dict: ``error`` (misclassification rate or mean squared error of
-        predict: the rules as printed), ``error_map`` (the same of the mixture's MAP
-        prediction, predict_map), ``coverage`` (share of points covered by at least one rule),
-        ``overlap`` (mean number of rules covering a point), ``fidelity``
-        (agreement with the ensemble's predictions for classification, R^2
-        against them for regression; None for a split array), ``n_rules``.
-        EM-KL: ``error`` is that of the mixture of experts (predict), ``error_map`` that
-        of the expert of largest weight, and ``error_rules`` that of the rules as printed
-        (``rules_.predict``), which coverage and overlap describe.
-        """
-        Xf, y, scores = self._scores(X, y)
-        emkl = self._emkl_fitted()
-        error_map = scores["error"] if not (self._by_rules() or emkl) else \
-            prediction_error(self._mixture().predict_map(Xf), y, self.task_)
-        # EM-KL: the rules as printed, which are not its prediction
-        rules = ({"error_rules": prediction_error(self.rules_.predict_coded(Xf), y, self.task_)} if emkl else {})
-        return {"error": scores.pop("error"), "error_map": error_map, **rules, **scores}

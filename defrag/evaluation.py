@@ -15,7 +15,7 @@ from .rules.tree import explanation_conditions
 from .sources import predicts, unwrap
 from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
-from .utils.validation import check_missing, check_predict_X, tagged
+from .utils.validation import check_missing, check_predict_X, tagged, user_stacklevel
 
 
 def warn_unseen_labels(y, classes, task):
@@ -30,7 +30,7 @@ def warn_unseen_labels(y, classes, task):
         shown = ", ".join(repr(v) for v in unseen[:5]) + (", ..." if len(unseen) > 5 else "")
         warnings.warn(f"y has {len(unseen)} label(s) the model was not fitted with: {shown} "
                       f"(its classes: {', '.join(repr(c) for c in known)}); their points count "
-                      "as misclassified", UserWarning, stacklevel=4)
+                      "as misclassified", UserWarning, stacklevel=user_stacklevel())
 
 
 def prediction_error(pred, y, task):
@@ -109,6 +109,12 @@ class RuleEstimatorMixin:
         """The task as the parameters set it ("auto": the wrapped model's)."""
         return "auto"
 
+    def _classifies(self):
+        """Whether the model classifies: its fitted task, else its kind (``available_if`` of
+        predict_proba: a regressor has none)."""
+        task = getattr(self, "task_", None)
+        return task == "classification" if task is not None else is_classifier(self)
+
     def _description(self):
         return self.task_
 
@@ -126,7 +132,20 @@ class RuleEstimatorMixin:
         return (X, Xf) if matched else Xf
 
     def score(self, X, y):
-        """Accuracy (classification) or R^2 (regression) of predict."""
+        """Accuracy (classification) or R^2 (regression) of predict.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        float
+            The score.
+        """
         return predictive_score(self.predict(X), y, self.task_)
 
     def _scores(self, X, y):
@@ -135,7 +154,7 @@ class RuleEstimatorMixin:
         y = np.asarray(y)
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
-        scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator,
+        scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator_,
                              X, self.n_regions_, getattr(self, "classes_", None))
         scores["n_conditions"] = explanation_conditions(self.rules_)
         if hasattr(self.rules_, "checks"):
@@ -161,10 +180,22 @@ class RuleEstimatorMixin:
             # that wrote it; the rules' JSON document is what later versions read
             warnings.warn(f"this {type(self).__name__} was pickled by defrag {version} and is loaded by "
                           f"{VERSION}: it may not work; refit it, or save its rules as JSON "
-                          "(rules_.to_json()), which later versions read", UserWarning, stacklevel=2)
+                          "(rules_.to_json()), which later versions read", UserWarning, stacklevel=user_stacklevel())
         super().__setstate__(state)
 
     def set_params(self, **params):
+        """Set parameters, as scikit-learn's ``set_params``.
+
+        Parameters
+        ----------
+        **params : dict
+            The parameters (``estimator__name`` for the ensemble's).
+
+        Returns
+        -------
+        self
+            The estimator.
+        """
         try:
             return super().set_params(**params)
         except ValueError as exc:  # scikit-learn's message prints the estimator: its repr, not the rules

@@ -3,16 +3,18 @@
 Each function draws on a new ``Figure`` (no pyplot state; works headless) or on the
 ``ax`` given, and returns the figure:
 
-- ``rules_2d(model, X, y, features=(i, j))``: the rules' boxes over a scatter of the data
-  on two features (as Figures 6-7 of Hara & Hayashi, AISTATS 2018);
-- ``tradeoff(results)``: number of rules against test error, one series per method
-  (the layout of their Figure 5);
+- ``rules_2d(model, X, y, features=(i, j))``: the regions' boxes over a scatter of the data
+  on two features (as Figures 6-7 of Hara & Hayashi, AISTATS 2018): a rule list's rules, a
+  tree of rules' leaves;
+- ``tradeoff(results)``: conditions printed against error, one series per method (the
+  layout of their Figure 5), or a fitted model's path of candidates against their
+  cross-validated error;
 - ``rule_coverage(model, X)``: one bar per rule, the share of X it covers and the share
   it predicts for, labelled with its prediction.
 """
 import numpy as np
 
-from .rules import RuleSet, rule_count_text
+from .rules import RuleSet, RuleTree, rule_count_text
 
 
 def _matplotlib():
@@ -30,17 +32,53 @@ def _figure(ax, figsize):
     return fig, fig.subplots()
 
 
-def _rules_of(model):
-    rules = model if isinstance(model, RuleSet) else getattr(model, "rules_", None)
-    if not isinstance(rules, RuleSet):
-        raise TypeError(f"expected a fitted model with rules_ or a RuleSet; got {type(model).__name__}")
+def _rules_of(model, trees=False):
+    """The RuleSet (or with trees, the RuleTree) of a fitted model or the rules themselves."""
+    rules = model if isinstance(model, (RuleSet, RuleTree)) else getattr(model, "rules_", None)
+    kinds = (RuleSet, RuleTree) if trees else (RuleSet,)
+    if not isinstance(rules, kinds):
+        raise TypeError(f"expected a fitted model with rules_ or a {' or '.join(k.__name__ for k in kinds)}; "
+                        f"got {type(model).__name__}" + ("" if trees or not isinstance(rules, RuleTree) else
+                                                         " whose rules are a RuleTree; this plot reads a "
+                                                         "RuleSet (fit with form='list')"))
+    if isinstance(rules, RuleTree) and rules.form == "sum":
+        raise ValueError("a sum of trees adds one value from each tree: its regions are not boxes to "
+                         "draw; plot a tree of rules (form='tree') or a rule list (form='list')")
     return rules
+
+
+def _regions(rules):
+    """(conditions, prediction, exact) of each region drawn, in reading order, and the
+    prediction of the region left out (the default, or a tree's last 'else'). A rule list's
+    rules; a tree's leaves, each the box of the 'then' conditions on its path (exact False
+    where the path takes an 'else': the region is that box less the boxes tested before)."""
+    if isinstance(rules, RuleSet):
+        return [(r.conditions, r.prediction, True) for r in rules], rules.default_prediction
+    out, default = [], None
+    stack = [(rules.terms[0], [], True)]
+    while stack:
+        item, path, exact = stack.pop()
+        if hasattr(item, "conditions"):  # a box: 'then' inside it, 'else' outside
+            stack.append((item.otherwise, path, False))
+            stack.append((item.then, path + list(item.conditions), exact))
+        elif path:
+            out.append((path, item.prediction, exact))
+        else:  # the rows outside every box on the root's 'else' path
+            default = item.prediction
+    return out, default
+
+
+def _n_features(rules):
+    if rules.feature_names is not None:
+        return len(rules.feature_names)
+    regions, _ = _regions(rules)
+    return 1 + max((c.feature for conditions, _, _ in regions for c in conditions), default=0)
 
 
 def _feature_index(rules, feature):
     if isinstance(feature, (int, np.integer)):
-        if not 0 <= feature < rules._n_features():
-            raise ValueError(f"feature {feature} is out of range: the rules have {rules._n_features()}")
+        if not 0 <= feature < _n_features(rules):
+            raise ValueError(f"feature {feature} is out of range: the rules have {_n_features(rules)}")
         return int(feature)
     for names in (getattr(rules, "feature_names_in", None), rules.feature_names):
         if names is not None and str(feature) in names:
@@ -57,11 +95,14 @@ def _label(value):
 def rule_box(rule, i, j):
     """((x_low, x_high), (y_low, y_high), exact) of a rule on features i and j: the
     interval of its numeric conditions on each (None: unbounded); exact is False when
-    the rule also has conditions the box cannot show (other features, category sets),
-    or None when a condition on i or j is a set."""
+    the rule also has conditions the box cannot show (other features, category sets)."""
+    return _box(rule.conditions, i, j)
+
+
+def _box(conditions, i, j):
     box = {i: [None, None], j: [None, None]}
     exact = True
-    for c in rule.conditions:
+    for c in conditions:
         if c.feature not in box or c.is_set:
             exact = False
             continue
@@ -73,14 +114,52 @@ def rule_box(rule, i, j):
     return tuple(box[i]), tuple(box[j]), exact
 
 
+def _place_labels(ax, labels):
+    """Each label (text, colour, box corners in data coordinates) at the first corner of
+    its box, inside it, whose text overlaps no label placed before; where every corner
+    does, below the top-left one by whole label heights. Returns the Text artists."""
+    placed, texts = [], []
+    renderer = ax.figure.canvas.get_renderer() if hasattr(ax.figure.canvas, "get_renderer") else None
+    corners = (("left", "top", 3, -3), ("right", "top", -3, -3), ("left", "bottom", 3, 3),
+               ("right", "bottom", -3, 3))
+    for text, colour, (x0, x1, y0, y1) in labels:
+        artist = None
+        for ha, va, dx, dy in corners:
+            point = (x0 if ha == "left" else x1, y1 if va == "top" else y0)
+            artist = ax.annotate(text, point, xytext=(dx, dy), textcoords="offset points", va=va, ha=ha,
+                                 fontsize=8, color=colour, zorder=4)
+            extent = artist.get_window_extent(renderer)
+            if not any(extent.overlaps(other) for other in placed):
+                break
+            artist.remove()
+            artist = None
+        if artist is None:  # every corner is taken: the first free place below the top-left one
+            step = 0
+            while True:
+                step += 1
+                artist = ax.annotate(text, (x0, y1), xytext=(3, -3 - step * 10), textcoords="offset points",
+                                     va="top", ha="left", fontsize=8, color=colour, zorder=4)
+                extent = artist.get_window_extent(renderer)
+                if not any(extent.overlaps(other) for other in placed) or step > 4 * len(labels):
+                    break
+                artist.remove()
+        placed.append(artist.get_window_extent(renderer))
+        texts.append(artist)
+    return texts
+
+
 def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max_points=5000,
              random_state=0):
-    """The rules' boxes on two features over a scatter of X (coloured by y, or by the
-    rules' predictions when y is None). A rule with conditions on other features (or
-    with category sets) is drawn dashed: its box is the projection of its region. Boxes
-    are numbered in the rules' order (the first that holds predicts). Regression targets
-    are coloured on a scale; classes by colour. Returns the Figure."""
-    rules = _rules_of(model)
+    """The regions' boxes on two features over a scatter of X (coloured by y, or by the
+    rules' predictions when y is None): a rule list's rules (``RuleSet``), or a tree of
+    rules' leaves (``RuleTree``), each the box of the conditions on its path; a sum of
+    trees is refused (its regions are not boxes). A box is drawn dashed where it is not
+    the region exactly: a rule with conditions on other features (or category sets) is
+    projected, and a tree's leaf reached through an 'else' is its box less the boxes
+    tested before. Boxes are numbered in reading order and labelled with their
+    predictions, no label over another. Regression targets are coloured on a scale,
+    classes by colour. Returns the Figure."""
+    rules = _rules_of(model, trees=True)
     i, j = (_feature_index(rules, f) for f in features)
     Xc = rules.encode(X)
     target = rules.predict(X) if y is None else np.asarray(y)
@@ -114,65 +193,103 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     edge = matplotlib.colormaps["Dark2"]
     from matplotlib.patches import Rectangle
 
-    for k, rule in enumerate(rules):
-        (x0, x1), (y0, y1), exact = rule_box(rule, i, j)
-        x0 = x_lim[0] if x0 is None else x0
-        x1 = x_lim[1] if x1 is None else x1
-        y0 = y_lim[0] if y0 is None else y0
-        y1 = y_lim[1] if y1 is None else y1
+    regions, default = _regions(rules)
+    labels, numbers = [], []
+    for k, (conditions, prediction, whole) in enumerate(regions):
+        (x0, x1), (y0, y1), exact = _box(conditions, i, j)
+        x0 = x_lim[0] if x0 is None else max(x0, x_lim[0])
+        x1 = x_lim[1] if x1 is None else min(x1, x_lim[1])
+        y0 = y_lim[0] if y0 is None else max(y0, y_lim[0])
+        y1 = y_lim[1] if y1 is None else min(y1, y_lim[1])
         if x1 <= x0 or y1 <= y0:
-            continue  # empty on these two features
+            continue  # empty on these two features (or outside the data)
         colour = edge(k % 8)
         ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, edgecolor=colour, linewidth=2,
-                               linestyle="-" if exact else "--", zorder=3, gid=f"rule-{k + 1}"))
-        ax.annotate(f"[{k + 1}] y = {_label(rule.prediction)}",
-                    (max(x0, x_lim[0]), min(y1, y_lim[1])), xytext=(3, -3), textcoords="offset points",
-                    va="top", ha="left", fontsize=8, color=colour, zorder=4)
+                               linestyle="-" if exact and whole else "--", zorder=3, gid=f"rule-{k + 1}"))
+        labels.append((f"[{k + 1}] y = {_label(prediction)}", colour, (x0, x1, y0, y1)))
+        numbers.append(k + 1)
+    for k, text in zip(numbers, _place_labels(ax, labels)):
+        text.set_gid(f"label-{k}")
     ax.set_xlim(x_lim)
     ax.set_ylim(y_lim)
-    names = rules.feature_names or [f"x{d}" for d in range(rules._n_features())]
+    names = rules.feature_names or [f"x{d}" for d in range(_n_features(rules))]
     ax.set_xlabel(names[i])
     ax.set_ylabel(names[j])
-    ax.set_title(f"{rule_count_text(len(rules))} (y = {_label(rules.default_prediction)})")
+    if isinstance(rules, RuleSet):
+        title = f"{rule_count_text(len(rules))} (y = {_label(default)})"
+    else:
+        title = f"{rules.n_regions} regions, {rules.n_conditions} conditions" + \
+            ("" if default is None else f" (otherwise y = {_label(default)})")
+    ax.set_title(title)
     if classes is not None:
         ax.legend(loc="lower right", fontsize=8, markerscale=2)
     return fig
 
 
+def _path_records(path):
+    """(series, n_conditions, validation error, chosen) of each candidate of a fitted
+    model's path_ (a searched tree: one series per form; a searched list: one), the
+    candidates without a cross-validated error left out."""
+    n = np.asarray(path["n_conditions"], dtype=float)
+    error = np.asarray(path["validation_error"], dtype=float)
+    forms = path.get("form")
+    forms = ["list"] * n.size if forms is None else [str(f) for f in forms]
+    chosen = path.get("chosen")
+    return [(forms[k], n[k], error[k], k == chosen) for k in range(n.size) if np.isfinite(error[k])]
+
+
 def _records(results):
-    """(method, n_rules, error) triples of a mapping {method: [(n_rules, error), ...]},
-    records with those keys, or a DataFrame with those columns."""
+    """(method, n_conditions, error, False) of a mapping {method: [(n_conditions, error),
+    ...]}, of records with those keys, or of a DataFrame with those columns."""
     if hasattr(results, "to_dict") and hasattr(results, "columns"):
         results = results.to_dict("records")
     if isinstance(results, dict):
-        return [(str(m), float(n), float(e)) for m, pairs in results.items() for n, e in pairs]
+        return [(str(m), float(n), float(e), False) for m, pairs in results.items() for n, e in pairs]
     out = []
     for r in results:
         try:
-            out.append((str(r["method"]), float(r["n_rules"]), float(r["error"])))
+            out.append((str(r["method"]), float(r["n_conditions"]), float(r["error"]), False))
         except (KeyError, TypeError):
-            raise ValueError("results must map a method to (n_rules, error) pairs, or be records "
-                             "with 'method', 'n_rules' and 'error'") from None
+            raise ValueError("results must map a method to (n_conditions, error) pairs, or be records "
+                             "with 'method', 'n_conditions' and 'error'") from None
     return out
 
 
-def tradeoff(results, ax=None, figsize=(6.4, 4.4), log_rules=True, error_label="test error"):
-    """Number of rules against test error, one marker series per method (several fits
-    of a method, e.g. over max_rules or data sets' folds, are its points). Returns the
-    Figure."""
-    records = _records(results)
+def tradeoff(results, ax=None, figsize=(6.4, 4.4), error_label=None):
+    """Conditions printed (comparisons, ``n_conditions``) against error, one marker series
+    per method, on a linear axis of whole numbers.
+
+    ``results``: a fitted model with a searched path (``path_``: its candidates against
+    their cross-validated error, one series per form, the chosen one circled), or the
+    ``path_`` itself; or test errors, as a mapping {method: [(n_conditions, error), ...]}
+    or records (a DataFrame) with 'method', 'n_conditions' and 'error'. ``error_label``:
+    the y axis ("validation error" for a path, else "test error"). Returns the Figure."""
+    path = getattr(results, "path_", results)
+    if isinstance(path, dict) and "n_conditions" in path and "validation_error" in path:
+        records = _path_records(path)
+        error_label = error_label or "validation error (cross-validated)"
+    elif hasattr(results, "rules_"):
+        raise ValueError("this model has no searched path (path_): fit a searched form, or pass errors")
+    else:
+        records = _records(results)
+        error_label = error_label or "test error"
     if not records:
         raise ValueError("results is empty")
     fig, ax = _figure(ax, figsize)
+    from matplotlib.ticker import MaxNLocator
+
     markers = "os^Dv<>pP*"
-    methods = list(dict.fromkeys(m for m, _, _ in records))
+    methods = list(dict.fromkeys(m for m, *_ in records))
     for k, method in enumerate(methods):
-        pts = sorted((n, e) for m, n, e in records if m == method)
+        pts = sorted((n, e) for m, n, e, _ in records if m == method)
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=markers[k % len(markers)],
                 linestyle="-" if len(pts) > 1 else "none", label=method, alpha=0.85)
-    if log_rules and min(n for _, n, _ in records) > 0:
-        ax.set_xscale("log")
-    ax.set_xlabel("number of rules")
+    for _, n, e, chosen in records:
+        if chosen:
+            ax.plot([n], [e], marker="o", markersize=14, markerfacecolor="none", markeredgecolor="black",
+                    linestyle="none", label="chosen", gid="chosen")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("conditions printed")
     ax.set_ylabel(error_label)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)

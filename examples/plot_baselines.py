@@ -48,13 +48,13 @@ results = {}
 print(f"{'':15s} regions  error  overlap")
 for name, model in models.items():
     scores = model.fit(X_train, y_train).evaluate(X_test, y_test)
-    results[name] = [(scores["n_regions"], scores["error"])]
+    results[name] = [(scores["n_conditions"], scores["error"])]
     print(f"{name:15s} {scores['n_regions']:7d}  {scores['error']:.3f}  {scores['overlap']:.2f}")
 
 # %%
-# Number of rules against test error, one point per method (the layout of the paper's
+# Conditions printed against test error, one point per method (the layout of the paper's
 # Figure 5): the lower left is best.
-fig = tradeoff(results, log_rules=False)
+fig = tradeoff(results)
 
 # %%
 # The rules of Born-Again Trees, for comparison with defrag's (one rule per leaf).

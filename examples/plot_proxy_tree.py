@@ -53,8 +53,9 @@ for name, factory in (("proxy tree", lambda: ProxyTree(forest, max_leaves=6)),
 # %%
 # A local explanation of the forest around one test point: a depth-3 proxy tree fitted
 # on a Gaussian neighbourhood, against a LIME-style ridge regression on two features.
-# ``fidelity`` is the locally weighted squared loss against the forest (lower is better).
+# ``loss`` is the locally weighted squared loss against the forest (lower is better);
+# ``fidelity`` the weighted R^2 against it (higher is better).
 local = proxy.explain_local(X_test[0], random_state=0)
 print(local.rules)
-print(f"local fidelity: tree {local.fidelity:.1f}, LIME baseline "
-      f"{local.lime_baseline(n_features=2).fidelity:.1f}")
+print(f"local loss: tree {local.loss:.1f}, LIME baseline "
+      f"{local.lime_baseline(n_features=2).loss:.1f}")

@@ -41,18 +41,20 @@ print({k: round(v, 3) for k, v in budget.evaluate(X_test, y_test).items()})
 
 # %%
 # A fixed number of regions, for a few sizes, against a tree fitted to the forest's
-# predictions with as many leaves (CART-fp). ``with_size`` reads each size off the
-# default fit's path, without a refit.
+# predictions with as many leaves (CART-fp), each at the conditions it prints (a CART
+# tree prints one per inner node). ``with_size`` reads each size off the default fit's
+# path, without a refit.
 results = {"defrag": [], "CART-fp": []}
 for k in (2, 4, 6):
     sized = model.with_size(n_regions=k)
-    results["defrag"].append((sized.n_regions_, sized.evaluate(X_test, y_test)["error"]))
-    cart = DecisionTreeRegressor(max_leaf_nodes=k, random_state=0)
+    results["defrag"].append((sized.n_conditions_, sized.evaluate(X_test, y_test)["error"]))
+    cart = DecisionTreeRegressor(max_leaf_nodes=sized.n_regions_, random_state=0)
     cart.fit(X_train, forest.predict(X_train))
-    results["CART-fp"].append((int(cart.get_n_leaves()), float(np.mean((cart.predict(X_test) - y_test) ** 2))))
+    results["CART-fp"].append((cart.tree_.node_count - cart.get_n_leaves(),
+                               float(np.mean((cart.predict(X_test) - y_test) ** 2))))
 for name, points in results.items():
     print(name, [(k, round(e)) for k, e in points])
-fig = tradeoff(results, error_label="test MSE", log_rules=False)
+fig = tradeoff(results, error_label="test MSE")
 
 # %%
 # The mixture of experts of the 2016 paper: each of the ``n_components`` experts has a

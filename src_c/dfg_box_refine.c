@@ -43,34 +43,10 @@ static double gain_of(const dfg_refine *c, const double *sR, double cR) {
     return gR + side_gain(c, c->sR + c->W, cB);
 }
 
-static double cost_pow(double cost, double p) {
-    if (p == 1.0) return cost;
-    if (p == 0.0) return 1.0;
-    if (p == 2.0) return cost * cost;
-    if (p == 0.5) return sqrt(cost);
-    return pow(cost, p);
-}
-
-/* A box's score from its gain and cost (one-sided: distinct features; two-sided: length). */
-static double score_of(const dfg_refine *c, double gain, double cost) {
-    if (c->gain_only) return gain; /* gain / 1 - 0 * cost: the same double */
-    if (c->two_sided) return gain - c->lam * (cost - 1.0);
-    if (cost < 1.0) cost = 1.0;
-    return gain / cost_pow(cost, c->cost_power) - c->lam * cost;
-}
-
-/* Distinct features of a box, at least 1. */
-static double feature_cost(dfg_refine *c, const int64_t *box, int64_t len) {
-    int64_t k = 0;
-    for (int64_t i = 0; i < len; i++)
-        if (c->fcount[c->feat[box[i]]]++ == 0) k++;
-    for (int64_t i = 0; i < len; i++) c->fcount[c->feat[box[i]]] = 0;
-    return (double)(k > 1 ? k : 1);
-}
-
-/* A box's cost as score_of takes it. */
-static double box_cost(dfg_refine *c, const int64_t *box, int64_t len) {
-    return c->two_sided ? (double)len : feature_cost(c, box, len);
+/* A box's score from its gain and length (two-sided with a price; else the gain). */
+static double score_of(const dfg_refine *c, double gain, double len) {
+    if (c->gain_only) return gain;
+    return gain - c->lam * (len - 1.0);
 }
 
 /* acc[k L + l] (+/-)= s_l T[r, k] (k = d: 1) for the literals l0 .. l0 + m - 1, over rows
@@ -346,11 +322,8 @@ static void literal_sums(const dfg_refine *c, int64_t j, const double *right, do
 /* The best add move and every drop move of the box (region sums current). */
 static void add_and_drop_moves(dfg_refine *c, const int64_t *box, int64_t len, move *best) {
     const int64_t L = c->L, d = c->d, W = c->W;
-    int64_t named = 0;
-    for (int64_t i = 0; i < len; i++)
-        if (c->fcount[c->feat[box[i]]]++ == 0) named++;
-    if (d == 1 && c->gain_only && !c->two_sided) {
-        /* one target, a score that is the gain (the default in regression): gain_of's
+    if (d == 1 && !c->two_sided) {
+        /* one target, a score that is the gain: gain_of's
          * arithmetic inline, the same doubles (a one-term sum of squares is x * x) */
         const double *sum = c->racc, *count = c->racc + L, s_all = c->rtot[0], c_all = c->rtot[1];
         const double mean = c->mL[0], cL = c->cL, min_support = c->min_support;
@@ -402,10 +375,9 @@ static void add_and_drop_moves(dfg_refine *c, const int64_t *box, int64_t len, m
             literal_sums(c, j, c->etot, c->racc[d * L + l], c->rtot, c->sR, &cR);
             const double g = gain_of(c, c->sR, cR);
             c->gain2[j] = g;
-            c->score2[j] = c->gain_only ? g : score_of(c, g, (double)(named + (c->fcount[c->feat[j]] == 0)));
+            c->score2[j] = g; /* one-sided: the score is the gain */
         }
     }
-    for (int64_t i = 0; i < len; i++) c->fcount[c->feat[box[i]]] = 0;
     for (int64_t i = 0; i < len; i++) c->score2[box[i]] = -INFINITY;
     int64_t jb = 0;
     for (int64_t j = 1; j < c->L2; j++)
@@ -429,7 +401,7 @@ static void add_and_drop_moves(dfg_refine *c, const int64_t *box, int64_t len, m
             int64_t m_len = 0;
             for (int64_t p = 0; p < len; p++)
                 if (p != i) c->box_tmp[m_len++] = box[p];
-            move m = {1, score_of(c, g, box_cost(c, c->box_tmp, m_len)), g, len - 1, MOVE_DROP, i, -1};
+            move m = {1, score_of(c, g, (double)m_len), g, len - 1, MOVE_DROP, i, -1};
             offer(best, &m);
         }
     }
@@ -480,7 +452,7 @@ static void polish_moves(dfg_refine *c, const int64_t *box, int64_t len, move *b
         if (isfinite(gbest) && c->gord[pbest] != j) {
             memcpy(c->box_tmp, box, (size_t)len * sizeof(int64_t));
             c->box_tmp[i] = c->gord[pbest];
-            move m = {1, score_of(c, gbest, box_cost(c, c->box_tmp, len)), gbest, len, MOVE_POLISH, i,
+            move m = {1, score_of(c, gbest, (double)len), gbest, len, MOVE_POLISH, i,
                       c->gord[pbest]};
             offer(best, &m);
         }
@@ -497,7 +469,7 @@ static int refine(dfg_refine *c, int64_t *box, int64_t *len_io, double *gain_out
     leave_one_out(c, box, len);
     set_region(c);
     double gain = len ? gain_of(c, c->rtot, c->rtot[c->d]) : -INFINITY;
-    double score = len ? score_of(c, gain, box_cost(c, box, len)) : -INFINITY;
+    double score = len ? score_of(c, gain, (double)len) : -INFINITY;
     for (int64_t it = 0; it < c->max_moves; it++) {
         if (dfg_stop_requested(c->stop)) return DFG_EINTERRUPTED;
         if (it > 0) {
@@ -717,7 +689,7 @@ void dfg_refine_free(dfg_refine *c) {
     free(c->rows_a); free(c->rows_b); free(c->one); free(c->which); free(c->one_i);
     free(c->gain2); free(c->score2); free(c->vec); free(c->sR); free(c->extra); free(c->etot);
     free(c->gacc); free(c->gbuf); free(c->gcol);
-    free(c->fcount); free(c->box_tmp); free(c->box_work);
+    free(c->box_tmp); free(c->box_work);
     memset(c, 0, sizeof(dfg_refine));
 }
 
@@ -747,7 +719,6 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     c->cand_literals = cand_literals;
     c->n_cand = n_candidates;
     c->two_sided = settings->mode == DFG_GAIN_TWO_SIDED;
-    c->cost_power = settings->cost_power;
     c->price = settings->price;
     c->min_support = (double)settings->min_support;
     c->max_moves = settings->max_moves;
@@ -795,7 +766,6 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     RF_ALLOC(c->gacc, L2 * W, double);
     RF_ALLOC(c->gbuf, 4 * L2, double);
     RF_ALLOC(c->gcol, L2, int64_t);
-    RF_ALLOC(c->fcount, L2, int64_t);
     RF_ALLOC(c->box_tmp, bound + 1, int64_t);
     RF_ALLOC(c->box_work, bound + 1, int64_t);
     if (!c->feat || !c->gord || !c->glo || !c->ghi || !c->cand_cost || !c->cand_s || !c->cand_score ||
@@ -803,7 +773,7 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
         !c->box_words || !c->suffix_words || !c->one_words || !c->lacc || !c->racc ||
         !c->ltot || !c->rtot || !c->sL || !c->mL || !c->rows_a || !c->rows_b || !c->one || !c->which ||
         !c->one_i || !c->gain2 || !c->score2 || !c->vec || !c->sR || !c->extra || !c->etot || !c->gacc ||
-        !c->gbuf || !c->gcol || !c->fcount || !c->box_tmp || !c->box_work)
+        !c->gbuf || !c->gcol || !c->box_tmp || !c->box_work)
         return DFG_ENOMEM;
     const int status = index_literals(c, literal_feature, literal_group);
     if (status != DFG_OK) return status;
@@ -819,7 +789,7 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
         c->tol = settings->rel_tol * scale;
     }
     for (int64_t m = 0; m < n_candidates; m++)
-        c->cand_cost[m] = box_cost(c, cand_literals + cand_ptr[m], cand_ptr[m + 1] - cand_ptr[m]);
+        c->cand_cost[m] = (double)(cand_ptr[m + 1] - cand_ptr[m]);
     /* the literals' and candidates' rows as bits, 64 rows at a time (S's rows read once) */
     for (int64_t w = 0; w < c->nw; w++) {
         const int64_t r0 = w * 64, rows = n - r0 < 64 ? n - r0 : 64;
@@ -838,25 +808,23 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
     return DFG_OK;
 }
 
-/* The step's left: its sums, mean, and the price of a condition. */
+/* The step's left: its sums, mean, and (two-sided) the price of a condition. */
 static void begin_step(dfg_refine *c) {
     const int64_t d = c->d;
     c->cL = (double)c->lcount;
     for (int64_t k = 0; k < d; k++) c->sL[k] = c->ltot[k];
-    double sq = 0.0;
-    for (int64_t w = 0; w < c->nw; w++)
-        for (uint64_t x = c->lbits[w]; x; x &= x - 1) {
-            const int64_t r = w * 64 + (int64_t)dfg_ctz64(x);
-            for (int64_t k = 0; k < d; k++) sq = sq + c->T[r * d + k] * c->T[r * d + k];
-        }
-    const double resid = sq - dfg_sumsq_np(c->sL, d) / c->cL;
-    if (c->two_sided) {
+    c->lam = 0.0;
+    if (c->two_sided) { /* the one-sided score is the gain: no price to scale */
+        double sq = 0.0;
+        for (int64_t w = 0; w < c->nw; w++)
+            for (uint64_t x = c->lbits[w]; x; x &= x - 1) {
+                const int64_t r = w * 64 + (int64_t)dfg_ctz64(x);
+                for (int64_t k = 0; k < d; k++) sq = sq + c->T[r * d + k] * c->T[r * d + k];
+            }
+        const double resid = sq - dfg_sumsq_np(c->sL, d) / c->cL;
         c->lam = c->price * resid;
-        c->gain_only = c->lam == 0.0;
-    } else {
-        c->lam = c->price * resid / c->cL;
-        c->gain_only = c->cost_power == 0.0 && c->lam == 0.0;
     }
+    c->gain_only = c->lam == 0.0;
     const double cl1 = c->cL > 1.0 ? c->cL : 1.0;
     for (int64_t k = 0; k < d; k++) c->mL[k] = c->sL[k] / cl1;
 }

@@ -10,9 +10,8 @@
  * A box's gain and score, by mode:
  *
  *   DFG_GAIN_ONE_SIDED (the list): gain = c_R |m_R - m_left|^2, what R's own rows gain,
- *     -inf where c_R < min_support or c_left - c_R < 1; score = gain / cost ** cost_power
- *     - lam * cost, cost the number of distinct features of the box's literals (at least
- *     1), lam = price * resid / c_left;
+ *     -inf where c_R < min_support or c_left - c_R < 1; score = gain (a condition stays
+ *     wherever it lowers the loss at all);
  *   DFG_GAIN_TWO_SIDED (the tree): gain = CART's drop when left splits into R and the rest
  *     B, computed as the sum of both sides' one-sided gains, c_R |m_R - m_left|^2 +
  *     c_B |m_B - m_left|^2 (the same number as |s_R|^2 / c_R + |s_B|^2 / c_B -
@@ -105,8 +104,7 @@ enum { DFG_GAIN_ONE_SIDED = 0, DFG_GAIN_TWO_SIDED = 1 };
 
 typedef struct {
     int mode;            /* DFG_GAIN_ONE_SIDED or DFG_GAIN_TWO_SIDED */
-    double cost_power;   /* one-sided only, finite */
-    double price;        /* finite: lam = price * resid / c_left (one-sided), price * resid (two-sided) */
+    double price;        /* two-sided only, finite: lam = price * resid */
     int64_t min_support; /* one-sided: R's rows at least; two-sided: each side's */
     int64_t max_moves;   /* >= 0 */
     int64_t n_starts;    /* >= 0 */
@@ -131,8 +129,8 @@ typedef struct {
     int64_t *starts;
     /* settings */
     int two_sided;
-    double cost_power, price, tol, min_support;
-    int gain_only; /* a score is its gain (no price, no power of the cost) */
+    double price, tol, min_support;
+    int gain_only; /* a score is its gain (one-sided, or no price) */
     int64_t max_moves, n_starts;
     int n_threads;
     int avx2; /* the AVX2 build of the sums runs */
@@ -159,7 +157,6 @@ typedef struct {
     int64_t n_one;
     double *gain2, *score2, *vec, *sR, *extra, *etot, *gacc, *gbuf;
     int64_t *gcol;
-    int64_t *fcount;
     int64_t box_cap;
     int64_t *box_tmp, *box_work;
 } dfg_refine;

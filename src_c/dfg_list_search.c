@@ -10,8 +10,8 @@ static int check_inputs(const uint8_t *S, const double *T, int64_t n, int64_t L,
                         const dfg_list_params *p, const int64_t *box_ptr, const int64_t *box_literals,
                         int64_t capacity, const int64_t *n_boxes, int n_threads) {
     if (!p || !n_boxes || !box_ptr || capacity < 0 || n_threads < 1) return DFG_EINVAL;
-    if (p->max_rules < 0 || p->max_moves < 0 || p->n_starts < 0 || !isfinite(p->cost_power) ||
-        !isfinite(p->condition_price) || !isfinite(p->rel_tol) || p->rel_tol < 0.0 || p->max_rules > INT64_MAX - 1)
+    if (p->max_rules < 0 || p->max_moves < 0 || p->n_starts < 0 ||
+        !isfinite(p->rel_tol) || p->rel_tol < 0.0 || p->max_rules > INT64_MAX - 1)
         return DFG_EINVAL;
     if (capacity > 0 && !box_literals) return DFG_EINVAL;
     int64_t bound;
@@ -40,8 +40,7 @@ int dfg_list_search_grow(const uint8_t *S, const double *T, int64_t n_samples, i
     const int64_t n = n_samples, L = n_splits, d = n_targets;
     if (L == 0 || n < 2 || params->max_rules == 0) return DFG_OK;
 
-    const dfg_refine_settings settings = {DFG_GAIN_ONE_SIDED, params->cost_power, params->condition_price,
-                                          params->min_support, params->max_moves, params->n_starts,
+    const dfg_refine_settings settings = {DFG_GAIN_ONE_SIDED, 0.0, params->min_support, params->max_moves, params->n_starts,
                                           params->rel_tol};
     dfg_refine search;
     int64_t *best_box = NULL;

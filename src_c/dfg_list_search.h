@@ -5,11 +5,8 @@
  * small integers).
  *
  * S, T, the literals and the boxes are those of dfg_box_refine.h. Each rule is the best
- * box (dfg_refine_best, DFG_GAIN_ONE_SIDED: the gain c_R |m_R - m_left|^2 of what the
- * rule's own rows gain, the score gain / cost ** cost_power - lam * cost with cost the
- * box's distinct features and lam = condition_price * resid / c_left; condition_price is
- * condition_penalty * log(n), computed by the caller as NumPy computes it: the C
- * library's log may differ in the last bit) in `left`, the rows no earlier rule took;
+ * box (dfg_refine_best, DFG_GAIN_ONE_SIDED: its score is the gain c_R |m_R - m_left|^2 of
+ * what the rule's own rows gain) in `left`, the rows no earlier rule took;
  * its literals are sorted (duplicates, which a threshold move can make, are kept) and
  * its rows leave `left`. The search stops after max_rules rules, when fewer than 2 rows
  * are left, or when no start gives a rule (or at once when L = 0).
@@ -22,8 +19,6 @@
 
 typedef struct {
     int64_t max_rules;      /* rules at most (>= 0) */
-    double cost_power;      /* finite */
-    double condition_price; /* condition_penalty * log(n), finite */
     int64_t min_support;    /* rows a rule's region needs */
     int64_t max_moves;      /* moves per refined box (>= 0; MAX_MOVES) */
     int64_t n_starts;       /* candidate boxes refined per rule (>= 0; N_STARTS) */

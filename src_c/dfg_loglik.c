@@ -261,9 +261,8 @@ void dfg_loglik_ranks_rows(const int32_t *ranks, int64_t n_samples, int64_t n_fe
 /* Rows per task of the rank-path likelihood. Each task walks its rows once per
    group of features (dfg_loglik_ranks_rows), so the group's tables ((m_d + 2) x K
    doubles each, about 1 MB for 10,000 thresholds) stay in L2 while the task's
-   output rows stream through L3: with
-   2,048-row tasks the 28 tables of the 1e6-row benchmark were evicted between
-   tasks and the kernel ran 2.7x slower. No sums cross rows, so the task size does
+   output rows stream through L3: smaller tasks evict the tables between tasks
+   (2,048-row tasks make the 1e6-row benchmark 2.7x slower). No sums cross rows, so the task size does
    not change the results. */
 #define DFG_LOGLIK_ROWS 65536
 

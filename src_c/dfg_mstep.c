@@ -115,7 +115,7 @@ static int split_stats_ranks(const int32_t *ranks, int64_t n_samples, int64_t n_
                     for (int64_t j = 0; j < m; j++)
                         out[j] = col[j * K] + (mr && mr[j] ? miss : 0.0);
                 } else if (colsum[k] > 0.0) {
-                    /* times 1 / colsum_k: a division per entry was 15% of a FAB update */
+                    /* times 1 / colsum_k: a division per entry costs 15% of a FAB update */
                     const double scale = inv[k];
                     for (int64_t j = 0; j < m; j++) {
                         double e = (col[j * K] + (mr && mr[j] ? miss : 0.0)) * scale;

@@ -323,7 +323,7 @@ int dfg_tree_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int
         return status;
     }
 
-    const dfg_refine_settings settings = {DFG_GAIN_TWO_SIDED, 0.0, params->literal_price, params->min_leaf,
+    const dfg_refine_settings settings = {DFG_GAIN_TWO_SIDED, params->literal_price, params->min_leaf,
                                           params->max_moves, params->n_starts, params->rel_tol};
     tp_ctx ctx;
     tp_ctx *c = &ctx;

@@ -97,3 +97,44 @@ def _hypothesis_profiles():
 
 
 _hypothesis_profiles()
+
+
+# the environment variables that narrow the kernels' instruction sets (src_c/dfg_cpu.h)
+KERNEL_ENV = ("DEFRAG_NO_AVX2", "DEFRAG_NO_AVX512")
+
+
+def _reread_cpu():
+    """Each loaded extension's next kernel dispatch reads the CPU and the environment again
+    (dfg_cpu_reread: every extension holds its own copy of dfg_cpu.c, which reads them once)."""
+    import ctypes
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if name.startswith("defrag.") and path.endswith((".so", ".pyd")):
+            reread = getattr(ctypes.CDLL(path), "dfg_cpu_reread", None)
+            if reread is not None:
+                reread()
+
+
+@pytest.fixture
+def kernel_env():
+    """choose(**env): the kernels' builds as the DEFRAG_NO_* variables in env select them
+    (the others unset); the environment and the choice are restored afterwards."""
+    import os
+
+    saved = {name: os.environ.get(name) for name in KERNEL_ENV}
+
+    def choose(**env):
+        for name in KERNEL_ENV:
+            os.environ.pop(name, None)
+        os.environ.update(env)
+        _reread_cpu()
+
+    yield choose
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _reread_cpu()

@@ -21,15 +21,12 @@ def _score(s, c):
 class ListSearch:
     """The greedy search over the boolean split matrix S (n, L) with targets T (n, d).
 
-    literal_feature: the feature of each of the 2L literals (cost: distinct features);
-    literal_group: literals that are thresholds of one feature on one side (polishing
-    moves within a group)."""
+    literal_feature: the feature of each of the 2L literals; literal_group: literals that
+    are thresholds of one feature on one side (polishing moves within a group). A box's
+    score is its gain (TreeSearch prices its literals)."""
 
-    def __init__(self, S, T, literal_feature, literal_group, min_support=1, cost_power=1.0,
-                 condition_penalty=0.0):
-        self.cost_power = float(cost_power)
-        self.condition_penalty = float(condition_penalty)
-        self.lam = 0.0  # the penalty per condition at the current step (grow sets it)
+    def __init__(self, S, T, literal_feature, literal_group, min_support=1):
+        self.lam = 0.0  # the price per literal at the current step (TreeSearch's; grow sets it)
         self.one_sided = ONE_SIDED
         self.S = np.ascontiguousarray(S, dtype=bool)
         self.n, self.L = self.S.shape
@@ -41,7 +38,6 @@ class ListSearch:
         self.Ta = np.hstack([self.T, np.ones((self.n, 1))]).astype(np.float32)
         self.literal_feature = np.asarray(literal_feature)
         self.literal_group = np.asarray(literal_group)
-        self.n_features = int(self.literal_feature.max(initial=-1)) + 1
         self.min_support = int(min_support)
         q = float(np.einsum("ij,ij->", self.T, self.T))
         s = self.T.sum(axis=0)
@@ -55,7 +51,7 @@ class ListSearch:
         return box_cover(self.S, box)
 
     def cost(self, box):
-        return max(1, len({int(self.literal_feature[j]) for j in box}))
+        return len(box)
 
     # ------------------------------------------------------------ gains
     def _gain(self, sR, cR, sL, cL):
@@ -99,15 +95,12 @@ class ListSearch:
         return np.where(right[:, None], s, tot_s - s), np.where(right, c, tot_c - c)
 
     def _add_costs(self, box):
-        """The cost of box with each literal added (distinct features)."""
-        named = np.zeros(self.n_features, dtype=bool)
-        named[self.literal_feature[box]] = True
-        return np.maximum(named.sum() + ~named[self.literal_feature], 1)
+        """The cost of box with each literal added (its length)."""
+        return len(box) + 1
 
     def _score_of(self, gain, cost):
-        """A box's score: its gain over cost ** cost_power, less lam per condition."""
-        cost = np.maximum(cost, 1)
-        return gain / cost ** self.cost_power - self.lam * cost
+        """A box's score: its gain."""
+        return gain
 
     def _box_gain(self, box, left, sL, cL):
         region = self.cover(box) & left
@@ -193,10 +186,9 @@ class ListSearch:
 
     # ------------------------------------------------------------ the list
     def _price(self, resid, cL):
-        """The penalty per condition where the rows left have squared error resid about
-        their mean: condition_penalty * log(n) times their variance (BIC's price of a
-        parameter, Schwarz 1978)."""
-        return self.condition_penalty * np.log(self.n) * resid / cL
+        """The price per literal where the rows left have squared error resid about their
+        mean: none (TreeSearch's is literal_price * resid)."""
+        return 0.0
 
     def candidate_starts(self, candidates):
         """(the non-empty candidate boxes, their covers as columns, their costs)."""
@@ -249,7 +241,7 @@ class ListSearch:
         return rules
 
 
-def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=0.0):
+def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules):
     """defrag.rules.list_search.grow_list_sizes (see its docstring; the C growth of
     src_c/dfg_list_path.c) in NumPy: Python loops over steps and rules, the sums are BLAS
     products of the split matrix, the appends are grow_boxes's on the default's rows."""
@@ -269,8 +261,8 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
         if append is None:
             left = np.flatnonzero(region == len(rules))
             append = (-np.inf, None, None)
-            grown = grow_boxes(S[left], T[left], literal_feature, literal_group, candidates, 1,
-                               cost_power=cost_power) if left.size >= 2 else []
+            grown = grow_boxes(S[left], T[left], literal_feature, literal_group, candidates, 1) \
+                if left.size >= 2 else []
             if grown:
                 inside = box_cover(S[left], grown[0])
                 gain = float(split_gain(T[left[inside]].sum(axis=0)[None], [inside.sum()], T[left].sum(axis=0),

@@ -241,13 +241,16 @@ def test_node_harvest_predicts_the_weighted_mean_of_its_nodes(xor_small, regress
         means = model.node_means_[model._kept]
         num = cover @ (w[:-1] * means[:-1]) + w[-1] * means[-1]
         den = cover @ w[:-1] + w[-1]
-        value = model.decision_function(Xte)
+        value = model._harvest(model._check_X(Xte))
         assert np.allclose(value, num / den)
         if est is xor_small[0]:
+            # scikit-learn's convention: positive for classes_[1]
+            assert np.allclose(model.decision_function(Xte), value - 0.5)
             assert np.array_equal(model.predict(Xte), (value > 0.5).astype(int))
             assert np.allclose(model.predict_proba(Xte)[:, 1], np.clip(value, 0, 1))
         else:
             assert np.allclose(model.predict(Xte), value)
+            assert not hasattr(model, "decision_function")  # a regressor has none
 
 
 def test_node_harvest_refuses_more_than_two_classes():

@@ -266,9 +266,17 @@ def test_non_symmetric_trees_and_unfitted_models_are_refused():
     model = cb.CatBoostRegressor(iterations=3, depth=3, grow_policy="Depthwise", **QUIET).fit(X, y)
     with pytest.raises(TypeError, match="non-symmetric trees"):
         DefragModel(model, form="list").fit(X)
-    for unfitted in (cb.CatBoostRegressor(), cb.CatBoostClassifier(), cb.CatBoost()):
-        with pytest.raises(NotFittedError):
-            DefragModel(unfitted, form="list").fit(X, y)
+    # an unfitted model is cloned and fitted on (X, y), as a scikit-learn meta-estimator's
+    unfitted = cb.CatBoostRegressor(iterations=3, depth=2, **QUIET)
+    model = DefragModel(unfitted, form="list", n_restarts=1, random_state=0).fit(X, y)
+    assert model.estimator_ is not unfitted and model.estimator_.is_fitted()
+    assert not unfitted.is_fitted()
+    with pytest.raises(NotFittedError, match="clone cannot copy it to fit"):  # the raw CatBoost's params
+        DefragModel(cb.CatBoost({"iterations": 3, **QUIET}), form="list").fit(X, y)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        DefragModel(cb.CatBoostClassifier(), form="list").fit(X)
+    with pytest.raises(NotFittedError):
+        DefragModel(cb.CatBoostClassifier()).predict(X)
 
 
 # ------------------------------------------------------------------ gains, plain models, prototypes
@@ -577,7 +585,7 @@ def test_a_category_read_by_its_text_in_every_export():
     np.testing.assert_array_equal(rules.predict(new), expected)
     np.testing.assert_array_equal(rules.predict(floats), expected)
     back = RuleSet.from_json(rules.to_json())
-    assert back.encoding.text_labels and type(rules.encoding).text_labels  # (old pickles: the class's)
+    assert back.encoding.text_labels and rules.encoding.text_labels
     for frame in (new, X.head(300), floats):
         np.testing.assert_array_equal(back.predict(frame), expected)
         namespace = {}

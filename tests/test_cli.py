@@ -72,12 +72,9 @@ def test_explain_a_model_file_end_to_end(files, name):
     # the rules fit the model's own predictions, as DefragModel on the fitted model does
     model = models[name]
     cols = ["x0", "x2"] if name == "rf.skops" else list(X.columns)
-    if name == "rf.skops":
-        expected = DefragModel(model, n_components=5, n_restarts=3, random_state=0).fit(X[cols])
-    else:  # the file holds a raw Booster: its labels, as the CLI derives them from its objective
-        booster = model.get_booster() if name == "xgb.json" else model.booster_
-        expected = DefragModel(booster, n_components=5, n_restarts=3, random_state=0).fit(
-            X[cols], model.predict(X[cols]))
+    # (the XGBoost and LightGBM files hold a raw Booster, explained as its scikit-learn
+    # wrapper is: the same predictions, read from its objective)
+    expected = DefragModel(model, n_components=5, n_restarts=3, random_state=0).fit(X[cols])
     assert str(rules) == str(expected.rules_)
     np.testing.assert_array_equal(rules.predict(X[cols]), expected.predict(X[cols]))
     # and score the CSV with them (in a subprocess once: each costs seconds of imports)
@@ -95,10 +92,10 @@ def test_explain_a_model_file_end_to_end(files, name):
 
 def test_explain_with_a_target_and_every_format(files):
     d, X, y, _ = files
-    expected = DefragModel(cli.load_model(str(d / "lgb.txt"))[0], n_components=4, n_restarts=2,
-                           random_state=0).fit(cli.prepare_frame(X, {1: None, 3: None}), y)
+    expected = DefragModel(cli.models.load_model(str(d / "lgb.txt")), n_components=4, n_restarts=2,
+                           random_state=0).fit(cli.columns.prepare_frame(X, {1: None, 3: None}), y)
     texts = {}
-    for fmt in cli.FORMATS:
+    for fmt in cli.output.FORMATS:
         out, err = io.StringIO(), io.StringIO()
         code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
                          "--format", fmt, "--n-components", "4", "--n-restarts", "2", "--quiet"], out, err)
@@ -110,15 +107,15 @@ def test_explain_with_a_target_and_every_format(files):
     namespace = {}
     exec(texts["python"], namespace)
     assert [namespace["predict"](r) for r in X.head(50).to_dict("records")] == \
-        expected.predict(cli.prepare_frame(X.head(50), {1: None, 3: None})).tolist()
+        expected.predict(cli.columns.prepare_frame(X.head(50), {1: None, 3: None})).tolist()
     # a tree reads by its indentation: its text in a code block
     assert texts["markdown"].strip() == "```\n" + str(expected.rules_) + "\n```"
 
 
 def test_explain_with_n_rules_and_the_default_restarts(files):
     d, X, y, _ = files
-    frame = cli.prepare_frame(X, {1: None, 3: None})
-    model = cli.load_model(str(d / "lgb.txt"))[0]
+    frame = cli.columns.prepare_frame(X, {1: None, 3: None})
+    model = cli.models.load_model(str(d / "lgb.txt"))
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
                      "--n-regions", "3", "--quiet"], out, err)
@@ -129,7 +126,7 @@ def test_explain_with_n_rules_and_the_default_restarts(files):
 
 def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
     d, *_ = files
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(cli.output, "PROGRESS_AFTER_S", 0.0)
     args = ["explain", str(d / "rf.joblib"), str(d / "data.csv"), "--n-restarts", "2", "--n-jobs", "1",
             "--allow-pickle"]
     out, err = io.StringIO(), io.StringIO()
@@ -140,7 +137,7 @@ def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(args + ["--quiet"], out, err) == 0
     assert err.getvalue() == ""
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 3600.0)  # a short fit says nothing
+    monkeypatch.setattr(cli.output, "PROGRESS_AFTER_S", 3600.0)  # a short fit says nothing
     out, err = io.StringIO(), io.StringIO()
     assert cli.main(args, out, err) == 0
     assert err.getvalue().startswith("defrag explain: note: ignoring 3 data columns")

@@ -274,7 +274,7 @@ FUZZ = textwrap.dedent("""
     import json, random, re, sys, warnings
     import numpy as np, pandas as pd
     warnings.filterwarnings("ignore")
-    from defrag import cli
+    from defrag.cli import columns, errors, models
     d, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     rng = random.Random(seed)
     X = pd.read_csv(d + "/data.csv")
@@ -297,13 +297,17 @@ FUZZ = textwrap.dedent("""
                 data = data[:m.start()] + rng.choice(NEW) + data[m.end():]
         path = "fuzz" + name[name.index("."):]
         try:
-            model, library = cli.load_model_bytes(data, path)
-            source = cli.model_source(model, path)
-            frame = cli.prepare_frame(files[name], cli._categorical_columns(model, library, source))
-            cli.own_predictions(model, library, frame)
+            model = models.load_model_bytes(data, path)
+            source = models.model_source(model, path)
+            frame = columns.prepare_frame(files[name], columns.categorical_columns(source),
+                                          for_library=source.reads_pandas_categoricals)
+            try:
+                source.predict(frame)  # as a fit asks the model (explain turns its errors into one line)
+            except Exception as exc:
+                raise errors.CommandError(errors.library_error(exc))
             counts[0] += 1
-        except cli.CommandError as exc:
-            line = cli._one_line(exc)
+        except errors.CommandError as exc:
+            line = errors.one_line(exc)
             assert line and len(line) < 1000 and "[bt]" not in line, line
             counts[2] += 1
     print(json.dumps(counts))

@@ -316,8 +316,8 @@ def test_lightgbm_files_cut_anywhere_never_abort(data, tmp_path):
         for cut in {cuts!r}:
             open(path, "wb").write(text[:cut])
             try:
-                model, library = cli.load_model(path)
-                cli.model_source(model, path)
+                model = cli.models.load_model(path)
+                cli.models.model_source(model, path)
                 results.append([cut, 0, ""])
             except cli.CommandError as exc:
                 results.append([cut, 2, str(exc)])

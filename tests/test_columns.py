@@ -290,15 +290,26 @@ def test_unfitted_model_says_fit_it_or_wrap_it_in_frozen_estimator(make_model, d
     from sklearn.frozen import FrozenEstimator
 
     X, y, _, rf, _ = data
-    with pytest.raises(NotFittedError, match=r"not fitted yet.*FrozenEstimator"):
-        make_model(RandomForestClassifier(5)).fit(X, y)
-    # what GridSearchCV does: clone the estimator, its model with it
-    with pytest.raises(NotFittedError, match="FrozenEstimator"):
-        clone(make_model(rf)).fit(X, y)
-    clone(make_model(FrozenEstimator(rf))).fit(X, y)  # cloned, still fitted
+    unfitted = RandomForestClassifier(5, random_state=0)
+    model = make_model(unfitted).fit(X, y)  # cloned and fitted on (X, y)
+    assert model.estimator_ is not unfitted and hasattr(model.estimator_, "estimators_")
+    assert not hasattr(unfitted, "estimators_")
+    assert make_model(rf).fit(X, y).estimator_ is rf  # a fitted one as it is
+    # what GridSearchCV does: clone the estimator, its model with it; the clone's model is
+    # unfitted, so its fit would fit it: the warning's first line says what to do
+    with pytest.warns(UserWarning, match="^Wrap the fitted RandomForestClassifier in "
+                      "sklearn.frozen.FrozenEstimator to explain it as it is, or pass it unfitted") as record:
+        cloned = clone(make_model(rf))
+    assert record[0].filename == __file__  # at the user's line, not in scikit-learn
+    assert cloned.fit(X, y).estimator_ is not rf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frozen = clone(make_model(FrozenEstimator(rf))).fit(X, y)  # cloned, still fitted
+    assert frozen.estimator_.estimator is rf
 
 
 def test_unfitted_regression_reference_of_a_proxy_tree(data):
     X, _, _, _, _ = data
-    with pytest.raises(NotFittedError, match="FrozenEstimator"):
+    with pytest.raises(ValueError, match="requires y to be passed, but the target y is None: y fits the "
+                       "unfitted RandomForestRegressor"):
         ProxyTree(RandomForestRegressor(5)).fit(X)

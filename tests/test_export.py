@@ -412,3 +412,30 @@ def test_text_labels_read_integers_exactly_in_the_python_function():
     assert expected == [1, 0, 0, 0, 0]
     assert _python_predict(rules, X) == expected
     assert _python_predict(rules, pd.DataFrame({"k": np.array([2**60 + 1], dtype=np.int64)})) == [1]
+
+
+def test_to_python_emits_only_the_helpers_the_rules_call():
+    # numeric columns only: the number reader and what it calls, nothing for categories
+    from defrag.rules import Condition, Rule, RuleSet
+
+    rules = RuleSet([Rule([Condition(0, "a", upper=0.5)], 1.0), Rule([Condition(1, "b", lower=2.0)], 2.0)], 0.0,
+                    feature_names=["a", "b"])
+    source = rules.to_python()
+    for name in ("_number", "_missing"):
+        assert f"def {name}(" in source
+    for name in ("_code", "_label", "_text", "import operator", "CODES_"):
+        assert name not in source, name
+    namespace = {}
+    exec(source, namespace)
+    assert [namespace["predict"](r) for r in ([0.1, 0.0], [0.9, 3.0], [0.9, 1.0])] == \
+        list(rules.predict(np.array([[0.1, 0.0], [0.9, 3.0], [0.9, 1.0]])))
+    # the same for a tree's export, which shares the readers
+    from defrag.rules import RuleTree
+    from defrag.rules.tree_nodes import Leaf, Node
+
+    tree = RuleTree([Node([Condition(0, "a", upper=0.5)], Leaf(1.0), Leaf(0.0))], feature_names=["a", "b"])
+    text = tree.to_python()
+    assert "def _number(" in text and "def _label(" not in text and "def _text(" not in text
+    # a categorical feature with labels brings the label reader and what it calls
+    full = _edge_rules().to_python()
+    assert "def _label(" in full and "def _text(" in full and "def _missing(" in full

@@ -171,7 +171,7 @@ def test_interrupt_and_output_failures_in_process(files, monkeypatch):
     def interrupted(args, out, err):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "config", interrupted)  # (the parser binds the command when main runs)
+    monkeypatch.setattr(cli.config, "run", interrupted)  # (the parser binds the command when main runs)
     assert _main("config") == (130, "", "defrag config: interrupted\n")
 
     class Failing(io.StringIO):

@@ -92,13 +92,13 @@ def test_every_kernel_call_refuses_a_count_below_one_and_caps_the_rest():
 
 
 def test_proxy_tree_and_tree_distance_take_a_checked_count():
-    with pytest.raises(ValueError, match="n_threads must be an integer >= 1"):
-        ProxyTree(n_threads=0).fit(X, X[:, 0])
-    with pytest.raises(ValueError, match="n_threads must be an integer >= 1"):
-        ProxyTree(n_threads=1.5).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="n_jobs must be None or a non-zero integer"):
+        ProxyTree(n_jobs=0).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="The 'n_jobs' parameter of ProxyTree must be"):
+        ProxyTree(n_jobs=1.5).fit(X, X[:, 0])
     # a huge count: neither a crash nor a memory refusal counted per asked thread
-    big = ProxyTree(n_threads=10 ** 9, max_leaves=4).fit(X, X[:, 0])
-    small = ProxyTree(n_threads=1, max_leaves=4).fit(X, X[:, 0])
+    big = ProxyTree(n_jobs=10 ** 9, max_leaves=4).fit(X, X[:, 0])
+    small = ProxyTree(n_jobs=1, max_leaves=4).fit(X, X[:, 0])
     np.testing.assert_array_equal(big.predict(X), small.predict(X))
     leaves = RNG.integers(0, 4, size=(20, 5))
     w = np.ones(5, np.float32)

@@ -1,4 +1,6 @@
 """C kernels against plain NumPy versions of the same equations (tests/reference.py)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -380,17 +382,14 @@ def test_category_set_arrays_are_checked():
                           set_words=np.zeros(1, np.uint64))
 
 
-def test_vectorised_log_gives_the_same_bits_on_every_build(monkeypatch):
+def test_vectorised_log_gives_the_same_bits_on_every_build(kernel_env):
     # without FMA contraction every build makes the same operations: the tables'
     # logs do not depend on the CPU
     x = log_test_values()
     p = np.random.default_rng(2).random(3000)
     runs = {}
     for env, _ in LOG_KINDS.values():
-        for name in ("DEFRAG_NO_AVX512", "DEFRAG_NO_AVX2"):
-            monkeypatch.delenv(name, raising=False)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
+        kernel_env(**env)
         runs[_testing.log_kind()] = (_testing.log_array(x), _testing.log_array(p, odds=True))
     if len(runs) < 2:
         pytest.skip("this CPU has only the baseline build")
@@ -429,11 +428,23 @@ def log_test_values():
     ])
 
 
+def test_the_environment_is_read_once(kernel_env):
+    # a kernel call reads no environment: DEFRAG_NO_AVX2 set after the first dispatch
+    # changes the build only once the CPU is read again (dfg_cpu_reread)
+    kernel_env()
+    wide = _testing.log_kind()
+    if wide == 0:
+        pytest.skip("this CPU has only the baseline build")
+    os.environ["DEFRAG_NO_AVX2"] = "1"
+    assert _testing.log_kind() == wide
+    kernel_env(DEFRAG_NO_AVX2="1")
+    assert _testing.log_kind() == 0
+
+
 @pytest.mark.parametrize("kind", list(LOG_KINDS))
-def test_vectorised_log_is_within_one_ulp_of_numpy(kind, monkeypatch):
+def test_vectorised_log_is_within_one_ulp_of_numpy(kind, kernel_env):
     env, expected = LOG_KINDS[kind]
-    for name, value in env.items():  # a narrower build of the kernel
-        monkeypatch.setenv(name, value)
+    kernel_env(**env)  # a narrower build of the kernel
     if _testing.log_kind() != expected:
         pytest.skip(f"this CPU has no {kind} build")
     x = log_test_values()

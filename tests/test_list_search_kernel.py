@@ -38,8 +38,8 @@ def _problem(seed, n, L, d, kind, n_cand, n_features=None, nested=True):
     return S, T, literal_feature, group.astype(np.int64), candidates
 
 
-def _reference(S, T, feature, group, candidates, max_rules, cost_power, penalty, min_support):
-    boxes = ListSearch(S, T, feature, group, min_support, cost_power, penalty).grow(candidates, max_rules)
+def _reference(S, T, feature, group, candidates, max_rules, min_support):
+    boxes = ListSearch(S, T, feature, group, min_support).grow(candidates, max_rules)
     return [[int(j) for j in b] for b in boxes]
 
 
@@ -48,22 +48,20 @@ def _cases():
     i = 0
     for kind, d in [("class", 2), ("class", 3), ("class", 5), ("reg", 1), ("reg", 2)]:
         for n_cand in (0, 6):
-            for cost_power in (0.0, 1.0):
-                for penalty in (0.0, 0.5):
-                    for min_support in (1, 5):
-                        i += 1
-                        out.append((i, kind, d, n_cand, cost_power, penalty, min_support))
+            for min_support in (1, 5):
+                i += 1
+                out.append((i, kind, d, n_cand, min_support))
     return out
 
 
-@pytest.mark.parametrize("seed,kind,d,n_cand,cost_power,penalty,min_support", _cases())
-def test_same_boxes_as_the_numpy_search(seed, kind, d, n_cand, cost_power, penalty, min_support):
+@pytest.mark.parametrize("seed,kind,d,n_cand,min_support", _cases())
+def test_same_boxes_as_the_numpy_search(seed, kind, d, n_cand, min_support):
     rng = np.random.default_rng(1000 + seed)
     for rep in range(2):
         n, L = int(rng.integers(20, 260)), int(rng.integers(1, 40))
         S, T, feature, group, cand = _problem(seed * 7 + rep, n, L, d, kind, n_cand, nested=rep == 0)
-        expected = _reference(S, T, feature, group, cand, 6, cost_power, penalty, min_support)
-        assert grow_boxes(S, T, feature, group, cand, 6, cost_power, penalty, min_support) == expected
+        expected = _reference(S, T, feature, group, cand, 6, min_support)
+        assert grow_boxes(S, T, feature, group, cand, 6, min_support) == expected
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 5])
@@ -71,28 +69,27 @@ def test_same_boxes_as_the_numpy_search(seed, kind, d, n_cand, cost_power, penal
 def test_tiny_problems(n, L):
     for seed in range(4):
         S, T, feature, group, cand = _problem(seed, n, L, 2, "class", 3)
-        got = grow_boxes(S, T, feature, group, cand, 4, 1.0, 0.0, 1)
+        got = grow_boxes(S, T, feature, group, cand, 4, 1)
         if n == 0:
             assert got == []  # ListSearch cannot be built without rows
             continue
-        assert got == _reference(S, T, feature, group, cand, 4, 1.0, 0.0, 1)
+        assert got == _reference(S, T, feature, group, cand, 4, 1)
 
 
 def test_larger_problem_and_max_rules():
     S, T, feature, group, cand = _problem(3, 900, 120, 3, "class", 20)
     for max_rules in (0, 1, 9):
-        expected = _reference(S, T, feature, group, cand, max_rules, 1.0, 0.5, 1)
-        assert grow_boxes(S, T, feature, group, cand, max_rules, 1.0, 0.5, 1) == expected
+        expected = _reference(S, T, feature, group, cand, max_rules, 1)
+        assert grow_boxes(S, T, feature, group, cand, max_rules, 1) == expected
     S, T, feature, group, cand = _problem(4, 900, 120, 1, "reg", 20)
-    assert grow_boxes(S, T, feature, group, cand, 9, 0.0, 0.0, 5) == _reference(S, T, feature, group, cand, 9,
-                                                                                0.0, 0.0, 5)
+    assert grow_boxes(S, T, feature, group, cand, 9, 5) == _reference(S, T, feature, group, cand, 9, 5)
 
 
 def test_inputs_as_the_reference_takes_them():
     # 1-D targets, integer S, numpy-integer literals in the candidates
     S, T, feature, group, cand = _problem(5, 150, 20, 1, "reg", 5)
     cand = [np.asarray(b, dtype=np.int32) for b in cand]
-    expected = _reference(S, T, feature, group, cand, 5, 1.0, 0.0, 1)
+    expected = _reference(S, T, feature, group, cand, 5, 1)
     assert grow_boxes(S.astype(np.uint8), T[:, 0], feature, group, cand, 5) == expected
 
 
@@ -100,8 +97,8 @@ def test_thread_count_does_not_change_the_boxes():
     # big enough for the literal sums to run on several threads (LS_PAR_WORK)
     S, T, feature, group, cand = _problem(6, 3000, 300, 1, "reg", 10, nested=False)
     T = T + np.random.default_rng(0).random(T.shape)  # inexact sums: any order change would show
-    one = grow_boxes(S, T, feature, group, cand, 6, 1.0, 0.5, 1, n_threads=1)
-    two = grow_boxes(S, T, feature, group, cand, 6, 1.0, 0.5, 1, n_threads=2)
+    one = grow_boxes(S, T, feature, group, cand, 6, 1, n_threads=1)
+    two = grow_boxes(S, T, feature, group, cand, 6, 1, n_threads=2)
     assert one == two and len(one) > 0
     S, T, feature, group, cand = _problem(7, 2000, 300, 4, "class", 10)
     assert grow_boxes(S, T, feature, group, cand, 6, n_threads=1) == grow_boxes(S, T, feature, group, cand, 6,
@@ -132,7 +129,6 @@ BAD = {
     "box 2-D": (ValueError, {"candidates": [[[0, 1]]]}),
     "max_rules negative": (ValueError, {"max_rules": -1}),
     "max_rules float": (TypeError, {"max_rules": 2.0}),
-    "cost_power NaN": (ValueError, {"cost_power": float("nan")}),
 }
 
 
@@ -149,7 +145,7 @@ def _kernel_args():
     S = np.ascontiguousarray(kw["S"]).view(np.uint8)
     T = np.ascontiguousarray(kw["T"], dtype=np.float64)
     ptr, lits = np.array([0, 2], np.int64), np.array([0, 1], np.int64)
-    return (S, T, kw["literal_feature"], kw["literal_group"], ptr, lits, 3, 1.0, 0.0, 1, 12, 2, 1e-9)
+    return (S, T, kw["literal_feature"], kw["literal_group"], ptr, lits, 3, 1, 12, 2, 1e-9)
 
 
 # hostile arguments of either kernel entry point: each a change of _kernel_args()
@@ -162,8 +158,8 @@ KERNEL_BAD = {
     "S not 0/1": lambda a: (np.where(a[0] > 0, 2, 0).astype(np.uint8),) + a[1:],
     "T NaN": lambda a: (a[0], np.full_like(a[1], np.nan)) + a[2:],
     "negative rules": lambda a: a[:6] + (-1,) + a[7:],
-    "negative moves": lambda a: a[:10] + (-1,) + a[11:],
-    "NaN tolerance": lambda a: a[:12] + (float("nan"),),
+    "negative moves": lambda a: a[:8] + (-1,) + a[9:],
+    "NaN tolerance": lambda a: a[:10] + (float("nan"),),
 }
 
 
@@ -190,13 +186,12 @@ def test_list_at_every_size_as_the_numpy_growth(kind, d, n_cand):
     for rep in range(6):
         n, L = int(rng.integers(20, 300)), int(rng.integers(1, 40))
         S, T, feature, group, cand = _problem(500 + rep * 13 + d, n, L, d, kind, n_cand, nested=rep % 2 == 0)
-        for cost_power in (0.0, 1.0):
-            expected = list_search_reference.grow_list_sizes(S, T, feature, group, cand, 8, cost_power=cost_power)
-            got = grow_list_sizes(S, T, feature, group, cand, 8, cost_power=cost_power)
-            assert got == expected
-            for before, after in zip(got, got[1:]):
-                seen_split |= after[:len(before)] != before
-                seen_default_split |= after[:len(before)] == before and len(after[-1]) == 1
+        expected = list_search_reference.grow_list_sizes(S, T, feature, group, cand, 8)
+        got = grow_list_sizes(S, T, feature, group, cand, 8)
+        assert got == expected
+        for before, after in zip(got, got[1:]):
+            seen_split |= after[:len(before)] != before
+            seen_default_split |= after[:len(before)] == before and len(after[-1]) == 1
     assert seen_split and seen_default_split  # both kinds of step were checked
 
 
@@ -234,5 +229,5 @@ def test_list_at_every_size_takes_at_most_one_rule_per_row():
     assert lists == grow_list_sizes(S, T, feature, group, cand, 39) and len(lists) <= 40
     kind, rule, step_ptr, literals = _list_search.list_path_grow(
         np.ascontiguousarray(S).view(np.uint8), np.ascontiguousarray(T, dtype=np.float64), feature, group,
-        np.zeros(1, np.int64), np.zeros(0, np.int64), 10 ** 15, 0.0, 0.0, 1, 12, 2, 1e-9)
+        np.zeros(1, np.int64), np.zeros(0, np.int64), 10 ** 15, 1, 12, 2, 1e-9)
     assert kind.size <= 39

@@ -1,6 +1,6 @@
 """Unfitted and malformed XGBoost / LightGBM models, through the public API only.
 
-An unfitted model is sklearn's NotFittedError. A malformed model (a dump or JSON whose
+An unfitted model is cloned and fitted on fit(X, y), as a meta-estimator's. A malformed model (a dump or JSON whose
 indices point outside the model, whose trees have cycles, or whose feature count is
 absurd) is a ValueError naming the field, within a second and without allocating more
 than a few MB: the cases run in a subprocess under an address-space limit (1 GiB above
@@ -28,6 +28,7 @@ xgb = pytest.importorskip("xgboost")
 
 import defrag  # noqa: E402
 from defrag import DefragModel, PrototypeExplainer  # noqa: E402
+from defrag.sources import adapt  # noqa: E402
 
 TIME_LIMIT_S = 5.0  # each case takes well under a second; loose for slow CI machines
 PEAK_LIMIT_BYTES = 100 * 2**20
@@ -48,15 +49,16 @@ def small_data(n=300, seed=0):
     lambda: xgb.XGBClassifier(), lambda: xgb.XGBRegressor(),
     lambda: Pipeline([("pass", "passthrough"), ("model", lgb.LGBMClassifier(verbose=-1))]),
 ], ids=["LGBMClassifier", "LGBMRegressor", "XGBClassifier", "XGBRegressor", "Pipeline-LGBM"])
-def test_unfitted_model_is_not_fitted_error(make):
+def test_unfitted_model_is_cloned_and_fitted(make):
     X, y = small_data(60)
-    with pytest.raises(NotFittedError):
+    with pytest.raises(ValueError, match="requires y to be passed"):  # nothing to fit it on
         DefragModel(make()).fit(X)
+    unfitted = make()
+    model = DefragModel(unfitted, form="list", n_restarts=1, random_state=0).fit(X, y)
+    assert model.estimator_ is not unfitted
     with pytest.raises(NotFittedError):
-        DefragModel(make()).fit(X, y)
-    for distance in ("auto", "rf", "gbt"):
-        with pytest.raises(NotFittedError):
-            PrototypeExplainer(make(), n_prototypes=2, distance=distance).fit(X, y)
+        adapt(unfitted)  # the parameter stays unfitted
+    PrototypeExplainer(make(), n_prototypes=2, distance="auto").fit(X, y)
 
 
 # ------------------------------------------------------------------------ malformed

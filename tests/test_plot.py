@@ -85,10 +85,10 @@ def test_tradeoff_and_rule_coverage(xor_model, tmp_path):
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["defrag", "CART", "inTrees"]
     np.testing.assert_array_equal(ax.lines[1].get_xydata(), [[4, 0.15], [16, 0.1]])
-    records = [{"method": "a", "n_rules": 2, "error": 0.3}, {"method": "a", "n_rules": 1, "error": 0.4}]
+    records = [{"method": "a", "n_conditions": 2, "error": 0.3}, {"method": "a", "n_conditions": 1, "error": 0.4}]
     np.testing.assert_array_equal(plot.tradeoff(records).axes[0].lines[0].get_xydata(), [[1, 0.4], [2, 0.3]])
     with pytest.raises(ValueError, match="method"):
-        plot.tradeoff([{"n_rules": 1}])
+        plot.tradeoff([{"n_conditions": 1}])
     fig = plot.rule_coverage(m, Xte)
     _png(fig, tmp_path / "coverage.png")
     ax = fig.axes[0]
@@ -107,3 +107,76 @@ def test_import_does_not_load_matplotlib():
     code = "import sys, defrag.plot; print('matplotlib' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.stdout.strip() == "False", res.stderr
+
+
+def _overlapping_rules():
+    """Three rules whose boxes share their top-left corner (all unbounded above and to the
+    left): every label drawn at that corner would lie over the others."""
+    from defrag.rules import Condition, Rule, RuleSet
+
+    rules = [Rule([Condition(0, "x0", upper=0.3)], 0), Rule([Condition(0, "x0", upper=0.5)], 1),
+             Rule([Condition(1, "x1", upper=0.7)], 0)]
+    return RuleSet(rules, 1, feature_names=["x0", "x1"], classes=np.array([0, 1]))
+
+
+def _label_extents(fig):
+    ax = fig.axes[0]
+    return [t.get_window_extent() for t in ax.texts if str(t.get_gid()).startswith("label-")]
+
+
+def test_rules_2d_labels_do_not_overlap(tmp_path):
+    Xtr, ytr, _, _ = xor_data(2, n=300)
+    fig = plot.rules_2d(_overlapping_rules(), Xtr, ytr)
+    _png(fig, tmp_path / "labels.png")
+    extents = _label_extents(fig)
+    assert len(extents) == 3
+    for a in range(3):
+        for b in range(a):
+            assert not extents[a].overlaps(extents[b]), (a, b)
+
+
+def test_rules_2d_draws_a_tree_of_rules_and_refuses_a_sum(tmp_path):
+    from sklearn.ensemble import RandomForestClassifier
+
+    Xtr, ytr, _, _ = xor_data(3, n=600)
+    rf = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(Xtr, ytr)
+    m = DefragModel(rf, n_restarts=2, random_state=0, form="tree").fit(Xtr)
+    fig = plot.rules_2d(m, Xtr, ytr)
+    _png(fig, tmp_path / "tree.png")
+    ax = fig.axes[0]
+    boxes = [p for p in ax.patches if str(p.get_gid()).startswith("rule-")]
+    # one box per leaf but the one outside every box tested on the root's 'else' path
+    assert 1 <= len(boxes) <= m.n_regions_
+    assert ax.get_title().startswith(f"{m.n_regions_} regions")
+    from defrag.rules import Condition, RuleTree
+    from defrag.rules.tree_nodes import Leaf, Node
+
+    summed = RuleTree([Node([Condition(0, "x0", upper=0.5)], Leaf(1.0), Leaf(-1.0)),
+                       Node([Condition(1, "x1", upper=0.5)], Leaf(0.5), Leaf(-0.5))], base=0.0,
+                      feature_names=["x0", "x1"])
+    with pytest.raises(ValueError, match="sum of trees"):
+        plot.rules_2d(summed, Xtr)
+
+
+def test_tradeoff_of_a_path_counts_conditions_on_an_integer_axis(tmp_path):
+    from sklearn.ensemble import RandomForestRegressor
+
+    Xr, yr, _, _ = xor_data(5, n=400, regression=True)
+    rf = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(Xr, yr)
+    m = DefragModel(rf, n_restarts=2, random_state=0, max_conditions=8).fit(Xr)
+    fig = plot.tradeoff(m)
+    _png(fig, tmp_path / "path.png")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear"
+    assert ax.get_xlabel() == "conditions printed"
+    assert ax.get_ylabel().startswith("validation error")
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks)
+    path = m.path_
+    finite = np.isfinite(np.asarray(path["validation_error"], dtype=float))
+    xs = np.concatenate([line.get_xdata() for line in ax.lines if line.get_gid() != "chosen"])
+    assert sorted(xs) == sorted(np.asarray(path["n_conditions"], dtype=float)[finite])
+    chosen = [line for line in ax.lines if line.get_gid() == "chosen"]
+    assert len(chosen) == 1 and chosen[0].get_xdata()[0] == m.n_conditions_
+    # test errors are labelled as such
+    assert plot.tradeoff({"a": [(2, 0.3), (5, 0.2)]}).axes[0].get_ylabel() == "test error"

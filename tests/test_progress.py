@@ -106,7 +106,7 @@ def test_verbose_is_checked():
     X, y, _, _ = xor_data(0, n=100)
     rf = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
     for bad in ("yes", -1, 1.5, None):
-        with pytest.raises(ValueError, match="verbose must be 'auto' or an integer"):
+        with pytest.raises(ValueError, match=r"The 'verbose' parameter of DefragModel must be a str among \{'auto'\} or an int"):
             DefragModel(rf, n_restarts=1, verbose=bad).fit(X)
     assert DefragModel().verbose == "auto"
 
@@ -141,7 +141,7 @@ def test_a_fit_reports_each_restart_and_the_best_error_so_far(monkeypatch, n_job
 
 def test_the_cli_draws_the_same_bar_on_a_terminal(monkeypatch):
     pytest.importorskip("tqdm")
-    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(cli.output, "PROGRESS_AFTER_S", 0.0)
     out, err = io.StringIO(), Terminal()
     assert cli.main(["demo", "--n-restarts", "2", "--n-trees", "5"], out, err) == 0
     assert "defrag restarts" in err.getvalue() and "2/2" in err.getvalue()

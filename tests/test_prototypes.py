@@ -56,16 +56,16 @@ def test_kernel_matches_brute_force_on_random_leaves(seed):
 
 
 @pytest.mark.parametrize("weighted", [True, False])
-def test_kernel_thread_count_and_path_do_not_change_results(weighted, monkeypatch):
+def test_kernel_thread_count_and_path_do_not_change_results(weighted, kernel_env):
     rng = np.random.default_rng(5)
     LA = rng.integers(0, 3, (203, 77)).astype(np.int32)
     w = rng.random(77).astype(np.float32) if weighted else np.ones(77, np.float32)
     ref = P.tree_distance(LA, LA, w, n_threads=1)
     for th in (2, 3):
         np.testing.assert_array_equal(P.tree_distance(LA, LA, w, n_threads=th), ref)
-    monkeypatch.setenv("DEFRAG_NO_AVX2", "1")  # SSE2 / scalar path: same values
+    kernel_env(DEFRAG_NO_AVX2="1")  # SSE2 / scalar path: same values
     np.testing.assert_array_equal(P.tree_distance(LA, LA, w, n_threads=2), ref)
-    monkeypatch.delenv("DEFRAG_NO_AVX2")
+    kernel_env()
     np.testing.assert_allclose(ref[:20], brute_distance(LA[:20], LA, w), atol=2e-6)
     # symmetric and zero on the diagonal, exactly
     np.testing.assert_array_equal(ref, ref.T)
@@ -340,9 +340,8 @@ def test_bad_input(cancer):
         PrototypeExplainer(None).fit(Xtr, ytr)
     with pytest.raises(TypeError):
         PrototypeExplainer(object()).fit(Xtr, ytr)
-    from sklearn.exceptions import NotFittedError
-    with pytest.raises(NotFittedError):
-        PrototypeExplainer(RandomForestClassifier()).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="requires y to be passed"):  # an unfitted forest, nothing to fit it on
+        PrototypeExplainer(RandomForestClassifier()).fit(Xtr)
     assert PrototypeExplainer(None, distance="euclidean", n_prototypes=2).fit(Xtr, ytr).prototypes_.size == 2
     # Euclidean prototypes of any fitted classifier's predictions
     from sklearn.linear_model import LogisticRegression

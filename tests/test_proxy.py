@@ -12,7 +12,7 @@ from defrag.proxy import _proxy_split
 from defrag import _testing
 from defrag.rules.conditions import printed_thresholds
 from defrag.proxy import (ProxyTree, ProxyTreeClassifier, bootstrap_instability, explain_local,
-                          local_fidelity, reference_predictions, tree_dissimilarity)
+                          local_loss, reference_predictions, tree_dissimilarity)
 
 FLOOR = 1e-300
 
@@ -310,12 +310,15 @@ def test_local_explanation_and_lime_baseline():
         u = (e.samples - X[i]) / glob.feature_scale_
         w = np.exp(-0.5 * (u ** 2).sum(axis=1))
         pred = e.tree.predict(e.samples)
-        assert e.fidelity == pytest.approx(np.sum(w * (e.reference_mean - pred) ** 2) / w.sum())
+        assert e.loss == pytest.approx(np.sum(w * (e.reference_mean - pred) ** 2) / w.sum())
         lime = e.lime_baseline(n_features=2)
         assert lime.features.size == 2
-        assert lime.fidelity == pytest.approx(local_fidelity(lime.predict(e.samples), e.reference_mean, w))
-        proxy_loss.append(e.fidelity)
-        lime_loss.append(lime.fidelity)
+        assert lime.loss == pytest.approx(local_loss(lime.predict(e.samples), e.reference_mean, w))
+        # fidelity is agreement (higher is better): the weighted R^2 of the same predictions
+        r = e.reference_mean - np.sum(w * e.reference_mean) / w.sum()
+        assert e.fidelity == pytest.approx(1 - e.loss / (np.sum(w * r ** 2) / w.sum()))
+        proxy_loss.append(e.loss)
+        lime_loss.append(lime.loss)
     assert np.mean(proxy_loss) <= np.mean(lime_loss)
     same = explain_local(rf, X[0], X, random_state=0)  # module function with a training matrix
     assert same.samples.shape == (200, 10)
@@ -497,7 +500,7 @@ def test_local_explanation_of_a_classifier():
         u = (e.samples - X[i]) / glob.feature_scale_
         w = np.exp(-0.5 * (u ** 2).sum(axis=1))
         p = e.tree.predict_proba(e.samples)[:, c]
-        assert e.fidelity == pytest.approx(np.sum(w * (e.reference_mean - p) ** 2) / w.sum())
+        assert e.loss == pytest.approx(np.sum(w * (e.reference_mean - p) ** 2) / w.sum())
         assert e.prediction == e.tree.predict(X[i:i + 1])[0]
         np.testing.assert_allclose(e.prediction_proba.sum(), 1.0)
         assert e.reference_var is None

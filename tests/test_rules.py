@@ -221,11 +221,11 @@ def _random_ruleset(rng, n_rules, n_features, n_cond, supports_missing=True):
 
 @pytest.mark.parametrize("baseline", [False, True])
 @pytest.mark.parametrize("n_rules,n_features,n_cond", [(10, 28, 18), (10, 40, 18), (7, 28, 4), (3, 200, 2), (1, 1, 1)])
-def test_ruleset_kernels_match_numpy(baseline, n_rules, n_features, n_cond, monkeypatch):
+def test_ruleset_kernels_match_numpy(baseline, n_rules, n_features, n_cond, kernel_env):
     # dense boxes (AVX2) and per-condition evaluation (the baseline build) give the
     # same covers and first rules as the conditions read in NumPy
     if baseline:
-        monkeypatch.setenv("DEFRAG_NO_AVX2", "1")
+        kernel_env(DEFRAG_NO_AVX2="1")
     rng = np.random.default_rng(n_rules * 1000 + n_features)
     rules = _random_ruleset(rng, n_rules, n_features, n_cond)
     X = rng.normal(size=(3000, n_features))
@@ -247,9 +247,9 @@ def test_ruleset_kernels_match_numpy(baseline, n_rules, n_features, n_cond, monk
 
 
 @pytest.mark.parametrize("baseline", [False, True])
-def test_ruleset_without_missing_rule_rejects_nan(baseline, monkeypatch):
+def test_ruleset_without_missing_rule_rejects_nan(baseline, kernel_env):
     if baseline:
-        monkeypatch.setenv("DEFRAG_NO_AVX2", "1")
+        kernel_env(DEFRAG_NO_AVX2="1")
     rules = _random_ruleset(np.random.default_rng(5), 10, 28, 18, supports_missing=False)
     X = np.random.default_rng(6).normal(size=(100, 28))
     rules.predict(X)

@@ -56,8 +56,12 @@ def test_wrong_feature_count(xor_forest):
 
 def test_unfitted_ensemble_and_unfitted_model(xor_forest):
     _, Xtr, ytr, _, _ = xor_forest
-    with pytest.raises(NotFittedError):
-        DefragModel(RandomForestClassifier()).fit(Xtr, ytr)
+    # an unfitted ensemble is cloned and fitted on (X, y), as a meta-estimator's
+    forest = RandomForestClassifier(n_estimators=5, random_state=0)
+    model = DefragModel(forest, n_restarts=1, random_state=0).fit(Xtr, ytr)
+    assert model.estimator_ is not forest and not hasattr(forest, "estimators_")
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        DefragModel(forest).fit(Xtr)  # no y to fit it on
     with pytest.raises(NotFittedError):
         DefragModel(RandomForestClassifier()).predict(Xtr)
 

@@ -89,8 +89,12 @@ def test_xgboost_synthetic1_and_missing_values():
     booster = xgb.train({"max_depth": 3, "objective": "binary:logistic"}, xgb.DMatrix(Xn, ytr), 20)
     mb = DefragModel(booster, n_restarts=5, random_state=0, form="list").fit(Xn, ytr)
     assert mb.task_ == "classification" and mb.evaluate(Xn, ytr)["fidelity"] is None
-    with pytest.raises(ValueError, match="y is required"):
-        DefragModel(booster, form="list").fit(Xn)
+    # its own predictions, read from its objective (tests/test_raw_boosters.py); an
+    # objective whose outputs defrag does not read needs y
+    assert DefragModel(booster, n_restarts=2, random_state=0, form="list").fit(Xn).task_ == "classification"
+    raw = xgb.train({"max_depth": 2, "objective": "binary:logitraw"}, xgb.DMatrix(Xn, ytr), 3)
+    with pytest.raises(ValueError, match="y is required .*'binary:logitraw'"):
+        DefragModel(raw, form="list").fit(Xn)
 
 
 def test_a_raw_booster_has_no_estimator_type():

@@ -17,7 +17,7 @@ class TreeSearch(ListSearch):
     SSE(leaf) per literal beyond the first."""
 
     def __init__(self, S, T, literal_feature, literal_group, min_leaf=1, literal_price=0.0):
-        super().__init__(S, T, literal_feature, literal_group, min_support=min_leaf, cost_power=0.0)
+        super().__init__(S, T, literal_feature, literal_group, min_support=min_leaf)
         self.literal_price = float(literal_price)
 
     def _gain(self, sR, cR, sL, cL):
@@ -30,12 +30,6 @@ class TreeSearch(ListSearch):
         g = _score(sR - cR[..., None] * mL, cR) + _score((sL - sR) - cB[..., None] * mL, cB)
         ok = (cR >= self.min_support) & (cB >= self.min_support)
         return np.where(ok, g, -np.inf)
-
-    def cost(self, box):
-        return len(box)
-
-    def _add_costs(self, box):
-        return len(box) + 1
 
     def _score_of(self, gain, cost):
         return gain - self.lam * (np.asarray(cost) - 1)

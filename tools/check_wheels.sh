@@ -6,19 +6,31 @@
 #   (also: tools/build_wheel.sh --check [--python 3.X]... WHEELDIR)
 #
 # For each wheel (those of the given Pythons, else all in WHEELDIR):
-#   1. a new venv of that wheel's CPython (python3.X on PATH, else pyenv's), with the run-time
-#      dependencies and pytest as binary wheels, at the versions pinned in
-#      tools/wheel-check-constraints.txt (the same for every Python, so that the results can be
-#      compared);
+#   1. a new venv of that wheel's CPython, with the run-time dependencies and pytest as binary
+#      wheels, at the versions pinned in tools/wheel-check-constraints.txt (the same for every
+#      Python and platform, so that the results can be compared). The CPython, by the wheel's
+#      platform tag (tools/wheel_targets.sh makes the foreign ones):
+#        x86_64 manylinux   python3.X on PATH, else pyenv's;
+#        aarch64 manylinux  Debian's arm64 CPython 3.X (3.11: bookworm, 3.13: trixie) in a root
+#                           of its own, run by qemu-user through binfmt_misc (QEMU_LD_PREFIX);
+#        x86_64 musllinux   the CPython built against musl, run by musl 1.2.5's loader.
+#      For the foreign ones, the host's pip installs the dependencies into the venv (for that
+#      platform: --platform, --only-binary) and the venv's own pip, run on the target, installs
+#      defrag, so that its tag is judged by the target's pip. scikit-learn has no musllinux
+#      wheel: for musl it comes from its sdist, built once by zig's clang (tools/wheel_targets.sh);
 #   2. with PATH holding only the venv's bin/ and CC, CXX set to /bin/false (a compiler found
-#      is an error): defrag installed with --no-index --only-binary from WHEELDIR, checked to
-#      be imported from the venv; `python -m defrag config`, `python -m defrag demo`, and the
+#      is an error): defrag installed from the wheel file with --no-index --only-binary, checked
+#      to be imported from the venv; `python -m defrag config`, `python -m defrag demo`, and the
 #      installed-package test selection (TESTS below, copied out of tests/);
 #   3. benchmarks/fingerprint.py --presets default (copied out with benchmarks/run.py, forests
 #      fitted afresh in each venv): one line per case with hashes of the fitted parameters,
 #      the printed rules and the predictions.
-# The fingerprints must be identical across the wheels; they are printed, and left with the
-# other logs in $CHECK_LOGS when that is set.
+# The fingerprints must be identical across the wheels, whatever their CPU or C library; they are
+# printed, and left with the other logs in $CHECK_LOGS when that is set. The three benchmark
+# forests of fingerprint.py are fitted once, by the first wheel checked, and read from that cache
+# by the others (scikit-learn's pickles, one version everywhere): the same forests everywhere, and
+# under qemu, where a fit takes some 20 times longer, half the fingerprint's time saved. The
+# other cases' models are fitted afresh in each environment.
 set -euo pipefail
 
 TESTS=(conftest.py reference.py test_import.py test_kernels.py test_rules.py)
@@ -27,6 +39,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 die() { echo "check_wheels: $*" >&2; exit 1; }
 # shellcheck source=tools/wheel_lib.sh
 source "$root/tools/wheel_lib.sh"
+# shellcheck source=tools/wheel_targets.sh
+source "$root/tools/wheel_targets.sh"
 
 pythons=()
 fingerprint=1
@@ -50,34 +64,61 @@ if [ "${#pythons[@]}" -gt 0 ]; then
     tag="cp${v/./}"
     found=("$dir"/defrag-*-"$tag"-"$tag"-*.whl)
     [ -f "${found[0]}" ] || die "no $tag wheel in $dir"
-    [ "${#found[@]}" -eq 1 ] || die "more than one $tag wheel in $dir: ${found[*]}"
-    wheels+=("${found[0]}")
+    wheels+=("${found[@]}")   # one per platform
   done
 else
   for w in "$dir"/defrag-*.whl; do [ -f "$w" ] && wheels+=("$w"); done
 fi
+# the native ones (x86_64 manylinux) first: the first wheel checked fits the shared forests
+native=(); foreign=()
+for w in "${wheels[@]}"; do
+  case "$(basename "$w")" in *manylinux*_x86_64*) native+=("$w") ;; *) foreign+=("$w") ;; esac
+done
+wheels=("${native[@]}" "${foreign[@]}")
 [ "${#wheels[@]}" -gt 0 ] || die "no defrag wheel in $dir"
 
 tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+trap 'restore_qemu_aarch64; rm -rf "$tmp"' EXIT
 logs="${CHECK_LOGS:-$tmp/logs}"
 mkdir -p "$logs"
 start=$SECONDS
 tags=()
 
+deps=(numpy scikit-learn threadpoolctl pytest pandas)
 for wheel in "${wheels[@]}"; do
   t0=$SECONDS
   name="$(basename "$wheel")"
-  version="$(echo "$name" | cut -d- -f2)"             # 0.1.0
   tag="$(echo "$name" | cut -d- -f3)"                 # cp312
+  plat="$(basename "$name" .whl | cut -d- -f5)"; plat="${plat%%.*}"   # manylinux2014_aarch64
   v="${tag#cp}"; v="${v:0:1}.${v:1}"                   # 3.12
-  py="$(find_python "$v")" || die "$name: no Python $v found (python$v on PATH or in pyenv)"
-  echo "check_wheels: $name with $("$py" -c 'import sys; print(sys.version.split()[0])') ($py)"
-  w="$tmp/$tag"
+  arch="$(plat_arch "$plat")" && libc="$(plat_libc "$plat")" || die "$name: platform $plat unknown here"
+  id="$tag-$arch-$libc"                               # cp312-x86_64-glibc: logs and fingerprints
+  w="$tmp/$id"
   mkdir -p "$w/run"
-  "$py" -m venv "$w/venv"
-  "$w/venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: \
-    -c "$root/tools/wheel-check-constraints.txt" numpy scikit-learn threadpoolctl pytest pandas
+  case "$arch-$libc" in
+    x86_64-glibc)
+      py="$(find_python "$v")" || die "$name: no Python $v found (python$v on PATH or in pyenv)"
+      "$py" -m venv "$w/venv"
+      "$w/venv/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary=:all: \
+        -c "$root/tools/wheel-check-constraints.txt" "${deps[@]}" ;;
+    aarch64-glibc)
+      target="$(aarch64_root "$v")"
+      enable_qemu_aarch64
+      export QEMU_LD_PREFIX="$target"   # qemu-user: the loader and libraries of the arm64 root
+      py="$target/usr/bin/python$v"
+      "$py" -m venv --without-pip "$w/venv"
+      host_pip_into "$w/venv" "$plat" "$v" -c "$root/tools/wheel-check-constraints.txt" pip "${deps[@]}" ;;
+    x86_64-musl)
+      py="$(musl_python)"
+      [ "$v" = "$MUSL_PYTHON_SERIES" ] || die "$name: the musl CPython is $MUSL_PYTHON_SERIES only"
+      sklearn_dir="$(musl_sklearn_wheels)"
+      "$py" -m venv --without-pip "$w/venv"
+      # scikit-learn's wheel built here is tagged linux_x86_64 (no auditwheel run on it)
+      host_pip_into "$w/venv" "$plat" "$v" -c "$root/tools/wheel-check-constraints.txt" \
+        --find-links "$sklearn_dir" --platform linux_x86_64 pip "${deps[@]}" ;;
+    *) die "$name: no way to check $arch $libc here" ;;
+  esac
+  echo "check_wheels: $name with $("$w/venv/bin/python" -c 'import sys, sysconfig; print(sys.version.split()[0], sysconfig.get_config_var("SOABI"))') ($py)"
   for t in "${TESTS[@]}"; do cp "$root/tests/$t" "$w/run/"; done
   cp "$root/benchmarks/fingerprint.py" "$root/benchmarks/run.py" "$w/run/"
   (
@@ -87,24 +128,25 @@ for wheel in "${wheels[@]}"; do
     if command -v gcc || command -v cc || command -v c++ || command -v clang; then
       echo "check_wheels: a compiler is reachable in the wheel environment" >&2; exit 1
     fi
-    python -m pip install --quiet --disable-pip-version-check --no-index --only-binary=:all: \
-      --find-links "$dir" "defrag==$version"
+    # the wheel file itself (several platforms' wheels may share the directory): pip refuses one
+    # whose tags this interpreter does not support
+    python -m pip install --quiet --disable-pip-version-check --no-index --only-binary=:all: "$wheel"
     python -c "import defrag, sys; print('check_wheels: defrag imported from', defrag.__file__); sys.exit(0 if defrag.__file__.startswith('$w/venv/') else 1)"
     python -m defrag config
     python -m defrag demo
-    python -m pytest -q -p no:cacheprovider .
+    python -m pytest -q -rs -p no:cacheprovider .
     if [ "$fingerprint" = 1 ]; then
       # its standard error to a file: joblib runs `cat` and `lscpu` to count the physical
       # cores, which are not on this PATH, and prints a warning with a traceback there
-      python fingerprint.py --presets default --cache "$w/cache" \
-        > "$logs/fingerprint-$tag.txt" 2> "$logs/fingerprint-$tag.stderr" || {
-        python -c "import sys; sys.stdout.write(open(sys.argv[1]).read())" "$logs/fingerprint-$tag.stderr"
+      python fingerprint.py --presets default --cache "$tmp/forests" \
+        > "$logs/fingerprint-$id.txt" 2> "$logs/fingerprint-$id.stderr" || {
+        python -c "import sys; sys.stdout.write(open(sys.argv[1]).read())" "$logs/fingerprint-$id.stderr"
         exit 1; }
     fi
-  ) 2>&1 | tee "$logs/check-$tag.log" | sed "s/^/$tag: /" || die "$name failed (log above)"
-  if [ "$fingerprint" = 1 ]; then sed "s/^/$tag: fingerprint: /" "$logs/fingerprint-$tag.txt"; fi
+  ) 2>&1 | tee "$logs/check-$id.log" | sed "s/^/$id: /" || die "$name failed (log above)"
+  if [ "$fingerprint" = 1 ]; then sed "s/^/$id: fingerprint: /" "$logs/fingerprint-$id.txt"; fi
   echo "check_wheels: $name passed in $((SECONDS - t0)) s"
-  tags+=("$tag")
+  tags+=("$id")
 done
 
 if [ "$fingerprint" = 1 ]; then

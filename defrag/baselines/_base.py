@@ -3,12 +3,14 @@ models, encodings and messages), the target, predict / predict_proba / score /
 evaluate, scikit-learn's manners."""
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from ..evaluation import RuleEstimatorMixin
 from ..sources import matched_source
+from ..sources.fitting import EnsembleExplainerMixin
 from ..sources.split_array import SplitArraySource
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_class_count
@@ -50,7 +52,7 @@ class _Fitting:
         return np.searchsorted(self.classes, np.asarray(labels).ravel())
 
 
-class BaselineModel(RuleEstimatorMixin, BaseEstimator):
+class BaselineModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
     """Common plumbing of the baselines; subclasses set ``rules_``, ``n_regions_`` and
     implement ``_fit(fitting)`` and ``_predict_coded(Xf)`` (and ``_proba_coded``)."""
 
@@ -60,11 +62,12 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
     def _check_params(self):
         """ValueError on a bad parameter (subclasses)."""
 
-    def _prepare(self, X, y):
-        """Check X and y as DefragModel does and read the source model."""
-        self._check_params()
+    def _prepare(self, X, y, estimator=None):
+        """Check X and y as DefragModel does and read the source model (estimator, fitted;
+        None: the estimator parameter)."""
         # a DataFrame's columns by name, in the model's order (utils/validation.py)
-        source, X = matched_source(self.estimator, X, type(self).__name__)
+        estimator = self.estimator if estimator is None else estimator
+        source, X = matched_source(estimator, X, type(self).__name__)
         names_in = feature_names_of(X)
         if isinstance(source, SplitArraySource):
             raise TypeError(f"{type(self).__name__} reads the ensemble's trees; an array of "
@@ -76,8 +79,6 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
         Xf = encoding.transform(X, allow_nan=True)
         if Xf.shape[0] < 1:
             raise ValueError("X has no samples")
-        if y is None:
-            raise ValueError(f"{type(self).__name__}.fit needs y")
         check_target_length(y, Xf.shape[0])
         check_missing(Xf, source.supports_missing)
         y = np.asarray(y)
@@ -115,10 +116,31 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
     # one thread: the rule kernels of the baselines run on one (their solvers are Python)
     @interruptible_fit(threads=lambda est: 1)
     def fit(self, X, y):
-        """Fit to (X, y); ``self.estimator`` is the fitted ensemble."""
-        fitting = self._prepare(X, y)
+        """Fit the explanation of ``estimator`` to (X, y).
+
+        An unfitted ``estimator`` is cloned and fitted on (X, y) first.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows (a DataFrame's columns matched by name to the model's feature names).
+        y : array-like of shape (n_samples,)
+            The targets.
+
+        Returns
+        -------
+        self
+            The fitted model.
+        """
+        self._validate_params()
+        self._check_params()
+        if y is None:
+            raise ValueError(f"{type(self).__name__}.fit needs y")
+        estimator = self._ensemble(X, y)
+        fitting = self._prepare(X, y, estimator)
         for name in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, name)
+        self.estimator_ = estimator
         self.task_ = fitting.task
         if fitting.task == "classification":
             self.classes_ = fitting.classes
@@ -145,19 +167,54 @@ class BaselineModel(RuleEstimatorMixin, BaseEstimator):
         return self.encoding_, self.supports_missing_
 
     def predict(self, X):
+        """Predict by the explanation.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
         return self._predict_coded(self._check_X(X))
 
+    @available_if(RuleEstimatorMixin._classifies)
     def predict_proba(self, X):
-        """Class probabilities (classification only)."""
+        """Class probabilities (classification only).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities, columns in ``classes_`` order.
+        """
         check_is_fitted(self, "rules_")
-        if self.task_ != "classification":
-            raise AttributeError("predict_proba is only available for classification")
         return self._proba_coded(self._check_X(X))
 
     def evaluate(self, X, y):
-        """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``
-        computes them: ``error`` (misclassification rate or mean squared error of
-        predict), ``coverage`` and ``overlap`` (share of points covered by a rule of
-        ``rules_``, mean number of rules covering a point), ``fidelity`` (agreement with
-        the ensemble, R^2 against it for regression) and ``n_rules``."""
+        """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        dict
+            ``error`` (misclassification rate or mean squared error of predict),
+            ``coverage`` and ``overlap`` (share of points covered by a rule of ``rules_``,
+            mean number of rules covering a point), ``fidelity`` (agreement with
+            ``estimator_``: the share of equal classes, R^2 in regression), ``n_regions``
+            and ``n_conditions``.
+        """
         return self._scores(X, y)[2]

@@ -122,7 +122,18 @@ class TreeRulesMixin:
         return self.classes_[int(np.argmax(value))], np.asarray(value, dtype=np.float64)
 
     def apply(self, X):
-        """The leaf (node id of ``tree_``) of each row, as the printed rules place it."""
+        """The leaf (node id of ``tree_``) of each row, as the printed rules place it.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The leaves.
+        """
         return self._leaves(self._check_X(X))
 
     def _leaves(self, Xf):

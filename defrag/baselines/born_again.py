@@ -18,11 +18,13 @@ Each node draws from its own random stream (keyed by its position in the tree), 
 tree grown to depth d is the tree grown deeper, cut at d: cross-validation grows one
 tree per fold to the largest depth of the grid and scores every depth from it.
 """
+from numbers import Integral
 
 import numpy as np
 from sklearn.model_selection import KFold
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..evaluation import prediction_error
 from ..sources.base import Tree, walk_tree
@@ -149,18 +151,22 @@ def _cut(tree, node_depth, depth):
 
 
 class BornAgainTree(TreeRulesMixin, BaselineModel):
-    """A single tree that mimics the ensemble (Breiman & Shang 1996), depth by
-    cross-validation; a leaf is a rule (the rules never overlap).
+    """One tree that mimics the ensemble (Breiman & Shang 1996), a rule per leaf.
+
+    Its depth is chosen by cross-validation; the rules never overlap.
 
     Parameters
     ----------
-    estimator : fitted tree ensemble with scikit-learn's predict (any source DefragModel
-        reads): it labels the training and the generated points
+    estimator : tree ensemble with scikit-learn's predict
+        Any model DefragModel reads, fitted (explained as it is) or not (cloned and fitted
+        on ``fit(X, y)``); it labels the training and the generated points.
     max_depth : "cv" or int, default="cv"
         "cv": chosen from ``depth_grid`` by ``cv``-fold cross-validation of the error
         against y (as Hara & Hayashi, sec. 7, choose it).
     depth_grid : sequence of int, default=(2, 3, 4, 6, 8, 10)
+        The depths ``max_depth="cv"`` chooses among.
     cv : int, default=5
+        Folds of that cross-validation.
     n_generated : int, default=100
         Points generated at every node that may split (see the module docstring).
     p_alt : float in (0, 1], default=0.5
@@ -169,7 +175,9 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
     min_samples_split : int, default=10
         A node with at most this many training points is a leaf.
     feature_names : list of str, optional
-    random_state : int, RandomState or None
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
+    random_state : int, RandomState or None, default=None
+        Seed of the folds and of the generated points.
 
     Attributes
     ----------
@@ -179,9 +187,37 @@ class BornAgainTree(TreeRulesMixin, BaselineModel):
     cv_errors_ : dict, depth -> mean CV error
     tree_ : the fitted tree (defrag.sources.Tree)
     classes_, task_, n_features_in_
+    estimator_ : the model explained (``estimator`` when fitted, else its fitted clone)
+
+    See Also
+    --------
+    DefragModel : The rules of FAB inference over the ensemble's splits.
+    DepthTwoTree : A CART of depth 2 fitted to y.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag.baselines import BornAgainTree
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
+    >>> model = BornAgainTree(forest, max_depth=3, random_state=0).fit(X, y)
+    >>> model.n_regions_ <= 8
+    True
     """
 
     _needs_predict = True
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_depth": [StrOptions({"cv"}), Interval(Integral, 1, None, closed="left")],
+        "depth_grid": ["array-like"],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "n_generated": [Interval(Integral, 1, None, closed="left")],
+        "p_alt": "no_validation",  # (_check_params: "a number in (0, 1]", True refused)
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "feature_names": "no_validation",  # checked_names says what a name list must be
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, estimator=None, *, max_depth="cv", depth_grid=DEPTH_GRID, cv=5,
                  n_generated=100, p_alt=0.5, min_samples_split=10, feature_names=None,

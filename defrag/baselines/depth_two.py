@@ -1,6 +1,9 @@
 """DTree2: a CART of depth 2, the paper's smallest baseline (Hara & Hayashi, sec. 7)."""
+from numbers import Integral
+
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..sources.sklearn_trees import read_sklearn_trees
 from ..utils.memory import check_memory_of, depth_two_estimate
@@ -23,18 +26,25 @@ def sklearn_tree(dt, n_classes):
 
 
 class DepthTwoTree(TreeRulesMixin, BaselineModel):
-    """A CART of depth ``max_depth`` (2: "DTree2" of Hara & Hayashi, sec. 7) fitted to y,
-    or to the ensemble's predictions; its leaves are the rules (at most 2**max_depth).
+    """A CART of depth ``max_depth`` fitted to y or to the ensemble's predictions.
+
+    Depth 2 is "DTree2" of Hara & Hayashi, sec. 7; its leaves are the rules (at most
+    2**max_depth).
 
     Parameters
     ----------
-    estimator : fitted tree ensemble (any source DefragModel reads); it codes the inputs
-        (category codes, zero as missing) and, with ``target="ensemble"``, labels them
+    estimator : tree ensemble
+        Any model DefragModel reads, fitted (explained as it is) or not (cloned and fitted
+        on ``fit(X, y)``); it codes the inputs (category codes, zero as missing) and, with
+        ``target="ensemble"``, labels them.
     max_depth : int, default=2
+        Depth of the tree.
     target : {"y", "ensemble"}, default="y"
         Fit the tree to y (the paper's DTree2) or to the ensemble's predictions on X.
     feature_names : list of str, optional
-    random_state : int, RandomState or None (scikit-learn's tie breaking between splits)
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
+    random_state : int, RandomState or None, default=None
+        Scikit-learn's tie breaking between splits.
 
     Attributes
     ----------
@@ -42,7 +52,32 @@ class DepthTwoTree(TreeRulesMixin, BaselineModel):
     n_regions_ : int, the leaves
     tree_ : the fitted tree (defrag.sources.Tree)
     classes_, task_, n_features_in_
+    estimator_ : the model explained (``estimator`` when fitted, else its fitted clone)
+
+    See Also
+    --------
+    DefragModel : The rules of FAB inference over the ensemble's splits.
+    BornAgainTree : One deeper tree that mimics the ensemble.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag.baselines import DepthTwoTree
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
+    >>> model = DepthTwoTree(forest, random_state=0).fit(X, y)
+    >>> model.n_regions_ <= 4
+    True
     """
+
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "target": [StrOptions({"y", "ensemble"})],
+        "feature_names": "no_validation",  # checked_names says what a name list must be
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, estimator=None, *, max_depth=2, target="y", feature_names=None,
                  random_state=None):

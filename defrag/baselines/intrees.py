@@ -31,8 +31,10 @@ rule counts them); every tree's paths are read, not only the first 100, when
 ``max_trees=None``.
 """
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from ..rules import Rule, RuleSet
 from ..utils.memory import check_memory_of, intrees_estimate
@@ -83,26 +85,29 @@ def _rule_atoms(atoms):
 
 
 class InTrees(BaselineModel):
-    """inTrees' simplified tree ensemble learner (STEL): an ordered rule list read off
-    the ensemble's paths (Deng 2014; the defaults of the R package, see the module
-    docstring).
+    """The ordered rule list of inTrees (STEL, Deng 2014) read off the ensemble's paths.
+
+    The steps and defaults of the R package (see the module docstring).
 
     Parameters
     ----------
-    estimator : fitted tree ensemble (any source DefragModel reads)
+    estimator : tree ensemble
+        Any model DefragModel reads, fitted (explained as it is) or not (cloned and fitted
+        on ``fit(X, y)``).
     max_length : int, default=6
-        extractRules' maxdepth: conditions of a path at most.
+        The conditions of a path at most (extractRules' maxdepth).
     max_trees : int or None, default=100
-        extractRules' ntree: paths of the first max_trees trees (None: all).
+        The paths of the first max_trees trees (None: all; extractRules' ntree).
     max_decay : float, default=0.05
-        pruneRule's maxDecay.
+        The pruning's error increase allowed (pruneRule's maxDecay).
     type_decay : {1, 2}, default=2
         pruneRule's typeDecay: 2 the absolute error increase, 1 the relative one.
     min_freq : float, default=0.01
-        buildLearner's minFreq.
+        The smallest share of points a rule of the list covers (buildLearner's minFreq).
     n_levels : int, default=3
         Regression: levels y is cut into (the package's K of dicretizeVector).
     feature_names : list of str, optional
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
 
     Attributes
     ----------
@@ -112,7 +117,35 @@ class InTrees(BaselineModel):
     n_extracted_ : int, distinct paths extracted
     levels_ : ndarray, the value each level predicts (regression)
     classes_, task_, n_features_in_
+    estimator_ : the model explained (``estimator`` when fitted, else its fitted clone)
+
+    See Also
+    --------
+    DefragModel : The rules of FAB inference over the ensemble's splits.
+    NodeHarvest : A weighted mean of the ensemble's shallow nodes.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag.baselines import InTrees
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
+    >>> model = InTrees(forest).fit(X, y)
+    >>> len(model.rules_) + 1 == model.n_regions_
+    True
     """
+
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_length": [Interval(Integral, 1, None, closed="left")],
+        "max_trees": [Interval(Integral, 1, None, closed="left"), None],
+        "max_decay": [Interval(Real, 0, 1, closed="both")],
+        "type_decay": "no_validation",  # (_check_params: "1 or 2", True refused)
+        "min_freq": [Interval(Real, 0, 1, closed="both")],
+        "n_levels": [Interval(Integral, 2, None, closed="left")],
+        "feature_names": "no_validation",  # checked_names says what a name list must be
+    }
 
     def __init__(self, estimator=None, *, max_length=6, max_trees=100, max_decay=0.05,
                  type_decay=2, min_freq=0.01, n_levels=3, feature_names=None):

@@ -32,11 +32,14 @@ to y on subsamples (``nodes=1000``); here they are the given ensemble's nodes, a
 ``max_nodes`` of them (a random subset when there are more).
 """
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import qr
 from scipy.optimize import Bounds, LinearConstraint, lsq_linear, minimize
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.metaestimators import available_if
 
 from ..rules import Rule, RuleSet
 from ..utils.memory import check_memory_of, node_harvest_estimate
@@ -124,7 +127,9 @@ class NodeHarvest(BaselineModel):
 
     Parameters
     ----------
-    estimator : fitted tree ensemble (any source DefragModel reads)
+    estimator : tree ensemble
+        Any model DefragModel reads, fitted (explained as it is) or not (cloned and fitted
+        on ``fit(X, y)``).
     max_depth : int, default=2
         Candidate nodes: depth 1 .. max_depth of every tree, and the root.
     nodesize : int, default=10
@@ -134,8 +139,9 @@ class NodeHarvest(BaselineModel):
     weight_threshold : float, default=0.01
         Nodes weighing less than this times the largest weight are dropped.
     feature_names : list of str, optional
-    random_state : int, RandomState or None (only used when there are more than
-        max_nodes candidates)
+        Names printed (default: the DataFrame's columns, the model's, else x0, x1, ...).
+    random_state : int, RandomState or None, default=None
+        Seed of the subset of candidates (used only when there are more than max_nodes).
 
     Attributes
     ----------
@@ -150,7 +156,34 @@ class NodeHarvest(BaselineModel):
     candidates_ : list of atom tuples (the root: ())
     node_means_ : ndarray, the training mean of y in each candidate
     classes_, task_, n_features_in_
+    estimator_ : the model explained (``estimator`` when fitted, else its fitted clone)
+
+    See Also
+    --------
+    DefragModel : The rules of FAB inference over the ensemble's splits.
+    InTrees : An ordered rule list of the ensemble's paths.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag.baselines import NodeHarvest
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
+    >>> model = NodeHarvest(forest, random_state=0).fit(X, y)
+    >>> model.n_regions_ == len(model.rules_)
+    True
     """
+
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "nodesize": [Interval(Integral, 1, None, closed="left")],
+        "max_nodes": [Interval(Integral, 1, None, closed="left")],
+        "weight_threshold": [Interval(Real, 0, 1, closed="left")],
+        "feature_names": "no_validation",  # checked_names says what a name list must be
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, estimator=None, *, max_depth=2, nodesize=10, max_nodes=1000,
                  weight_threshold=0.01, feature_names=None, random_state=None):
@@ -161,6 +194,12 @@ class NodeHarvest(BaselineModel):
         self.weight_threshold = weight_threshold
         self.feature_names = feature_names
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if tags.classifier_tags is not None:  # two classes at most (see _fit)
+            tags.classifier_tags.multi_class = False
+        return tags
 
     def _check_params(self):
         check_positive_int("max_depth", self.max_depth)
@@ -181,7 +220,8 @@ class NodeHarvest(BaselineModel):
     def _fit(self, fitting):
         if fitting.task == "classification":
             if fitting.n_classes > 2:
-                raise ValueError(f"NodeHarvest handles regression and binary classification; y has "
+                raise ValueError(f"Only binary classification is supported. NodeHarvest handles regression and "
+                                 f"binary classification; y has "
                                  f"{fitting.n_classes} classes")
             y = (fitting.y == 1).astype(np.float64)
         else:
@@ -234,10 +274,24 @@ class NodeHarvest(BaselineModel):
         p = float(np.clip(mean, 0.0, 1.0))
         return self.classes_[int(p > 0.5)], np.array([1.0 - p, p])
 
+    @available_if(BaselineModel._classifies)
     def decision_function(self, X):
-        """Node Harvest's prediction: the weighted mean of the kept nodes' means over the
-        nodes holding each point (for classification, the second class's probability)."""
-        return self._harvest(self._check_X(X))
+        """The second class's probability minus 0.5: positive for ``classes_[1]``.
+
+        The probability is Node Harvest's prediction, the weighted mean of the kept nodes'
+        class shares over the nodes holding each point. Classification only.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The points.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The scores.
+        """
+        return self._harvest(self._check_X(X)) - 0.5
 
     def _harvest(self, Xf):
         # the kept nodes are the rules as printed (their printed thresholds), the root last

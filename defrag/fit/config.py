@@ -7,8 +7,10 @@ each restart is fitted on (``subsample``) and the splits kept (``max_splits``).
 import numbers
 import os
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from ..rules import RuleSet, RuleTree, from_json
 from ..utils.progress import check_verbose
@@ -270,3 +272,37 @@ class FitConfig:
             penalty_splits=n_all_splits if self.penalty_splits == "all" else 0,
             gate_l2=float(self.gate_l2),
         )
+
+
+# DefragModel's parameters as scikit-learn declares them (``_parameter_constraints``, checked
+# by BaseEstimator._validate_params at fit, before from_params' checks of how parameters
+# combine and of bounds it words itself)
+PARAMETER_CONSTRAINTS = {
+    "estimator": "no_validation",  # a fitted or unfitted ensemble, a Booster or an array of splits
+    "max_conditions": [Interval(Integral, 0, None, closed="left"), None],
+    "n_regions": [Interval(Integral, 1, None, closed="left"), None],
+    "form": [StrOptions(set(FORMS))],
+    "random_state": ["random_state"],
+    "n_jobs": [Integral, None],
+    "verbose": [StrOptions({"auto"}), "verbose"],
+    "method": [StrOptions(set(METHODS))],
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "n_restarts": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "kappa": [Interval(Real, 0, 0.5, closed="neither")],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "eps": [Interval(Real, 0, 0.5, closed="neither")],
+    "eps_schedule": "no_validation",  # (from_params: "a sequence of numbers", within [eps, 0.5))
+    "keep_duplicate_splits": "no_validation",  # (from_params: "must be True or False")
+    "task": [StrOptions({"auto", "regression", "classification"})],
+    "feature_names": "no_validation",  # checked_names says what a name list must be
+    "subsample": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"),
+                  Interval(RealNotInt, 0, 1, closed="right"), None],
+    "max_splits": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"), None],
+    "penalty_splits": [StrOptions({"all", "selected"})],
+    "max_regions": [Interval(Integral, 1, None, closed="left"), None],
+    "prune_tol": [Interval(Real, 0, 1, closed="both")],
+    "gate_l2": [Interval(Real, 0, None, closed="left")],
+    "reference_rules": "no_validation",  # (_reference_rules: a RuleTree, a RuleSet or its JSON's path)
+}

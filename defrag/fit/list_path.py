@@ -18,17 +18,15 @@ The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at ran
    (rules/lists.py's prune_rule_lists, step 4 of a restart's list).
 
 A size's list is not a prefix of the next one where the step between them split a region
-(a narrower copy of a rule inserted before it); the path keeps every size's list. Splits
-took the path of benchmarks/quality.py from 30 to 34 of 51 cells against CART-fp (85 to
-100 of 153 over K = 2..10), mostly in regression, where a list grown by appends alone
-underfits; splitting the default's region as well, to 37 (102 of 153). The search fits the targets of the mixture: y, or the
-ensemble's predictions when y is None (its values, or its class labels: the same for
-every source and for rows on a cluster). In regression with y given (and a model that
-predicts its coded rows), a second list is grown on the ensemble's predictions, a smoother
-target than y, its outputs and its cross-validated losses on y (the same folds), and the
-one-SE rule across the two lists picks one; measured on the 6 regression cases of
-benchmarks/quality.py: 6 wins against CART-fp at equal leaves instead of 3 (1 instead of 0
-at equal conditions), classification unchanged.
+(a narrower copy of a rule inserted before it); the path keeps every size's list. A list
+grown by appends alone underfits, mostly in regression: splitting a rule's region, and the
+default's, lets it follow the ensemble as a tree does. The search fits the targets of the
+mixture: y, or the ensemble's predictions when y is None (its values, or its class labels:
+the same for every source and for rows on a cluster). In regression with y given (and a
+model that predicts its coded rows), a second list is grown on the ensemble's predictions,
+a smoother target than y, its outputs and its cross-validated losses on y (the same
+folds), and the one-SE rule across the two lists picks one: the smoother target fits
+better on y where y is noisy.
 """
 import dataclasses
 import warnings
@@ -43,6 +41,7 @@ from ..rules.list_search import (box_cover, candidate_boxes, component_boxes, et
 from ..rules.lists import first_match_index, prune_rule_lists, rule_columns
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
+from ..utils.validation import user_stacklevel
 
 # Rows the search runs on at most: the split matrix is n x L booleans and each move one
 # product with it. 3,000 rows place a threshold to within 0.03% of the rows' quantiles.
@@ -60,17 +59,6 @@ SIDE_BY_SIDE_WORK = 5_000
 # lists of several sizes at once (_size_losses): 4 MB, one block on the search's rows
 # with n_components up to 10 and 3,000 rows (10 x 11 x 3,000).
 SIZES_AT_ONCE = 1 << 22
-# A rule's score: its gain over (printed conditions) ** COST_POWER (rules/list_search.py).
-# 0: the gain alone (a condition stays where it lowers the loss at all, and is dropped
-# where it does not); 1: the gain per condition, which keeps lists to about one
-# condition per rule but gives up accuracy per region.
-COST_POWER = 0.0
-# The price of a condition, in multiples of log(n) times the variance of the rows left
-# (rules/list_search.py; 1 is BIC's price of a parameter). 0: a condition stays where it
-# lowers the training loss at all. 1 was measured on the 17 public cases of
-# benchmarks/quality.py: lists a third as long (conditions) and 6 instead of 4 wins
-# against CART-fp at equal conditions, but 9 instead of 11 at equal leaves.
-CONDITION_PENALTY = 0.0
 
 
 @dataclasses.dataclass
@@ -197,8 +185,7 @@ def _cross_validated(S, targets, y, n_classes, candidates, feature, group, max_r
 def _grown(S, T, feature, group, candidates, max_regions, n_threads=None):
     """The list's boxes at every size (rules/list_search.py's grow_list_sizes), grown on
     the rows of S and T, to the largest size."""
-    return grow_list_sizes(S, T, feature, group, candidates, max_regions - 1, cost_power=COST_POWER,
-                           condition_penalty=CONDITION_PENALTY, n_threads=n_threads)
+    return grow_list_sizes(S, T, feature, group, candidates, max_regions - 1, n_threads=n_threads)
 
 
 def _grown_side_by_side(jobs, feature, group, candidates, max_regions):
@@ -267,9 +254,8 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     # checked and packed once for the lists of the cross-validation
     candidates = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
     # a region keeps at least one of the search's rows (grow_list_sizes stops there): the
-    # rows bound the sizes before any array is sized by them (n_regions=10**9 took 7.45 GiB
-    # for a validation array of 10**9 sizes; a constant target, fitted with one component,
-    # passed any n_components here)
+    # rows bound the sizes before any array is sized by them (a validation array of
+    # n_regions sizes; a constant target, fitted with one component, passes any size here)
     max_regions = max(1, min(max(config.n_components, config.n_regions or 0), rows.size))
 
     validation = np.full(max_regions, np.nan)
@@ -320,7 +306,7 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     if size > len(full):
         if config.n_regions is not None:
             warnings.warn(f"n_regions={config.n_regions}: no more than {len(full)} regions lower the training "
-                          f"loss; the list has {len(full)}", UserWarning, stacklevel=2)
+                          f"loss; the list has {len(full)}", UserWarning, stacklevel=user_stacklevel())
         size = len(full)
     if rules is None:
         rules = _read_out(full, splits, config.kappa, X, p.names)

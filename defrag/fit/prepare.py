@@ -68,7 +68,7 @@ def prepare(config, source, rows, feature_names, clock):
                          "read off y's values")
     task = decide_task(config.task, source, rows.y_input, isinstance(source, SplitArraySource))
     if rows.y_input is None and not source.has_predict:
-        raise ValueError("y is required when the model has no scikit-learn predict")
+        raise ValueError(source.no_predictions)
     splits = source.split_table(config.keep_duplicate_splits)
     # the inputs as the source model reads them (category codes, zero as missing)
     splits.encoding = splits.encoding.bind(rows.meta)

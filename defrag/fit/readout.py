@@ -12,6 +12,10 @@ from sklearn.utils.validation import check_is_fitted
 from ..rules import Rule, RuleSet
 from ..rules.extract import extract_rules_conditions
 from ..rules.tree import explanation_conditions
+from ..evaluation import prediction_error
+from ..utils.dask_collections import map_rows
+from ..utils.validation import check_predict_X
+from .mixture import FittedMixture
 from .tree_path import REFERENCE_FORMS, Candidate, SearchedTree, choose
 
 
@@ -259,3 +263,113 @@ def sized_model(model, n_regions=None, max_conditions=None):
         out.path_ = dict(path, chosen=i)
     out.n_conditions_ = explanation_conditions(out.rules_)
     return out
+
+
+def fitted_mixture(model):
+    """The fitted DefragModel's mixture (fit/mixture.py): its MAP or mixture-of-experts
+    predictions."""
+    emkl = getattr(model, "gate_weights_", None) is not None
+    params = {"eta": model.eta_, "alpha": model.alpha_, **({"w": model.gate_weights_} if emkl else {})}
+    params.update(dict(mean=model.mean_, precision=model.precision_) if model.task_ == "regression"
+                  else dict(gamma=model.gamma_))
+    return FittedMixture(model.splits_, params, getattr(model, "classes_", None), model.eps)
+
+
+def map_dask(model, method, X, by_rules):
+    """method (predict or predict_proba) of the fitted DefragModel on every partition of a Dask
+    X: a lazy Dask array. The partitions' tasks hold a copy of the model without its estimator."""
+    check_is_fitted(model, "rules_")
+    X = check_predict_X(X, model.n_features_in_, getattr(model, "feature_names_in_", None), "DefragModel")
+    light = copy.copy(model)
+    light.estimator = light.estimator_ = None  # not read by predict; a forest can be large
+    if method == "predict_proba":
+        return map_rows(light.predict_proba, X, np.float64, len(model.classes_))
+    dtype = model.rules_.predictions().dtype if by_rules else \
+        np.float64 if model.task_ == "regression" else model.classes_.dtype
+    return map_rows(light.predict, X, dtype)
+
+
+class MixtureReadoutMixin:
+    """DefragModel's readout of its fitted mixture (fit/mixture.py) beside the printed
+    rules: the MAP components and prediction (eq. 10-11), the mixture of experts of EM-KL,
+    predictions of a Dask X, and ``evaluate``."""
+
+    def _map_dask(self, method, X):
+        return map_dask(self, method, X, self._by_rules())
+
+    def _emkl_fitted(self):
+        return getattr(self, "gate_weights_", None) is not None
+
+    def _mixture(self):
+        return fitted_mixture(self)
+
+    def _by_rules(self):
+        return self.form != "paper" and not self._emkl_fitted()
+
+    def apply_map(self, X):
+        """Index of each point's MAP component of the mixture (eq. 10).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The components, ordered by weight (``alpha_``).
+        """
+        return self._mixture().components(self._check_X(X))
+
+    def predict_map(self, X):
+        """The mixture's two-step MAP prediction (eq. 10-11), as the paper evaluates it.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
+        return self._mixture().predict_map(self._check_X(X))
+
+    def _predict_coded(self, Xf):
+        if self._by_rules():
+            return self.rules_.predict_coded(Xf)
+        return self._mixture().predict(Xf)
+
+    def evaluate(self, X, y):
+        """Test error, coverage, overlap and fidelity of the rules on (X, y).
+
+        EM-KL: ``error`` is that of the mixture of experts (predict), ``error_map`` that
+        of the expert of largest weight, and ``error_rules`` that of the rules as printed
+        (``rules_.predict``), which coverage and overlap describe.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        dict
+            ``error`` (misclassification rate or mean squared error of predict: the rules
+            as printed), ``error_map`` (the same of the mixture's MAP prediction,
+            predict_map), ``coverage`` (share of points covered by at least one rule),
+            ``overlap`` (mean number of rules covering a point), ``fidelity`` (agreement
+            with ``estimator_``'s predictions: the share of equal classes, R^2 in
+            regression; None for a split array), ``n_regions``, ``n_conditions`` and, for
+            a tree, ``mean_checks``.
+        """
+        Xf, y, scores = self._scores(X, y)
+        emkl = self._emkl_fitted()
+        error_map = scores["error"] if not (self._by_rules() or emkl) else \
+            prediction_error(self._mixture().predict_map(Xf), y, self.task_)
+        # EM-KL: the rules as printed, which are not its prediction
+        rules = ({"error_rules": prediction_error(self.rules_.predict_coded(Xf), y, self.task_)} if emkl else {})
+        return {"error": scores.pop("error"), "error_map": error_map, **rules, **scores}

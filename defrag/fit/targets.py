@@ -28,8 +28,9 @@ def decide_task(task, source, y, split_array):
         return task
     if source.task is not None:
         return source.task
-    if y is None:  # a raw Booster
-        raise ValueError("y is required with a raw Booster; or pass the scikit-learn wrapper")
+    if y is None:  # a raw Booster whose predictions defrag does not read
+        raise ValueError(source.no_predictions or "y is required with a raw Booster; or pass the "
+                         "scikit-learn wrapper")
     with np.errstate(invalid="ignore", over="ignore"):  # (its cast of values beyond int64)
         kind = type_of_target(y)
     if kind in ("binary", "multiclass"):

@@ -54,6 +54,7 @@ from ..rules.tree import Leaf, Node, RuleTree
 from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
+from ..utils.validation import user_stacklevel
 from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_splits
 
 # The prices of a box's conditions beyond the first (multiples of the region's squared
@@ -354,7 +355,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     chosen = choose(candidates, budget, n_regions)
     if n_regions is not None and candidates[chosen].n_regions != n_regions:
         warnings.warn(f"n_regions={n_regions}: no more than {candidates[chosen].n_regions} regions lower the "
-                      f"training loss; the tree has {candidates[chosen].n_regions}", UserWarning, stacklevel=3)
+                      f"training loss; the tree has {candidates[chosen].n_regions}", UserWarning,
+                      stacklevel=user_stacklevel())
     return SearchedTree(candidates, chosen, trees)
 
 

@@ -6,8 +6,8 @@ One concern per module: ``distance`` (RF and GBT tree distances, the C proximity
 (PrototypeExplainer, the estimator).
 """
 from .distance import leaf_matrix, tree_distance, tree_weights
-from .explainer import DISTANCES, METHODS, PrototypeExplainer
+from .explainer import DISTANCES, METHODS, NearestPrototypes, PrototypeExplainer
 from .selection import select_submodular, select_supervised
 
-__all__ = ["DISTANCES", "METHODS", "PrototypeExplainer", "leaf_matrix", "select_submodular",
+__all__ = ["DISTANCES", "METHODS", "NearestPrototypes", "PrototypeExplainer", "leaf_matrix", "select_submodular",
            "select_supervised", "tree_distance", "tree_weights"]

@@ -52,11 +52,37 @@ def _tree_weights(source, leaves, kind):
 
 
 def tree_distance(leaves_a, leaves_b, weights, n_threads=1):
-    """1 - (weighted) share of trees in which a point of A and one of B share a leaf.
+    """Compute 1 - the (weighted) share of trees in which two points share a leaf.
 
-    leaves_a (n_a, T), leaves_b (n_b, T) int leaf ids; weights (T,) >= 0 with a
-    positive sum. Returns float32 (n_a, n_b), computed in C on n_threads threads (an
-    integer >= 1, at most the cores used)."""
+    Computed in C for every pair of a point of A and a point of B.
+
+    Parameters
+    ----------
+    leaves_a : array-like of int of shape (n_a, n_trees)
+        The leaf ids of the points of A in each tree.
+    leaves_b : array-like of int of shape (n_b, n_trees)
+        The leaf ids of the points of B.
+    weights : array-like of shape (n_trees,)
+        The trees' weights, >= 0 with a positive sum.
+    n_threads : int, default=1
+        The threads to use: an integer >= 1, at most the cores used.
+
+    Returns
+    -------
+    ndarray of shape (n_a, n_b)
+        The distances (float32).
+
+    See Also
+    --------
+    PrototypeExplainer : Picks prototypes under this distance.
+
+    Examples
+    --------
+    >>> from defrag import tree_distance
+    >>> tree_distance([[0, 1], [1, 1]], [[0, 1]], [1.0, 1.0])
+    array([[0. ],
+           [0.5]], dtype=float32)
+    """
     n_threads = checked_threads(n_threads)
     la = np.ascontiguousarray(leaves_a, dtype=np.int32)
     lbt = np.ascontiguousarray(np.asarray(leaves_b, dtype=np.int32).T)

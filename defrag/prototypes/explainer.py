@@ -14,12 +14,16 @@ chosen under the ensemble's own notion of similarity:
   candidate improves it). The submodular ones use lazy (priority-queue) greedy,
   which selects exactly what plain greedy selects (see ``_lazy_greedy``).
 """
+import html
 import numbers
+from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, is_classifier, is_regressor
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, is_classifier, is_regressor
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -31,23 +35,45 @@ from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
                                 columns_by_name, feature_names_of)
 from ..sources import adapt, check_fitted, checked_model, model_feature_names, predict_on_one_thread, unwrap
+from ..sources.fitting import EnsembleExplainerMixin, ExplanationDisplayMixin, handles_missing
 
 METHODS = ("sm-a", "sm-wa", "sm-u", "sg")
 DISTANCES = ("auto", "rf", "gbt", "euclidean")
 
 
-class PrototypeExplainer(BaseEstimator):
-    """Explain a tree ensemble by prototypes: training points chosen per class
-    under the ensemble's distance (Tan et al., "Tree Space Prototypes").
+class NearestPrototypes(NamedTuple):
+    """The nearest prototypes of each point (``PrototypeExplainer.explain``), nearest first.
+
+    Attributes
+    ----------
+    indices : ndarray of shape (n_samples, n_neighbors)
+        Their training indices.
+    labels : ndarray of shape (n_samples, n_neighbors)
+        Their classes.
+    distances : ndarray of shape (n_samples, n_neighbors)
+        Their distances to each point.
+    """
+
+    indices: np.ndarray
+    labels: np.ndarray
+    distances: np.ndarray
+
+
+class PrototypeExplainer(ExplanationDisplayMixin, EnsembleExplainerMixin, ClassifierMixin, TransformerMixin,
+                         BaseEstimator):
+    """Explain a tree ensemble by prototypes, training points chosen per class.
+
+    Chosen under the ensemble's distance (Tan et al., "Tree Space Prototypes").
 
     Parameters
     ----------
-    estimator : fitted scikit-learn random forest / extra trees, or gradient
-        boosting model (also HistGradientBoosting without categorical features), or
-        XGBoost or LightGBM model; None only with
-        ``distance="euclidean"`` and a given y.
+    estimator : tree ensemble or None
+        A scikit-learn random forest / extra trees, or gradient boosting model (also
+        HistGradientBoosting without categorical features), or an XGBoost or LightGBM
+        model, fitted (used as it is) or not (cloned and fitted on ``fit(X, y)``); None
+        only with ``distance="euclidean"`` and a given y.
     n_prototypes : int, default=10
-        k, the number of prototypes (SG may stop with fewer).
+        The number of prototypes k (SG may stop with fewer).
     method : {"sm-a", "sm-wa", "sm-u", "sg"}, default="sm-a"
     distance : {"auto", "rf", "gbt", "euclidean"}, default="auto"
         "auto": "gbt" for gradient boosting (scikit-learn's GradientBoosting* and
@@ -58,18 +84,58 @@ class PrototypeExplainer(BaseEstimator):
         Draw prototypes from a random subset of this many training points (the
         objective still covers all of them): a candidates x N distance matrix
         instead of N x N.
-    random_state : seed for the candidate subset.
+    random_state : int, RandomState or None, default=None
+        Seed of the candidate subset.
     n_jobs : int or None, default=None
         Threads of the distance kernel (None: all available cores). Results do not
         depend on it.
 
     Attributes
     ----------
-    prototypes_ : (k,) training-set indices of the prototypes, in selection order.
-    prototype_labels_ : (k,) their classes.
-    classes_, distance_ (the distance used), n_features_in_,
-    sg_trace_ : training balanced accuracy after each SG step (SG only).
+    estimator_ : estimator or None
+        The model explained: ``estimator`` when fitted, else its fitted clone.
+    prototypes_ : ndarray of shape (k,)
+        Training-set indices of the prototypes, in selection order.
+    prototype_labels_ : ndarray of shape (k,)
+        Their classes.
+    classes_ : ndarray
+        The classes.
+    distance_ : str
+        The distance used.
+    n_features_in_ : int
+        Features seen at fit.
+    sg_trace_ : ndarray
+        Training balanced accuracy after each SG step (SG only).
+
+    See Also
+    --------
+    ProxyTreeClassifier : A small tree fitted to the ensemble's class probabilities.
+    DefragModel : A few rules that mimic the ensemble.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag import PrototypeExplainer
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=20, random_state=0)
+    >>> explainer = PrototypeExplainer(forest, n_prototypes=3, random_state=0).fit(X, y)
+    >>> explainer.prototypes_.shape
+    (3,)
+    >>> nearest = explainer.explain(X[:2], n_neighbors=1)
+    >>> nearest.indices.shape
+    (2, 1)
     """
+
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "n_prototypes": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(METHODS))],
+        "distance": [StrOptions(set(DISTANCES))],
+        "max_candidates": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
 
     def __init__(self, estimator=None, *, n_prototypes=10, method="sm-a", distance="auto",
                  max_candidates=None, random_state=None, n_jobs=None):
@@ -80,6 +146,14 @@ class PrototypeExplainer(BaseEstimator):
         self.max_candidates = max_candidates
         self.random_state = random_state
         self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float32"]  # distances are float32
+        # NaN where a tree distance's model routes it
+        tags.input_tags.allow_nan = self.distance != "euclidean" and self.estimator is not None and \
+            handles_missing(self.estimator)
+        return tags
 
     # -- checks
     def _check_params(self):
@@ -121,7 +195,7 @@ class PrototypeExplainer(BaseEstimator):
 
     def _source(self):
         """The estimator's SourceModel, read once (not pickled: rebuilt on first use)."""
-        est = unwrap(self.estimator)
+        est = unwrap(self.estimator_)
         cached = self.__dict__.get("_cached_source")
         if cached is None or cached.estimator is not est:
             cached = self.__dict__["_cached_source"] = adapt(est)
@@ -154,12 +228,12 @@ class PrototypeExplainer(BaseEstimator):
                                  "or use a tree distance with a model that handles missing values")
             check_missing(Xf, self._source().supports_missing)
         n_feat = getattr(self, "n_features_in_", None)
-        est = unwrap(self.estimator) if self.estimator is not None else None
+        est = unwrap(self.estimator_) if self.estimator_ is not None else None
         if fitting:
             n_feat = getattr(est, "n_features_in_", None) if est is not None else None
         if n_feat is not None and Xf.shape[1] != n_feat:
-            owner = "the estimator" if fitting else "PrototypeExplainer"
-            raise ValueError(f"X has {Xf.shape[1]} features but {owner} was fitted with {n_feat}")
+            owner = f"the {type(est).__name__} model" if fitting else "PrototypeExplainer"
+            raise ValueError(f"X has {Xf.shape[1]} features, but {owner} is expecting {n_feat} features as input")
         return Xf
 
     # -- distances between new points and stored points
@@ -175,11 +249,27 @@ class PrototypeExplainer(BaseEstimator):
 
     @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
     def fit(self, X, y=None):
-        """Choose the prototypes among the rows of X (y: their classes; None: the model's
-        predictions). A DataFrame's columns are matched by name to the model's feature
-        names (others are ignored), and at predict to those seen here."""
+        """Choose the prototypes among the rows of X.
+
+        An unfitted ``estimator`` is cloned and fitted on (X, y) first.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows; a DataFrame's columns are matched by name to the model's feature
+            names (others are ignored), and at predict to those seen here.
+        y : array-like of shape (n_samples,), optional
+            Their classes (None: the model's predictions).
+
+        Returns
+        -------
+        self
+            The fitted explainer.
+        """
+        self._validate_params()
         self._check_params()
-        est = unwrap(self.estimator) if self.estimator is not None else None
+        self.estimator_ = self._ensemble(X, y)
+        est = unwrap(self.estimator_) if self.estimator_ is not None else None
         kind = self._resolve_distance(est)
         if est is not None and kind != "euclidean":
             self._source().checked()  # its trees, before its apply walks them
@@ -198,6 +288,8 @@ class PrototypeExplainer(BaseEstimator):
                                  "pass y (class labels) to fit")
             y = predict_on_one_thread(est, X)  # (a forest's joblib threads: labels that could vary)
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D; got shape {y.shape}")
         if y.shape[0] != n:
@@ -216,7 +308,7 @@ class PrototypeExplainer(BaseEstimator):
             cand = np.arange(n)
         if self.n_prototypes > cand.shape[0]:
             raise ValueError(f"n_prototypes={self.n_prototypes} is larger than the number of "
-                             f"candidate training points ({cand.shape[0]})")
+                             f"candidate training points ({cand.shape[0]}; n_samples = {n})")
 
         self._check_memory(n, cand.shape[0], Xf.shape[1], q, kind)
         self.distance_ = kind
@@ -252,6 +344,23 @@ class PrototypeExplainer(BaseEstimator):
         self._by_index = np.argsort(self.prototypes_, kind="stable")
         return self
 
+    _display_attribute = "prototypes_"
+
+    def _title(self):
+        k, q = self.prototypes_.size, self.classes_.size
+        return (f"PrototypeExplainer: {k} prototype{'' if k == 1 else 's'} of {q} class{'' if q == 1 else 'es'} "
+                f"({self.method}, {self.distance_} distance); predict gives the class of the nearest")
+
+    def _display_text(self):
+        rows = [f"  training row {int(i)}: class {label}" for i, label in zip(self.prototypes_, self.prototype_labels_)]
+        return "\n".join([self._title(), *rows])
+
+    def _display_html(self):
+        cells = "".join(f"<tr><td>{int(i)}</td><td>{html.escape(str(label))}</td></tr>"
+                        for i, label in zip(self.prototypes_, self.prototype_labels_))
+        return (f"<div><p>{html.escape(self._title())}</p><table><thead><tr><th>training row</th>"
+                f"<th>class</th></tr></thead><tbody>{cells}</tbody></table></div>")
+
     def _check_memory(self, n, n_candidates, n_features, n_classes, kind):
         """DefragMemoryError before allocating when fit's working set (defrag/utils/memory.py)
         exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
@@ -272,17 +381,52 @@ class PrototypeExplainer(BaseEstimator):
         return self._dist(Xf, leaves, self._proto_X, self._proto_leaves)
 
     def transform(self, X):
-        """Distances (float32) of each point to each prototype, columns in ``prototypes_`` order."""
+        """Compute the distances of each point to each prototype.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of float32 of shape (n_samples, k)
+            The distances, columns in ``prototypes_`` order.
+        """
         return self._distances_to_prototypes(X)
 
     def predict(self, X):
-        """Class of the nearest prototype (ties: the prototype with the lower training index)."""
+        """Class of the nearest prototype (ties: the prototype with the lower training index).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The classes.
+        """
         D = self._distances_to_prototypes(X)
         nearest = self._by_index[np.argmin(D[:, self._by_index], axis=1)]
         return self.prototype_labels_[nearest]
 
     def score(self, X, y):
-        """Balanced accuracy of the nearest-prototype classifier."""
+        """Balanced accuracy of the nearest-prototype classifier.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        float
+            The balanced accuracy.
+        """
         pred = self.predict(X)
         y = np.asarray(y)
         if y.shape[0] != pred.shape[0]:
@@ -290,9 +434,21 @@ class PrototypeExplainer(BaseEstimator):
         return balanced_accuracy_score(y, pred)
 
     def explain(self, X, n_neighbors=3):
-        """The nearest prototypes of each point: (training indices, labels, distances),
-        each of shape (n_samples, n_neighbors), nearest first (ties: lower training
-        index). A single 1-D point gives 1-D arrays."""
+        """The nearest prototypes of each point, nearest first (ties: lower training index).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_features,)
+            The points; a single 1-D point gives 1-D arrays.
+        n_neighbors : int, default=3
+            Prototypes per point (at most ``prototypes_.size``).
+
+        Returns
+        -------
+        NearestPrototypes
+            A named tuple ``(indices, labels, distances)``, each of shape
+            (n_samples, n_neighbors).
+        """
         single = np.ndim(X) == 1
         if single:  # one point (a row of a DataFrame keeps its names)
             X = X.to_frame().T if hasattr(X, "to_frame") else np.asarray(X).reshape(1, -1)
@@ -307,5 +463,5 @@ class PrototypeExplainer(BaseEstimator):
         dist = np.take_along_axis(D, cols, axis=1)
         labels = self.prototype_labels_[cols]
         if single:
-            return idx[0], labels[0], dist[0]
-        return idx, labels, dist
+            return NearestPrototypes(idx[0], labels[0], dist[0])
+        return NearestPrototypes(idx, labels, dist)

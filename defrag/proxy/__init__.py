@@ -25,7 +25,7 @@ predictions), ``grow`` and ``prune`` (the tree), ``estimators`` (ProxyTree,
 ProxyTreeClassifier), ``local`` (local explanations) and ``stability``.
 """
 from .estimators import ProxyTree, ProxyTreeClassifier, explain_local
-from .local import LimeExplanation, LocalExplanation, local_fidelity
+from .local import LimeExplanation, LocalExplanation, local_fidelity, local_loss
 from .reference import reference_predictions, reference_proba
 from .stability import bootstrap_instability, tree_dissimilarity
 

@@ -1,21 +1,24 @@
 """ProxyTree and ProxyTreeClassifier: the scikit-learn estimators."""
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..rules import Condition, Rule, RuleSet
 from ..rules.conditions import printed_thresholds
 from ..sources import check_fitted, model_feature_names, unwrap
+from ..sources.fitting import EnsembleExplainerMixin, ExplanationDisplayMixin
 from ..sources.sklearn_trees import bagged_members
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, proxy_estimate
-from ..utils.threads import checked_threads
+from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (
     as_2d_float,
     check_labels,
-    check_n_threads,
+    check_n_jobs,
     check_positive_int,
     columns_by_name,
     feature_names_of,
@@ -50,19 +53,24 @@ def _leaf_rows(min_samples_leaf, X):
     return min(int(min_samples_leaf), max(X.shape[0], 1))
 
 
-class ProxyTree(RegressorMixin, BaseEstimator):
+class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin, BaseEstimator):
     """A small regression tree fitted to a reference model's predictive mean and variance.
+
+    The tree of Afrabandpey et al. (eq. 8-9): a node's score is its expected
+    log-likelihood under the reference, the pruning's alpha cross-validated.
 
     Parameters
     ----------
-    estimator : fitted regressor or None, default=None
-        The reference model. Its predictive mean and variance at the training
+    estimator : regressor or None, default=None
+        The reference model, fitted (used as it is) or not (cloned and fitted on
+        ``fit(X, y)``). Its predictive mean and variance at the training
         inputs are the targets (see ``reference_predictions``). With None, ``fit``
         takes the targets as ``y`` (and optionally ``variance``): this fits a
         plain maximum-likelihood CART to data.
     min_samples_leaf : int, default=5
         Growing stops at this minimum leaf size (sec. 3.1.1).
     max_depth : int or None, default=None
+        The grown tree's depth at most (None: no limit).
     max_leaves : int or None, default=None
         Take the largest subtree on the pruning path with at most this many leaves.
     alpha : float or None, default=None
@@ -70,10 +78,12 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         ``max_leaves`` set, alpha is chosen by ``cv``-fold cross-validation of the
         held-out expected squared loss ``mean_j [v_j + (m_j - prediction_j)^2]``.
     cv : int, default=5
+        Folds of the cross-validation of alpha.
     random_state : int, RandomState or None, default=None
         Shuffling of the cross-validation folds.
-    n_threads : int, default=1
-        Threads of the C split search (at most the cores used: more run on those).
+    n_jobs : int or None, default=None
+        Threads of the C split search (scikit-learn's convention: None, every available
+        core; -1, all cores; at most the cores there are). Results do not depend on it.
 
     Attributes
     ----------
@@ -95,10 +105,38 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         selects); ``cv_alphas_``/``cv_loss_`` when chosen by CV.
     n_leaves_, n_features_in_, feature_names_in_ (DataFrame input),
     feature_scale_ (training standard deviations, for local explanations).
+    estimator_ : the reference explained (``estimator`` when fitted, else its fitted clone)
+
+    See Also
+    --------
+    ProxyTreeClassifier : The same tree for a classifier's class probabilities.
+    explain_local : A local explanation around one point.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from defrag import ProxyTree
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> forest = RandomForestRegressor(n_estimators=10, random_state=0)
+    >>> tree = ProxyTree(forest, max_leaves=4, random_state=0).fit(X, y)
+    >>> tree.n_leaves_
+    4
     """
 
-    def __init__(self, estimator=None, min_samples_leaf=5, max_depth=None, max_leaves=None,
-                 alpha=None, cv=5, random_state=None, n_threads=1):
+    _parameter_constraints = {
+        "estimator": [HasMethods(["predict"]), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "max_leaves": [Interval(Integral, 1, None, closed="left"), None],
+        "alpha": "no_validation",  # (_check_params: "a finite number >= 0", True refused)
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(self, estimator=None, *, min_samples_leaf=5, max_depth=None, max_leaves=None,
+                 alpha=None, cv=5, random_state=None, n_jobs=None):
         self.estimator = estimator
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
@@ -106,7 +144,13 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         self.alpha = alpha
         self.cv = cv
         self.random_state = random_state
-        self.n_threads = n_threads
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # NaN where the reference routes it (or no reference: the tree routes it itself)
+        tags.input_tags.allow_nan = self.estimator is None or handles_missing(self.estimator)
+        return tags
 
     # -- validation
     def _check_params(self):
@@ -114,7 +158,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         check_positive_int("max_depth", self.max_depth, allow_none=True, low=0)
         check_positive_int("max_leaves", self.max_leaves, allow_none=True)
         check_positive_int("cv", self.cv, low=2)
-        check_n_threads(self.n_threads)
+        check_n_jobs(self.n_jobs)
         if self.alpha is not None:
             if not is_number(self.alpha) or not np.isfinite(self.alpha) or self.alpha < 0:
                 raise ValueError(f"alpha must be a finite number >= 0; got {self.alpha!r}")
@@ -129,11 +173,13 @@ class ProxyTree(RegressorMixin, BaseEstimator):
 
     def _targets(self, X, y, variance):
         n = X.shape[0]
-        if self.estimator is not None:
-            return reference_predictions(self.estimator, X, variance)
+        if self.estimator_ is not None:
+            return reference_predictions(self.estimator_, X, variance)
         if y is None:
-            raise ValueError("without an estimator, fit needs the targets y")
-        mean = _as_1d_float(y, n, "y")
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                             "without an estimator, fit needs the targets y")
+        y = np.asarray(y)
+        mean = _as_1d_float(column_or_1d(y, warn=True) if y.ndim == 2 and y.shape[1] == 1 else y, n, "y")
         if variance is None:
             var = np.zeros(n)
         elif callable(variance):
@@ -142,24 +188,43 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             var = _check_variance(variance, n)
         return mean, var
 
-    @interruptible_fit(threads=lambda est: est.n_threads)
+    @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
     def fit(self, X, y=None, variance=None):
-        """Fit to the reference's mean/variance at X (``y`` ignored when an
-        estimator is set), or to the targets ``y`` with per-point ``variance``
-        (array, callable ``variance(X)`` or None for zero) without one. A DataFrame's
-        columns are matched by name to the reference's feature names (others are
-        ignored), and at predict to those seen here (``feature_names_in_``)."""
+        """Fit the tree to the reference's predictions at X, or to y without a reference.
+
+        An unfitted reference is cloned and fitted on (X, y) first.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows; a DataFrame's columns are matched by name to the reference's feature
+            names (others are ignored), and at predict to those seen here.
+        y : array-like of shape (n_samples,), optional
+            The targets without a reference (with a fitted one: ignored).
+        variance : array-like of shape (n_samples,), callable or None, default=None
+            Without a reference: the targets' per-point variance (a callable: ``variance(X)``;
+            None: zero).
+
+        Returns
+        -------
+        self
+            The fitted tree.
+        """
+        self._validate_params()
         self._check_params()
-        if self.estimator is not None:  # a DataFrame's columns by name, in the reference's order
-            check_fitted(self.estimator)
-            X = columns_by_name(X, model_feature_names(self.estimator),
-                                f"the {type(unwrap(self.estimator)).__name__} model", 3)
+        self.estimator_ = self._ensemble(X, y)
+        if self.estimator_ is not None:  # a DataFrame's columns by name, in the reference's order
+            check_fitted(self.estimator_)
+            X = columns_by_name(X, model_feature_names(self.estimator_),
+                                f"the {type(unwrap(self.estimator_)).__name__} model", 3)
         names = feature_names_of(X)
         X_in, X = X, np.ascontiguousarray(_as_proxy_input(X))
         if X.shape[0] < 1:
             raise ValueError("X has no rows")
-        self.supports_missing_ = self.estimator is None or handles_missing(self.estimator)
-        check_reference_missing(self.estimator, X)
+        if X.shape[1] < 1:
+            raise ValueError(f"0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        self.supports_missing_ = self.estimator_ is None or handles_missing(self.estimator_)
+        check_reference_missing(self.estimator_, X)
         self._check_memory(X.shape, y, variance, x_copied=not np.may_share_memory(X, X_in)
                            if isinstance(X_in, np.ndarray) else True)
         targets = self._targets(X_in if names is not None else X, y, variance)
@@ -184,15 +249,15 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         """DefragMemoryError before allocating when fit's working set (defrag/utils/memory.py)
         exceeds the memory limit (defrag.set_max_memory / defrag.max_memory)."""
         members = 0
-        if self.estimator is not None and variance is None and not is_classifier(self):
-            bagged = bagged_members(unwrap(self.estimator))
+        if self.estimator_ is not None and variance is None and not is_classifier(self):
+            bagged = bagged_members(unwrap(self.estimator_))
             members = 0 if bagged is None else len(bagged[0])
         cv = self.alpha is None and self.max_leaves is None
-        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, checked_threads(self.n_threads),
+        parts = proxy_estimate(shape[0], shape[1], self._n_targets(y), members, threads_from_n_jobs(self.n_jobs),
                                cv, int(self.min_samples_leaf), self.max_depth, x_copied)
         check_memory(sum(parts.values()), f"{type(self).__name__}.fit",
                      f"fewer rows of X (now {shape[0]}), a larger min_samples_leaf (now "
-                     f"{self.min_samples_leaf}), n_threads= (now {self.n_threads})"
+                     f"{self.min_samples_leaf}), n_jobs= (now {self.n_jobs})"
                      + (f", or a reference with fewer members (now {members})" if members else ""),
                      parts)
 
@@ -200,7 +265,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         mean, var = targets
         root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
         floor = max(_REL_VAR_FLOOR * root, 1e-300)
-        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), threads_from_n_jobs(self.n_jobs)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
                       lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, floor)
@@ -237,7 +302,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         a = alphas[np.isfinite(alphas)]
         betas = np.append(np.sqrt(a[:-1] * a[1:]), a[-1])
         if n < self.cv:
-            raise ValueError(f"cross-validation with cv={self.cv} needs at least {self.cv} rows; got {n}")
+            raise ValueError(f"cross-validation with cv={self.cv} needs at least {self.cv} rows; got n_samples = {n}")
         rng = check_random_state(self.random_state)
         folds = np.array_split(rng.permutation(n), self.cv)
         loss = np.zeros(betas.size)
@@ -285,13 +350,25 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "tree_")
         X = _as_proxy_input(columns_by_name(X, getattr(self, "feature_names_in_", None), type(self).__name__, 5))
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features but the tree was fitted with {self.n_features_in_}")
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
         if not getattr(self, "supports_missing_", False):
-            check_reference_missing(self.estimator, X)
+            check_reference_missing(self.estimator_, X)
         return X
 
     def apply(self, X):
-        """Index (in ``tree_``) of the leaf holding each row."""
+        """Index (in ``tree_``) of the leaf holding each row.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The leaves.
+        """
         X = self._check_X(X)
         t = self.tree_
         node = np.zeros(X.shape[0], dtype=np.int64)
@@ -300,12 +377,25 @@ class ProxyTree(RegressorMixin, BaseEstimator):
             if idx.size == 0:
                 return node
             nd = node[idx]
-            mr = t["missing_right"][nd] if "missing_right" in t else False  # pickled before NaN support
+            mr = t["missing_right"][nd]
             right = _goes_right(X[idx, t["feature"][nd]], t["threshold"][nd], mr)
             node[idx] = np.where(right, t["children_right"][nd], t["children_left"][nd])
 
     def predict(self, X):
-        return self.tree_["value"][self.apply(X)]
+        """The tree's prediction (its leaf's mean) at each point.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
+        leaves = self.apply(X)
+        return self.tree_["value"][leaves]
 
     def _names(self):
         if hasattr(self, "feature_names_in_"):
@@ -313,7 +403,13 @@ class ProxyTree(RegressorMixin, BaseEstimator):
         return [f"x{d}" for d in range(self.n_features_in_)]
 
     def leaves(self):
-        """Node indices (in ``tree_``) of the leaves, left to right."""
+        """Node indices (in ``tree_``) of the leaves, left to right.
+
+        Returns
+        -------
+        list of int
+            The leaves.
+        """
         t = self.tree_
         out, stack = [], [0]
         while stack:
@@ -347,7 +443,7 @@ class ProxyTree(RegressorMixin, BaseEstimator):
                 rules.append(Rule(conds, pred, proba=proba, support=n, weight=n / total))
                 return
             d, thr = t["feature"][v], t["threshold"][v]
-            mr = bool(t["missing_right"][v]) if "missing_right" in t else False
+            mr = bool(t["missing_right"][v])
             hl, ml = hi.copy(), miss.copy()
             hl[d] = min(hl[d], thr)
             ml[d] &= not mr
@@ -365,26 +461,72 @@ class ProxyTree(RegressorMixin, BaseEstimator):
     def _leaf_rule_value(self, value):
         return float(value), None
 
+    _display_attribute = "tree_"
+
+    def _title(self):
+        n = int(self.n_leaves_)
+        fitted_to = "y" if self.estimator_ is None else f"the {type(unwrap(self.estimator_)).__name__}'s " + (
+            "class probabilities" if is_classifier(self) else "predictive mean and variance")
+        return f"{type(self).__name__}: {n} lea{'f' if n == 1 else 'ves'}, a tree fitted to {fitted_to}"
+
+    def _display_text(self):
+        return f"{self._title()}\n{self.rules_}"
+
+    def _display_html(self):
+        return self.rules_.to_html([self._title()])
+
     def features_used(self):
+        """The features the tree splits on.
+
+        Returns
+        -------
+        list of int
+            Their indices, in increasing order.
+        """
         check_is_fitted(self, "tree_")
         f = self.tree_["feature"]
         return sorted(set(int(d) for d in f[f >= 0]))
 
     def explain_local(self, x, n_samples=200, scale=1.0, max_depth=3, variance=None,
                       random_state=None, **tree_params):
-        """Local explanation of the reference around x (see ``explain_local``),
-        using this tree's reference and training feature scales."""
+        """Local explanation of the reference around x, in this tree's feature scales.
+
+        See ``defrag.explain_local``.
+
+        Parameters
+        ----------
+        x : array-like of shape (n_features,)
+            The point.
+        n_samples : int, default=200
+            Samples of its Gaussian neighbourhood.
+        scale : float, default=1.0
+            The neighbourhood's width, in training standard deviations.
+        max_depth : int, default=3
+            Depth of the local tree.
+        variance : array-like, callable or None, default=None
+            The reference's variance at the samples (None: read from the reference).
+        random_state : int, RandomState or None, default=None
+            Seed of the samples.
+        **tree_params : dict
+            Other ProxyTree parameters of the local tree.
+
+        Returns
+        -------
+        LocalExplanation
+            The local tree and its fidelity.
+        """
         check_is_fitted(self, "tree_")
-        if self.estimator is None:
+        if self.estimator_ is None:
             raise ValueError("explain_local needs a reference estimator (ProxyTree(estimator=...))")
-        return explain_local(self.estimator, x, self.feature_scale_, n_samples=n_samples,
+        return explain_local(self.estimator_, x, self.feature_scale_, n_samples=n_samples,
                              scale=scale, max_depth=max_depth, variance=variance,
                              random_state=random_state, **tree_params)
 
 
 class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
-    """Proxy tree for a classifier: the reference's class probabilities are soft
-    targets of a categorical likelihood (footnote 3 of the paper).
+    """A proxy tree of a classifier: its class probabilities as soft targets.
+
+    The targets of a categorical likelihood (footnote 3 of the paper).
 
     A node's expected log-likelihood under the reference is n_i sum_c p_ic log p_ic
     with p_i the mean reference probability vector of its rows (so the split search
@@ -392,8 +534,54 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     ``sum_leaves 2 n_i H(p_i) + alpha * b`` (-2 log-likelihood, the analogue of eq. 9).
     Cross-validation scores held-out cross-entropy against the reference. Without
     an estimator, ``fit(X, y)`` uses one-hot labels (a plain entropy CART).
-    Parameters and attributes as ProxyTree; ``tree_["value"]`` holds the class
-    probabilities of each node, ``classes_`` the labels.
+    ``tree_["value"]`` holds the class probabilities of each node, ``classes_`` the labels.
+
+    Parameters
+    ----------
+    estimator : classifier or None, default=None
+        The reference model, with ``predict_proba``, fitted (used as it is) or not (cloned
+        and fitted on ``fit(X, y)``); None: fit to the labels y.
+    min_samples_leaf : int, default=5
+        Growing stops at this minimum leaf size.
+    max_depth : int or None, default=None
+        The grown tree's depth at most (None: no limit).
+    max_leaves : int or None, default=None
+        Take the largest subtree on the pruning path with at most this many leaves.
+    alpha : float or None, default=None
+        Take the subtree of this alpha; with neither alpha nor max_leaves, alpha is chosen
+        by ``cv``-fold cross-validation of the held-out cross-entropy.
+    cv : int, default=5
+        Folds of that cross-validation.
+    random_state : int, RandomState or None, default=None
+        Shuffling of the cross-validation folds.
+    n_jobs : int or None, default=None
+        Threads of the C split search (None: every available core). Results do not
+        depend on it.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels.
+    estimator_ : estimator or None
+        The reference explained: ``estimator`` when fitted, else its fitted clone.
+    tree_ : dict of arrays
+        As ProxyTree's, ``value`` holding each node's class probabilities.
+
+    See Also
+    --------
+    ProxyTree : The same tree for a regressor's predictive mean and variance.
+    PrototypeExplainer : Representative training points per class.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag import ProxyTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(n_estimators=20, random_state=0)
+    >>> tree = ProxyTreeClassifier(forest, max_leaves=3, random_state=0).fit(X, y)
+    >>> tree.n_leaves_
+    3
     """
 
     def _check_params(self):
@@ -404,15 +592,18 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     def _targets(self, X, y, variance):
         if variance is not None:
             raise ValueError("ProxyTreeClassifier takes no variance: class probabilities carry the uncertainty")
-        if self.estimator is not None:
-            P = reference_proba(self.estimator, X)
-            self.classes_ = np.asarray(unwrap(self.estimator).classes_)
+        if self.estimator_ is not None:
+            P = reference_proba(self.estimator_, X)
+            self.classes_ = np.asarray(unwrap(self.estimator_).classes_)
             if self.classes_.size != P.shape[1]:
                 raise ValueError("the estimator's classes_ do not match its predict_proba columns")
             return (np.ascontiguousarray(P),)
         if y is None:
-            raise ValueError("without an estimator, fit needs the labels y")
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                             "without an estimator, fit needs the labels y")
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
         check_labels(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}")
@@ -425,8 +616,8 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
         self.reference_proba_ = targets[0]
 
     def _n_targets(self, y):
-        if self.estimator is not None:
-            return max(len(getattr(unwrap(self.estimator), "classes_", ())), 2)
+        if self.estimator_ is not None:
+            return max(len(getattr(unwrap(self.estimator_), "classes_", ())), 2)
         if y is None:
             return 2
         check_labels(y)  # first: np.unique would count each NaN as a class (and fail on None)
@@ -434,7 +625,7 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
-        leaf, threads = _leaf_rows(self.min_samples_leaf, X), checked_threads(self.n_threads)
+        leaf, threads = _leaf_rows(self.min_samples_leaf, X), threads_from_n_jobs(self.n_jobs)
         grown = _grow(X, lambda rows: _proxy_split.proxy_best_split_proba(X, rows, P, leaf, threads),
                       lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
         return grown, _pruning_path(grown, None)
@@ -445,10 +636,36 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
         return float(-np.sum(targets[0][held] * np.log(np.maximum(values, 1e-12))))
 
     def predict_proba(self, X):
-        return self.tree_["value"][self.apply(X)]
+        """Class probabilities of each point's leaf.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities, columns in ``classes_`` order.
+        """
+        leaves = self.apply(X)
+        return self.tree_["value"][leaves]
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        """The most probable class of each point's leaf.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The points (a DataFrame's columns matched by name to those seen at fit).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The classes.
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def _leaf_rule_value(self, value):
         return self.classes_[int(np.argmax(value))], value
@@ -456,9 +673,65 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
 
 def explain_local(estimator, x, feature_scale, n_samples=200, scale=1.0, max_depth=3,
                   variance=None, random_state=None, **tree_params):
-    """Explain the reference around x with a depth-limited proxy tree (sec. 4.2): a
-    ProxyTree on a regressor's predictive mean and variance, a ProxyTreeClassifier on a
-    classifier's class probabilities, fitted to the reference at samples of a Gaussian
-    neighbourhood of x (see proxy/local.py's ``local_explanation`` for the parameters)."""
+    """Explain an ensemble around one point with a small proxy tree.
+
+    Draws ``n_samples`` points of a Gaussian neighbourhood of x (``x + scale * u *
+    feature_scale``, u standard normal), queries the reference there, and fits a
+    depth-limited ProxyTree to a regressor's predictive mean and variance, or a
+    ProxyTreeClassifier to a classifier's class probabilities (alpha by 5-fold
+    cross-validation unless ``max_leaves`` or ``alpha`` is given). The local fidelity weighs
+    each sample by its neighbourhood density. A missing value (NaN) in x is allowed where
+    the reference routes missing values: it stays missing in every sample.
+
+    Parameters
+    ----------
+    estimator : object
+        The fitted reference ensemble (regressor or classifier).
+    x : array-like of shape (n_features,)
+        The point to explain.
+    feature_scale : array-like of shape (n_features,) or (n_samples, n_features)
+        The per-feature standard deviation of the training inputs
+        (``ProxyTree.feature_scale_``), or a training matrix to take it from.
+    n_samples : int, default=200
+        The neighbourhood's samples, >= 10.
+    scale : float, default=1.0
+        The neighbourhood's width, in units of ``feature_scale``.
+    max_depth : int, default=3
+        The proxy tree's depth.
+    variance : callable, default=None
+        ``variance(Z)``, the predictive variance of a reference that is not bagged.
+    random_state : int, RandomState instance or None, default=None
+        Draws the samples and the cross-validation folds.
+    **tree_params : dict
+        Further parameters of the proxy tree.
+
+    Returns
+    -------
+    LocalExplanation
+        The tree (``tree``), its rules (``rules``), its prediction at x
+        (``prediction``), the samples and their weights, and the local ``loss`` and
+        ``fidelity`` (weighted R^2 against the reference; higher is better).
+
+    See Also
+    --------
+    ProxyTree : A proxy tree of the whole input space.
+    reference_predictions : The reference's mean and variance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from defrag import explain_local
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(60, 3)
+    >>> forest = RandomForestRegressor(n_estimators=5, max_depth=2, random_state=0)
+    >>> forest = forest.fit(X, X[:, 0] + X[:, 1])
+    >>> explanation = explain_local(forest, X[0], X, n_samples=50, random_state=0)
+    >>> explanation.fidelity <= 1.0
+    True
+    >>> print(explanation.rules)  # doctest: +SKIP
+    [1] if x0 <= 0.4 then y = 0.918928   (support 9, weight 0.180)
+    ...
+    """
     return local_explanation(ProxyTree, ProxyTreeClassifier, estimator, x, feature_scale, n_samples, scale,
                              max_depth, variance, random_state, **tree_params)

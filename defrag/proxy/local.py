@@ -33,14 +33,16 @@ class LocalExplanation:
     """A depth-limited proxy tree fitted around one point, and its local fidelity.
 
     Attributes: ``x``, ``tree`` (fitted ProxyTree or ProxyTreeClassifier),
-    ``rules`` (its RuleSet), ``fidelity`` (locally weighted squared loss of the
-    tree against ``reference_mean`` on the samples), ``samples`` Z, ``weights``
+    ``rules`` (its RuleSet), ``loss`` (locally weighted squared loss of the
+    tree against ``reference_mean`` on the samples; lower is better), ``fidelity``
+    (the weighted R^2 of the tree against ``reference_mean`` on the samples, 1 - loss /
+    the reference's weighted variance: higher is better, as ``evaluate``'s), ``samples`` Z, ``weights``
     pi_x(Z), ``reference_mean``/``reference_var`` at Z, ``prediction`` (the tree
     at x), ``feature_scale`` (units of the neighbourhood).
 
     For a classifier, ``explained_class`` is the class the reference predicts at
     x, ``reference_mean`` its probability at Z (``reference_var`` None,
-    ``reference_proba`` all classes), ``fidelity`` the weighted squared loss of
+    ``reference_proba`` all classes), ``loss`` and ``fidelity`` those of
     the tree's probability of that class (so that it compares with the LIME
     baseline, which regresses the same probability), and ``prediction`` the
     tree's class at x (``prediction_proba`` its probabilities).
@@ -51,15 +53,16 @@ class LocalExplanation:
         self.reference_var, self.feature_scale = var, feature_scale
         if explained is None:
             self.reference_mean = mean
-            self.fidelity = local_fidelity(tree.predict(Z), mean, weights)
+            self.loss = local_loss(tree.predict(Z), mean, weights)
+            self.fidelity = local_fidelity(self.loss, mean, weights)
             self.prediction = float(tree.predict(x[None, :])[0])
             return
         # classification: mean is the reference's probabilities (n_samples x classes)
         self.reference_proba = mean
         self.explained_class = tree.classes_[explained]
         self.reference_mean = mean[:, explained]
-        self.fidelity = local_fidelity(tree.predict_proba(Z)[:, explained], self.reference_mean,
-                                       weights)
+        self.loss = local_loss(tree.predict_proba(Z)[:, explained], self.reference_mean, weights)
+        self.fidelity = local_fidelity(self.loss, self.reference_mean, weights)
         self.prediction_proba = tree.predict_proba(x[None, :])[0]
         self.prediction = tree.classes_[int(np.argmax(self.prediction_proba))]
 
@@ -78,13 +81,26 @@ class LocalExplanation:
 
     def __repr__(self):
         return (f"<LocalExplanation: {self.tree.n_leaves_} leaves, {len(self.features_used())} "
-                f"features, fidelity {self.fidelity:.6g}>")
+                f"features, fidelity {self.fidelity:.6g}, loss {self.loss:.6g}>")
 
 
-def local_fidelity(pred, reference, weights):
+def local_loss(pred, reference, weights):
     """sum_s w_s (reference_s - pred_s)^2 / sum_s w_s."""
     w = np.asarray(weights, dtype=np.float64)
     return float(np.sum(w * (np.asarray(reference) - np.asarray(pred)) ** 2) / w.sum())
+
+
+def local_fidelity(loss, reference, weights):
+    """The weighted R^2 of a local explanation of weighted squared loss ``loss`` against the
+    reference: 1 - loss / the reference's weighted variance (1.0 where the reference is
+    constant and the loss 0, 0.0 where it is constant and the loss is not)."""
+    w = np.asarray(weights, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    mean = np.sum(w * reference) / w.sum()
+    var = float(np.sum(w * (reference - mean) ** 2) / w.sum())
+    if var <= 0.0:
+        return 1.0 if loss <= 0.0 else 0.0
+    return float(1.0 - loss / var)
 
 
 def _weighted_ridge(Z, y, w, lam):
@@ -102,7 +118,7 @@ class LimeExplanation:
     """Weighted ridge on ``n_features`` features (standardised units around x).
 
     Attributes: ``features`` (indices), ``coef`` (per standardised unit),
-    ``intercept``, ``fidelity`` (same loss and samples as the proxy),
+    ``intercept``, ``loss`` and ``fidelity`` (as the proxy's, on the same samples),
     ``prediction`` (at x)."""
 
     def __init__(self, local, n_features, ridge_alpha):
@@ -118,7 +134,8 @@ class LimeExplanation:
         self.features = np.sort(order[:n_features])
         self.intercept, self.coef = _weighted_ridge(U[:, self.features], y, w, ridge_alpha)
         self._scale, self._x = local.feature_scale[self.features], local.x
-        self.fidelity = local_fidelity(self.predict(local.samples), y, w)
+        self.loss = local_loss(self.predict(local.samples), y, w)
+        self.fidelity = local_fidelity(self.loss, y, w)
         self.prediction = float(self.intercept)
 
     def predict(self, Z):

@@ -2,9 +2,9 @@
 probabilities (classification), at the rows of X."""
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils import get_tags
 
 from ..sources import adapt, checked_model, unwrap
+from ..sources.fitting import handles_missing
 from ..sources.sklearn_trees import bagged_members
 from ..utils.validation import as_2d_float
 
@@ -31,22 +31,6 @@ def _check_variance(var, n):
         raise ValueError(f"variance must be >= 0; got {int((var < 0).sum())} negative values "
                          f"(min {var.min():.6g})")
     return var
-
-
-def handles_missing(estimator):
-    """Whether the reference model routes missing values (NaN) itself: a tree ensemble
-    defrag reads says so (scikit-learn forests >= 1.4, HistGradientBoosting, XGBoost,
-    LightGBM); any other estimator by its scikit-learn ``allow_nan`` tag."""
-    est = unwrap(estimator)
-    try:
-        return bool(adapt(est).supports_missing)
-    except (TypeError, ValueError):  # not a tree ensemble defrag reads
-        pass
-    try:
-
-        return bool(get_tags(est).input_tags.allow_nan)
-    except (AttributeError, TypeError, ValueError):
-        return False
 
 
 def check_reference_missing(estimator, X, what="X"):
@@ -84,14 +68,46 @@ def _reference_input(estimator, X_in, X):
 
 
 def reference_predictions(estimator, X, variance=None):
-    """Predictive mean and variance of a fitted regressor at the rows of X.
+    """Return the predictive mean and variance of a fitted regressor at the rows of X.
 
-    For random forests, extra trees and bagging regressors the variance is the
-    spread (population variance) of the member predictions and the mean their
-    average. For any other estimator the mean is ``estimator.predict(X)`` and the
-    variance is ``variance``: an array (one value per row), a callable
-    ``variance(X) -> array``, or None for zero variance. A variance given for a
-    bagged ensemble replaces the member spread. Returns (mean, var), float64.
+    For random forests, extra trees and bagging regressors the mean is the average of the
+    member predictions and the variance their spread (population variance). For any other
+    estimator the mean is ``estimator.predict(X)`` and the variance is ``variance``. A
+    variance given for a bagged ensemble replaces the member spread.
+
+    Parameters
+    ----------
+    estimator : object
+        A fitted regressor (a classifier is refused: see ``reference_proba``).
+    X : array-like of shape (n_samples, n_features)
+        The rows.
+    variance : array-like of shape (n_samples,), callable or None, default=None
+        One value per row, a callable ``variance(X) -> array``, or None (zero for an
+        estimator that is not bagged).
+
+    Returns
+    -------
+    mean : ndarray of shape (n_samples,)
+        The predictive mean (float64).
+    var : ndarray of shape (n_samples,)
+        The predictive variance (float64).
+
+    See Also
+    --------
+    reference_proba : The class probabilities of a classifier.
+    ProxyTree : Fits a tree to this mean and variance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from defrag import reference_predictions
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(60, 3)
+    >>> forest = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, X[:, 0])
+    >>> mean, var = reference_predictions(forest, X[:4])
+    >>> np.allclose(mean, forest.predict(X[:4])), bool((var >= 0).all())
+    (True, True)
     """
     estimator = unwrap(estimator)
     if not hasattr(estimator, "predict") or not callable(estimator.predict):
@@ -127,8 +143,39 @@ def reference_predictions(estimator, X, variance=None):
 
 
 def reference_proba(estimator, X):
-    """Class probabilities of a fitted classifier at the rows of X (for random
-    forests the mean of the member trees' probabilities, which is predict_proba)."""
+    """Return the class probabilities of a fitted classifier at the rows of X.
+
+    For random forests, the mean of the member trees' probabilities, which is
+    ``predict_proba``.
+
+    Parameters
+    ----------
+    estimator : object
+        A fitted classifier with ``predict_proba``.
+    X : array-like of shape (n_samples, n_features)
+        The rows.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        The probabilities (float64; ValueError where they are not finite and >= 0).
+
+    See Also
+    --------
+    reference_predictions : The mean and variance of a regressor.
+    ProxyTreeClassifier : Fits a tree to these probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from defrag import reference_proba
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(60, 3)
+    >>> forest = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, X[:, 0] > 0.5)
+    >>> reference_proba(forest, X[:4]).shape
+    (4, 2)
+    """
     estimator = unwrap(estimator)
     if not callable(getattr(estimator, "predict_proba", None)):
         raise TypeError(f"a classification reference must have a predict_proba method; got "

@@ -13,13 +13,12 @@ from defrag.utils._common cimport check_status, kernel_threads, stop_flag, stop_
 
 def list_search_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,
                      const int64_t[::1] literal_group, const int64_t[::1] cand_ptr,
-                     const int64_t[::1] cand_literals, int64_t max_rules, double cost_power,
-                     double condition_price, int64_t min_support, int64_t max_moves, int64_t n_starts,
+                     const int64_t[::1] cand_literals, int64_t max_rules,
+                     int64_t min_support, int64_t max_moves, int64_t n_starts,
                      double rel_tol, int n_threads=1):
     """(box_ptr, box_literals): the grown boxes in CSR form (box i: box_literals[box_ptr[i]:
     box_ptr[i + 1]]). S (n, L) 0/1, T (n, d), literal_feature and literal_group (2L),
-    candidate boxes (cand_ptr, n_candidates + 1; cand_literals); condition_price is
-    condition_penalty * log(n)."""
+    candidate boxes (cand_ptr, n_candidates + 1; cand_literals)."""
     flag = stop_flag(False)  # the kernel reads it
     cdef const int *stop = stop_pointer(flag)
     n_threads = kernel_threads(n_threads)
@@ -32,8 +31,7 @@ def list_search_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int6
     box_literals = np.zeros(capacity, dtype=np.int64)
     cdef int64_t[::1] ptr_view = box_ptr
     cdef int64_t[::1] lit_view = box_literals
-    cdef dfg_list_params params = _params(max_rules, cost_power, condition_price, min_support, max_moves, n_starts,
-                                          rel_tol)
+    cdef dfg_list_params params = _params(max_rules, min_support, max_moves, n_starts, rel_tol)
     cdef _Inputs p = _pointers(S, T, literal_feature, literal_group, cand_literals)
     cdef int64_t n_boxes = 0
     cdef int status
@@ -47,8 +45,8 @@ def list_search_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int6
 
 def list_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,
                    const int64_t[::1] literal_group, const int64_t[::1] cand_ptr,
-                   const int64_t[::1] cand_literals, int64_t max_rules, double cost_power,
-                   double condition_price, int64_t min_support, int64_t max_moves, int64_t n_starts,
+                   const int64_t[::1] cand_literals, int64_t max_rules,
+                   int64_t min_support, int64_t max_moves, int64_t n_starts,
                    double rel_tol, int n_threads=1):
     """(kind, rule, step_ptr, step_literals): the steps of the list grown one region at a
     time, step t adding the rule step_literals[step_ptr[t]:step_ptr[t + 1]] at position
@@ -73,8 +71,7 @@ def list_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     cdef int64_t[::1] rule_view = rule
     cdef int64_t[::1] ptr_view = step_ptr
     cdef int64_t[::1] lit_view = step_literals
-    cdef dfg_list_params params = _params(max_rules, cost_power, condition_price, min_support, max_moves, n_starts,
-                                          rel_tol)
+    cdef dfg_list_params params = _params(max_rules, min_support, max_moves, n_starts, rel_tol)
     cdef _Inputs p = _pointers(S, T, literal_feature, literal_group, cand_literals)
     cdef int64_t n_steps = 0
     cdef int status
@@ -138,12 +135,10 @@ cdef int64_t _box_bound(const int64_t[::1] cand_ptr, int64_t max_rules, int64_t 
     return bound + extra
 
 
-cdef dfg_list_params _params(int64_t max_rules, double cost_power, double condition_price, int64_t min_support,
-                             int64_t max_moves, int64_t n_starts, double rel_tol):
+cdef dfg_list_params _params(int64_t max_rules, int64_t min_support, int64_t max_moves, int64_t n_starts,
+                             double rel_tol):
     cdef dfg_list_params params
     params.max_rules = max_rules
-    params.cost_power = cost_power
-    params.condition_price = condition_price
     params.min_support = min_support
     params.max_moves = max_moves
     params.n_starts = n_starts

@@ -261,16 +261,70 @@ def _bound_text(value, lower, zero_missing):
 
 
 class Condition:
-    """``lower < x[feature] <= upper`` (a missing bound is None), or for a categorical
-    feature ``x[feature] in categories`` (``not in`` when negated), categories being
-    category codes.
+    """One test on one feature: an interval or a set of categories.
 
-    ``missing``: whether a missing value (NaN) satisfies the condition (the source
-    model sends missing values into the region). ``zero_missing``: the source model
-    reads zero (``|x| <= 1e-35``) as missing too (LightGBM ``missing_type`` Zero).
-    ``category_names``: printable names of the codes (indexed by code), when known.
-    ``train_share``: share of the training points that satisfy the condition (when
-    known); rule evaluation checks the most selective conditions first.
+    A numeric condition holds where ``lower < x[feature] <= upper`` (a bound that is
+    None is absent); a categorical one where the category code ``x[feature]`` is in
+    ``categories`` (not in them when ``negated``). A missing value (NaN) satisfies the
+    condition where ``missing`` is true. The printed bounds are the tested ones.
+
+    Parameters
+    ----------
+    feature : int
+        The column the condition reads.
+    name : str
+        The feature's name as printed.
+    lower : float, default=None
+        The lower bound (excluded); None for none.
+    upper : float, default=None
+        The upper bound (included); None for none.
+    train_share : float, default=None
+        The share of the training rows that satisfy the condition, when known; rule
+        evaluation checks the most selective conditions first.
+    missing : bool, default=False
+        Whether a missing value satisfies the condition (the source model sends missing
+        values into the region).
+    categories : iterable of int, default=None
+        The category codes of a categorical condition; None for an interval. A condition
+        is either an interval or a category set (ValueError for both).
+    negated : bool, default=False
+        Whether a categorical condition is ``not in`` its categories.
+    category_names : sequence of str, default=None
+        Printable names of the category codes (indexed by code), when known.
+    zero_missing : bool, default=False
+        Whether the source model reads zero (``|x| <= 1e-35``) as missing too (LightGBM's
+        ``missing_type`` Zero).
+    printed_lower : float, default=None
+        The lower bound as printed, which replaces ``lower``; None: ``lower`` printed with
+        6 significant digits.
+    printed_upper : float, default=None
+        The upper bound as printed, which replaces ``upper``.
+    missing_seen : bool, default=True
+        Whether the training rows had missing values in this feature; where they had none,
+        a rule set's listing marks a condition that a missing value satisfies rather than
+        saying "(or missing)".
+
+    Attributes
+    ----------
+    is_set : bool
+        Whether the condition is on categories.
+
+    See Also
+    --------
+    Rule : A conjunction of conditions and the prediction of its region.
+    RuleSet : An ordered list of rules.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from defrag import Condition
+    >>> condition = Condition(0, "age", lower=30.0, upper=60.0)
+    >>> print(condition)
+    30 < age <= 60
+    >>> condition.holds(np.array([[25.0], [45.0], [np.nan]]))
+    array([False,  True, False])
+    >>> print(Condition(1, "colour", categories=[0, 2], category_names=["red", "green", "blue"]))
+    colour in {red, blue}
     """
 
     __slots__ = ("feature", "name", "lower", "upper", "train_share", "missing", "categories",
@@ -303,8 +357,7 @@ class Condition:
 
     def _test_printed_bounds(self):
         """Make the printed bounds the bounds that are tested (see conditions_printed): a
-        condition printed for its training rows, by this version or an earlier one (which
-        printed them but tested the fitted ones), tests what it prints. Bounds at LightGBM's
+        condition printed for its training rows tests what it prints. Bounds at LightGBM's
         zero threshold, and printed bounds that cross, stay as they are."""
         lo, hi = self.printed_lower, self.printed_upper
         if lo is not None and hi is not None and lo >= hi:
@@ -315,22 +368,40 @@ class Condition:
             self.upper = hi
 
     def on_training_rows(self, X):
-        """A copy whose printing follows the training rows X (prepared, as the model reads
-        them): printed bounds, whether X has missing values here, the share that holds."""
-        return conditions_on_training_rows([self], X)[0]
+        """Return a copy printed for the training rows X.
 
-    def __setstate__(self, state):  # conditions pickled before the printing fields existed
-        state = state[1] if isinstance(state, tuple) else state
-        for name in self.__slots__:
-            setattr(self, name, state.get(name, True if name == "missing_seen" else None))
-        self._test_printed_bounds()
+        The copy's printed bounds, whether X has missing values in the feature, and the share
+        of X that satisfies it follow X.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The training rows, prepared as the model reads them (float64, category codes).
+
+        Returns
+        -------
+        Condition
+            The copy.
+        """
+        return conditions_on_training_rows([self], X)[0]
 
     @property
     def is_set(self):
         return self.categories is not None
 
     def holds(self, X):
-        """Truth values on X as the model reads it (categorical columns as codes)."""
+        """Test the condition on each row of X.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The rows as the model reads them (categorical columns as codes, NaN as missing).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Boolean: whether the condition holds on each row.
+        """
         col = np.asarray(X[:, self.feature], dtype=np.float64)
         if self.is_set:
             ok = np.isin(col, np.asarray(self.categories, dtype=np.float64)) ^ self.negated
@@ -377,14 +448,24 @@ class Condition:
         return self.text()
 
     def text(self, mark_unseen=False):
-        """The condition as printed, stating where a missing value goes: "(or missing)"
-        after a test that a missing value satisfies ("(or missing or 0)" where zero
-        reads as missing too), or "x is missing" when no present value does; a missing
-        value fails any other condition. With mark_unseen (a rule set's listing), a
-        condition that a missing value satisfies where training had none in this
-        feature ends with MISSING_MARK instead of "(or missing)": short for readers
-        without missing values, and explained once below the listing
-        (missing_value_note)."""
+        """Return the condition as printed, saying where a missing value goes.
+
+        A test that a missing value satisfies ends with "(or missing)" ("(or missing or 0)"
+        where zero reads as missing too); where no present value satisfies it, it prints as
+        "x is missing". A missing value fails any other condition.
+
+        Parameters
+        ----------
+        mark_unseen : bool, default=False
+            As a rule set's listing prints it: a condition that a missing value satisfies,
+            where the training rows had none in this feature, ends with a mark explained once
+            below the listing instead of "(or missing)".
+
+        Returns
+        -------
+        str
+            The printed condition.
+        """
         text = self._text()
         missing = "missing or 0" if self.zero_missing else "missing"
         if text is None:
@@ -403,11 +484,24 @@ class Condition:
         return f"{text} (except 0)" if zero_inside else text
 
     def marked(self):
-        """Whether text(mark_unseen=True) ends with MISSING_MARK."""
+        """Tell whether ``text(mark_unseen=True)`` ends with the missing-value mark.
+
+        Returns
+        -------
+        bool
+            True where the listing marks this condition.
+        """
         return self.missing and not self.missing_seen and not self.zero_missing and self._text() is not None
 
     def to_dict(self):
-        """The condition as a JSON-ready dict (rules/document.py)."""
+        """Return the condition as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Its feature, name, bounds, categories (labels and codes), missing-value
+            fields and printing fields, as ``RuleSet.to_json`` writes them.
+        """
         return document.condition_to_dict(self)
 
     def __eq__(self, other):

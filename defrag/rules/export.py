@@ -394,15 +394,14 @@ def _query_name(name):
 
 
 # --------------------------------------------------------------------------- Python
-_PYTHON_HELPERS = '''
-import math
-import operator
-
-ZERO = {zero!r}
-
+# the helpers an exported function may call, each emitted only where the rules use it
+# (_python_helpers): (name, the names it calls, its source)
+_PYTHON_HELPERS = (
+    ("_missing", (), '''
 def _missing(v):
     return v is None or type(v).__name__ in ("NAType", "NaTType") or (isinstance(v, float) and v != v)
-
+'''),
+    ("_number", ("_missing",), '''
 def _number(v, name, zero_missing=False, lightgbm=False):
     """A numeric value as the rules read it (NaN: missing)."""
     if _missing(v):
@@ -414,7 +413,8 @@ def _number(v, name, zero_missing=False, lightgbm=False):
     if abs(v) <= ZERO and (zero_missing or lightgbm):
         return math.nan if zero_missing else 0.0
     return v
-
+'''),
+    ("_code", ("_number",), '''
 def _code(v, name, zero_missing=False, lightgbm=False):
     """A category code given as a number (LightGBM truncates it toward zero)."""
     v = _number(v, name)
@@ -423,7 +423,8 @@ def _code(v, name, zero_missing=False, lightgbm=False):
             raise ValueError("column %r is categorical: %r is not an integer code" % (name, v))
         v = float(int(v))
     return math.nan if zero_missing and v == 0 else v
-
+'''),
+    ("_text", (), '''
 def _text(v, name):
     """A categorical value's text as CatBoost writes it (an integral float as its integer)."""
     if isinstance(v, str):
@@ -443,8 +444,8 @@ def _text(v, name):
     if number.is_integer():
         return str(int(number))
     raise ValueError("column %r is categorical: %r is not an integer or text" % (name, v))
-
-
+'''),
+    ("_label", ("_missing", "_text"), '''
 def _label(v, name, codes, unknown_error=False, zero_missing=False, text=False):
     """The code of a category label (NaN: missing, or a label the model never saw); text:
     the label is the value's text."""
@@ -456,7 +457,65 @@ def _label(v, name, codes, unknown_error=False, zero_missing=False, text=False):
             raise ValueError("column %r has a category the model was not trained with: %r" % (name, v))
         return math.nan
     return math.nan if zero_missing and code == 0 else float(code)
-'''
+'''),
+)
+_CALLS = {name: calls for name, calls, _ in _PYTHON_HELPERS}
+
+
+def _python_helpers(used):
+    """The imports, constants and helper functions that the helpers in used call, and
+    nothing else (a rule set on numeric columns needs _number and _missing)."""
+    need, stack = set(), list(used)
+    while stack:
+        name = stack.pop()
+        if name not in need:
+            need.add(name)
+            stack.extend(_CALLS[name])
+    text = "\n\n".join(src.strip("\n") for name, _, src in _PYTHON_HELPERS if name in need)
+    head = [f"import {m}" for m in ("math", "operator") if f"{m}." in text]
+    if "ZERO" in text:
+        head += ["", f"ZERO = {ZERO_THRESHOLD!r}"] if head else [f"ZERO = {ZERO_THRESHOLD!r}"]
+    return "\n".join(head) + "\n\n" + text if head else text
+
+
+def python_reader(columns, features, docstring):
+    """The start of an exported module's body (rules/tree_export.py's too): the helpers
+    the columns' readers call, COLUMNS and the category codes, and ``predict(row)`` up to
+    reading each feature the rules test into x<d>."""
+    py = _Dialect("python", {d: f"x{d}" for d in features})
+    lines, used = [], set()
+    for f in features.values():
+        col = repr(columns[f.d])
+        if f.labels is not None:
+            read, helper = f"_label(values[{f.d}], {col}, CODES_{f.d}, {f.unknown_error}, {f.zero_missing}, " \
+                           f"{f.text_labels})", "_label"
+        elif f.categorical:
+            read, helper = f"_code(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})", "_code"
+        else:
+            read, helper = f"_number(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})", "_number"
+        used.add(helper)
+        lines.append(f"    x{f.d} = {read}")
+        if f.missing_error:
+            lines += [f"    if x{f.d} != x{f.d}:",
+                      f"        raise ValueError('column %r is missing, and the model the rules come "
+                      f"from has no rule for missing values' % ({col},))"]
+    body = [_python_helpers(used), ""] if used else []
+    body.append(f"COLUMNS = {columns!r}")
+    for f in features.values():
+        if f.labels is not None:
+            body.append(f"CODES_{f.d} = {{{', '.join(f'{py.literal(v)}: {k}' for k, v in enumerate(f.labels))}}}")
+    body += ["", "def predict(row):",
+             f'    """{docstring}"""',
+             "    if hasattr(row, 'keys'):",
+             "        try:",
+             "            values = [row[c] for c in COLUMNS]",
+             "        except KeyError as exc:",
+             "            raise ValueError('row lacks column %r' % (exc.args[0],)) from None",
+             "    else:",
+             "        values = list(row)",
+             "        if len(values) != len(COLUMNS):",
+             "            raise ValueError('row has %d values but the rules read %d columns' % (len(values), len(COLUMNS)))"]
+    return body + lines, py
 
 
 def _indented(text, prefix="    "):
@@ -473,38 +532,9 @@ def to_python(rs, name="predict"):
     module binds only ``_defrag_rules`` and ``name``. A keyword cannot name a function."""
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
         raise ValueError(f"name must be a Python identifier that is not a keyword; got {name!r}")
-    columns = _column_names(rs, None)
     features = _features(rs)
-    refs = {d: f"x{d}" for d in features}
-    py = _Dialect("python", refs)
-    body = [_PYTHON_HELPERS.format(zero=ZERO_THRESHOLD).strip("\n"), "", f"COLUMNS = {columns!r}"]
-    for f in features.values():
-        if f.labels is not None:
-            body.append(f"CODES_{f.d} = {{{', '.join(f'{py.literal(v)}: {k}' for k, v in enumerate(f.labels))}}}")
-    body += ["", "def predict(row):",
-             '    """The prediction of the first rule that holds for row, else the default."""',
-             "    if hasattr(row, 'keys'):",
-             "        try:",
-             "            values = [row[c] for c in COLUMNS]",
-             "        except KeyError as exc:",
-             "            raise ValueError('row lacks column %r' % (exc.args[0],)) from None",
-             "    else:",
-             "        values = list(row)",
-             "        if len(values) != len(COLUMNS):",
-             "            raise ValueError('row has %d values but the rules read %d columns' % (len(values), len(COLUMNS)))"]
-    for f in features.values():
-        col = repr(columns[f.d])
-        if f.labels is not None:
-            read = f"_label(values[{f.d}], {col}, CODES_{f.d}, {f.unknown_error}, {f.zero_missing}, {f.text_labels})"
-        elif f.categorical:
-            read = f"_code(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})"
-        else:
-            read = f"_number(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})"
-        body.append(f"    x{f.d} = {read}")
-        if f.missing_error:
-            body += [f"    if x{f.d} != x{f.d}:",
-                     f"        raise ValueError('column %r is missing, and the model the rules come "
-                     f"from has no rule for missing values' % ({col},))"]
+    body, py = python_reader(_column_names(rs, None), features,
+                             "The prediction of the first rule that holds for row, else the default.")
     for r in rs.rules:
         body += [f"    if {py.rule(r, features)}:", f"        return {py.literal(r.prediction)}"]
     body += [f"    return {py.literal(rs.default_prediction)}", "",

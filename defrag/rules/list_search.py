@@ -5,8 +5,7 @@ A rule is a box: a set of *literals*, each one side of one of the ensemble's spl
 The list is grown greedily, as CART grows a tree but one region at a time: the points
 no rule has taken yet (``left``) are one region predicted by one constant (the default);
 the next rule is the box whose first-match points R, taken out of ``left``, gain most
-(below), over (conditions printed) ** cost_power: 0, the gain alone; 1, the gain per
-condition the reader reads (an interval ``a < x <= b`` is one). Each rule starts
+(below): a condition stays wherever it lowers the loss at all. Each rule starts
 from the best of the candidate boxes (FAB's components: that is what makes this defrag)
 and from the empty box, and moves while its score rises:
 
@@ -22,8 +21,8 @@ The gain of a rule with region R inside ``left`` (L below) is what R's own point
 against the constant of ``left``, c_R |m_R - m_L|^2 (m the regions' means): the rule's
 region is final in a list, the rest is split by the rules after it (the two-sided gain
 of CART, |s_R|^2 / c_R + |s_L - s_R|^2 / (c_L - c_R) - |s_L|^2 / c_L with s and c the
-regions' target sums and counts, was measured and left out: it takes half-space rules
-that mix classes, which no later rule can undo).
+regions' target sums and counts, is not used: it takes half-space rules that mix
+classes, which no later rule can undo).
 
 The search runs in C (src_c/dfg_list_search.c, grow_boxes below): each move's target
 sums of every literal inside a region are updated from the previous region's by the rows
@@ -95,20 +94,18 @@ def candidate_boxes(candidates, n_literals):
     return CandidateBoxes(*_candidate_csr(candidates, n_literals), int(n_literals))
 
 
-def grow_boxes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=1.0,
-               condition_penalty=0.0, min_support=1, n_threads=None):
+def grow_boxes(S, T, literal_feature, literal_group, candidates, max_rules, min_support=1, n_threads=None):
     """Up to max_rules rules (boxes: sorted lists of literals, in list order) grown
     greedily on the split matrix S (n, L; bool) with targets T (n, d), from the empty box
     and the candidate boxes; stops when no box gains. literal_feature: the feature of
-    each of the 2L literals (cost: distinct features); literal_group: literals that are
+    each of the 2L literals; literal_group: literals that are
     thresholds of one feature on one side (threshold moves within a group). The C kernel
     (src_c/dfg_list_search.h) sums in double where the NumPy reference
     (tests/list_search_reference.py) multiplies in float32: the boxes are the same
     wherever the target sums are exact (counts, class indicators, small integers), and
     may differ in near ties otherwise. n_threads: the kernel's threads (None: as many as this thread
     may use); the result does not depend on it."""
-    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, cost_power, condition_penalty,
-                               min_support, n_threads)
+    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, min_support, n_threads)
     return _grown(problem, _checked_count(max_rules, "max_rules"))
 
 
@@ -130,14 +127,11 @@ class _Problem:
     group: np.ndarray
     ptr: np.ndarray  # the candidate boxes, CSR
     literals: np.ndarray
-    cost_power: float
-    condition_penalty: float
     min_support: int
     n_threads: int
 
 
-def _checked_problem(S, T, literal_feature, literal_group, candidates, cost_power, condition_penalty,
-                     min_support, n_threads):
+def _checked_problem(S, T, literal_feature, literal_group, candidates, min_support, n_threads):
     S = np.asarray(S)
     if S.ndim != 2:
         raise ValueError(f"S must be 2-D (rows x splits), not of shape {S.shape}")
@@ -166,11 +160,8 @@ def _checked_problem(S, T, literal_feature, literal_group, candidates, cost_powe
     else:
         ptr, literals = _candidate_csr(candidates, 2 * L)
     min_support = _checked_count(min_support, "min_support")
-    cost_power, condition_penalty = float(cost_power), float(condition_penalty)
-    if not (np.isfinite(cost_power) and np.isfinite(condition_penalty)):
-        raise ValueError("cost_power and condition_penalty must be finite")
     n_threads = threads_now() if n_threads is None else int(n_threads)
-    return _Problem(S, T, feature, group, ptr, literals, cost_power, condition_penalty, min_support, n_threads)
+    return _Problem(S, T, feature, group, ptr, literals, min_support, n_threads)
 
 
 def _grown(problem, max_rules):
@@ -181,13 +172,12 @@ def _grown(problem, max_rules):
         return []
     box_ptr, box_literals = _list_search.list_search_grow(
         S.view(np.uint8), T, problem.feature, problem.group, problem.ptr, problem.literals, int(max_rules),
-        problem.cost_power, _condition_price(problem), problem.min_support, MAX_MOVES, N_STARTS, REL_TOL,
+        problem.min_support, MAX_MOVES, N_STARTS, REL_TOL,
         problem.n_threads)
     return [box_literals[box_ptr[i]:box_ptr[i + 1]].tolist() for i in range(box_ptr.size - 1)]
 
 
-def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules, cost_power=0.0,
-                    condition_penalty=0.0, n_threads=None):
+def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules, n_threads=None):
     """The list at every size, grown one region at a time: element k holds the boxes (in
     order) of the list of k + 1 regions. Each step takes the largest drop of the training
     loss (squared error of T about each region's mean) of:
@@ -204,8 +194,7 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     26.2 for CART on the forest's predictions). The sizes are therefore not prefixes of one
     list. The growth runs in C (src_c/dfg_list_path.h); its NumPy reference is
     tests/list_search_reference.py's grow_list_sizes. n_threads: as grow_boxes's."""
-    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, cost_power, condition_penalty,
-                               1, n_threads)
+    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, 1, n_threads)
     max_rules = _checked_count(max_rules, "max_rules")
     n, L = problem.S.shape
     if n < 2 or L == 0:
@@ -213,22 +202,13 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     max_rules = min(max_rules, n - 1)  # every region keeps a row: at most n regions
     kind, position, ptr, literals = _list_search.list_path_grow(
         problem.S.view(np.uint8), problem.T, problem.feature, problem.group, problem.ptr, problem.literals,
-        max_rules, problem.cost_power, _condition_price(problem), problem.min_support, MAX_MOVES, N_STARTS,
+        max_rules, problem.min_support, MAX_MOVES, N_STARTS,
         REL_TOL, problem.n_threads)
     rules, lists = [], [[]]
     for t in range(kind.size):  # over the steps (at most max_rules), not rows
         rules.insert(int(position[t]), literals[ptr[t]:ptr[t + 1]].tolist())
         lists.append([list(b) for b in rules])
     return lists
-
-
-def _condition_price(problem):
-    """The penalty per condition as ListSearch.grow computes it (NumPy's log, not C's), on
-    all the problem's rows (log n)."""
-    price = float(problem.condition_penalty * np.log(problem.S.shape[0]))
-    if not np.isfinite(price):
-        raise ValueError("condition_penalty * log(n) must be finite")
-    return price
 
 
 def literal_groups(splits):

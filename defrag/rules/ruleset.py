@@ -16,7 +16,7 @@ from . import _rules_eval, diff as diffs, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names
+from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, user_stacklevel
 from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows, list_reading,
                          missing_value_note)
 
@@ -24,16 +24,60 @@ from .conditions import (Condition, _fmt, condition_arrays, conditions_on_traini
 class Rule:
     """One rule: a conjunction of conditions and the prediction of its region.
 
-    Attributes: ``conditions`` (list of Condition), ``prediction`` (value or class
-    label), ``proba`` (class probabilities, classification only), ``support``
-    (training points covered), ``weight`` (mixture weight alpha_k), ``coverage``
-    (share of the training points that satisfy the conditions, when known), ``share``
-    (share of the training points it is the first match for, when known: set where the
-    rule set is printed for its training rows, ``RuleSet.on_training_rows``; not kept in
-    JSON).
+    A rule covers the rows where all its conditions hold (every row when it has none).
+
+    Parameters
+    ----------
+    conditions : iterable of Condition
+        The conditions, all of which must hold.
+    prediction : object
+        The prediction of the region: a value (regression) or a class label.
+    proba : array-like of shape (n_classes,), default=None
+        The class probabilities of the region (classification only).
+    support : int, default=0
+        The training points the rule covers.
+    weight : float, default=0.0
+        The rule's mixture weight.
+    coverage : float, default=None
+        The share of the training points that satisfy the conditions, when known.
+    share : float, default=None
+        The share of the training points the rule is the first match for, when known (set
+        where the rule set is printed for its training rows, ``RuleSet.on_training_rows``;
+        not kept in JSON).
+
+    Attributes
+    ----------
+    conditions : list of Condition
+        The conditions.
+    prediction : object
+        The prediction of the region.
+    proba : ndarray of shape (n_classes,) or None
+        The class probabilities (float64).
+    support : int
+        The training points covered.
+    weight : float
+        The mixture weight.
+    coverage : float or None
+        The share of the training points that satisfy the conditions.
+    share : float or None
+        The share of the training points it is the first match for.
+
+    See Also
+    --------
+    Condition : One test on one feature.
+    RuleSet : An ordered list of rules and a default prediction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from defrag import Condition, Rule
+    >>> rule = Rule([Condition(0, "age", lower=30.0)], prediction=1.5, support=12)
+    >>> print(rule)
+    if age > 30 then y = 1.5
+    >>> rule.covers(np.array([[25.0], [45.0]]))
+    array([False,  True])
     """
 
-    coverage = None  # (rules pickled before the attribute existed)
     share = None
 
     def __init__(self, conditions, prediction, proba=None, support=0, weight=0.0, coverage=None,
@@ -47,6 +91,18 @@ class Rule:
         self.share = None if share is None else float(share)
 
     def covers(self, X):
+        """Tell which rows of X the rule covers.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows as the model reads them (categorical columns as codes).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Boolean: whether every condition holds on each row.
+        """
         X = np.asarray(X)
         ok = np.ones(X.shape[0], dtype=bool)
         for cond in self.conditions:
@@ -54,20 +110,49 @@ class Rule:
         return ok
 
     def condition_text(self, mark_unseen=False):
-        """The conditions joined by "and" ("always" for none); mark_unseen: as a rule
-        set's listing prints them (Condition.text)."""
+        """Return the conditions joined by "and" ("always" for none).
+
+        Parameters
+        ----------
+        mark_unseen : bool, default=False
+            Print the conditions as a rule set's listing does (see ``Condition.text``).
+
+        Returns
+        -------
+        str
+            The printed conditions.
+        """
         if not self.conditions:
             return "always"
         return " and ".join(c.text(mark_unseen) for c in self.conditions)
 
     def to_dict(self):
-        """The rule as a JSON-ready dict (rules/document.py)."""
+        """Return the rule as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Its conditions (``Condition.to_dict``), prediction, probabilities, support,
+            weight and coverage.
+        """
         return document.rule_to_dict(self)
 
     def __str__(self):
         return self.text()
 
     def text(self, mark_unseen=False):
+        """Return the rule as printed: "if <conditions> then y = <prediction>".
+
+        Parameters
+        ----------
+        mark_unseen : bool, default=False
+            Print the conditions as a rule set's listing does (see ``Condition.text``).
+
+        Returns
+        -------
+        str
+            The printed rule.
+        """
         return f"if {self.condition_text(mark_unseen)} then y = {prediction_text(self.prediction, self.proba)}"
 
     def __repr__(self):
@@ -102,19 +187,77 @@ def prediction_text(prediction, proba):
 
 
 class RuleSet:
-    """The rules of a fitted model and the prediction for points no rule covers.
+    """An ordered list of rules and the prediction for rows no rule covers.
 
-    ``predict`` uses the rules as written: a point takes the prediction of the
-    first rule (rules are ordered by weight) that covers it, else the default.
-    ``default_support`` and ``default_share``: the training points no rule covers and
-    their share, when known (see Rule's ``share``).
+    ``predict`` uses the rules as written: a row takes the prediction of the first rule
+    that covers it, else the default. Rows are read in C, only the columns the rules name.
+    A rule set is saved as JSON (``to_json``, ``from_json``) and exported to SQL, Python,
+    pandas queries and tables.
+
+    Parameters
+    ----------
+    rules : iterable of Rule
+        The rules, in order.
+    default_prediction : object
+        The prediction where no rule covers a row.
+    default_proba : array-like of shape (n_classes,), default=None
+        The default's class probabilities (classification only).
+    feature_names : sequence of str, default=None
+        The features' names as printed, one per column; every condition must name its
+        feature so (ValueError otherwise). None: the features are positions.
+    classes : array-like, default=None
+        The class labels (classification).
+    supports_missing : bool, default=False
+        Whether the rules' source model routes missing values (NaN); otherwise a NaN in a
+        feature a rule reads is refused.
+    encoding : InputEncoding, default=None
+        How the source model reads the inputs (category codes, zero as missing); None:
+        the inputs are read as they are.
+    feature_names_in : sequence of str, default=None
+        The DataFrame columns the rules were fitted on (None: fitted on an array); a
+        DataFrame given to ``predict`` is matched by these names.
+
+    Attributes
+    ----------
+    rules : list of Rule
+        The rules, in order.
+    default_prediction : object
+        The default's prediction.
+    default_proba : ndarray or None
+        The default's class probabilities.
+    default_support : int or None
+        The training points no rule covers, when known.
+    default_share : float or None
+        Their share of the training points, when known.
+
+    See Also
+    --------
+    Rule : One rule of the set.
+    RuleTree : A tree of rules or a sum of trees.
+    DefragModel : Fits a rule set to a tree ensemble.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from defrag import Condition, Rule, RuleSet
+    >>> rules = RuleSet([Rule([Condition(0, "age", lower=30.0)], 1.5, support=12),
+    ...                  Rule([Condition(1, "income", upper=2.0)], 0.5, support=8)],
+    ...                 default_prediction=0.0, feature_names=["age", "income"])
+    >>> print(rules)
+    [1] if age > 30 then y = 1.5   (support 12, weight 0.000)
+    [2] if income <= 2 then y = 0.5   (support 8, weight 0.000)
+    [*] otherwise y = 0
+    >>> rules.predict(np.array([[45.0, 1.0], [20.0, 1.0], [20.0, 3.0]]))
+    array([1.5, 0.5, 0. ])
+    >>> rules.apply(np.array([[45.0, 1.0], [20.0, 3.0]]))
+    array([ 0, -1], dtype=int32)
     """
 
-    default_support = default_share = None  # (rule sets pickled before the attributes existed)
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
                  classes=None, supports_missing=False, encoding=None, feature_names_in=None):
         self.supports_missing = bool(supports_missing)
+        self.default_support = self.default_share = None  # (set_first_match_counts)
         # the DataFrame columns the rules were fitted on (None: fitted on an array); a
         # DataFrame given to predict is matched by these names. Names are never empty
         # nor repeated: printed rules and exports name columns by them
@@ -189,12 +332,24 @@ class RuleSet:
         return cached[key]
 
     def encode(self, X):
-        """X as the rules read it: float64, categorical columns as category codes (by the
-        source model's encoding, when the rule set has one; otherwise X must hold codes).
-        A DataFrame is matched by column name when the rules were fitted on one: its
-        columns are taken in the fitted order, and a missing one is a ValueError. The
-        kernels (covering, first_match) refuse a NaN where the rules' source has no
-        direction for it, and compare -inf below every threshold."""
+        """Return X as the rules read it.
+
+        X becomes float64 with categorical columns as category codes (by the source model's
+        encoding, when the rule set has one; otherwise X must hold codes). A DataFrame is
+        matched by column name when the rules were fitted on one. The kernels then refuse a
+        NaN where the rules' source has no direction for missing values, and read -inf as
+        below every threshold.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            C-contiguous float64; a value that reads as missing is NaN.
+        """
         return self._encoded(self._by_column_name(X))
 
     def _encoded(self, X):
@@ -222,17 +377,17 @@ class RuleSet:
     def _column_positions(self, X):
         """Where a DataFrame holds the fitted columns, in the fitted order (None: as they
         are), warning where names are there on one side only."""
-        names = getattr(self, "feature_names_in", None)  # None in rule sets pickled before it
+        names = self.feature_names_in
         is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
         if names is None:
             if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
                 warnings.warn("X has feature names, but the rules were fitted without feature "
-                              "names: its columns are read in order", UserWarning, stacklevel=4)
+                              "names: its columns are read in order", UserWarning, stacklevel=user_stacklevel())
             return None
         if not is_frame:
             warnings.warn("X does not have valid feature names, but the rules were fitted with "
                           "feature names: its columns are read in the fitted order", UserWarning,
-                          stacklevel=4)
+                          stacklevel=user_stacklevel())
             return None
         columns = [str(c) for c in X.columns]
         if columns == names:
@@ -246,53 +401,159 @@ class RuleSet:
         return [position[n] for n in names]
 
     def covers(self, X, n_threads=1):
-        """Boolean matrix (n_samples, n_rules): rule j covers point i (evaluated in C).
-        n_threads: an integer >= 1, at most the cores used (here and in every method
-        that takes it)."""
+        """Tell which rules cover which rows (evaluated in C).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules)
+            Boolean: rule j covers row i.
+        """
         n_threads = checked_threads(n_threads)
         return self.covering(self.encode(X), n_threads)
 
     def covering(self, X_coded, n_threads=1):
-        """covers of X as the rules read it (``encode``)."""
+        """Tell which rules cover which rows of X as the rules read it.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the rules read them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules)
+            Boolean: rule j covers row i.
+        """
         return _rules_eval.rules_cover(np.ascontiguousarray(X_coded, dtype=np.float64),
                                        n_threads=checked_threads(n_threads), **self._compiled())
 
     def first_match(self, X_coded, n_threads=1):
-        """Index of the first rule covering each row of X as the rules read it (``encode``),
-        -1 where none does."""
+        """Return the first rule covering each row of X as the rules read it.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the rules read them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The index of the first covering rule, -1 where none does.
+        """
         return _rules_eval.rules_first(np.ascontiguousarray(X_coded, dtype=np.float64),
                                        n_threads=checked_threads(n_threads), **self._compiled())
 
     def predictions(self):
-        """The rules' predictions followed by the default's (index -1 of first_match)."""
+        """Return the rules' predictions followed by the default's.
+
+        Returns
+        -------
+        ndarray of shape (n_rules + 1,)
+            The predictions; index -1 (``first_match``'s "no rule") is the default's.
+        """
         return np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
 
     def probabilities(self):
-        """Class probabilities of the rules followed by the default's (classification)."""
+        """Return the rules' class probabilities followed by the default's (classification).
+
+        Returns
+        -------
+        ndarray of shape (n_rules + 1, n_classes)
+            The probabilities; the last row is the default's.
+        """
         return np.vstack([r.proba for r in self.rules] + [self.default_proba])
 
     def predict_coded(self, X_coded, n_threads=1):
-        """predict of X as the rules read it (``encode``)."""
+        """Predict the rows of X as the rules read it.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the rules read them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The prediction of each row's first covering rule, else the default.
+        """
         return self.predictions()[self.first_match(X_coded, n_threads)]
 
     def predict_proba(self, X, n_threads=1, matched=False):
-        """The class probabilities of the rule that predicts each row (classification)."""
+        """Return the class probabilities of the rule that predicts each row (classification).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+        matched : bool, default=False
+            Whether X's columns are already those the rules read, in order (an estimator has
+            matched them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities of each row's first covering rule, else the default's.
+        """
         return self.probabilities()[self._first_matches(X, n_threads, matched)]
 
     def checks(self, X_coded, n_threads=1):
-        """The comparisons a reader makes for each row of X (as the rules read it): each
-        rule in order, its conditions as printed until the first that fails (an interval
-        whose lower bound fails costs one), all of them in the rule that holds; float64."""
+        """Count the comparisons a reader makes for each row.
+
+        A reader goes through the rules in order, each rule's conditions as printed until the
+        first that fails (an interval whose lower bound fails costs one), all of them in the
+        rule that holds.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the rules read them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The comparisons of each row (float64).
+        """
         return list_reading(self.rules, X_coded, n_threads)
 
     def predict(self, X, n_threads=1, matched=False):
-        """The prediction of the first covering rule, else the default (evaluated in C).
+        """Predict each row: the prediction of its first covering rule, else the default.
 
-        Only the features the rules name are read, without a copy of the others: a
-        C-ordered float64 array in place, any other input (float32, integers, Fortran
-        order, strided views, DataFrames) converted in blocks of rows, those columns
-        only. A NaN in a feature where the rules' source has no direction for missing
-        values is a ValueError. A Dask array or DataFrame gives a lazy Dask array."""
+        Only the features the rules name are read, in C, without a copy of the others. A NaN in
+        a feature where the rules' source has no direction for missing values is a ValueError.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+            A Dask array or DataFrame gives a lazy Dask array.
+        matched : bool, default=False
+            Whether X's columns are already those the rules read, in order (an estimator has
+            matched them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
         n_threads = checked_threads(n_threads)
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
@@ -301,9 +562,24 @@ class RuleSet:
         return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
 
     def apply(self, X, n_threads=1, matched=False):
-        """Index of the rule that predicts each row of X: its first covering rule, -1 for
-        the default (X read as predict reads it). matched: X's columns are already those
-        the rules read, in order (an estimator has matched them by name and said so)."""
+        """Return the rule that predicts each row of X.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+            A Dask array or DataFrame gives a lazy Dask array.
+        matched : bool, default=False
+            Whether X's columns are already those the rules read, in order (an estimator has
+            matched them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The index of each row's first covering rule, -1 for the default.
+        """
         n_threads = checked_threads(n_threads)
         if is_dask_collection(X):
             return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
@@ -383,8 +659,23 @@ class RuleSet:
         return first
 
     def on_training_rows(self, X, n_threads=1):
-        """The rule set with its conditions printed for the training rows X (prepared, as
-        the model reads them; see Condition.on_training_rows)."""
+        """Return a copy printed for the training rows X.
+
+        The conditions print for X (``Condition.on_training_rows``), and each rule's
+        ``coverage`` and ``share`` and the default's support and share are counted on X.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The training rows, prepared as the model reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        RuleSet
+            The copy.
+        """
         n_threads = checked_threads(n_threads)
         new = copy.copy(self)
         new.__dict__.pop("_arrays", None)
@@ -401,8 +692,22 @@ class RuleSet:
         return new
 
     def cover_counts(self, X_coded, n_threads=1):
-        """(the rows of X each rule covers, the rows each is the first match for with the
-        default's first), X as the rules read it (``encode``): one pass over the rows."""
+        """Count the rows each rule covers and the rows each is the first match for.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the rules read them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        covered : ndarray of shape (n_rules,)
+            The rows each rule covers.
+        first : ndarray of shape (n_rules + 1,)
+            The rows each is the first match for, the default's first.
+        """
         n_threads = checked_threads(n_threads)
         R = len(self.rules)
         if not X_coded.shape[0]:
@@ -413,9 +718,14 @@ class RuleSet:
         return cover.sum(axis=0), np.roll(first, 1)
 
     def set_first_match_counts(self, counts):
-        """Set each rule's ``share``, ``default_support`` and ``default_share`` from the
-        training points each is the first match for: counts[0] no rule's (the default's),
-        counts[k] rule k's."""
+        """Set the rules' ``share`` and the default's support and share from counts.
+
+        Parameters
+        ----------
+        counts : array-like of shape (n_rules + 1,)
+            The training points each is the first match for: ``counts[0]`` the default's,
+            ``counts[k]`` rule k's.
+        """
         counts = np.asarray(counts, dtype=np.float64)
         total = max(float(counts.sum()), 1.0)
         self.default_support = int(counts[0])
@@ -430,74 +740,184 @@ class RuleSet:
 
     # ------------------------------------------------------------------ exports
     def diff(self, other, X=None, tol=0.0):
-        """What changed from these rules to other (a RuleSet or a RuleTree over the same
-        features): see RuleTree.diff (a rule's region is its own conditions; the default,
-        "otherwise", is the last region)."""
+        """Say what changed from these rules to other.
+
+        A rule's region is its own conditions; the default, "otherwise", is the last region.
+
+        Parameters
+        ----------
+        other : RuleSet or RuleTree
+            The other explanation, over the same features.
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows on which to count the changed predictions and regions.
+        tol : float, default=0.0
+            In regression, a prediction changed where it moved by more than tol.
+
+        Returns
+        -------
+        ExplanationDiff
+            The regions kept, changed, added and removed, and on X the rows that changed.
+        """
         return diffs.explanation_diff(self, other, X, tol)
 
     def to_dict(self):
-        """JSON-ready dict with everything needed to rebuild the rule set (``from_dict``):
-        exact bounds, outputs, feature names, the input encoding, a schema version."""
+        """Return a JSON-ready dict that rebuilds the rule set (``from_dict``).
+
+        Returns
+        -------
+        dict
+            Exact bounds, outputs, feature names, the input encoding and a schema version.
+        """
         return document.ruleset_to_dict(self)
 
     @classmethod
     def from_dict(cls, d):
-        """The rule set of ``to_dict``; it predicts as the original did. The whole
-        document is checked before anything is built: a bad one raises
-        ``RulesDocumentError`` (a ValueError) naming the JSON path of the bad field."""
+        """Rebuild the rule set of ``to_dict``; it predicts as the original did.
+
+        The whole document is checked before anything is built.
+
+        Parameters
+        ----------
+        d : dict
+            The document.
+
+        Returns
+        -------
+        RuleSet
+            The rule set.
+
+        Raises
+        ------
+        RulesDocumentError
+            A ValueError naming the JSON path of a bad field.
+        """
         fields = document.ruleset_fields(d)
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)
 
     def to_json(self, indent=None):
-        """``to_dict`` as JSON text (strict JSON: infinite numbers as strings)."""
+        """Return ``to_dict`` as JSON text (strict JSON: infinite numbers as strings).
+
+        Parameters
+        ----------
+        indent : int, default=None
+            The indentation of ``json.dumps``.
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text):
-        """The rule set of ``to_json`` (imports neither scikit-learn nor pandas); a bad
-        document raises ``RulesDocumentError`` (see ``from_dict``), text that is not
-        JSON or nests too deep too."""
+        """Rebuild the rule set of ``to_json`` (imports neither scikit-learn nor pandas).
+
+        Parameters
+        ----------
+        text : str
+            The JSON text.
+
+        Returns
+        -------
+        RuleSet
+            The rule set.
+
+        Raises
+        ------
+        RulesDocumentError
+            A bad document (see ``from_dict``), text that is not JSON or nests too deep.
+        """
         return cls.from_dict(document.parse(text))
 
     def to_frame(self, X=None, y=None):
-        """One row per rule and a last one for the default, as a pandas DataFrame: rule
-        text, n_conditions, prediction, support (training points it predicts for), weight,
-        coverage (share of training points satisfying it), share (share of training points
-        it is the first match for; None where unknown; the default's support and share
-        too), proba_<class>
-        columns; given X,
-        X_coverage (share of X it covers), X_support and X_share (rows of X it predicts
-        for); given y too, precision and error (classification: share right / wrong) or
-        error (regression: mean squared error) on those rows."""
+        """Return one row per rule and a last one for the default, as a pandas DataFrame.
+
+        The columns: rule text, n_conditions, prediction, support (training points it predicts
+        for), weight, coverage (share of the training points satisfying it), share (share of
+        the training points it is the first match for; None where unknown) and proba_<class>;
+        given X, X_coverage, X_support and X_share; given y too, precision and error
+        (classification) or error (regression: mean squared error) on those rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows on which to count each row's support and share.
+        y : array-like of shape (n_samples,), default=None
+            The targets of X, for the error on those rows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The table.
+        """
         return export.to_frame(self, X, y)
 
     def to_sql(self, table=None, column_names=None):
-        """One SQL ``CASE WHEN ... THEN ... ELSE ... END`` expression that gives
-        ``predict`` on a table holding the columns as a DataFrame would (missing values
-        as NULL, categorical columns as their labels). ``table`` qualifies the column
-        names; ``column_names`` (a list in the rules' column order, or a dict from the
-        rules' names to the table's) renames them. NULL where ``predict`` raises."""
+        """Return one SQL ``CASE WHEN ... THEN ... ELSE ... END`` expression giving ``predict``.
+
+        The table holds the columns as a DataFrame would (missing values as NULL, categorical
+        columns as their labels); the expression is NULL where ``predict`` raises.
+
+        Parameters
+        ----------
+        table : str, default=None
+            The table that qualifies the column names.
+        column_names : list or dict, default=None
+            The table's names of the columns: a list in the rules' column order, or a dict
+            from the rules' names to the table's.
+
+        Returns
+        -------
+        str
+            The SQL expression.
+        """
         return export.to_sql(self, table, column_names)
 
     def to_python(self, name="predict"):
-        """Source of a dependency-free Python function ``name(row)`` (a dict or pandas
-        Series by column name, or a sequence in column order) returning ``predict``'s
-        value for the row."""
+        """Return the source of a dependency-free Python function ``name(row)``.
+
+        The function takes a dict or pandas Series by column name, or a sequence in column
+        order, and returns ``predict``'s value for the row.
+
+        Parameters
+        ----------
+        name : str, default="predict"
+            The function's name.
+
+        Returns
+        -------
+        str
+            The Python source.
+        """
         return export.to_python(self, name)
 
     def query_strings(self, column_names=None):
-        """pandas ``DataFrame.query`` expressions, one per rule, selecting the rows the
-        rule covers (column names in backticks; missing values as ``x != x``)."""
+        """Return pandas ``DataFrame.query`` expressions selecting the rows each rule covers.
+
+        Parameters
+        ----------
+        column_names : list or dict, default=None
+            The DataFrame's names of the columns (as ``to_sql``'s).
+
+        Returns
+        -------
+        list of str
+            One expression per rule (column names in backticks; missing values as ``x != x``).
+        """
         return export.query_strings(self, column_names)
 
     # ------------------------------------------------------------- for readers
     def table_rows(self):
-        """The cells of the rule set's table (rules/display.py), one tuple per rule in
-        order and a last one for the default: number, conditions as the listing prints
-        them (missing-value marks included), prediction, support (training points it
-        predicts for) and the share of the training points it is the first match for
-        (the default's support and the shares blank where unknown)."""
+        """Return the cells of the rule set's table, one tuple per rule and the default last.
+
+        Returns
+        -------
+        list of tuple of str
+            Number, conditions as the listing prints them, prediction, support and the share
+            of the training points it is the first match for (blank where unknown).
+        """
         def share(value):
             return "" if value is None else f"{100.0 * value:.1f}%"
 
@@ -508,8 +928,13 @@ class RuleSet:
         return rows
 
     def missing_note(self):
-        """The line below the listing on where missing values go, or None where the
-        conditions say it all (conditions.missing_value_note)."""
+        """Return the line printed below the listing on where missing values go.
+
+        Returns
+        -------
+        str or None
+            The line, or None where the conditions say it all.
+        """
         enc = self.encoding
         unknown_missing = () if enc is None or enc.unknown != "missing" else \
             {d for d, cats in enumerate(enc.categories) if cats is not None}
@@ -517,17 +942,32 @@ class RuleSet:
                                   unknown_missing)
 
     def to_markdown(self):
-        """The rules as a Markdown table (rule number, conditions, prediction, support,
-        share of the training points it is the first match for), the default last, then
-        the note on missing values where the listing has one."""
+        """Return the rules as a Markdown table.
+
+        Returns
+        -------
+        str
+            One row per rule (number, conditions, prediction, support, share), the default
+            last, then the note on missing values where the listing has one.
+        """
         return display.markdown_table(self.table_rows(), self.missing_note())
 
     def _repr_markdown_(self):
         return self.to_markdown()
 
     def to_html(self, above=()):
-        """The table of ``to_markdown`` in HTML (every text escaped), under the lines of
-        text ``above``."""
+        """Return the table of ``to_markdown`` in HTML (every text escaped).
+
+        Parameters
+        ----------
+        above : sequence of str, default=()
+            Lines of text printed above the table.
+
+        Returns
+        -------
+        str
+            The HTML.
+        """
         return display.html_table(self.table_rows(), self.missing_note(), above)
 
     def _repr_html_(self):

@@ -32,12 +32,70 @@ from .tree_nodes import Leaf, Node, from_units, sum_decimals, to_units, walk
 
 
 class RuleTree:
-    """A tree of rules (one term, ``base`` None) or a sum of trees (``base`` a number).
+    """A tree of rules, or a sum of small trees.
 
-    ``terms``: the root of each tree (a Node or a Leaf). ``classes``: the class labels
-    (classification; a sum takes two). The other arguments are RuleSet's: feature names
-    as printed, the DataFrame columns the tree was fitted on, whether the source routes
-    missing values, and the source's input encoding."""
+    A tree of rules (one term, ``base`` None) tests a box of conditions at each inner node:
+    where every condition holds, a row takes the "then" branch, else the "else" branch; a
+    leaf is a region and gives its prediction. A sum of trees (``base`` a number) predicts
+    the base plus the value of the leaf each term's tree sends the row to; with two
+    classes, the sum is the second class's probability, predicted where it exceeds one
+    half. A sum's numbers are rounded to the decimals it prints. Rows are read as a
+    RuleSet of the boxes reads them.
+
+    Parameters
+    ----------
+    terms : sequence of Node or Leaf
+        The root of each tree: one for a tree of rules, one or more for a sum.
+    base : float, default=None
+        The first number of a sum; None for a tree of rules.
+    feature_names : sequence of str, default=None
+        The features' names as printed (as RuleSet's).
+    classes : array-like, default=None
+        The class labels (classification; a sum takes two).
+    supports_missing : bool, default=False
+        Whether the source model routes missing values (as RuleSet's).
+    encoding : InputEncoding, default=None
+        How the source model reads the inputs (as RuleSet's).
+    feature_names_in : sequence of str, default=None
+        The DataFrame columns the tree was fitted on (as RuleSet's).
+    decimals : int, default=None
+        The decimals a sum's numbers are rounded to; None: chosen from the numbers (a
+        fixed count of significant digits; probabilities a fixed count of decimals).
+
+    Attributes
+    ----------
+    form : {"tree", "sum"}
+        A tree of rules or a sum of trees.
+    n_regions : int
+        Regions of the input space with one prediction: a tree's leaves; for a sum, the
+        combinations of one leaf of each term.
+    n_conditions : int
+        The comparisons the text prints, each once (an interval ``a < x <= b`` two).
+
+    See Also
+    --------
+    RuleSet : An ordered list of rules (a tree whose "then" branches are leaves).
+    DefragModel : Fits a rule tree to a tree ensemble.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from defrag import Condition, RuleTree
+    >>> from defrag.rules import Leaf, Node
+    >>> root = Node([Condition(0, "age", lower=30.0)],
+    ...             Node([Condition(1, "income", upper=2.0)], Leaf(2.0), Leaf(1.0)),
+    ...             Leaf(0.0))
+    >>> tree = RuleTree([root], feature_names=["age", "income"])
+    >>> print(tree)
+    if age > 30:
+        if income <= 2: y = 2   (support 0)
+        else: y = 1   (support 0)
+    else: y = 0   (support 0)
+    >>> tree.n_regions, tree.n_conditions
+    (3, 2)
+    >>> tree.predict(np.array([[45.0, 1.0], [45.0, 3.0], [20.0, 1.0]]))
+    array([2., 1., 0.])
+    """
 
     def __init__(self, terms, base=None, feature_names=None, classes=None, supports_missing=False,
                  encoding=None, feature_names_in=None, decimals=None):
@@ -72,11 +130,28 @@ class RuleTree:
         return "tree" if self.base is None else "sum"
 
     def nodes(self):
-        """The inner nodes of every term, in reading order."""
+        """Return the inner nodes of every term, in reading order.
+
+        Returns
+        -------
+        list of Node
+            The nodes.
+        """
         return [n for root in self.terms for n in walk(root) if isinstance(n, Node)]
 
     def leaves(self, term=None):
-        """The leaves (regions) of one term, or of every term, in reading order."""
+        """Return the leaves (regions) of one term, or of every term, in reading order.
+
+        Parameters
+        ----------
+        term : int, default=None
+            The term; None for every term.
+
+        Returns
+        -------
+        list of Leaf
+            The leaves.
+        """
         roots = self.terms if term is None else [self.terms[term]]
         return [n for root in roots for n in walk(root) if isinstance(n, Leaf)]
 
@@ -146,13 +221,38 @@ class RuleTree:
 
     # ------------------------------------------------------------ reading rows
     def encode(self, X, matched=False):
-        """X as the tree reads it (RuleSet.encode); matched: X's columns are already the
-        fitted ones, in order (an estimator matched them by name)."""
+        """Return X as the tree reads it (see ``RuleSet.encode``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows.
+        matched : bool, default=False
+            Whether X's columns are already those the tree reads, in order (an estimator has
+            matched them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            C-contiguous float64.
+        """
         return self._boxes()._encoded(X) if matched else self._boxes().encode(X)
 
     def route(self, X_coded, n_threads=1):
-        """The leaf (its number in reading order) each row of X (as the tree reads it,
-        ``encode``) reaches in each term: int64 (n_samples, n_terms)."""
+        """Return the leaf each row reaches in each term.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the tree reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_terms)
+            The leaves' numbers in reading order (int64).
+        """
         cover = self._cover(X_coded, n_threads)
         return self._flat[3][self._descend(cover.shape[0], lambda rows, boxes: cover[rows, boxes])]
 
@@ -184,8 +284,24 @@ class RuleTree:
         return out
 
     def apply(self, X, n_threads=1, matched=False):
-        """The region of each row: the number of the leaf it reaches in reading order (a
-        sum: one column per term). A Dask collection gives a lazy Dask array."""
+        """Return the region of each row: the number of the leaf it reaches in reading order.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+            A Dask collection gives a lazy Dask array (a tree of rules only).
+        matched : bool, default=False
+            Whether X's columns are already those the tree reads, in order (an estimator has
+            matched them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_terms)
+            The leaf of a tree; a sum's leaf in each term.
+        """
         if is_dask_collection(X):
             if self.form == "sum":
                 raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
@@ -204,12 +320,32 @@ class RuleTree:
         return total
 
     def predictions(self):
-        """A tree's leaf predictions in reading order."""
+        """Return a tree's leaf predictions in reading order.
+
+        Returns
+        -------
+        ndarray of shape (n_leaves,)
+            The predictions (AttributeError for a sum).
+        """
         if self.form != "tree":
             raise AttributeError("a sum of trees predicts the sum of its terms' values")
         return np.asarray([lf.prediction for lf in self.leaves()])
 
     def predict_coded(self, X_coded, n_threads=1):
+        """Predict the rows of X as the tree reads it (see ``predict``).
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the tree reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
         leaves = self.route(X_coded, n_threads)
         if self.form == "tree":
             return self.predictions()[leaves[:, 0]]
@@ -219,17 +355,49 @@ class RuleTree:
         return self.classes[(2 * total > 10 ** self.decimals).astype(np.int64)]
 
     def predict(self, X, n_threads=1, matched=False):
-        """The prediction of the text: a tree's leaf, or the sum of the terms' values (two
-        classes: the second where the sum exceeds 1/2). A Dask collection gives a lazy
-        Dask array."""
+        """Predict each row as the text reads: a tree's leaf, or the sum of the terms' values.
+
+        With two classes, a sum predicts the second class where it exceeds one half.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+            A Dask collection gives a lazy Dask array.
+        matched : bool, default=False
+            Whether X's columns are already those the tree reads, in order (an estimator has
+            matched them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
         if is_dask_collection(X):
             dtype = np.float64 if self.classes is None else self.classes.dtype
             return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X, dtype)
         return self.predict_coded(self.encode(X, matched), n_threads)
 
     def probabilities_coded(self, X_coded, n_threads=1):
-        """Class probabilities (classification): a tree's leaf frequencies; a sum's
-        second-class probability clipped to [0, 1]."""
+        """Return the class probabilities of the rows of X as the tree reads it.
+
+        A tree gives its leaves' class frequencies; a sum its second-class probability
+        clipped to [0, 1]. AttributeError in regression.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the tree reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities.
+        """
         if self.classes is None:
             raise AttributeError("class probabilities are for classification")
         leaves = self.route(X_coded, n_threads)
@@ -239,15 +407,44 @@ class RuleTree:
         return np.column_stack([1.0 - p, p])
 
     def predict_proba(self, X, n_threads=1, matched=False):
-        """Class probabilities of each row (probabilities_coded)."""
+        """Return the class probabilities of each row (see ``probabilities_coded``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+            A Dask collection gives a lazy Dask array.
+        matched : bool, default=False
+            Whether X's columns are already those the tree reads, in order (an estimator has
+            matched them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities.
+        """
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict_proba, n_threads=n_threads, matched=matched), X,
                             np.float64, len(self.classes))
         return self.probabilities_coded(self.encode(X, matched), n_threads)
 
     def covering(self, X_coded, n_threads=1):
-        """Boolean (n_samples, leaves of every term): the leaves each row reaches, one per
-        term (evaluate's coverage and overlap)."""
+        """Tell which leaves each row of X (as the tree reads it) reaches, one per term.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the tree reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_leaves)
+            Boolean over the leaves of every term, in reading order.
+        """
         leaves = self.route(X_coded, n_threads)
         sizes = [len(self.leaves(t)) for t in range(len(self.terms))]
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
@@ -258,13 +455,41 @@ class RuleTree:
         return out
 
     def covers(self, X, n_threads=1):
+        """Tell which leaves each row reaches, one per term (``covering`` of ``encode(X)``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_leaves)
+            Boolean over the leaves of every term, in reading order.
+        """
         return self.covering(self.encode(X), n_threads)
 
     def checks(self, X_coded, n_threads=1):
-        """The comparisons a reader makes for each row of X (as the tree reads it): down
-        each term, at each box the conditions in printed order until the first that fails
-        (an interval whose lower bound fails costs one comparison), all of them where
-        the box holds. float64 (n_samples,)."""
+        """Count the comparisons a reader makes for each row.
+
+        A reader goes down each term; at each box, the conditions in printed order until the
+        first that fails (an interval whose lower bound fails costs one), all of them where
+        the box holds.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the tree reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The comparisons of each row (float64).
+        """
         X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
         n = X_coded.shape[0]
         nodes = self.nodes()
@@ -285,8 +510,20 @@ class RuleTree:
         return total
 
     def key_counts(self, X_coded, n_threads=1):
-        """{(term, key): the rows of X (as the tree reads it) that pass through the node or
-        leaf of that key}, for every node and leaf with a key."""
+        """Count the rows that pass through each node and leaf that has a key.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the tree reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        dict
+            ``{(term, key): rows}``.
+        """
         cover = self._cover(X_coded, n_threads)
         n = cover.shape[0]
         items = [(t, x) for t, root in enumerate(self.terms) for x in walk(root)]
@@ -301,27 +538,67 @@ class RuleTree:
 
     # ------------------------------------------------------------ diff
     def diff(self, other, X=None, tol=0.0):
-        """What changed from this explanation to other (a RuleTree or a RuleSet over the same
-        features): an ExplanationDiff (rules/diff.py) of the regions kept, changed (with
-        their threshold moves), added and removed, and on the rows of X (optional) the share
-        whose prediction changed (in regression: by more than tol) and whose region changed,
-        and the rows that moved between which regions. ``str()``, ``_repr_html_`` and
-        ``to_dict()``/``to_json()`` (its schema in ExplanationDiff.to_dict) show it.
-        ValueError where the two read different features or predict different things."""
+        """Say what changed from this explanation to other.
+
+        The regions kept, changed (with their threshold moves), added and removed, and on the
+        rows of X the share whose prediction changed and whose region changed, and the rows
+        that moved between which regions. ``str()``, ``_repr_html_`` and ``to_json()`` show
+        the result.
+
+        Parameters
+        ----------
+        other : RuleTree or RuleSet
+            The other explanation, over the same features.
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows on which to count the changes.
+        tol : float, default=0.0
+            In regression, a prediction changed where it moved by more than tol.
+
+        Returns
+        -------
+        ExplanationDiff
+            The changes.
+
+        Raises
+        ------
+        ValueError
+            Where the two read different features or predict different things.
+        """
         return diffs.explanation_diff(self, other, X, tol)
 
     # ------------------------------------------------------------ JSON
     def to_dict(self):
-        """A JSON-ready dict with everything needed to rebuild the tree (``from_dict``):
-        its nodes and leaves, exact bounds and outputs, names, the input encoding, a schema
-        version (rules/document.py)."""
+        """Return a JSON-ready dict that rebuilds the tree (``from_dict``).
+
+        Returns
+        -------
+        dict
+            Its nodes and leaves, exact bounds and outputs, names, the input encoding and a
+            schema version.
+        """
         return document.tree_to_dict(self)
 
     @classmethod
     def from_dict(cls, d):
-        """The tree of ``to_dict``; it predicts as the original did. The whole document is
-        checked before anything is built (``RulesDocumentError`` naming the JSON path of
-        the bad field)."""
+        """Rebuild the tree of ``to_dict``; it predicts as the original did.
+
+        The whole document is checked before anything is built.
+
+        Parameters
+        ----------
+        d : dict
+            The document.
+
+        Returns
+        -------
+        RuleTree
+            The tree.
+
+        Raises
+        ------
+        RulesDocumentError
+            A ValueError naming the JSON path of a bad field.
+        """
         fields = document.tree_fields(d)
 
         def built(item):
@@ -332,42 +609,138 @@ class RuleTree:
         return cls([built(t) for t in fields.pop("terms")], **fields)
 
     def to_json(self, indent=None):
-        """``to_dict`` as JSON text (strict JSON: infinite numbers as strings)."""
+        """Return ``to_dict`` as JSON text (strict JSON: infinite numbers as strings).
+
+        Parameters
+        ----------
+        indent : int, default=None
+            The indentation of ``json.dumps``.
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text):
-        """The tree of ``to_json``; a bad document raises ``RulesDocumentError``."""
+        """Rebuild the tree of ``to_json``.
+
+        Parameters
+        ----------
+        text : str
+            The JSON text.
+
+        Returns
+        -------
+        RuleTree
+            The tree.
+
+        Raises
+        ------
+        RulesDocumentError
+            A bad document (see ``from_dict``).
+        """
         return cls.from_dict(document.parse(text))
 
     # ------------------------------------------------------------ exports
     def to_sql(self, table=None, column_names=None):
-        """One SQL expression that gives ``predict`` on a table holding the columns as a
-        DataFrame would (nested ``CASE``; a sum adds integers of its unit); NULL where
-        ``predict`` raises. ``table`` and ``column_names`` as RuleSet.to_sql's."""
+        """Return one SQL expression giving ``predict`` (nested ``CASE``).
+
+        The table holds the columns as a DataFrame would; a sum adds integers of its unit. The
+        expression is NULL where ``predict`` raises.
+
+        Parameters
+        ----------
+        table : str, default=None
+            The table that qualifies the column names.
+        column_names : list or dict, default=None
+            The table's names of the columns: a list in the rules' column order, or a dict
+            from the rules' names to the table's.
+
+        Returns
+        -------
+        str
+            The SQL expression.
+        """
         return tree_export.to_sql(self, table, column_names)
 
     def to_python(self, name="predict"):
-        """Source of a dependency-free Python function ``name(row)`` returning ``predict``'s
-        value for one row (a mapping by column name, or a sequence in column order)."""
+        """Return the source of a dependency-free Python function ``name(row)``.
+
+        The function takes a mapping by column name, or a sequence in column order, and
+        returns ``predict``'s value for the row.
+
+        Parameters
+        ----------
+        name : str, default="predict"
+            The function's name.
+
+        Returns
+        -------
+        str
+            The Python source.
+        """
         return tree_export.to_python(self, name)
 
     def query_strings(self, column_names=None):
-        """pandas ``DataFrame.query`` expressions selecting each region's rows (a sum: one
-        list per part)."""
+        """Return pandas ``DataFrame.query`` expressions selecting each region's rows.
+
+        Parameters
+        ----------
+        column_names : list or dict, default=None
+            The DataFrame's names of the columns (as ``to_sql``'s).
+
+        Returns
+        -------
+        list of str, or list of list of str
+            One expression per region (a sum: one list per term).
+        """
         return tree_export.query_strings(self, column_names)
 
     def to_frame(self, X=None, y=None):
-        """One row per region with its path, prediction, support and share (see
-        rules/tree_export.py's to_frame)."""
+        """Return one row per region as a pandas DataFrame.
+
+        The columns: term, region, its path, prediction (a sum: the value the term adds),
+        support and share of the training rows, proba_<class> (a tree in classification);
+        given X, X_support and X_share; given y too (a tree), error (classification: the share
+        misclassified; regression: mean squared error) on those rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Rows on which to count each row's support and share.
+        y : array-like of shape (n_samples,), default=None
+            The targets of X, for the error on those rows.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The table.
+        """
         return tree_export.to_frame(self, X, y)
 
     # ------------------------------------------------------------ printing
     def on_training_rows(self, X, n_threads=1):
-        """The tree printed for its training rows X (prepared, as the model reads them):
-        the conditions' printed bounds and shares (Condition.on_training_rows), each box's
-        conditions in order of how often they hold (the one most rows fail first: a
-        reader stops there), and each leaf's support and share."""
+        """Return a copy printed for the training rows X.
+
+        The conditions print for X (``Condition.on_training_rows``), each box's conditions
+        in order of their share (the one most rows fail first: a reader stops there), and
+        each leaf's support and share are counted on X.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The training rows, prepared as the model reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        RuleTree
+            The copy.
+        """
         conds = [c for nd in self.nodes() for c in nd.conditions]
         printed = dict(zip(map(id, conds), conditions_on_training_rows(conds, X, n_threads)))
         leaves = self.route(X, n_threads)
@@ -375,10 +748,24 @@ class RuleTree:
         return self.printed(printed, counts, X.shape[0])
 
     def printed(self, conditions, leaf_counts, n_rows):
-        """A copy printed for training rows: each condition c replaced by conditions[id(c)]
-        (printed for those rows), each box's conditions in order of their share (the one
-        most rows fail first), the leaves' supports leaf_counts (per term, in reading order)
-        and their shares of n_rows."""
+        """Return a copy printed for training rows.
+
+        Parameters
+        ----------
+        conditions : dict
+            Maps ``id(c)`` of a condition c of the tree to its replacement (printed for the
+            rows); each box's conditions are sorted by their share, the one most rows fail
+            first.
+        leaf_counts : sequence of array-like
+            Per term, the rows each leaf holds, in reading order: the leaves' supports.
+        n_rows : int
+            The rows, for the leaves' shares.
+
+        Returns
+        -------
+        RuleTree
+            The copy.
+        """
         new = copy.copy(self)
         for key in ("_box_set", "_flat"):
             new.__dict__.pop(key, None)
@@ -429,7 +816,13 @@ class RuleTree:
         return lines
 
     def reading_guide(self):
-        """How to read the text, said above it."""
+        """Return how to read the text, said above it.
+
+        Returns
+        -------
+        str
+            The guide.
+        """
         if self.form == "tree":
             return ("go down from the top: where every condition of an 'if' holds, take its branch, "
                     "else go on to the next 'elif' or the 'else'")
@@ -441,6 +834,13 @@ class RuleTree:
         return guide
 
     def title(self):
+        """Return the counts printed in the title: parts (a sum), regions, conditions.
+
+        Returns
+        -------
+        str
+            The counts.
+        """
         regions = self.n_regions
         counts = (f"{regions} region{'' if regions == 1 else 's'}, {self.n_conditions} "
                   f"condition{'' if self.n_conditions == 1 else 's'}")
@@ -449,6 +849,13 @@ class RuleTree:
         return counts
 
     def missing_note(self):
+        """Return the line printed below the text on where missing values go.
+
+        Returns
+        -------
+        str or None
+            The line, or None where the conditions say it all.
+        """
         enc = self.encoding
         unknown_missing = () if enc is None or enc.unknown != "missing" else \
             {d for d, cats in enumerate(enc.categories) if cats is not None}
@@ -473,14 +880,31 @@ class RuleTree:
         return f"<RuleTree ({self.form}): {self.title()}>"
 
     def to_markdown(self):
-        """The text as a Markdown code block (a tree reads by its indentation)."""
+        """Return the text as a Markdown code block (a tree reads by its indentation).
+
+        Returns
+        -------
+        str
+            The Markdown.
+        """
         return "```\n" + str(self) + "\n```"
 
     def _repr_markdown_(self):
         return self.to_markdown()
 
     def to_html(self, above=()):
-        """The text in an HTML <pre> block under the lines above (every text escaped)."""
+        """Return the text in an HTML ``<pre>`` block (every text escaped).
+
+        Parameters
+        ----------
+        above : sequence of str, default=()
+            Lines of text printed above the block.
+
+        Returns
+        -------
+        str
+            The HTML.
+        """
         parts = ['<div class="defrag-rules">']
         parts += [f"<p>{html.escape(line)}</p>" for line in above]
         parts.append(f"<pre>{html.escape(str(self))}</pre></div>")

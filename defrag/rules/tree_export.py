@@ -15,9 +15,8 @@ import keyword
 
 import numpy as np
 
-from .export import (_PYTHON_HELPERS, _column_names, _Dialect, _features, _indented, _sql_double,
-                     _sql_identifier, _sql_table, _query_name, _used_features)
-from ..splits import ZERO_THRESHOLD
+from .export import (_column_names, _Dialect, _features, _indented, _sql_double,
+                     _sql_identifier, _sql_table, _query_name, _used_features, python_reader)
 from .ruleset import Rule
 from .tree_nodes import Leaf, Node, to_units
 
@@ -122,35 +121,7 @@ def to_python(tree, name="predict"):
     boxes = tree._boxes()
     columns = _column_names(boxes, None)
     features = _features(boxes)
-    py = _Dialect("python", {d: f"x{d}" for d in features})
-    body = [_PYTHON_HELPERS.format(zero=ZERO_THRESHOLD).strip("\n"), "", f"COLUMNS = {columns!r}"]
-    for f in features.values():
-        if f.labels is not None:
-            body.append(f"CODES_{f.d} = {{{', '.join(f'{py.literal(v)}: {k}' for k, v in enumerate(f.labels))}}}")
-    body += ["", "def predict(row):",
-             '    """The prediction of the tree (or sum of trees) for row."""',
-             "    if hasattr(row, 'keys'):",
-             "        try:",
-             "            values = [row[c] for c in COLUMNS]",
-             "        except KeyError as exc:",
-             "            raise ValueError('row lacks column %r' % (exc.args[0],)) from None",
-             "    else:",
-             "        values = list(row)",
-             "        if len(values) != len(COLUMNS):",
-             "            raise ValueError('row has %d values but the rules read %d columns' % (len(values), len(COLUMNS)))"]
-    for f in features.values():
-        col = repr(columns[f.d])
-        if f.labels is not None:
-            read = f"_label(values[{f.d}], {col}, CODES_{f.d}, {f.unknown_error}, {f.zero_missing}, {f.text_labels})"
-        elif f.categorical:
-            read = f"_code(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})"
-        else:
-            read = f"_number(values[{f.d}], {col}, {f.zero_missing}, {f.lightgbm})"
-        body.append(f"    x{f.d} = {read}")
-        if f.missing_error:
-            body += [f"    if x{f.d} != x{f.d}:",
-                     f"        raise ValueError('column %r is missing, and the model the rules come "
-                     f"from has no rule for missing values' % ({col},))"]
+    body, py = python_reader(columns, features, "The prediction of the tree (or sum of trees) for row.")
     if tree.form == "tree":
         body += _python_branch(tree.terms[0], py, features, lambda lf: f"return {py.literal(lf.prediction)}", 1)
     else:

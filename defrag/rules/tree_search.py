@@ -108,7 +108,7 @@ def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal
         n_threads = _checked_count(n_threads, "n_threads")
         if n_threads < 1:
             raise ValueError(f"n_threads must be >= 1 or None, not {n_threads}")
-    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, 0.0, 0.0, min_leaf, n_threads)
+    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, min_leaf, n_threads)
     n, L = problem.S.shape
     n_sizes = max_leaves
     max_leaves = min(max_leaves, max(n // min_leaf, 1))  # every leaf keeps min_leaf rows

@@ -144,7 +144,43 @@ def predicts(estimator):
 
 
 def split_table_from_estimator(estimator, keep_duplicates=False):
-    """SplitTable of a fitted tree ensemble of any supported library."""
+    """Build the split table of a fitted tree ensemble of any supported library.
+
+    The table holds every split of every tree, as the source model tests it (categories,
+    missing directions, float32 inputs).
+
+    Parameters
+    ----------
+    estimator : object
+        A fitted tree ensemble: a scikit-learn random forest, extra-trees, gradient
+        boosting or histogram gradient boosting model, or an XGBoost, LightGBM or
+        CatBoost model.
+    keep_duplicates : bool, default=False
+        Keep splits repeated across trees.
+
+    Returns
+    -------
+    SplitTable
+        The table.
+
+    See Also
+    --------
+    split_table_from_array : The split table of (feature, threshold) pairs.
+    SplitTable : The table.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from defrag import split_table_from_estimator
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(60, 3)
+    >>> forest = RandomForestRegressor(n_estimators=5, max_depth=2, random_state=0)
+    >>> forest = forest.fit(X, X[:, 0] + X[:, 1])
+    >>> table = split_table_from_estimator(forest)
+    >>> len(table) <= 15, table.n_features
+    (True, 3)
+    """
     return adapt(estimator).split_table(keep_duplicates)
 
 

@@ -412,6 +412,18 @@ class SourceModel:
         """How the model reads its inputs."""
         return InputEncoding(self.n_features)
 
+    #: the model's own predict reads a categorical feature whose categories it stores as a
+    #: pandas categorical of those categories (XGBoost, LightGBM), not as labels
+    reads_pandas_categoricals = False
+
+    def categorical_columns(self):
+        """{feature index: the categories the model stores (a list), or None where it
+        reads category codes} of the features it splits by category: what a data file's
+        columns must be coded as (the command line's coding)."""
+        enc = self.encoding
+        return {int(j): (None if enc.categories[j] is None else list(enc.categories[j]))
+                for j in np.flatnonzero(enc.categorical)}
+
     @property
     def feature_names(self):
         """The names of the model's input columns, in its order (a list of str), or None
@@ -487,23 +499,79 @@ class SourceModel:
         ``leaves`` gives."""
         return [tree.value[:, 0] for tree in self.trees()]
 
+    # -- a raw booster's predictions. A library's Booster has no scikit-learn predict; its
+    # source reads the task off the booster's objective (booster_objective) and gives the
+    # predictions its scikit-learn wrapper would: the booster's own outputs (booster_values)
+    # as values, or as class probabilities whose most probable class is the label. Classes
+    # are 0 .. n - 1, the labels a booster was trained on.
+
+    #: the objectives whose outputs the source reads, {name: task}
+    BOOSTER_OBJECTIVES = {}
+
+    @property
+    def booster_objective(self):
+        """A raw booster's objective (its name as the library writes it); None for a model
+        with scikit-learn's predict, or one with no objective."""
+        return None
+
+    def booster_values(self, X):
+        """A raw booster's own predictions of X (the outputs of its objective)."""
+        raise TypeError(f"{self.describe()} has no predictions defrag reads")
+
+    @property
+    def n_booster_classes(self):
+        """A raw booster's classes (classification objectives)."""
+        return 2
+
+    @property
+    def _raw_booster(self):
+        return not predicts(self.estimator) and self.booster_objective is not None
+
+    @property
+    def no_predictions(self):
+        """Why the model gives no predictions defrag reads (fit it to y instead), or None
+        when it gives them."""
+        if self.has_predict:
+            return None
+        objective = self.booster_objective
+        if objective is None:
+            return "y is required when the model has no scikit-learn predict"
+        readable = ", ".join(sorted(self.BOOSTER_OBJECTIVES))
+        return (f"y is required with this {self.library} Booster: its objective {objective!r} is not one "
+                f"whose predictions defrag reads ({readable}); pass y, or the model's scikit-learn "
+                "wrapper")
+
     @property
     def has_predict(self):
-        """The model has scikit-learn's predict (a raw Booster has not)."""
-        return predicts(self.estimator)
+        """The model has scikit-learn's predict, or is a raw booster whose objective's
+        predictions defrag reads."""
+        return predicts(self.estimator) or self.booster_objective in self.BOOSTER_OBJECTIVES
 
     @property
     def task(self):
         """"classification", "regression", or None when the model does not say."""
         if not self.has_predict:
             return None
-
+        if self._raw_booster:
+            return self.BOOSTER_OBJECTIVES[self.booster_objective]
         return "classification" if is_classifier(self.estimator) else "regression"
 
     @property
     def classes(self):
+        if self._raw_booster:
+            return np.arange(self.n_booster_classes) if self.task == "classification" else None
         classes = getattr(self.estimator, "classes_", None)
         return np.asarray(classes) if classes is not None and np.ndim(classes) == 1 else None
+
+    def _booster_proba(self, X):
+        """A raw booster's class probabilities, as its scikit-learn classifier gives them:
+        a binary objective's p as the columns (1 - p, p), in the booster's dtype."""
+        p = np.asarray(self.booster_values(X))
+        n_classes = self.n_booster_classes
+        if n_classes == 2 and (p.ndim == 1 or p.shape[1] == 1):
+            p = p.reshape(-1)
+            return np.vstack((1.0 - p, p)).T
+        return p.reshape(p.shape[0], n_classes)
 
     def predict(self, X):
         """The model's predictions of X. A scikit-learn ensemble with n_jobs (other than 1,
@@ -514,16 +582,24 @@ class SourceModel:
         outside the fit's thread budget (utils/threads.py); and on a fit's few thousand
         search rows their start and polling cost more than the trees (a forest of 100 trees
         with n_jobs=-1 on 382 rows: 52 ms of a 123 ms fit)."""
+        if self._raw_booster:
+            if self.task == "classification":
+                return self.classes[np.argmax(self._booster_proba(X), axis=1)]
+            return np.asarray(self.booster_values(X))
         return predict_on_one_thread(self.estimator, X)
 
     @property
     def has_proba(self):
         """The model gives class probabilities (columns in ``classes``' order)."""
+        if self._raw_booster:
+            return self.task == "classification"
         return self.has_predict and self.task == "classification" and hasattr(self.estimator, "predict_proba") \
             and self.classes is not None
 
     def predict_proba(self, X):
         """The model's class probabilities of X (on one thread, as ``predict``)."""
+        if self._raw_booster:
+            return self._booster_proba(X)
         return predict_on_one_thread(self.estimator, X, "predict_proba")
 
 

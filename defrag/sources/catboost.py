@@ -213,7 +213,6 @@ class CatBoostEncoding(InputEncoding):
     other encodings do.
     """
 
-    text_labels = True  # (encodings pickled before the attribute existed)
 
     def __init__(self, n_features, categorical, hashes, feature_names=None):
         super().__init__(n_features, categorical=categorical, lookup_numbers=True, unknown="missing",

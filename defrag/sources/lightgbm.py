@@ -78,6 +78,7 @@ class LightGBMSource(SourceModel):
     n_features_field = "max_feature_idx + 1"
     supports_missing = True
     checks_trees = False  # (in the library: see SourceModel.checks_trees)
+    reads_pandas_categoricals = True
 
     def __init__(self, estimator):
         super().__init__(estimator)
@@ -99,10 +100,35 @@ class LightGBMSource(SourceModel):
             if pandas_categorical is not None and not all(isinstance(c, list) for c in pandas_categorical):
                 raise ValueError("pandas_categorical must be a list of category lists")
             self._pandas_categorical = pandas_categorical
+            self._feature_infos = dump.get("feature_infos") or {}
+            self._dump_names = dump.get("feature_names") or []
+            objective = str(dump.get("objective") or "").split()
+            self._objective = objective[0] if objective else None
+            self._n_class = check_count(dump.get("num_class", 1), "num_class", MAX_FEATURES)
         except _MALFORMED as exc:
             raise ValueError(f"malformed LightGBM model dump: {type(exc).__name__}: {exc}") from exc
         self.is_boosting = hasattr(type(estimator), "booster_") \
             and getattr(estimator, "boosting_type", "gbdt") != "rf"
+
+    # what a raw Booster predicts as LGBMClassifier or LGBMRegressor would (booster_values):
+    # the probability of class 1, each class's probability, or the value of the objective
+    BOOSTER_OBJECTIVES = {"binary": "classification", "multiclass": "classification",
+                          "multiclassova": "classification", "regression": "regression",
+                          "regression_l1": "regression", "huber": "regression", "fair": "regression",
+                          "poisson": "regression", "quantile": "regression", "mape": "regression",
+                          "gamma": "regression", "tweedie": "regression"}
+
+    @property
+    def booster_objective(self):
+        return None if hasattr(type(self.estimator), "booster_") else self._objective
+
+    @property
+    def n_booster_classes(self):
+        return max(2, self._n_class)
+
+    def booster_values(self, X):
+        """The Booster's predictions of X, as the wrappers' predict asks for them."""
+        return self.estimator.predict(X)
 
     @property
     def n_features(self):
@@ -197,6 +223,15 @@ class LightGBMSource(SourceModel):
         numeric = ids[~cat]
         zero = missing_type[~cat] == "Zero"
         return tree, leaf_nodes, feature[numeric[zero]], feature[numeric[~zero]]
+
+    def categorical_columns(self):
+        """The features whose feature_infos list category values, with the categories of
+        pandas_categorical (one list per categorical feature, in order) where the model
+        was trained on a DataFrame."""
+        infos, cats = self._feature_infos, self._pandas_categorical or []
+        flagged = [j for j, n in enumerate(self._dump_names)
+                   if isinstance(infos.get(n), dict) and infos[n].get("values")]
+        return {j: (list(cats[i]) if i < len(cats) else None) for i, j in enumerate(flagged)}
 
     @property
     def encoding(self):

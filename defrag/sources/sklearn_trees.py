@@ -16,7 +16,8 @@ from .sklearn_hist import NAMES as HIST_NAMES
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 # scikit-learn >= 1.4 keeps a classification leaf's class shares in tree_.value (its
-# predict_proba returns them as they are); before, weighted counts it normalised per row
+# predict_proba returns them as they are); older versions keep weighted counts, which
+# predict_proba normalises per row
 _VALUE_IS_SHARE = tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 4)
 
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -121,7 +122,7 @@ class SklearnTreesSource(SourceModel):
     def predict_proba(self, X):
         """The model's class probabilities of X. A random-forest or extra-trees classifier
         of one output sums its trees here (``_summed_trees``, as ``predict``: 100 trees'
-        own predict_proba on 537 rows took 19 of a 88 ms fit); anything else goes to the
+        own predict_proba on 537 rows costs 19 ms of an 88 ms fit); anything else goes to the
         model's predict_proba."""
         _check_float32_range(X)
         if type(self.estimator).__name__ in ("RandomForestClassifier", "ExtraTreesClassifier") and _VALUE_IS_SHARE:

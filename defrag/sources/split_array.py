@@ -16,7 +16,38 @@ def accepts(est):
 
 
 def split_table_from_array(splits, n_features, keep_duplicates=False):
-    """SplitTable from a user array of (feature, threshold) rows."""
+    """Build the split table of (feature, threshold) pairs.
+
+    Each row is a numeric split ``x[feature] > threshold``; the table sorts them and drops
+    repeats unless ``keep_duplicates``.
+
+    Parameters
+    ----------
+    splits : array-like of shape (n_splits, 2)
+        The (feature, threshold) pairs: integer features in ``[0, n_features)``,
+        thresholds finite or +inf. At least one.
+    n_features : int
+        The number of input columns, >= 1.
+    keep_duplicates : bool, default=False
+        Keep repeated splits.
+
+    Returns
+    -------
+    SplitTable
+        The table.
+
+    See Also
+    --------
+    split_table_from_estimator : The split table of a fitted ensemble.
+    SplitTable : The table.
+
+    Examples
+    --------
+    >>> from defrag import split_table_from_array
+    >>> table = split_table_from_array([[0, 1.5], [1, 0.0], [0, 0.5], [0, 1.5]], n_features=2)
+    >>> len(table), table.threshold
+    (3, array([0.5, 1.5, 0. ]))
+    """
     try:
         arr = np.asarray(splits, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -15,6 +15,7 @@ from sklearn.exceptions import NotFittedError
 
 from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NUMERIC, float32_threshold, slices
+from ..utils.validation import user_stacklevel
 from .base import MAX_FEATURES, SourceModel, Tree, check_count, integer_array, parsed_json
 
 _MALFORMED = (KeyError, TypeError, IndexError, ValueError, AttributeError, UnicodeDecodeError,
@@ -155,6 +156,7 @@ class XGBoostSource(SourceModel):
     n_features_field = "learner_model_param.num_feature"
     supports_missing = True
     checks_trees = False  # (in the library: see SourceModel.checks_trees)
+    reads_pandas_categoricals = True
 
     def __init__(self, estimator):
         super().__init__(estimator)
@@ -173,6 +175,10 @@ class XGBoostSource(SourceModel):
                                                  MAX_FEATURES),
                                   check_count(param.get("num_target", 1), "learner_model_param.num_target",
                                               MAX_FEATURES))
+            self._n_class = check_count(param.get("num_class", 0), "learner_model_param.num_class", MAX_FEATURES)
+            objective = learner.get("objective") or {}
+            self._objective = str(objective.get("name")) if isinstance(objective, dict) and objective.get("name") \
+                else None
             self._feature_types = learner.get("feature_types") or []
             self._feature_names = _feature_names(learner.get("feature_names"), self._n_features)
         except _MALFORMED as exc:
@@ -190,7 +196,7 @@ class XGBoostSource(SourceModel):
             warnings.warn(f"{type(estimator).__name__}(missing={missing!r}) reads {missing!r} as a missing "
                           f"value; defrag reads only NaN as missing: where X holds {missing!r}, the rules "
                           f"describe the trees' splits on it as a number. Replace {missing!r} by NaN in X "
-                          "and set missing=np.nan to explain the model exactly.", UserWarning, stacklevel=3)
+                          "and set missing=np.nan to explain the model exactly.", UserWarning, stacklevel=user_stacklevel())
 
     def _check_scalar_leaves(self):
         """TypeError for trees with a vector of values per leaf (multi_strategy=
@@ -208,6 +214,26 @@ class XGBoostSource(SourceModel):
                             "'multi_output_tree': one tree for all targets), which defrag does not read; "
                             "fit it with multi_strategy='one_output_per_tree' (the default), one tree per "
                             "target, or explain each target with a model of its own")
+
+    # what a raw Booster predicts as XGBClassifier or XGBRegressor would (booster_values):
+    # the probability of class 1, each class's probability, or the value of the objective
+    BOOSTER_OBJECTIVES = {"binary:logistic": "classification", "multi:softprob": "classification",
+                          "reg:squarederror": "regression", "reg:absoluteerror": "regression",
+                          "reg:pseudohubererror": "regression", "reg:squaredlogerror": "regression",
+                          "count:poisson": "regression", "reg:gamma": "regression", "reg:tweedie": "regression"}
+
+    @property
+    def booster_objective(self):
+        return None if hasattr(self.estimator, "get_booster") else self._objective
+
+    @property
+    def n_booster_classes(self):
+        return max(2, self._n_class)
+
+    def booster_values(self, X):
+        """The Booster's predictions of X (inplace_predict, as the wrappers predict); a
+        DataFrame's columns are the model's by name already (sources.matched_source)."""
+        return self.estimator.inplace_predict(X, validate_features=hasattr(X, "columns"))
 
     @property
     def n_features(self):

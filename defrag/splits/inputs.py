@@ -118,10 +118,6 @@ class InputEncoding:
         BOOLEAN column does not compare with a number.
     """
 
-    lightgbm_reads = False  # (encodings pickled before the attribute existed)
-    text_labels = False
-    boolean = None  # (before it existed: no column known to be boolean)
-
     def __init__(self, n_features, categorical=None, categories=None, lookup_numbers=False,
                  unknown="missing", zero_missing=None, pandas_categorical=None, lightgbm_reads=False,
                  text_labels=False, boolean=None):

@@ -84,46 +84,103 @@ RANK_BYTES_LIMIT = 256 * 2**20
 
 
 class SplitTable:
-    """Sorted splits. For a present value, a numeric split (kind 0) is
-    ``s_l = [x_{feature[l]} > threshold[l]]``; a categorical split is
-    ``s_l = [code in set_l]`` (kind 1) or ``[code not in set_l]`` (kind 2), where a
-    negative code, or one no set names, is in no set. For a missing x (NaN),
-    ``s_l = missing_right[l]``.
+    """The splits of an ensemble, sorted, one binary feature each.
+
+    For a present value, a numeric split (kind 0) is ``s_l = [x_{feature[l]} > threshold[l]]``;
+    a categorical split is ``s_l = [code in set_l]`` (kind 1) or ``[code not in set_l]``
+    (kind 2), where a negative code, or one no set names, is in no set. For a missing x
+    (NaN), ``s_l = missing_right[l]``. The splits are sorted by feature, then threshold
+    (numeric) or kind and set (categorical), then missing direction; repeated splits are
+    dropped unless ``keep_duplicates``.
+
+    Parameters
+    ----------
+    feature : array-like of int of shape (L,)
+        The feature of each split, in ``[0, n_features)``.
+    threshold : array-like of float of shape (L,)
+        The threshold of each split: finite or +inf (ignored for categorical splits).
+    n_features : int
+        The number of input columns.
+    keep_duplicates : bool, default=False
+        Keep repeated splits (same feature, test and missing direction).
+    float32_inputs : bool, default=False
+        The source model compares float32 copies of the inputs (scikit-learn trees do):
+        the thresholds are replaced by the float64 thresholds that give the same outcome
+        on unrounded inputs, so no rounded copy of X is made.
+    missing_right : array-like of shape (L,), default=None
+        1 where the source model sends a missing value right; None: all 0.
+    supports_missing : bool, default=False
+        The source model defines where missing values go; otherwise NaN inputs are
+        refused.
+    kind : array-like of shape (L,), default=None
+        The kind of each split: 0 numeric, 1 in set, 2 not in set; None: all numeric.
+    cat_ptr : array-like of shape (L + 1,), default=None
+        Offsets into ``cat_codes``: split l's set is ``cat_codes[cat_ptr[l]:cat_ptr[l + 1]]``.
+    cat_codes : array-like of int, default=None
+        The category codes of the sets (integers in ``[0, 2**31 - 1]``).
+    encoding : InputEncoding, default=None
+        How the source model reads the inputs; None: as they are.
+    no_missing : array-like of bool of shape (n_features,), default=None
+        Features where the data has no missing value: splits that differ there only by
+        their missing direction are repeats (the one sending missing values left is kept).
+    gain : array-like of shape (L,), default=None
+        Per split, the largest training-objective gain of its nodes in the source's trees
+        (a repeated split keeps the largest); ``top`` keeps the splits that gain most.
 
     Attributes
     ----------
-    feature : int32 array (L,)
-    threshold : float64 array (L,), 0 for categorical splits
-    kind : uint8 array (L,), 0 numeric, 1 / 2 categorical (see above)
-    cat_ptr, cat_codes : int64 (L + 1,) and int32 arrays, the sorted codes of
-        split l's set are ``cat_codes[cat_ptr[l]:cat_ptr[l + 1]]`` (empty for numeric splits)
-    categorical : bool array (n_features,), the feature has categorical splits (a
-        feature is either numeric or categorical)
+    feature : ndarray of shape (L,)
+        The feature of each split (int32), in table order.
+    threshold : ndarray of shape (L,)
+        The thresholds (float64), 0 for categorical splits.
+    kind : ndarray of shape (L,)
+        The kinds (uint8): 0 numeric, 1 / 2 categorical.
+    cat_ptr : ndarray of shape (L + 1,)
+        Offsets (int64) into ``cat_codes``.
+    cat_codes : ndarray
+        The sorted codes of each split's set (int32).
+    categorical : ndarray of shape (n_features,)
+        Whether each feature has categorical splits (a feature is either numeric or
+        categorical).
     has_categorical : bool
-    feat_ptr : int64 array (n_features + 1,), splits of feature d are
-        ``feat_ptr[d]:feat_ptr[d + 1]``.
-    rank_ptr, rank_feature : int64 (G + 1,) and int32 (G,) arrays, the rank
-        "features" of the fit kernels (``ranks``): group g is the splits
-        ``rank_ptr[g]:rank_ptr[g + 1]`` of input column ``rank_feature[g]``, all of
-        a numeric feature's splits or one categorical split. Equal to ``feat_ptr``
-        and ``arange(n_features)`` when every split is numeric.
+        Whether any split is categorical.
+    feat_ptr : ndarray of shape (n_features + 1,)
+        The splits of feature d are ``feat_ptr[d]:feat_ptr[d + 1]`` (int64).
+    rank_ptr : ndarray of shape (G + 1,)
+        The rank groups of the fit kernels (``ranks``): group g is the splits
+        ``rank_ptr[g]:rank_ptr[g + 1]``, all of a numeric feature's splits or one
+        categorical split (int64).
+    rank_feature : ndarray of shape (G,)
+        The input column of each rank group (int32).
     n_features : int
+        The number of input columns.
     float32_inputs : bool
-        The source model compares float32 copies of the inputs (scikit-learn
-        trees do). The thresholds are then replaced by the float64 thresholds
-        that give the same outcome on unrounded inputs (float32_threshold), so
-        no rounded copy of X is ever made.
-    missing_right : uint8 array (L,)
-        1 where the source model sends a missing value right (s = 1).
+        Whether the thresholds were converted for float32 comparisons.
+    missing_right : ndarray of shape (L,)
+        1 where the source model sends a missing value right (uint8).
     supports_missing : bool
-        The source model defines where missing values go; otherwise NaN inputs
-        are rejected.
-    gain : float64 array (L,) or None
-        Per split, the largest training-objective gain of its nodes in the source's
-        trees (``Tree.gain``); ``top`` keeps the splits that gain most.
+        Whether the source model defines where missing values go.
+    gain : ndarray of shape (L,) or None
+        The splits' gains.
     encoding : InputEncoding
-        How the source model reads the inputs (category codes, zero as missing):
-        ``encoding.transform(X)`` gives the X that the other methods take.
+        How the source model reads the inputs: ``encoding.transform(X)`` gives the X the
+        other methods take.
+
+    See Also
+    --------
+    split_table_from_estimator : The split table of a fitted tree ensemble.
+    split_table_from_array : The split table of (feature, threshold) pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from defrag import SplitTable
+    >>> table = SplitTable(feature=[1, 0, 0, 0], threshold=[0.0, 1.5, 0.5, 1.5], n_features=2)
+    >>> len(table), table.feature, table.threshold
+    (3, array([0, 0, 1], dtype=int32), array([0.5, 1.5, 0. ]))
+    >>> table.binary_features(np.array([[1.0, -1.0], [2.0, 3.0]]))
+    array([[ True, False, False],
+           [ True,  True,  True]])
     """
 
     def __init__(self, feature, threshold, n_features, keep_duplicates=False,
@@ -243,9 +300,20 @@ class SplitTable:
         return int(self.feature.size)
 
     def without_idle_directions(self, X):
-        """The table without the splits that repeat another but for a missing direction
-        no row of X can take: on a feature with no missing value in X the direction
-        changes no bit (prepared X, as the model reads it). Same table when nothing repeats."""
+        """Drop the splits that repeat another but for a missing direction no row of X takes.
+
+        On a feature with no missing value in X the direction changes no bit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, prepared as the model reads them.
+
+        Returns
+        -------
+        SplitTable
+            The smaller table, or this one when nothing repeats.
+        """
         no_missing = ~np.isnan(np.asarray(X, dtype=np.float64)).any(axis=0)
         if not no_missing.any():
             return self
@@ -253,8 +321,18 @@ class SplitTable:
         return self if len(table) == len(self) else table
 
     def top(self, n_splits):
-        """The table of the n_splits splits with the largest gain (ties: table order), in
-        table order; the same table when it has no more, or no gains."""
+        """Keep the n_splits splits with the largest gain (ties: table order).
+
+        Parameters
+        ----------
+        n_splits : int
+            The number of splits to keep.
+
+        Returns
+        -------
+        SplitTable
+            Those splits in table order; this table when it has no more, or no gains.
+        """
         if self.gain is None or len(self) <= n_splits:
             return self
         return self._rebuilt(np.sort(np.argsort(-self.gain, kind="stable")[:n_splits]), keep_duplicates=True)
@@ -268,11 +346,33 @@ class SplitTable:
                           gain=None if self.gain is None else self.gain[rows], **options)
 
     def set_of(self, l):
-        """Sorted category codes of split l (empty for a numeric split)."""
+        """Return the sorted category codes of split l.
+
+        Parameters
+        ----------
+        l : int
+            The split.
+
+        Returns
+        -------
+        ndarray
+            The codes (empty for a numeric split).
+        """
         return self.cat_codes[self.cat_ptr[l]:self.cat_ptr[l + 1]]
 
     def prepare(self, X):
-        """X as the kernels read it: C-contiguous float64 (no copy when it already is)."""
+        """Return X as the kernels read it: C-contiguous float64 (no copy when it already is).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, coded as the model reads them.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            The prepared rows.
+        """
         return np.ascontiguousarray(X, dtype=np.float64)
 
     @functools.cached_property
@@ -293,27 +393,68 @@ class SplitTable:
         return self._rank_groups[1]
 
     def ranks(self, X, n_threads=1):
-        """Ranks (len(rank_ptr) - 1, n_samples) of prepared X: the thermometer rank of
-        each numeric feature, and s_l (0 / 1, 2 when missing) of each categorical split."""
+        """Return the ranks of prepared X, computed in C.
+
+        A numeric feature's rank is its thermometer code (for a present value, how many of
+        its splits go right; a missing value has a code of its own); a categorical split's
+        is s_l (0 or 1, 2 when missing).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The rows, prepared as the model reads them (``prepare``).
+        n_threads : int, default=1
+            The threads to use.
+
+        Returns
+        -------
+        ndarray of shape (len(rank_ptr) - 1, n_samples)
+            The ranks.
+        """
         if not self.has_categorical:
             return _encoding.compute_ranks(X, self.feat_ptr, self.threshold, n_threads)
         return _encoding.compute_group_ranks(X, self.rank_feature, self.rank_ptr, self.threshold, n_threads,
                                          kind=self.kind, set_ptr=self._set_ptr, set_words=self._set_words)
 
     def pack(self, X, n_threads=1):
-        """Bit-packed s matrix (n_samples, ceil(L / 64)) of prepared X."""
+        """Return the bit-packed s matrix of prepared X, computed in C.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The rows, prepared as the model reads them (``prepare``).
+        n_threads : int, default=1
+            The threads to use.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, ceil(L / 64))
+            The bits, 64 splits per word.
+        """
         sets = {}
         if self.has_categorical:
             sets = dict(kind=self.kind, set_ptr=self._set_ptr, set_words=self._set_words)
         return _encoding.pack_rows(X, self.feature, self.threshold, n_threads, self.missing_right, **sets)
 
     def kernel_input(self, X, n_threads=1, bits=None):
-        """The s matrix of prepared X as the fit kernels take it: ranks (``{"ranks": ...}``),
-        or with bits=True the packed bits (``{"bits": ...}``, the slower path).
+        """Return the s matrix of prepared X as the fit kernels take it.
 
-        bits=None chooses: ranks, unless categorical splits (4 bytes per split and row as
-        ranks, 1 bit packed) would make the ranks larger than RANK_BYTES_LIMIT and 4x
-        the packed bits; then the bits, about 2x slower but that much smaller."""
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The rows, prepared as the model reads them (``prepare``).
+        n_threads : int, default=1
+            The threads to use.
+        bits : bool, default=None
+            True for the packed bits, False for the ranks; None chooses the ranks unless
+            categorical splits would make them larger than ``RANK_BYTES_LIMIT`` and 4 times the
+            packed bits (see ``uses_bits``).
+
+        Returns
+        -------
+        dict
+            ``{"ranks": ranks(X)}`` or ``{"bits": pack(X)}``.
+        """
         if bits is None:
             bits = self.uses_bits(np.asarray(X).shape[0])
         if bits:
@@ -321,13 +462,35 @@ class SplitTable:
         return {"ranks": self.ranks(X, n_threads)}
 
     def uses_bits(self, n_samples):
-        """Whether kernel_input(bits=None) packs the s matrix of n_samples rows as bits."""
+        """Tell whether ``kernel_input(bits=None)`` packs the s matrix of n_samples rows as bits.
+
+        Parameters
+        ----------
+        n_samples : int
+            The rows.
+
+        Returns
+        -------
+        bool
+            True for the bits.
+        """
         rank_bytes = 4 * n_samples * (len(self.rank_ptr) - 1)
         bit_bytes = 8 * n_samples * ((len(self) + 63) // 64)
         return bool(self.has_categorical and rank_bytes > max(RANK_BYTES_LIMIT, 4 * bit_bytes))
 
     def binary_features(self, X):
-        """Dense boolean s matrix (n_samples, L) in NumPy: for tests and small inspection only."""
+        """Return the dense boolean s matrix, computed in NumPy (for tests and small inspection).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, coded as the model reads them.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, L)
+            ``s[i, l]``: row i goes right at split l.
+        """
         X = self.prepare(X)[:, self.feature]
         S = X > self.threshold
         for l in np.flatnonzero(self.kind != NUMERIC):  # over splits, not samples

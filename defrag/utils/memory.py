@@ -31,7 +31,32 @@ _global = {"limit": None}
 
 
 class DefragMemoryError(MemoryError, ValueError):
-    """The working set a fit would allocate exceeds the memory limit."""
+    """The working set a fit would allocate exceeds the memory limit.
+
+    Raised before the allocation, with a message naming the estimate, the limit and the
+    parameters that reduce it. It is a ``MemoryError`` and a ``ValueError``.
+
+    See Also
+    --------
+    set_max_memory : Set the process-wide limit.
+    max_memory : Set the limit for this thread's fits, in a ``with`` block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from defrag import DefragMemoryError, DefragModel, max_memory
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(60, 3)
+    >>> y = X[:, 0] + X[:, 1]
+    >>> forest = RandomForestRegressor(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+    >>> try:
+    ...     with max_memory("1K"):
+    ...         DefragModel(forest).fit(X, y)
+    ... except DefragMemoryError as exc:
+    ...     print(exc)
+    DefragModel.fit on 60 rows, ... more than the limit of 1 KB (defrag.max_memory(...)). ...
+    """
 
 
 def _parse_bytes(value, what):
@@ -53,9 +78,36 @@ def _parse_bytes(value, what):
 
 
 def set_max_memory(limit):
-    """Set the process-wide memory limit of defrag's fits: bytes (int or float), a string
-    such as "8G", float("inf") for no limit, or None for the default (a share of the
-    memory available when each fit starts). Returns the previous setting."""
+    """Set the process-wide memory limit of defrag's fits.
+
+    A fit whose estimated working set exceeds the limit raises ``DefragMemoryError``
+    before allocating it. Without a limit set here or by ``max_memory``, the limit is the
+    environment variable ``DEFRAG_MAX_MEMORY``, else a share of the memory the operating
+    system reports as available when each fit starts.
+
+    Parameters
+    ----------
+    limit : int, float, str or None
+        Bytes (int or float), a string such as "8G" (K, M, G, T suffixes),
+        ``float("inf")`` for no limit, or None for the default.
+
+    Returns
+    -------
+    float or None
+        The previous setting.
+
+    See Also
+    --------
+    max_memory : The limit for this thread's fits, in a ``with`` block.
+    DefragMemoryError : The error of a fit that would exceed the limit.
+
+    Examples
+    --------
+    >>> from defrag import set_max_memory
+    >>> previous = set_max_memory("8G")
+    >>> set_max_memory(previous)
+    8589934592.0
+    """
     previous = _global["limit"]
     _global["limit"] = _parse_bytes(limit, "max_memory")
     return previous
@@ -63,7 +115,33 @@ def set_max_memory(limit):
 
 @contextlib.contextmanager
 def max_memory(limit):
-    """Context manager: the memory limit (as in set_max_memory) for this thread's fits."""
+    """Set the memory limit of this thread's fits within a ``with`` block.
+
+    The limit, as in ``set_max_memory``, overrides the process-wide one until the block
+    ends, when the thread's previous limit comes back.
+
+    Parameters
+    ----------
+    limit : int, float, str or None
+        Bytes, a string such as "8G", ``float("inf")`` for no limit, or None for the
+        process-wide limit.
+
+    Yields
+    ------
+    None
+        The block runs under the limit.
+
+    See Also
+    --------
+    set_max_memory : Set the process-wide limit.
+    DefragMemoryError : The error of a fit that would exceed the limit.
+
+    Examples
+    --------
+    >>> from defrag import max_memory
+    >>> with max_memory("2G"):
+    ...     pass  # fits here may plan at most 2 GiB
+    """
     previous = getattr(_state, "limit", None)
     _state.limit = _parse_bytes(limit, "max_memory")
     try:
@@ -282,9 +360,8 @@ def check_memory(estimate, what, knobs, parts=None):
 # A classifier's y with more distinct labels than this and than the source model has
 # classes is refused (check_class_count): it is nearly always a continuous target given
 # to a classifier, and every estimator's per-class tables (and scikit-learn's tree
-# criterion, which is O(classes) per candidate split) grow with it. DefragModel handled
-# 1e6 such labels in 7.2 s, but BornAgainTree grew until the OOM killer ended it,
-# InTrees asked for 3.6 TiB and DepthTwoTree ran past 250 s at 100k (issue 23).
+# criterion, which is O(classes) per candidate split) grow with it: at 100k labels the
+# baselines' tables take terabytes or their fits hours.
 MAX_CLASSES = 1000
 
 

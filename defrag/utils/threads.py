@@ -163,8 +163,8 @@ def threads_from_n_jobs(n_jobs):
 
 # Samples per OpenMP thread below which a restart runs on one thread: each
 # E-step update is a parallel region, and on small inputs the synchronisation
-# costs more than it saves (measured: 5,000 x 28 with a busy second core, 0.19 s
-# per restart on one thread vs 0.4-2.8 s on two).
+# costs more than it saves (5,000 x 28 with a busy second core: 0.19 s per restart on
+# one thread, 0.4-2.8 s on two).
 MIN_SAMPLES_PER_THREAD = 8192
 
 # Rows above which n_jobs=None runs the restarts in turn, each on every thread, rather
@@ -182,9 +182,9 @@ def thread_budget(n_jobs, n_restarts, n_samples=None):
     stalling every update), unless the rows are many (MAX_SAMPLES_SIDE_BY_SIDE), where
     restarts run in turn on all threads. An integer n_jobs is the number of restart
     workers (at most the threads there are: a worker is a running thread), the threads
-    shared among them. (Small problems, where a restart's C fit is about as short as its
-    Python steps, were measured in turn too: as fast overall on 2 cores, faster on some
-    cases and slower on others, benchmarks/restart_workers.py.)"""
+    shared among them. Small problems, where a restart's C fit is about as short as its
+    Python steps, run side by side too: in turn is no faster overall on 2 cores
+    (benchmarks/restart_workers.py)."""
     total = threads_now()
     if n_jobs is None:
         side_by_side = n_samples is None or n_samples <= MAX_SAMPLES_SIDE_BY_SIDE

@@ -2,9 +2,31 @@
 import collections
 import collections.abc
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
+
+# the package's folder: a warning is located at the first frame outside it
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_stacklevel(skip=()):
+    """The ``stacklevel`` of ``warnings.warn`` called by the caller of this function that
+    locates the warning at the user's line: the first frame outside defrag (a fit wrapped in
+    decorators, or a check called at any depth, warns where the user called defrag) and
+    outside the folders of ``skip`` (scikit-learn's, for what its clone calls)."""
+    inside = (_PACKAGE_DIR, *skip)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_user(message, category=UserWarning):
+    """``warnings.warn`` located at the user's line (``user_stacklevel``)."""
+    warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
 def check_not_sparse(X, what="X"):
@@ -62,12 +84,12 @@ def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar
         raise TypeError(f"{what} must be a 2-D numeric array") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    arr = numeric_objects(arr, what)
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{what} must be numeric; got dtype {arr.dtype}")
-    if arr.ndim != 2:
-        raise ValueError(f"{what} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+    check_2d(arr.shape, what)
     if np.iscomplexobj(arr):
-        raise TypeError(f"{what} must be real-valued")
+        raise ValueError(f"Complex data not supported: {what} must be real-valued")
     arr = arr.astype(np.float64, copy=False)
     # a pass over X (the scoring path allows both, and reads only what the rules name)
     if not (allow_nan and allow_inf) and not np.all(np.isfinite(arr)):
@@ -79,6 +101,28 @@ def as_2d_float(X, what="X", allow_nan=False, allow_inf=False):
                 "are not supported, and NaN only with a model that handles missing values"
             )
     return arr
+
+
+def numeric_objects(arr, what="X"):
+    """An object array of numbers as float64 (scikit-learn takes one); TypeError for one
+    that holds text (numeric strings are refused, as in a string array) or other objects."""
+    if arr.dtype != object:
+        return arr
+    # (object input only: its elements are Python objects already)
+    if any(isinstance(v, (str, bytes)) for v in arr.ravel().tolist()):
+        raise TypeError(f"{what} must be numeric; got dtype object holding text")
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be numeric; got dtype object: {exc}") from exc
+
+
+def check_2d(shape, what="X"):
+    """ValueError unless shape is 2-D, saying how to reshape a single sample or feature."""
+    if len(shape) != 2:
+        raise ValueError(f"{what} must be 2-D (n_samples, n_features); got shape {tuple(shape)}. Reshape your "
+                         "data with X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it "
+                         "is a single sample")
 
 
 def _non_numeric_column(X, what):
@@ -130,11 +174,11 @@ def n_columns(X):
             arr = np.asarray(X)
         except Exception as exc:  # ragged lists and similar
             raise TypeError("X must be a 2-D numeric array") from exc
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        arr = numeric_objects(arr)
+        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise TypeError(f"X must be numeric; got dtype {arr.dtype}")
         shape = arr.shape
-    if len(shape) != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(shape)}")
+    check_2d(shape)
     return int(shape[1])
 
 
@@ -265,7 +309,7 @@ def columns_by_name(X, names, whose, stacklevel=3, spelled=None):
     if names is None:
         if frame and not _numbers_only(X.columns):
             warnings.warn(f"X has feature names, but {whose} has none: its columns are read by "
-                          "position", UserWarning, stacklevel=stacklevel)
+                          "position", UserWarning, stacklevel=user_stacklevel())
         return X
     names = [str(n) for n in names]
     if len(set(names)) != len(names):
@@ -275,7 +319,7 @@ def columns_by_name(X, names, whose, stacklevel=3, spelled=None):
     if not frame:
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         warnings.warn(f"X does not have valid feature names, but {whose} has feature names ({shown}): "
-                      "its columns are read by position, in that order", UserWarning, stacklevel=stacklevel)
+                      "its columns are read by position, in that order", UserWarning, stacklevel=user_stacklevel())
         return X
     if columns == names:
         return X
@@ -299,7 +343,7 @@ def check_predict_X(X, n_features_in, fitted_names, who):
     X = columns_by_name(X, fitted_names, who, stacklevel=5)
     n_cols = n_columns(X)
     if n_cols != n_features_in:
-        raise ValueError(f"X has {n_cols} features but {who} was fitted with {n_features_in}")
+        raise ValueError(f"X has {n_cols} features, but {who} is expecting {n_features_in} features as input")
     return X
 
 
@@ -339,10 +383,11 @@ def distinct_labels(*arrays):
 def check_target_length(y, n_samples):
     """TypeError unless y is array-like (a scalar, a string or a generator is not);
     ValueError unless it holds one target per row of X's n_samples."""
-    if not hasattr(y, "__len__") or isinstance(y, (str, bytes)):
+    if not (hasattr(y, "__len__") or hasattr(y, "__array__")) or isinstance(y, (str, bytes)):
         raise TypeError(f"y must be array-like, one target per row of X; got {type(y).__name__}")
-    if len(y) != n_samples:
-        raise ValueError(f"y has {len(y)} entries but X has {n_samples} samples")
+    n = len(y) if hasattr(y, "__len__") else (np.asarray(y).shape or (0,))[0]
+    if n != n_samples:
+        raise ValueError(f"y has {n} entries but X has {n_samples} samples")
 
 
 def check_labels(y, what="y"):
