@@ -108,7 +108,7 @@ KERNELS = {
                                  "dfg_condition_stats.c", "dfg_cover.c", "dfg_list_loss.c", "dfg_list_prune.c",
                                  "dfg_list_order.c"],
     "defrag.rules._list_search": ["dfg_list_search.c", "dfg_list_path.c", "dfg_box_refine.c", "dfg_cpu.c"],
-    "defrag.rules._tree_search": ["dfg_tree_path.c", "dfg_box_refine.c", "dfg_cpu.c"],
+    "defrag.rules._tree_search": ["dfg_tree_path.c", "dfg_box_refine.c", "dfg_list_loss.c", "dfg_cpu.c"],
     "defrag.rules._additive_search": ["dfg_additive_path.c", "dfg_list_search.c", "dfg_box_refine.c", "dfg_cpu.c"],
     "defrag.prototypes._proximity": ["dfg_proximity.c", "dfg_cpu.c"],
     "defrag.proxy._proxy_split": ["dfg_proxy_split.c"],

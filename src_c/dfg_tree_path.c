@@ -1,4 +1,5 @@
 #include "dfg_tree_path.h"
+#include "dfg_list_loss.h" /* dfg_pairwise_sum */
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,29 +46,6 @@ static int check_inputs(const uint8_t *S, const double *T, int64_t n, int64_t L,
 
 /* ---------------------------------------------------------------- validation scores */
 
-/* sum_i a[i] in the order of NumPy's pairwise summation (its add.reduce over a contiguous
- * axis): blocks of up to 128 in 8 interleaved sums, halves above, in multiples of 8. */
-static double np_pairwise_sum(const double *a, int64_t n) {
-    if (n < 8) {
-        double res = 0.0;
-        for (int64_t i = 0; i < n; i++) res += a[i];
-        return res;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int k = 0; k < 8; k++) r[k] = a[k];
-        int64_t i = 8;
-        for (; i < n - n % 8; i += 8)
-            for (int k = 0; k < 8; k++) r[k] += a[i + k];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_pairwise_sum(a, n2) + np_pairwise_sum(a + n2, n - n2);
-}
-
 typedef struct {
     const dfg_tree_scores *v;
     const uint8_t *S;
@@ -100,7 +78,7 @@ static void ts_child_output(ts_ctx *s, const int64_t *node, int64_t g, double *o
     }
     if (d == 1) { /* NumPy sums one column pairwise */
         for (int64_t i = 0; i < nr; i++) s->col[i] = s->T[s->rows[i]];
-        out[0] = np_pairwise_sum(s->col, nr) / (double)nr;
+        out[0] = dfg_pairwise_sum(s->col, nr) / (double)nr;
         return;
     }
     for (int64_t k = 0; k < d; k++) out[k] = 0.0;
@@ -153,7 +131,7 @@ static int ts_init(ts_ctx *s, const dfg_tree_scores *v, const uint8_t *S, const 
         for (int64_t k = 0; k < d; k++) out[k] += T[r * d + k];
     for (int64_t k = 0; k < d; k++) out[k] = n > 0 ? out[k] / (double)n : 0.0;
     memcpy(s->all_mean, out, (size_t)d * sizeof(double));
-    if (d == 1 && n > 0) s->all_mean[0] = np_pairwise_sum(T, n) / (double)n;
+    if (d == 1 && n > 0) s->all_mean[0] = dfg_pairwise_sum(T, n) / (double)n;
     for (int64_t i = 0; i < m; i++) {
         v->losses[i] = ts_loss(s, out, i);
         v->checks[i] = 0.0;
