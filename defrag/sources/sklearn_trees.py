@@ -234,11 +234,11 @@ def _summed_trees(est, X):
         X32 = np.ascontiguousarray(A, dtype=np.float32)  # what the trees compare (_validate_X_predict)
     if np.isinf(X32).any():
         return None
-    out = None
-    for tree in est.estimators_:  # over trees, not rows
-        value = tree.tree_.predict(X32)
-        out = value.copy() if out is None else out.__iadd__(value)
-    # (out starts as the first tree's values: 0.0 + v is v, as the forest's zeros + v)
+    # the first tree's values, then each other tree's added in order (the forest adds them to
+    # zeros: 0.0 + v is v)
+    out = est.estimators_[0].tree_.predict(X32).copy()
+    for tree in est.estimators_[1:]:  # over trees, not rows
+        out += tree.tree_.predict(X32)
     return out / len(est.estimators_)
 
 
