@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .rules.ruleset import FIRST_MATCH
 from .rules.tree import explanation_conditions
-from .sources import predicts, unwrap
+from .sources import matched_source, predicts, unwrap
 from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
 from .utils.validation import check_missing, check_predict_X, tagged, user_stacklevel
@@ -45,12 +45,12 @@ def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
     covered by at least one rule) and ``overlap`` (mean number of rules covering a point)
     from the boolean matrix cover (n_samples, rules), ``fidelity`` (agreement with the
     ensemble's predictions on X for classification, R^2 against them for regression;
-    None when the model has no scikit-learn predict) and ``n_regions``. Warns about labels
-    of y not among classes."""
+    None when the model gives no predictions: ``ensemble_predictions``) and ``n_regions``.
+    Warns about labels of y not among classes."""
     warn_unseen_labels(y, classes, task)
     fidelity = None
-    if predicts(estimator):
-        ens = np.asarray(unwrap(estimator).predict(X))
+    ens = ensemble_predictions(estimator, X, task, classes)
+    if ens is not None:
         if task == "classification":
             fidelity = float(np.mean(pred == ens))
         else:
@@ -62,6 +62,23 @@ def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
         "fidelity": fidelity,
         "n_regions": int(n_regions),
     }
+
+
+def ensemble_predictions(estimator, X, task, classes=None):
+    """The ensemble's predictions of X: its scikit-learn predict, or a raw XGBoost or
+    LightGBM Booster's as its wrapper's (sources/base.py, read off its objective); None
+    where it gives none (an array of splits, an objective defrag does not read), or where
+    a raw booster's task or class codes are not the explanation's (labels it cannot be
+    compared with)."""
+    if predicts(estimator):
+        return np.asarray(unwrap(estimator).predict(X))
+    source, X = matched_source(estimator, X, "evaluate")
+    if not source.has_predict or source.task != task:
+        return None
+    if task == "classification" and (classes is None or not np.array_equal(np.asarray(source.classes),
+                                                                             np.asarray(classes))):
+        return None
+    return np.asarray(source.predict(X))
 
 
 def predictive_score(pred, y, task):

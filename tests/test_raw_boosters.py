@@ -94,3 +94,14 @@ def test_an_objective_defrag_does_not_read_is_refused_alike(tmp_path):
     frame.to_csv(tmp_path / "labelled.csv", index=False)
     assert cli.main(["explain", str(tmp_path / "model.json"), str(tmp_path / "labelled.csv"), "--target",
                      "label", "--n-restarts", "2", "--quiet"], io.StringIO(), io.StringIO()) == 0
+
+
+@pytest.mark.parametrize("library,task", CASES)
+def test_evaluate_gives_a_boosters_fidelity_as_its_wrappers(library, task):
+    # a raw booster's predictions are its wrapper's: evaluate's fidelity is not None and is
+    # the same number as the wrapper's fit gives
+    X, y, wrapper, booster = _fitted(library, task)
+    raw = DefragModel(booster, random_state=0).fit(X, y).evaluate(X, y)
+    wrapped = DefragModel(wrapper, random_state=0).fit(X, y).evaluate(X, y)
+    assert raw["fidelity"] is not None
+    assert raw["fidelity"] == pytest.approx(wrapped["fidelity"])
