@@ -69,9 +69,13 @@ def ensemble_predictions(estimator, X, task, classes=None):
     LightGBM Booster's as its wrapper's (sources/base.py, read off its objective); None
     where it gives none (an array of splits, an objective defrag does not read), or where
     a raw booster's task or class codes are not the explanation's (labels it cannot be
-    compared with)."""
+    compared with). The model's own warning that X has no feature names is not repeated:
+    the explanation reads X's columns by position, as its fit said (utils/validation.py,
+    columns_by_name)."""
     if predicts(estimator):
-        return np.asarray(unwrap(estimator).predict(X))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
+            return np.asarray(unwrap(estimator).predict(X))
     source, X = matched_source(estimator, X, "evaluate")
     if not source.has_predict or source.task != task:
         return None

@@ -313,3 +313,21 @@ def test_unfitted_regression_reference_of_a_proxy_tree(data):
     with pytest.raises(ValueError, match="requires y to be passed, but the target y is None: y fits the "
                        "unfitted RandomForestRegressor"):
         ProxyTree(RandomForestRegressor(5)).fit(X)
+
+
+def test_evaluate_warns_once_about_an_array_and_at_the_users_line(data):
+    # a forest fitted on a DataFrame, explained from an array: the fit says once that columns
+    # are read by position; evaluate's fidelity reads the forest the same way, without the
+    # forest's own warning (whose line is inside scikit-learn); a DataFrame-fitted
+    # explanation given an array says so once, at the caller's line
+    X, y, _, rf, _ = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = DefragModel(rf, n_restarts=2, random_state=0).fit(X.to_numpy(), y)
+        scores = m.evaluate(X.to_numpy(), y)
+        on_frame = DefragModel(rf, n_restarts=2, random_state=0).fit(X, y)
+        on_frame.evaluate(X.to_numpy(), y)
+    named = [w for w in caught if "valid feature names" in str(w.message)]
+    assert len(named) == 2, [str(w.message) for w in named]
+    assert all(w.filename == __file__ for w in named), [(w.filename, str(w.message)) for w in named]
+    assert scores["fidelity"] == np.mean(m.predict(X.to_numpy()) == rf.predict(X))
