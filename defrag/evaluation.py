@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .rules.ruleset import FIRST_MATCH
 from .rules.tree import explanation_conditions
-from .sources import matched_source, predicts, unwrap
+from .sources import matched_source, predict_on_one_thread, predicts, unwrap
 from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
 from .utils.validation import check_missing, check_predict_X, tagged, user_stacklevel
@@ -65,17 +65,18 @@ def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
 
 
 def ensemble_predictions(estimator, X, task, classes=None):
-    """The ensemble's predictions of X: its scikit-learn predict, or a raw XGBoost or
-    LightGBM Booster's as its wrapper's (sources/base.py, read off its objective); None
-    where it gives none (an array of splits, an objective defrag does not read), or where
-    a raw booster's task or class codes are not the explanation's (labels it cannot be
-    compared with). The model's own warning that X has no feature names is not repeated:
-    the explanation reads X's columns by position, as its fit said (utils/validation.py,
-    columns_by_name)."""
+    """The ensemble's predictions of X: its scikit-learn predict (on one thread, as the
+    fit reads it: a forest's joblib threads sum its trees in the order they finish), or a
+    raw XGBoost or LightGBM Booster's as its wrapper's (sources/base.py, read off its
+    objective); None where it gives none (an array of splits, an objective defrag does not
+    read), or where a raw booster's task or class codes are not the explanation's (labels
+    it cannot be compared with). The model's own warning that X has no feature names is
+    not repeated: the explanation reads X's columns by position, as its fit said
+    (utils/validation.py, columns_by_name)."""
     if predicts(estimator):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
-            return np.asarray(unwrap(estimator).predict(X))
+            return np.asarray(predict_on_one_thread(unwrap(estimator), X))
     source, X = matched_source(estimator, X, "evaluate")
     if not source.has_predict or source.task != task:
         return None
