@@ -273,6 +273,7 @@ cdef extern from "dfg_tree_path.h":
         const int64_t *codes
         int64_t n_val
         int64_t n_classes
+        const double *outputs
         int64_t n_sizes
         double *losses
         double *checks

@@ -62,6 +62,9 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
         The explanation as printed; ``predict`` is exactly its text.
     n_regions_, n_conditions_ : int
         Its regions and the comparisons it prints.
+    fitted_to_ : {"y", "predictions"}
+        What the printed values are: the y given to ``fit``, or the ensemble's predictions
+        (``fit(X)``); the header says it.
     path_ : dict
         Searched forms: per candidate its ``form``, ``literal_price`` (the price of a box's
         extra conditions; inf: a plain tree), ``size``, ``n_regions``, ``n_conditions``,
@@ -205,7 +208,13 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
     # --------------------------------------------------------------------- fit
     @interruptible_fit()
     def fit(self, X, y=None):
-        """Fit the rules to (X, y), or to the ensemble's predictions on X when y is None.
+        """Fit the explanation to (X, y), or to the ensemble's predictions on X when y is None.
+
+        y means the same for every form: given, the printed values are y's (each region's
+        mean of y, or its most frequent class and the class shares) and the size is chosen
+        by the cross-validated error on y; the ensemble gives the splits and the candidate
+        regions (its predictions guide a tree's growth). Without y the ensemble's
+        predictions take y's place. The header says which (``fitted_to_``).
 
         An unfitted ensemble is cloned and fitted on (X, y) first. Regression targets (y, or
         the predictions) lie within +-1e60 and, unless constant, span at least 1e-60: the
@@ -264,7 +273,8 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
 
     def _description(self):
         form = getattr(self.rules_, "form", None) or ("list" if self._by_rules() else "rules")
-        return f"{self.task_}, {form}, {self.method.upper()}"
+        fitted_to = "fitted to y" if getattr(self, "fitted_to_", None) == "y" else "fitted to the model's predictions"
+        return f"{self.task_}, {form}, {self.method.upper()}, {fitted_to}"
 
     def _predicts_by(self):
         if self._emkl_fitted():

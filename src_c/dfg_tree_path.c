@@ -8,8 +8,11 @@
 #define TP_ALLOC(ptr, count, type) ((ptr) = (type *)calloc((size_t)((count) > 0 ? (count) : 1), sizeof(type)))
 
 /* The validation rows' arrays (L splits, d targets), where given. */
-static int check_scores(const dfg_tree_scores *v, int64_t L, int64_t d) {
+static int check_scores(const dfg_tree_scores *v, int64_t n, int64_t L, int64_t d) {
     if (!v) return DFG_OK;
+    if (v->outputs)
+        for (int64_t i = 0; i < n * d; i++)
+            if (!isfinite(v->outputs[i])) return DFG_EINVAL;
     const int64_t m = v->n_val;
     if (m < 0 || v->n_sizes < 1 || v->n_classes < 0 || (v->n_classes > 0 && v->n_classes != d) ||
         (v->n_classes == 0 && d < 1) || (L > 0 && m > INT64_MAX / 8 / L) || (m > 0 && v->n_sizes > INT64_MAX / 8 / m))
@@ -41,7 +44,7 @@ static int check_inputs(const uint8_t *S, const double *T, int64_t n, int64_t L,
                          p->max_moves, bound) != DFG_OK)
         return DFG_EINVAL;
     if (p->max_leaves > 1 && *bound > capacity / (p->max_leaves - 1)) return DFG_EINVAL;
-    return check_scores(scores, L, d);
+    return check_scores(scores, n, L, d);
 }
 
 /* ---------------------------------------------------------------- validation scores */
@@ -108,7 +111,8 @@ static int ts_init(ts_ctx *s, const dfg_tree_scores *v, const uint8_t *S, const 
     memset(s, 0, sizeof(ts_ctx));
     s->v = v;
     s->S = S;
-    s->T = T;
+    s->T = v->outputs ? v->outputs : T; /* what a leaf's output is the mean of */
+    T = s->T;
     s->n = n;
     s->L = L;
     s->d = d;

@@ -44,7 +44,8 @@ typedef struct {
  * past the last step repeat its tree. A validation row goes down the
  * tree as a training row does (a box's "then" child where all its literals hold).
  *
- * A leaf's output is the mean of T over its training rows, summed in row order as the
+ * A leaf's output is the mean of T (of outputs, where given: the values a leaf prints, the
+ * tree grown on T) over its training rows, summed in row order as the
  * reference's NumPy sums them: the root's one row at a time, a child's pairwise (NumPy's
  * order) where T has one column and one row at a time where it has several; a child
  * without training rows takes the mean of all of them, the root without any 0.
@@ -60,6 +61,7 @@ typedef struct {
     const int64_t *codes; /* n_classes > 0: n_val class codes in [0, n_classes) (else unread) */
     int64_t n_val;        /* >= 0 */
     int64_t n_classes;    /* 0 (regression: T's first column) or n_targets */
+    const double *outputs; /* n_samples x n_targets (finite): the leaves' outputs are its means; NULL: T's */
     int64_t n_sizes;      /* rows of losses and checks, >= 1 */
     double *losses;       /* n_sizes x n_val, row-major */
     double *checks;       /* n_sizes x n_val, row-major */

@@ -26,6 +26,7 @@ _BETWEEN = re.compile(rf"^({_NUMBER}) (<=?) (.+) (<=?) ({_NUMBER})$")
 _ONE_SIDE = re.compile(rf"^(.+) (>=|>|<=|<) ({_NUMBER})$")
 _SET = re.compile(r"^(.+?) (not in|in) \{(.*)\}$")
 _IS_MISSING = re.compile(r"^(.+) is missing( or 0)?$")
+_NOT_MISSING = re.compile(r"^(.+) is (not missing|any number)$")
 
 
 def split_conditions(text):
@@ -95,6 +96,10 @@ class Parsed:
         if m:
             self.kind, self.name = "is_missing", m.group(1)
             self.or_missing, self.zero_missing = True, bool(m.group(2))
+            return
+        m = _NOT_MISSING.match(text)
+        if m:  # any present value ("not missing"; "any number" as "(or missing)" says)
+            self.kind, self.name, self.tests = "interval", m.group(1), []
             return
         m = _SET.match(text)
         if m:

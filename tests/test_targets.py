@@ -39,8 +39,9 @@ def test_scaled_targets_give_the_same_rules(regression, kwargs):
         model = DefragModel(rf, random_state=0, **kwargs).fit(X, y * scale)
         assert _conditions(model) == _conditions(base), scale
         # a power of two scales every sum exactly (FAB's mixture, which some outputs come
-        # from, converges to within its tolerance)
-        np.testing.assert_allclose(model.predict(X), base.predict(X) * scale, rtol=1e-8, atol=0)
+        # from, converges to within its tolerance), to the decimals each prints
+        half_units = 0.5 * 10.0 ** -model.rules_.decimals + 0.5 * 10.0 ** -base.rules_.decimals * scale
+        np.testing.assert_allclose(model.predict(X), base.predict(X) * scale, rtol=1e-8, atol=half_units)
 
 
 @pytest.mark.parametrize("scale, message", [

@@ -491,3 +491,23 @@ def test_the_scored_growth_stops_at_the_flag():
     with stop_flag(1):
         with pytest.raises(KernelInterrupted, match="kernel tree_path_grow: stopped"):
             grow_tree_path_scored(**_good_scored())
+
+
+@pytest.mark.parametrize("kind,d", [("class", 3), ("reg", 1)])
+def test_scores_read_leaf_outputs_from_outputs_where_given(kind, d):
+    """A tree grown on T whose leaves print other values (y's, where y is given): its
+    validation losses are the reference's with those values, its steps T's."""
+    rng = np.random.default_rng(7 + d)
+    S, T, feature, group, cand, S_val, y_val, n_classes = _scored_problem(41 + d, 300, 80, 20, d, kind, 6, True)
+    outputs = np.eye(d)[rng.integers(0, d, S.shape[0])] if kind == "class" else rng.integers(-3, 4, (S.shape[0], 1))
+    outputs = outputs.astype(np.float64)
+    steps, losses, checks = grow_tree_path_scored(S, T, feature, group, cand, 12, S_val, y_val, n_classes,
+                                                  0.05, 2, outputs=outputs)
+    assert steps == grow_tree_path(S, T, feature, group, cand, 12, 0.05, 2)
+    ref_losses, ref_checks = _reference_scores(steps, S, outputs, S_val, y_val, n_classes, 12)
+    np.testing.assert_array_equal(checks, ref_checks)
+    np.testing.assert_array_equal(losses, ref_losses)
+    plain = grow_tree_path_scored(S, T, feature, group, cand, 12, S_val, y_val, n_classes, 0.05, 2)[1]
+    assert not np.array_equal(plain, losses)  # the outputs are read
+    with pytest.raises(ValueError, match="outputs must be finite"):
+        grow_tree_path_scored(S, T, feature, group, cand, 12, S_val, y_val, n_classes, outputs=outputs[:5])

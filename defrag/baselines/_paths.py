@@ -12,6 +12,7 @@ it lies outside); a missing value satisfies it when every atom sends it that way
 import numpy as np
 
 from ..rules import Condition, Rule, RuleSet
+from ..rules.tree_nodes import rounded
 from ..sources.base import IN_SET, NUMERIC, walk_tree
 
 
@@ -112,6 +113,8 @@ class TreeRulesMixin:
                       weight=supports[node] / max(supports[0], 1))
                  for node, atoms in leaf_paths(tree)]
         self.rules_ = RuleSet(rules, *self._node_output(0), fitting.names, **self._rule_set_options())
+        if self.rules_.decimals is not None:  # regression: the tree predicts the values printed
+            tree.value[:, 0] = rounded(tree.value[:, 0], self.rules_.decimals)
         self.n_regions_ = len(rules)
 
     def _node_output(self, node):

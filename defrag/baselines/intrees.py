@@ -37,6 +37,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..rules import Rule, RuleSet
+from ..rules.tree_nodes import rounded
 from ..utils.memory import check_memory_of, intrees_estimate
 from ..utils.validation import check_positive_int
 from ._base import BaselineModel
@@ -115,7 +116,7 @@ class InTrees(BaselineModel):
         (``rules_.predict`` equals ``predict``)
     n_regions_ : int, the list's rules, its default included (the package's rows)
     n_extracted_ : int, distinct paths extracted
-    levels_ : ndarray, the value each level predicts (regression)
+    levels_ : ndarray, the value each level predicts (regression), rounded as printed
     classes_, task_, n_features_in_
     estimator_ : the model explained (``estimator`` when fitted, else its fitted clone)
 
@@ -289,6 +290,8 @@ class InTrees(BaselineModel):
                   for j, o in zip(chosen, out)]
         self.rules_ = RuleSet(listed, *self._output(int(present[default]), fitting), fitting.names,
                               **self._rule_set_options())
+        if self.rules_.decimals is not None:  # the levels as the rules print and predict them
+            self.levels_ = rounded(self.levels_, self.rules_.decimals)
 
     def _output(self, code, fitting):
         """(prediction, proba) of a class code (a level's mean for regression)."""

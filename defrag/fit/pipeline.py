@@ -49,7 +49,8 @@ class FitResult:
         """{name_: value} of the fitted attributes (DefragModel's docstring lists them)."""
         p, s, r = self.prepared, self.searched, self.readout
         best = s.best
-        out = dict(task_=p.task, n_features_in_=self.n_features, splits_=p.splits)
+        out = dict(task_=p.task, n_features_in_=self.n_features, splits_=p.splits,
+                   fitted_to_="y" if p.y_given else "predictions")
         if p.task == "classification":
             out["classes_"] = p.classes
         if self.names_in is not None:

@@ -58,6 +58,7 @@ class Prepared:
     entropy: int  # the restarts' seed
     constant: bool = False  # the targets take one value (one class, or a constant to rounding)
     fit_rows: np.ndarray = None  # the restarts' rows among all (sorted), None for all of them
+    y_given: bool = False  # the targets are the y given to fit (else the model's predictions)
 
 
 def prepare(config, source, rows, feature_names, clock):
@@ -120,7 +121,8 @@ def prepare(config, source, rows, feature_names, clock):
         X_fit, useful_threads(workers * threads, X_fit.shape[0]), bits=bits), fit_target)
     clock.lap("inputs")
     return Prepared(task, splits, n_all_splits, classes, names, target, fit_target, X_fit, problem, bits,
-                    n_components, n_fit, sub_rows is not None, entropy, bool(constant), sub_rows)
+                    n_components, n_fit, sub_rows is not None, entropy, bool(constant), sub_rows,
+                    rows.y_input is not None)
 
 
 def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_components, n_classes, workers,

@@ -268,11 +268,12 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0)) if with_sums else 0
     prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()
     T_sum = T[:, 1:2] if n_classes == 2 else T[:, :1]
-    # the outputs (leaves' predictions, a sum's values): the ensemble's mean prediction in
-    # each region, the targets the regions are grown on (the explanation says what the
-    # ensemble predicts there, and an average of its predictions varies less from sample to
-    # sample than y's own mean over a region's few rows); constant targets: their constant
-    U = growth_targets(None, y[rows], n_classes, p.classes, None)[0] if p.constant else T
+    # the outputs (leaves' predictions, a sum's values): where y was given, y's mean (class
+    # shares) in each region, as every form prints y's values when fitted to y; else the
+    # ensemble's mean prediction in each region, the targets the regions are grown on (an
+    # average of its predictions varies less from sample to sample than its labels' mean
+    # over a region's few rows); constant targets: their constant
+    U = growth_targets(None, y[rows], n_classes, p.classes, None)[0] if p.constant or p.y_given else T
     U_sum = U[:, 1:2] if n_classes == 2 else U[:, :1]
     candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
     candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
@@ -287,7 +288,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
             return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
                                   literal_price=price, n_threads=n_threads)
         return grow_tree_path_scored(S[part], T[part], feature, group, candidates_boxes, max_regions, S[scored],
-                                     y_s[scored], n_classes, literal_price=price, n_threads=n_threads)
+                                     y_s[scored], n_classes, literal_price=price, n_threads=n_threads,
+                                     outputs=None if U is T else U[part])
 
     def grow_sum(part, n_threads=1):
         return grow_additive_path(S[part], T_sum[part], sum_size, backfit_rounds=BACKFIT_ROUNDS,
@@ -345,6 +347,13 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         else:
             c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
             c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
+    if config.max_regions is not None:  # a sum's regions (its parts' leaves multiplied) count too
+        within = [c for c in candidates if c.form != "sum" or c.n_regions <= config.max_regions]
+        if not within:  # form="sum": its smallest sum
+            within = [min(candidates, key=lambda c: c.n_regions)]
+            warnings.warn(f"max_regions={config.max_regions}: the smallest sum of trees has "
+                          f"{within[0].n_regions} regions", UserWarning, stacklevel=user_stacklevel())
+        candidates = within
     if config.reference_rules is not None:
         refs = reference_candidates(config.reference_rules, p, X[rows], y_s, U, n_classes, parts, held_out,
                                     names)

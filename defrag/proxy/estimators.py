@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..rules import Condition, Rule, RuleSet
 from ..rules.conditions import printed_thresholds
+from ..rules.tree_nodes import rounded, spread_decimals
 from ..sources import check_fitted, model_feature_names, unwrap
 from ..sources.fitting import EnsembleExplainerMixin, ExplanationDisplayMixin
 from ..sources.sklearn_trees import bagged_members
@@ -90,7 +91,10 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
     tree_ : dict of arrays ``children_left``, ``children_right``, ``feature``,
         ``threshold`` (left: ``x <= threshold``), ``missing_right`` (where NaN goes),
         ``value``, ``n_node_samples``, ``node_sse`` of the selected subtree (node 0
-        the root, -1 for no child).
+        the root, -1 for no child); ``value`` rounded to ``decimals_``.
+    decimals_ : int or None
+        The decimal places of the values (4 significant digits of the leaves' range), as
+        ``rules_`` prints them and ``predict`` returns them; None in classification.
     supports_missing_ : whether X may hold NaN: the reference model routes missing
         values (scikit-learn forests >= 1.4, HistGradientBoosting, XGBoost, LightGBM),
         or there is no reference (the tree is fitted to ``y``). Each split then sends
@@ -289,6 +293,10 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
             self.alpha_ = self._cv_alpha(X, targets, alphas)
             k = _select(fits, n_leaves, self.alpha_)
         self.tree_ = self._compact(grown, _leaf_mask(grown, order, k))
+        self.decimals_ = None
+        if not is_classifier(self):  # the values as rules_ prints them (predict is the text)
+            self.decimals_ = spread_decimals(self.tree_["value"][self.tree_["feature"] < 0])
+            self.tree_["value"] = rounded(self.tree_["value"], self.decimals_)
         # each threshold as printed: the shortest decimal with the same split of the
         # training rows, so that the rules (rules_) say exactly what predict tests
         split = self.tree_["feature"] >= 0
@@ -456,7 +464,8 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
         walk(0, np.full(D, -np.inf), np.full(D, np.inf), np.ones(D, dtype=bool))
         pred, proba = self._leaf_rule_value(t["value"][0])
         return RuleSet(rules, pred, default_proba=proba, feature_names=names,
-                       classes=getattr(self, "classes_", None), supports_missing=supports)
+                       classes=getattr(self, "classes_", None), supports_missing=supports,
+                       decimals=getattr(self, "decimals_", None))
 
     def _leaf_rule_value(self, value):
         return float(value), None

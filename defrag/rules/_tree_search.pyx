@@ -15,7 +15,8 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
                    const int64_t[::1] cand_literals, int64_t max_leaves, double literal_price,
                    int64_t min_leaf, int64_t max_moves, int64_t n_starts, double rel_tol, int n_threads=1,
                    const uint8_t[:, ::1] S_val=None, const double[::1] y_val=None,
-                   const int64_t[::1] codes_val=None, int64_t n_classes=0, int64_t n_sizes=1):
+                   const int64_t[::1] codes_val=None, int64_t n_classes=0, int64_t n_sizes=1,
+                   const double[:, ::1] outputs=None):
     """(leaf, step_ptr, step_literals): the steps of the box tree grown best-first, step t
     splitting leaf[t] by the box step_literals[step_ptr[t]:step_ptr[t + 1]] into nodes
     2t + 1 (its rows where the box holds) and 2t + 2. S (n, L) 0/1, T (n, d), literal_feature
@@ -25,7 +26,8 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     With validation rows S_val (m, L) 0/1 and their targets (y_val (m,) where n_classes is
     0, else class codes codes_val (m,) in [0, n_classes), n_classes = d): also (losses,
     checks), each (n_sizes, m), the rows' scores at every size (src_c/dfg_tree_path.h's
-    dfg_tree_scores)."""
+    dfg_tree_scores); outputs (n, d) or None: the leaves' outputs scored are its means (T's
+    where None)."""
     flag = stop_flag(False)  # the kernel reads it
     cdef const int *stop = stop_pointer(flag)
     n_threads = kernel_threads(n_threads)
@@ -96,6 +98,9 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
         scores.codes = &codes_val[0] if n_classes > 0 and m > 0 else NULL
         scores.n_val = m
         scores.n_classes = n_classes
+        if outputs is not None and (outputs.shape[0] != n or outputs.shape[1] != d):
+            raise ValueError(f"outputs must have T's shape ({n}, {d})")
+        scores.outputs = &outputs[0, 0] if outputs is not None and n * d > 0 else NULL
         scores.n_sizes = n_sizes
         scores.losses = &losses_view[0, 0]
         scores.checks = &checks_view[0, 0]

@@ -442,7 +442,8 @@ class Condition:
             return f"{self.name} {lo[0]} {lo[1]}"
         if hi is not None:
             return f"{self.name} {hi[0]} {hi[1]}"
-        return f"{self.name} is any number"  # no bound: every present value
+        # no bound: every present value (a missing one fails unless the condition says so)
+        return f"{self.name} is any number" if self.missing else f"{self.name} is not missing"
 
     def __str__(self):
         return self.text()

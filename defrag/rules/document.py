@@ -137,6 +137,7 @@ def ruleset_to_dict(rs):
         "rules": [rule_to_dict(r) for r in rs.rules],
         "default_prediction": _plain(rs.default_prediction),
         "default_proba": None if rs.default_proba is None else [float(p) for p in rs.default_proba],
+        "decimals": getattr(rs, "decimals", None),
         "feature_names": _written_names(rs),
         "feature_names_in": getattr(rs, "feature_names_in", None),
         "classes": None if classes is None else classes["values"],
@@ -515,12 +516,13 @@ def ruleset_fields(d):
                   "defrag.rules.from_json for either")
     if _version(d, "rule set", "rules") > SCHEMA_VERSION:
         _fail("schema_version", "a rule set's document is version 1")
-    _object(d, "", ("rules", "default_prediction"), _HEADER + ("default_proba",))
+    _object(d, "", ("rules", "default_prediction"), _HEADER + ("default_proba", "decimals"))
     shared, encoding, n_features, named, classes = _header(d)
     rules = [_rule(r, f"rules[{i}]", n_features, named, classes)
              for i, r in enumerate(_list(d["rules"], "rules"))]
     fields = dict(rules=rules, default_prediction=_prediction(d["default_prediction"], "default_prediction", classes),
-                  default_proba=_proba(d.get("default_proba"), "default_proba", classes), **shared)
+                  default_proba=_proba(d.get("default_proba"), "default_proba", classes),
+                  decimals=_optional(d, "decimals", "", _int, low=-300, high=300), **shared)
     # built last: everything is checked
     fields["encoding"] = None if encoding is None else InputEncoding(**encoding)
     return fields

@@ -97,8 +97,15 @@ def _prunable_units(eta_k, splits, kappa, bounds):
     feature's condition. bounds: its row of components_bounds."""
     lower, upper, missing_ok = bounds
     missing_ok = missing_ok & splits.supports_missing
-    units = [(d, "lower", lower[d]) for d in np.flatnonzero(np.isfinite(lower)).tolist()]
-    units += [(d, "upper", upper[d]) for d in np.flatnonzero(np.isfinite(upper)).tolist()]
+    # A split at +inf (HistGradientBoosting's split of missing values from present ones)
+    # tests only whether a value is missing: its right side is a lower bound of +inf ("x is
+    # missing"), its left side an upper bound of +inf ("x is not missing"), which no finite
+    # bound stands for and which a box must keep.
+    at_inf = np.zeros(splits.n_features, dtype=bool)
+    fixed_left = (np.asarray(eta_k) < kappa) & (splits.kind == NUMERIC) & (splits.threshold == np.inf)
+    at_inf[splits.feature[fixed_left]] = True
+    units = [(d, "lower", lower[d]) for d in np.flatnonzero(lower > -np.inf).tolist()]
+    units += [(d, "upper", upper[d]) for d in np.flatnonzero(np.isfinite(upper) | at_inf).tolist()]
     for d, (inc, exc) in component_sets(eta_k, splits, kappa).items():
         units += [(d, part, codes) for part, codes in (("in", inc), ("out", exc)) if codes is not None]
     rank = {"lower": 0, "upper": 1, "in": 2, "out": 3}
@@ -144,6 +151,9 @@ def _pruned_conditions(units, missing_ok, cols, n, splits, feature_names):
             conditions.append(Condition(d, feature_names[d], categories=codes, negated=inc is None,
                                         category_names=splits.encoding.category_names(d), **common))
         else:
-            conditions.append(Condition(d, feature_names[d], parts.get("lower"), parts.get("upper"),
-                                        **common))
+            # an upper bound of +inf is "not missing": a condition without bounds that a
+            # missing value fails
+            upper = parts.get("upper")
+            conditions.append(Condition(d, feature_names[d], parts.get("lower"),
+                                        None if upper == np.inf else upper, **common))
     return conditions, support

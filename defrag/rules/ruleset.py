@@ -17,8 +17,9 @@ from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, user_stacklevel
-from .conditions import (Condition, _fmt, condition_arrays, conditions_on_training_rows, list_reading,
+from .conditions import (Condition, condition_arrays, conditions_on_training_rows, list_reading,
                          missing_value_note)
+from .tree_nodes import number_text, rounded, spread_decimals
 
 
 class Rule:
@@ -180,9 +181,15 @@ FIRST_MATCH = "a point takes the prediction of the first rule whose conditions h
               "else the last line's"
 
 
+def _with_prediction(rule, prediction):
+    out = copy.copy(rule)
+    out.prediction = prediction
+    return out
+
+
 def prediction_text(prediction, proba):
-    if proba is None:
-        return _fmt(prediction) if isinstance(prediction, (float, np.floating)) else str(prediction)
+    if proba is None:  # a value: the shortest text of the number predicted, exactly
+        return number_text(prediction) if isinstance(prediction, (float, np.floating)) else str(prediction)
     return f"{prediction} (p={float(np.max(proba)):.3f})"
 
 
@@ -216,6 +223,11 @@ class RuleSet:
     feature_names_in : sequence of str, default=None
         The DataFrame columns the rules were fitted on (None: fitted on an array); a
         DataFrame given to ``predict`` is matched by these names.
+    decimals : int, default=None
+        Regression: the decimal places the values are rounded to (negative: a power of
+        ten above one), so that the printed numbers are the predictions; None: 4
+        significant digits of the values' range (6 of the largest where they do not
+        spread). Ignored in classification.
 
     Attributes
     ----------
@@ -255,7 +267,7 @@ class RuleSet:
 
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
-                 classes=None, supports_missing=False, encoding=None, feature_names_in=None):
+                 classes=None, supports_missing=False, encoding=None, feature_names_in=None, decimals=None):
         self.supports_missing = bool(supports_missing)
         self.default_support = self.default_share = None  # (set_first_match_counts)
         # the DataFrame columns the rules were fitted on (None: fitted on an array); a
@@ -266,6 +278,17 @@ class RuleSet:
         self.rules = list(rules)
         self.default_prediction = default_prediction
         self.default_proba = None if default_proba is None else np.asarray(default_proba)
+        self.decimals = None
+        values = [r.prediction for r in self.rules] + [default_prediction]
+        if classes is None and all(isinstance(v, (float, np.floating)) for v in values) and \
+                self.default_proba is None and all(r.proba is None for r in self.rules):
+            # regression: the values rounded as printed (rules/tree_nodes.py, spread_decimals);
+            # a rule whose value changes is a copy (the caller's rules stay as given)
+            self.decimals = int(spread_decimals(values) if decimals is None else decimals)
+            exact = rounded(values, self.decimals)
+            self.rules = [r if float(r.prediction) == v else _with_prediction(r, float(v))
+                          for r, v in zip(self.rules, exact[:-1])]
+            self.default_prediction = float(exact[-1])
         self.feature_names = None if feature_names is None else checked_names(feature_names)
         if self.feature_names is not None and self.feature_names_in is not None and \
                 len(self.feature_names) != len(self.feature_names_in):

@@ -25,10 +25,10 @@ import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
 from . import diff as diffs, document, tree_export
-from .conditions import (Condition, _fmt, comparisons, conditions_on_training_rows, conjunction_reading,
+from .conditions import (Condition, comparisons, conditions_on_training_rows, conjunction_reading,
                          missing_value_note, reading_costs)
 from .ruleset import Rule, RuleSet, prediction_text
-from .tree_nodes import Leaf, Node, from_units, sum_decimals, to_units, walk
+from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
 
 class RuleTree:
@@ -59,8 +59,12 @@ class RuleTree:
     feature_names_in : sequence of str, default=None
         The DataFrame columns the tree was fitted on (as RuleSet's).
     decimals : int, default=None
-        The decimals a sum's numbers are rounded to; None: chosen from the numbers (a
-        fixed count of significant digits; probabilities a fixed count of decimals).
+        The decimal places a regression tree's values and a sum's numbers are rounded to
+        (negative: a power of ten above one), so that the printed numbers are the
+        predictions; None: chosen from the values' spread (4 significant digits of their
+        range, or of a sum's total range; 6 of the largest value where they do not
+        spread), probabilities of a sum to 4 places. A tree in classification prints
+        labels and has none.
 
     Attributes
     ----------
@@ -107,10 +111,20 @@ class RuleTree:
         if self.base is not None:  # a sum: its numbers as decimals of one unit (sum_decimals)
             leaves = [lf for root in self.terms for lf in walk(root) if isinstance(lf, Leaf)]
             values = [self.base] + [float(lf.prediction) for lf in leaves]
-            self.decimals = int(sum_decimals(values, classes is not None) if decimals is None else decimals)
-            rounded = from_units(to_units(values, self.decimals), self.decimals)
-            self.base = float(rounded[0])
-            for lf, value in zip(leaves, rounded[1:]):
+            if decimals is None:  # the range of the total: each term's range added
+                spread = sum(float(np.ptp([lf.prediction for lf in walk(root) if isinstance(lf, Leaf)]))
+                             for root in self.terms)
+                decimals = sum_decimals(values, classes is not None, spread)
+            self.decimals = int(decimals)
+            exact = from_units(to_units(values, self.decimals), self.decimals)
+            self.base = float(exact[0])
+            for lf, value in zip(leaves, exact[1:]):
+                lf.prediction = float(value)
+        elif classes is None:  # a regression tree: its values rounded as printed (spread_decimals)
+            leaves = [lf for lf in walk(self.terms[0]) if isinstance(lf, Leaf)]
+            values = [float(lf.prediction) for lf in leaves]
+            self.decimals = int(spread_decimals(values) if decimals is None else decimals)
+            for lf, value in zip(leaves, rounded(values, self.decimals)):
                 lf.prediction = float(value)
         if self.base is None and len(self.terms) != 1:
             raise ValueError("a tree of rules has one term; a sum of trees has a base")

@@ -1,7 +1,12 @@
 """The items of a tree of rules (rules/tree.py): its regions (``Leaf``), its boxes
 (``Node``), the order a reader meets them in (``walk``), and how a sum of trees holds its
 numbers (decimals of one unit, added as integers)."""
+import decimal
+
 import numpy as np
+
+# any double's decimal, exactly (rounded)
+_EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)
 
 
 class Leaf:
@@ -51,25 +56,74 @@ def walk(node):
             stack.append(item.then)
 
 
-# A sum of trees holds its numbers (the first line's and the leaves') as decimals of a
-# fixed number of places, prints them with exactly those places and adds them as integers
-# of that unit: the text's arithmetic is predict's, digit for digit (a float sum of values
-# rounded for printing would differ from the printed decimals' sum, and over two classes
-# could land on the other side of 1/2). Two classes: probabilities to PROBABILITY_DECIMALS
-# places; regression: SIGNIFICANT_DIGITS digits of the largest number.
+# The numbers an explanation prints are the numbers it predicts. A regression value is
+# rounded to decimals chosen from the spread of the values it predicts (SPREAD_DIGITS
+# significant digits of their range), never from their size: an offset (prices in cents,
+# timestamps) keeps every difference between two regions that the range shows. A sum of
+# trees holds its numbers (the first line's and the leaves') as decimals of one unit,
+# prints them with exactly those places and adds them as integers of that unit: the
+# text's arithmetic is predict's, digit for digit (a float sum of values rounded for
+# printing would differ from the printed decimals' sum, and over two classes could land on
+# the other side of 1/2). Two classes: probabilities to PROBABILITY_DECIMALS places.
 PROBABILITY_DECIMALS = 4
+SPREAD_DIGITS = 4
+# the digits of the largest value where the values do not spread (one value, or all equal)
 SIGNIFICANT_DIGITS = 6
+# a sum's integers of its unit stay below 2**53 (doubles hold them exactly) with room for
+# adding its numbers: their count times the largest
+EXACT_INTEGER = 2.0 ** 53
 
 
-def sum_decimals(values, classification):
-    """The decimal places of a sum of trees whose numbers are values (negative: a unit of
-    a power of ten above one)."""
-    if classification:
-        return PROBABILITY_DECIMALS
-    largest = float(np.max(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0))
+def _finite(values):
+    values = np.asarray(values, dtype=np.float64).ravel()
+    return values[np.isfinite(values)]
+
+
+def spread_decimals(values, spread=None):
+    """The decimal places (negative: a unit of a power of ten above one) that keep
+    SPREAD_DIGITS significant digits of spread (default: the range of the finite values),
+    or SIGNIFICANT_DIGITS of the largest value where the spread is 0."""
+    values = _finite(values)
+    if spread is None:
+        spread = float(values.max() - values.min()) if values.size else 0.0
+    if spread > 0.0 and np.isfinite(spread):
+        return int(SPREAD_DIGITS - 1 - np.floor(np.log10(spread)))
+    largest = float(np.max(np.abs(values), initial=0.0))
     if not largest > 0.0:
         return 0
     return int(SIGNIFICANT_DIGITS - 1 - np.floor(np.log10(largest)))
+
+
+def sum_decimals(values, classification, spread=None):
+    """The decimal places of a sum of trees whose numbers are values (spread_decimals of
+    spread, the range its total can take), at most as many as keep the integers of the
+    unit exact (EXACT_INTEGER)."""
+    if classification:
+        return PROBABILITY_DECIMALS
+    decimals = spread_decimals(values, spread)
+    values = _finite(values)
+    total = float(np.sum(np.abs(values)))
+    if total > 0.0:
+        decimals = min(decimals, int(np.floor(np.log10(EXACT_INTEGER / total))))
+    return decimals
+
+
+def rounded(values, decimals):
+    """values rounded to decimals places (negative: to a power of ten above one), each
+    the double nearest to its decimal (non-finite values as they are)."""
+    values = np.asarray(values, dtype=np.float64)
+    if decimals is None:
+        return values.copy()
+    unit = decimal.Decimal(1).scaleb(-int(decimals))
+    out = [float(decimal.Decimal(float(v)).quantize(unit, rounding=decimal.ROUND_HALF_EVEN, context=_EXACT))
+           if np.isfinite(v) else float(v) for v in values.ravel()]  # over a tree's values, not rows
+    return np.array(out, dtype=np.float64).reshape(values.shape)
+
+
+def number_text(value):
+    """The shortest text that reads back as the double value ("2", "152.3", "1e+20")."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def to_units(values, decimals):

@@ -51,7 +51,7 @@ def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves,
 
 
 def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_leaves, S_val, y_val, n_classes=0,
-                          literal_price=0.0, min_leaf=1, n_threads=None):
+                          literal_price=0.0, min_leaf=1, n_threads=None, outputs=None):
     """(steps, losses, checks): grow_tree_path's steps, and the validation rows' scores at
     every size k = 1 .. max_leaves, each (max_leaves, m): row k - 1 is the tree of k leaves
     (sizes past the path repeat its largest tree).
@@ -62,7 +62,9 @@ def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_
     where it has none). losses: the 0/1 error of the output's most probable class (the
     first of equals), or the squared error of its first entry; checks: the comparisons a
     reader makes down to the row's leaf, at each box its literals read from the one the
-    split leaf's rows hold least often (ties: the box's order) up to the first that fails."""
+    split leaf's rows hold least often (ties: the box's order) up to the first that fails.
+    outputs (n, d) or None: the tree is grown on T, its leaves' outputs are the means of
+    outputs (the values it prints where they are not T's)."""
     if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 0:
         raise ValueError(f"n_classes must be an integer >= 0, not {n_classes!r}")
     n_classes = int(n_classes)
@@ -86,8 +88,12 @@ def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_
         y_val = np.ascontiguousarray(y_val, dtype=np.float64)
         if not np.all(np.isfinite(y_val)):
             raise ValueError("y_val holds NaN or infinite values")
+    if outputs is not None:
+        outputs = np.ascontiguousarray(outputs, dtype=np.float64)
+        if outputs.shape != np.shape(T) or not np.all(np.isfinite(outputs)):
+            raise ValueError(f"outputs must be finite, of T's shape {np.shape(T)}, not {outputs.shape}")
     return _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf,
-                  n_threads, (np.ascontiguousarray(S_val, dtype=bool), y_val, n_classes))
+                  n_threads, (np.ascontiguousarray(S_val, dtype=bool), y_val, n_classes, outputs))
 
 
 def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf, n_threads, val):
@@ -117,12 +123,12 @@ def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal
             return []
         scored = {}
     else:
-        S_val, y_val, n_classes = val
+        S_val, y_val, n_classes, outputs = val
         if S_val.shape[1] != L:
             raise ValueError(f"S_val has {S_val.shape[1]} columns for the {L} of S")
         if n_classes and problem.T.shape[1] != n_classes:
             raise ValueError(f"T must have a column per class ({n_classes}), not {problem.T.shape[1]}")
-        scored = dict(S_val=S_val.view(np.uint8), n_classes=n_classes, n_sizes=n_sizes,
+        scored = dict(S_val=S_val.view(np.uint8), n_classes=n_classes, n_sizes=n_sizes, outputs=outputs,
                       **({"codes_val": y_val} if n_classes else {"y_val": y_val}))
     out = _tree_search.tree_path_grow(
         problem.S.view(np.uint8), problem.T, problem.feature, problem.group, problem.ptr, problem.literals,
