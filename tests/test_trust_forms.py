@@ -153,3 +153,12 @@ def test_max_regions_bounds_sums_too():
         forced = DefragModel(forest, form="sum", max_regions=1, max_conditions=5, random_state=0).fit(X)
     assert forced.rules_.form == "sum"
     assert any("max_regions=1: the smallest sum of trees has" in str(w.message) for w in caught)
+
+
+def test_a_sum_too_large_for_its_spread_says_it_is_coarse():
+    """Numbers so large against their spread that exact integers of the unit cannot keep 4
+    digits of the spread: the sum says so (the fit then prefers a tree, or warns)."""
+    tree = RuleTree([Node([Condition(0, "a", lower=0.5)], Leaf(0.25), Leaf(-0.25))], base=1e17)
+    assert tree.coarse and tree.decimals == -2  # exact integers of 100 only
+    np.testing.assert_array_equal(tree.predict(np.array([[1.0]])), [1e17])
+    assert not RuleTree([Node([Condition(0, "a", lower=0.5)], Leaf(0.25), Leaf(-0.25))], base=1e8).coarse

@@ -347,6 +347,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         else:
             c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
             c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
+    if config.form == "auto":  # a sum that prints its numbers coarsely is not an explanation to choose
+        candidates = [c for c in candidates if c.form != "sum" or not c.tree.coarse] or candidates
     if config.max_regions is not None:  # a sum's regions (its parts' leaves multiplied) count too
         within = [c for c in candidates if c.form != "sum" or c.n_regions <= config.max_regions]
         if not within:  # form="sum": its smallest sum
@@ -362,6 +364,10 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
             c.reference_se = tuple(float(np.std(r.losses - c.losses, ddof=1) / math.sqrt(n))
                                    if validated and n > 1 else math.nan for r in refs)
     chosen = choose(candidates, budget, n_regions)
+    if candidates[chosen].form == "sum" and candidates[chosen].tree.coarse:
+        warnings.warn("the sum of trees prints its numbers to fewer digits than their spread needs (its values "
+                      "are too large against their differences for exact sums); form='tree' keeps them",
+                      UserWarning, stacklevel=user_stacklevel())
     if n_regions is not None and candidates[chosen].n_regions != n_regions:
         warnings.warn(f"n_regions={n_regions}: no more than {candidates[chosen].n_regions} regions lower the "
                       f"training loss; the tree has {candidates[chosen].n_regions}", UserWarning,

@@ -70,6 +70,10 @@ class RuleTree:
     ----------
     form : {"tree", "sum"}
         A tree of rules or a sum of trees.
+    coarse : bool
+        A sum whose numbers are so large against their spread that its decimals keep
+        less than 4 significant digits of the spread (its integers of one unit stay below
+        2**53); the fit does not choose such a sum unless asked to, and then warns.
     n_regions : int
         Regions of the input space with one prediction: a tree's leaves; for a sum, the
         combinations of one leaf of each term.
@@ -108,13 +112,14 @@ class RuleTree:
             raise ValueError("a rule tree has at least one term")
         self.base = None if base is None else float(base)
         self.decimals = None
+        self.coarse = False
         if self.base is not None:  # a sum: its numbers as decimals of one unit (sum_decimals)
             leaves = [lf for root in self.terms for lf in walk(root) if isinstance(lf, Leaf)]
             values = [self.base] + [float(lf.prediction) for lf in leaves]
             if decimals is None:  # the range of the total: each term's range added
                 spread = sum(float(np.ptp([lf.prediction for lf in walk(root) if isinstance(lf, Leaf)]))
                              for root in self.terms)
-                decimals = sum_decimals(values, classes is not None, spread)
+                decimals, self.coarse = sum_decimals(values, classes is not None, spread)
             self.decimals = int(decimals)
             exact = from_units(to_units(values, self.decimals), self.decimals)
             self.base = float(exact[0])

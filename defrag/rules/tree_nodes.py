@@ -95,17 +95,20 @@ def spread_decimals(values, spread=None):
 
 
 def sum_decimals(values, classification, spread=None):
-    """The decimal places of a sum of trees whose numbers are values (spread_decimals of
-    spread, the range its total can take), at most as many as keep the integers of the
-    unit exact (EXACT_INTEGER)."""
+    """(decimals, coarse): the decimal places of a sum of trees whose numbers are values
+    (spread_decimals of spread, the range its total can take), at most as many as keep the
+    integers of the unit exact (EXACT_INTEGER); coarse where that bound took places off
+    (the values so large against their spread that the printed sum loses some of it)."""
     if classification:
-        return PROBABILITY_DECIMALS
+        return PROBABILITY_DECIMALS, False
     decimals = spread_decimals(values, spread)
     values = _finite(values)
     total = float(np.sum(np.abs(values)))
     if total > 0.0:
-        decimals = min(decimals, int(np.floor(np.log10(EXACT_INTEGER / total))))
-    return decimals
+        exact = int(np.floor(np.log10(EXACT_INTEGER / total)))
+        if exact < decimals:
+            return exact, True
+    return decimals, False
 
 
 def rounded(values, decimals):
