@@ -274,3 +274,38 @@ def test_a_class_label_that_is_a_formula_is_escaped(tmp_path):
     assert code == 0, err
     labels = set(pd.read_csv(io.StringIO(out))["prediction"])
     assert labels == {"'=1+1", "fine"}
+
+
+# -------------------------------------------------- issue 45: names, files, start-up
+FENCE_NAME = "x```\n<img src=x onerror=alert(1)>\n```"
+
+
+def test_explain_prints_a_hostile_column_name_on_its_own_line(tmp_path):
+    """``defrag explain --format markdown``: a column name with a code fence closed the
+    fence, and raw HTML followed; in the text a name wrote lines of its own (item 5)."""
+    skops = pytest.importorskip("skops.io")
+    from sklearn.ensemble import RandomForestClassifier
+
+    outs = {}
+    for name in (FENCE_NAME, "income"):
+        rng = np.random.default_rng(0)
+        X = pd.DataFrame({name: rng.random(300), "age": rng.random(300)})
+        y = (X[name] > 0.5).astype(int)
+        skops.dump(RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y),
+                   tmp_path / "rf.skops")
+        X.to_csv(tmp_path / "d.csv", index=False)
+        for fmt in ("markdown", "text"):
+            code, out, err = _main("explain", tmp_path / "rf.skops", tmp_path / "d.csv", "--format", fmt,
+                                   "--n-restarts", "1", "--quiet")
+            assert code == 0, err
+            outs[name, fmt] = out
+    for fmt in ("markdown", "text"):
+        assert len(outs[FENCE_NAME, fmt].splitlines()) == len(outs["income", fmt].splitlines())
+    from defrag.utils.text import printed_name
+
+    shown = printed_name(FENCE_NAME)
+    for fmt in ("markdown", "text"):
+        assert outs[FENCE_NAME, fmt].replace(shown, "income") == outs["income", fmt]
+    lines = outs[FENCE_NAME, "markdown"].splitlines()
+    assert set(lines[0]) == {"`"} and lines[-1] == lines[0]
+    assert not any(line.lstrip().startswith("```") for line in lines[1:-1])
