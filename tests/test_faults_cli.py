@@ -309,3 +309,16 @@ def test_explain_prints_a_hostile_column_name_on_its_own_line(tmp_path):
     lines = outs[FENCE_NAME, "markdown"].splitlines()
     assert set(lines[0]) == {"`"} and lines[-1] == lines[0]
     assert not any(line.lstrip().startswith("```") for line in lines[1:-1])
+
+
+def test_a_rules_file_larger_than_the_limit_is_refused(files, monkeypatch):
+    d, _, _ = files
+    from defrag.cli import rules_files
+
+    size = (d / "rules.json").stat().st_size
+    monkeypatch.setattr(rules_files, "MAX_RULES_BYTES", size - 1)
+    code, out, err = _main("predict", d / "rules.json", d / "train.csv")
+    assert (code, out) == (2, "") and err == (f"defrag predict: error: {d / 'rules.json'} is larger than a rules "
+                                              f"file may be ({size - 1} bytes)\n")
+    monkeypatch.setattr(rules_files, "MAX_RULES_BYTES", size)
+    assert _main("predict", d / "rules.json", d / "train.csv")[0] == 0
