@@ -311,6 +311,47 @@ def test_explain_prints_a_hostile_column_name_on_its_own_line(tmp_path):
     assert not any(line.lstrip().startswith("```") for line in lines[1:-1])
 
 
+def test_predict_matches_the_names_of_rules_fitted_on_an_array(tmp_path):
+    """Rules fitted on an array with feature_names: predict said they store no feature
+    names, and a raw '<frozen runpy>' UserWarning followed (item 9)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    rules = DefragModel(rf, feature_names=["a", "b", "c"], n_restarts=1, random_state=0).fit(X).rules_
+    assert rules.feature_names == ["a", "b", "c"] and rules.feature_names_in is None
+    (tmp_path / "rules.json").write_text(rules.to_json())
+    # the data name the features, in another order: matched by name, nothing to say
+    pd.DataFrame(X[:, [2, 0, 1]], columns=["c", "a", "b"]).to_csv(tmp_path / "named.csv", index=False)
+    res = subprocess.run([sys.executable, "-m", "defrag", "predict", tmp_path / "rules.json", tmp_path / "named.csv"],
+                         capture_output=True, text=True, env=_env(), timeout=120)
+    assert (res.returncode, res.stderr) == (0, "")
+    np.testing.assert_array_equal(pd.read_csv(io.StringIO(res.stdout))["prediction"], rules.predict(X))
+    # other names: by position, and the warning says why, in one line of defrag's
+    pd.DataFrame(X, columns=["x", "y", "z"]).to_csv(tmp_path / "other.csv", index=False)
+    res = subprocess.run([sys.executable, "-m", "defrag", "predict", tmp_path / "rules.json", tmp_path / "other.csv"],
+                         capture_output=True, text=True, env=_env(), timeout=120)
+    assert res.returncode == 0 and res.stderr == (
+        "defrag predict: warning: the rules name their features (a, b, c) but were fitted on an array, not on "
+        "columns of these names; the data's columns are taken by position (x, y, z)\n")
+    np.testing.assert_array_equal(pd.read_csv(io.StringIO(res.stdout))["prediction"], rules.predict(X))
+
+
+def test_a_library_warning_is_one_line_of_the_command(files, monkeypatch):
+    d, _, _ = files
+
+    def warns(args, out, err):
+        import warnings
+
+        warnings.warn("a warning\nover two lines", UserWarning)
+        return 0
+
+    monkeypatch.setattr(cli.config, "run", warns)
+    assert _main("config") == (0, "", "defrag config: warning: a warning over two lines\n")
+
+
 def test_a_rules_file_larger_than_the_limit_is_refused(files, monkeypatch):
     d, _, _ = files
     from defrag.cli import rules_files
