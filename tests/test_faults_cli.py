@@ -352,6 +352,52 @@ def test_a_library_warning_is_one_line_of_the_command(files, monkeypatch):
     assert _main("config") == (0, "", "defrag config: warning: a warning over two lines\n")
 
 
+# a module that Python imports before defrag (sitecustomize) and that makes NumPy's import
+# wait until the test sends SIGINT: a Ctrl-C while defrag loads, at a known moment
+_SLOW_NUMPY = '''
+import os, sys, time
+
+class _Slow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            open(os.environ["DEFRAG_TEST_LOADING"], "w").close()
+            time.sleep(60)
+        return None
+
+sys.meta_path.insert(0, _Slow())
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child")
+@pytest.mark.parametrize("how", ["module", "script"])
+def test_ctrl_c_while_defrag_loads_is_one_line_and_exit_130(tmp_path, how):
+    """A Ctrl-C during 'import defrag' printed a 28-line traceback (item 9): python -m defrag,
+    and a console script as pip writes it."""
+    (tmp_path / "sitecustomize.py").write_text(_SLOW_NUMPY)
+    marker = tmp_path / "loading"
+    env = dict(_env(), DEFRAG_TEST_LOADING=str(marker))
+    env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
+    if how == "module":
+        argv = [sys.executable, "-m", "defrag", "config"]
+    else:
+        script = tmp_path / "defrag"
+        script.write_text("import re\nimport sys\nfrom defrag.cli import main\nif __name__ == '__main__':\n"
+                          "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                          "    sys.exit(main())\n")
+        argv = [sys.executable, str(script), "config"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(600):
+        if marker.exists() or proc.poll() is not None:
+            break
+        import time
+
+        time.sleep(0.1)
+    assert marker.exists(), proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err.decode()) == (130, b"", "defrag: interrupted\n")
+
+
 def test_a_rules_file_larger_than_the_limit_is_refused(files, monkeypatch):
     d, _, _ = files
     from defrag.cli import rules_files
