@@ -16,12 +16,14 @@ import numpy as np
 
 # the characters a plain name may hold besides letters and digits (of any script): none of
 # them is syntax of the printed text (comparisons, ':' and '=' of a leaf, quotes, braces and
-# commas of a set, parentheses of a note, '*' of the missing-value mark, '#', '|' of a table)
-_PLAIN_PUNCTUATION = frozenset(" _-./%+&@?~^")
+# commas of a set, '*' of the missing-value mark, '#', '|' of a table); parentheses and
+# brackets are ("petal length (cm)"), and the notes they open in the text, "(or missing)",
+# "(except 0)", hold a keyword
+_PLAIN_PUNCTUATION = frozenset(" _-./%+&@?~^()[]")
 
 # words that join, negate or open conditions in the printed text: "age and income" could
 # read as two features, "not age" as a negation, "age is missing" as a missing-value test
-_KEYWORDS = frozenset(["and", "or", "not", "if", "elif", "else", "then", "otherwise", "always", "is"])
+_KEYWORDS = frozenset(["and", "or", "not", "if", "elif", "else", "then", "otherwise", "always", "is", "except"])
 
 _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:e[-+]?\d+)?|[-+]?(?:inf|infinity|nan)",
                      re.IGNORECASE)
@@ -34,7 +36,7 @@ def is_plain(text):
         return False
     if not all(ch.isalnum() or ch in _PLAIN_PUNCTUATION for ch in text):
         return False
-    return not any(word.casefold() in _KEYWORDS for word in text.split(" "))
+    return not any(word.casefold() in _KEYWORDS for word in re.findall(r"\w+", text))
 
 
 def quoted(text):
