@@ -261,3 +261,16 @@ def test_hostile_class_labels_and_threshold_moves_stay_on_their_lines():
     from defrag.utils.text import printed_name
 
     assert len(lines) == 3 and f"~ region 1 -> region 1: {printed_name(HOSTILE)} > 0.5 -> 0.6; " in lines[2], lines
+
+
+def test_a_prototypes_class_label_stays_on_its_line():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import PrototypeExplainer
+
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 2))
+    y = np.where(X[:, 0] > 0.5, "a\n  training row 0: class b", "c")
+    rf = RandomForestClassifier(5, random_state=0).fit(X, y)
+    text = str(PrototypeExplainer(rf, n_prototypes=2).fit(X, y))
+    assert len(text.splitlines()) == 3 and r"class `a\n  training row 0: class b`" in text, text
