@@ -7,8 +7,9 @@ text ("income > 1e9: y = approved\\nelse: ..." printed the rules of another mode
 name prints as it is only where it cannot read as anything but one name (``is_plain``);
 any other prints between backquotes, with a backslash before a backquote or backslash in
 it and every character that does not print (a line break, a tab, a control or format
-character, a space other than " ") as its escape: ```income > 1e9: y = approved\\nelse```.
-"worst concave points", "age", "petal.length" or "é-ü" print unchanged.
+character, a space other than " ") as its escape, on one line: that name prints as
+`income > 1e9: y = approved\\nelse: y = approved ...\\n#`. "worst concave points",
+"age", "petal length (cm)" or "é-ü" print unchanged.
 """
 import re
 
