@@ -1,5 +1,6 @@
 """``defrag predict RULES DATA``: a data file scored by rules saved as JSON, written back
 with a prediction column."""
+import contextlib
 import warnings
 
 import numpy as np
@@ -55,14 +56,22 @@ def rows_for_rules(rules, path, command, err):
     return frame, raw, prepare_frame(X, categorical, raw, text_labels=text_labels)
 
 
+@contextlib.contextmanager
+def matched_columns():
+    """Around the rules' reading of the rows of rows_for_rules: their columns are matched
+    there (by name, or by position as said there), so that the rules' warning that a
+    frame's names are not theirs (rules fitted on an array) is no news."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X has feature names, but", UserWarning)
+        yield
+
+
 def run(args, out, err):
     """Score a data file with rules saved by ``defrag explain --format json``."""
     rules = read_rules(args.rules)
     frame, raw, X = rows_for_rules(rules, args.data, NAME, err)
     try:
-        with warnings.catch_warnings():
-            # the columns are matched above, by name or by position as said there
-            warnings.filterwarnings("ignore", "X has feature names, but", UserWarning)
+        with matched_columns():
             pred = rules.predict(X)
     except (TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
