@@ -236,7 +236,8 @@ def test_ordinary_names_print_as_they_are_and_others_quoted():
               "rtl\u202eevil": r"`rtl\u202eevil`", "nbsp\xa0x": r"`nbsp\xa0x`", "0": "`0`", "1e9": "`1e9`",
               "inf": "`inf`", "not x": "`not x`", "age and income": "`age and income`", "x is missing":
               "`x is missing`", "a: b": "`a: b`", "a = b": "`a = b`", "#c": "`#c`", "a*": "`a*`",
-              "(or missing)": "`(or missing)`", "x (except 0)": "`x (except 0)`", "rock-and-roll": "`rock-and-roll`", "x <= 3": "`x <= 3`", "a|b": "`a|b`", "a  b": "`a  b`"}
+              "(or missing)": "`(or missing)`", "x (except 0)": "`x (except 0)`",
+              "rock-and-roll": "`rock-and-roll`", "x <= 3": "`x <= 3`", "a|b": "`a|b`", "a  b": "`a  b`"}
     for name, shown in quoted.items():
         assert printed_name(name) == shown and unquote(shown) == name
         text = Condition(0, name, upper=2.0).text()

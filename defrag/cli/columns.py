@@ -19,7 +19,8 @@ def match_columns(frame, names, n_features, command, err, say_extra=True, labels
         have = set(map(str, frame.columns))
         missing = [n for n in names if n not in have]
         if missing:
-            more = f" (and {len(missing) - 1} more: {', '.join(map(printed_name, missing[1:6]))})" if len(missing) > 1 else ""
+            more = (f" (and {len(missing) - 1} more: {', '.join(map(printed_name, missing[1:6]))})"
+                    if len(missing) > 1 else "")
             spaced = [c for c in map(str, frame.columns) if c.replace(" ", "_") == missing[0]]
             hint = (f"; LightGBM writes spaces in names as '_', the data have {spaced[0]!r}"
                     if spaced else "")

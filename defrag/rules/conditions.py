@@ -432,7 +432,8 @@ class Condition:
         cross, one above +inf, an empty set)."""
         if self.is_set:
             return not self.categories and not self.negated
-        return self.lower is not None and (self.lower == np.inf or (self.upper is not None and self.lower >= self.upper))
+        return self.lower is not None and (self.lower == np.inf or
+                                           (self.upper is not None and self.lower >= self.upper))
 
     def _text(self):
         """The condition on present values, or None when no present value satisfies it."""
