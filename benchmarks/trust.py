@@ -386,6 +386,110 @@ def issue40_smaller():
         print(f"  Dask: not measured ({exc})")
 
 
+def issue45_names():
+    """Issue 45, items 5 and 8 and the command line's part of 9: one line each, "held" where
+    the fault no longer reproduces."""
+    import signal
+    import time
+
+    import pandas as pd
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import Condition, DefragModel
+    from test_printed_truth import predict_by_hand
+
+    print("== issue 45, 5, 8, 9: names in the text, reference_rules paths, the command line")
+
+    def verdict(ok, text):
+        return ("held: " if ok else "broken: ") + text
+
+    hostile = "income > 1e9: y = approved\nelse: y = approved ...\n#"
+    texts = {}
+    for name in ("income", hostile):
+        rng = np.random.default_rng(0)
+        X = pd.DataFrame({name: rng.random(400), "age": rng.random(400)})
+        y = np.where(X[name] > 0.5, "rejected", "approved")
+        rf = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+        model = DefragModel(rf, n_restarts=2, random_state=0).fit(X)
+        texts[name] = str(model)
+    from defrag.utils.text import printed_name
+
+    # the text read by hand, the name taken as the one name between its backquotes
+    read = predict_by_hand(texts[hostile].replace(printed_name(hostile), "income"),
+                           {"income": X[hostile].to_numpy(), "age": X["age"].to_numpy()})
+    read = np.array([r.split(" (p=")[0] for r in read])
+    same = texts[hostile].replace(printed_name(hostile), "income") == texts["income"]
+    print("  " + verdict(same and (read == model.predict(X)).all(),
+                         f"print(model) with a column {hostile[:20]!r}...: {len(texts[hostile].splitlines())} lines as "
+                         f"with 'income' ({len(texts['income'].splitlines())}); read by hand, "
+                         f"{int(np.sum(read == 'rejected'))} of {len(read)} rows rejected as predict rejects "
+                         f"{int(np.sum(model.predict(X) == 'rejected'))}"))
+    fence = "x```\n<img src=x onerror=alert(1)>\n```"
+    with tempfile.TemporaryDirectory() as tmp:
+        import skops.io
+
+        rng = np.random.default_rng(0)
+        X = pd.DataFrame({fence: rng.random(300), "age": rng.random(300)})
+        skops.io.dump(RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, X[fence] > 0.5),
+                      os.path.join(tmp, "rf.skops"))
+        X.to_csv(os.path.join(tmp, "d.csv"), index=False)
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        res = subprocess.run([sys.executable, "-m", "defrag", "explain", os.path.join(tmp, "rf.skops"),
+                              os.path.join(tmp, "d.csv"), "--format", "markdown", "--n-restarts", "1", "--quiet"],
+                             capture_output=True, text=True, env=env, timeout=300)
+        lines = res.stdout.splitlines()
+        closes = [i for i, line in enumerate(lines) if line.lstrip().startswith("```")]
+        print("  " + verdict(res.returncode == 0 and closes == [0, len(lines) - 1] and "<img" not in res.stdout.replace(
+            printed_name(fence), ""), f"defrag explain --format markdown, a column with a code fence: fence lines "
+                                      f"{closes} of {len(lines)}"))
+        # 8: reference_rules paths, in a child of limited memory
+        fifo = os.path.join(tmp, "pipe.json")
+        os.mkfifo(fifo)
+        for path, what in (("/dev/zero", "/dev/zero"), (fifo, "a named pipe without a writer")):
+            code = ("import resource, numpy as np\n"
+                    "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+                    "from sklearn.ensemble import RandomForestRegressor\nfrom defrag import DefragModel\n"
+                    "X = np.random.default_rng(0).random((200, 3))\n"
+                    "rf = RandomForestRegressor(3, max_depth=3, random_state=0).fit(X, X[:, 0])\n"
+                    f"try:\n    DefragModel(rf, reference_rules={path!r}).fit(X)\n"
+                    "except ValueError as exc:\n    print('ValueError:', exc)\n")
+            said = in_child(code, timeout=30)
+            print("  " + verdict(said.startswith("ValueError") and "not a regular file" in said,
+                                 f"reference_rules={what}: " + said[said.find("(") + 1:-1].replace(path, "it")))
+        # 9: an impossible interval, predict's warnings, a Ctrl-C while defrag loads
+        top = float(np.finfo(np.float64).max)
+        shown = str(Condition(0, "x1", lower=top))
+        print("  " + verdict("{}" not in shown, f"Condition(x1 > max float), which +inf satisfies, prints {shown!r}"))
+        rng = np.random.default_rng(0)
+        X = rng.random((300, 3))
+        rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, X[:, 0] > 0.5)
+        rules = DefragModel(rf, feature_names=["a", "b", "c"], n_restarts=1, random_state=0).fit(X).rules_
+        with open(os.path.join(tmp, "rules.json"), "w") as f:
+            f.write(rules.to_json())
+        pd.DataFrame(X, columns=["a", "b", "c"]).to_csv(os.path.join(tmp, "abc.csv"), index=False)
+        status, err = _cli_run(["predict", os.path.join(tmp, "rules.json"), os.path.join(tmp, "abc.csv")])
+        print("  " + verdict(status == 0 and not err, f"defrag predict, rules fitted on an array named a, b, c: exit "
+                                                     f"{status}, stderr {err[:2]}"))
+        with open(os.path.join(tmp, "sitecustomize.py"), "w") as f:
+            f.write("import os, sys, time\nclass Slow:\n    def find_spec(self, name, path=None, target=None):\n"
+                    "        if name == 'numpy':\n            open(os.environ['LOADING'], 'w').close()\n"
+                    "            time.sleep(60)\nsys.meta_path.insert(0, Slow())\n")
+        marker = os.path.join(tmp, "loading")
+        env = dict(env, LOADING=marker, PYTHONPATH=tmp + os.pathsep + env["PYTHONPATH"])
+        proc = subprocess.Popen([sys.executable, "-m", "defrag", "config"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        for _ in range(300):
+            if os.path.exists(marker) or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        err = err.decode().splitlines()
+        print("  " + verdict(proc.returncode == 130 and len(err) == 1, f"Ctrl-C while python -m defrag loads: exit "
+                                                                        f"{proc.returncode}, {len(err)} line(s) "
+                                                                        f"{err[-1][:60] if err else ''!r}"))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         code_execution(tmp)
@@ -406,6 +510,7 @@ def main():
         issue40_smaller()
     with tempfile.TemporaryDirectory() as tmp:
         issue40_cli_sql(tmp)
+    issue45_names()
 
 
 # ============================================================= issue 40 (CLI and SQL)

@@ -8,24 +8,29 @@ under the ensemble's own proximity (greedy submodular selection).
 """
 import importlib as _importlib
 
-from .utils.config import VERSION as __version__
+from .utils.startup import loading as _loading
 
-# The compiled kernels of the core, each in the room it serves: a clear error when one is not
-# built. (Those of prototypes/ and proxy/ load with their estimators, which import scikit-learn.)
-for _module in ("utils._common", "splits._encoding", "fit._fit", "fit._gate", "rules._rules_eval"):
-    try:
-        _importlib.import_module(f".{_module}", __name__)
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            f"defrag's compiled core (defrag.{_module}) is not built here. Install the package with "
-            "`pip install .` (or build in place: `python setup.py build_ext --inplace`)."
-        ) from exc
-del _module
+# What follows loads NumPy and the compiled kernels (about a third of a second): a Ctrl-C
+# there, in defrag's command line, is its one line and exit status 130 (utils/startup.py).
+with _loading():
+    from .utils.config import VERSION as __version__
 
-from .rules import Condition, Rule, RuleSet, RuleTree
-from .splits import SplitTable
-from .utils.config import show_config
-from .utils.memory import DefragMemoryError, max_memory, set_max_memory
+    # The compiled kernels of the core, each in the room it serves: a clear error when one is not
+    # built. (Those of prototypes/ and proxy/ load with their estimators, which import scikit-learn.)
+    for _module in ("utils._common", "splits._encoding", "fit._fit", "fit._gate", "rules._rules_eval"):
+        try:
+            _importlib.import_module(f".{_module}", __name__)
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise ImportError(
+                f"defrag's compiled core (defrag.{_module}) is not built here. Install the package with "
+                "`pip install .` (or build in place: `python setup.py build_ext --inplace`)."
+            ) from exc
+    del _module
+
+    from .rules import Condition, Rule, RuleSet, RuleTree
+    from .splits import SplitTable
+    from .utils.config import show_config
+    from .utils.memory import DefragMemoryError, max_memory, set_max_memory
 
 
 # The estimators import scikit-learn (and with it scipy: about 120 MB and a second of

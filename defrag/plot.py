@@ -15,6 +15,7 @@ Each function draws on a new ``Figure`` (no pyplot state; works headless) or on 
 import numpy as np
 
 from .rules import RuleSet, RuleTree, rule_count_text
+from .utils.text import printed_label, printed_name
 
 
 def _matplotlib():
@@ -89,7 +90,12 @@ def _feature_index(rules, feature):
 def _label(value):
     if isinstance(value, (float, np.floating)):
         return f"{float(value):.4g}"
-    return str(value)
+    return _literal(printed_label(value))
+
+
+def _literal(text):
+    """text as matplotlib draws it as it is: a '$' would open mathematical text."""
+    return text.replace("$", r"\$")
 
 
 def rule_box(rule, i, j):
@@ -177,7 +183,7 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     if classes is not None:
         for k, c in enumerate(classes):
             sel = target[rows] == c
-            ax.scatter(xs[sel], ys[sel], s=8, alpha=0.35, color=cmap(k % 10), label=f"y = {c}",
+            ax.scatter(xs[sel], ys[sel], s=8, alpha=0.35, color=cmap(k % 10), label=f"y = {_label(c)}",
                        linewidths=0, zorder=1)
     else:
         points = ax.scatter(xs, ys, s=8, alpha=0.5, c=target[rows].astype(float), cmap="viridis",
@@ -213,8 +219,8 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     ax.set_xlim(x_lim)
     ax.set_ylim(y_lim)
     names = rules.feature_names or [f"x{d}" for d in range(_n_features(rules))]
-    ax.set_xlabel(names[i])
-    ax.set_ylabel(names[j])
+    ax.set_xlabel(_literal(printed_name(names[i])))
+    ax.set_ylabel(_literal(printed_name(names[j])))
     if isinstance(rules, RuleSet):
         title = f"{rule_count_text(len(rules))} (y = {_label(default)})"
     else:

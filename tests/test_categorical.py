@@ -15,6 +15,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from conftest import categorical_frame
 from defrag import DefragModel, split_table_from_estimator
 from defrag.splits.table import float32_threshold
+from defrag.utils.text import printed_name
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -385,7 +386,8 @@ def test_rules_with_category_sets(library):
     assert m.splits_.has_categorical
     text = str(m)
     sets = [c for r in m.rules_ for c in r.conditions if c.is_set]
-    assert sets and f"{name} in {{" in text or f"{name} not in {{" in text, text
+    shown = printed_name(name)  # ('#' is quoted: utils/text.py)
+    assert sets and f"{shown} in {{" in text or f"{shown} not in {{" in text, text
     # category names, not codes, in the printed sets
     assert any(label in text for label in ("grün", "c d", "'e,f'")), text
     assert all(set(c.to_dict()["categories"]) <= {"grün", "b", "c d", "e,f", "g", "h"} for c in sets)

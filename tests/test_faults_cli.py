@@ -274,3 +274,138 @@ def test_a_class_label_that_is_a_formula_is_escaped(tmp_path):
     assert code == 0, err
     labels = set(pd.read_csv(io.StringIO(out))["prediction"])
     assert labels == {"'=1+1", "fine"}
+
+
+# -------------------------------------------------- issue 45: names, files, start-up
+FENCE_NAME = "x```\n<img src=x onerror=alert(1)>\n```"
+
+
+def test_explain_prints_a_hostile_column_name_on_its_own_line(tmp_path):
+    """``defrag explain --format markdown``: a column name with a code fence closed the
+    fence, and raw HTML followed; in the text a name wrote lines of its own (item 5)."""
+    skops = pytest.importorskip("skops.io")
+    from sklearn.ensemble import RandomForestClassifier
+
+    outs = {}
+    for name in (FENCE_NAME, "income"):
+        rng = np.random.default_rng(0)
+        X = pd.DataFrame({name: rng.random(300), "age": rng.random(300)})
+        y = (X[name] > 0.5).astype(int)
+        skops.dump(RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y),
+                   tmp_path / "rf.skops")
+        X.to_csv(tmp_path / "d.csv", index=False)
+        for fmt in ("markdown", "text"):
+            code, out, err = _main("explain", tmp_path / "rf.skops", tmp_path / "d.csv", "--format", fmt,
+                                   "--n-restarts", "1", "--quiet")
+            assert code == 0, err
+            outs[name, fmt] = out
+    for fmt in ("markdown", "text"):
+        assert len(outs[FENCE_NAME, fmt].splitlines()) == len(outs["income", fmt].splitlines())
+    from defrag.utils.text import printed_name
+
+    shown = printed_name(FENCE_NAME)
+    for fmt in ("markdown", "text"):
+        assert outs[FENCE_NAME, fmt].replace(shown, "income") == outs["income", fmt]
+    lines = outs[FENCE_NAME, "markdown"].splitlines()
+    assert set(lines[0]) == {"`"} and lines[-1] == lines[0]
+    assert not any(line.lstrip().startswith("```") for line in lines[1:-1])
+
+
+def test_predict_matches_the_names_of_rules_fitted_on_an_array(tmp_path):
+    """Rules fitted on an array with feature_names: predict said they store no feature
+    names, and a raw '<frozen runpy>' UserWarning followed (item 9)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    rules = DefragModel(rf, feature_names=["a", "b", "c"], n_restarts=1, random_state=0).fit(X).rules_
+    assert rules.feature_names == ["a", "b", "c"] and rules.feature_names_in is None
+    (tmp_path / "rules.json").write_text(rules.to_json())
+    # the data name the features, in another order: matched by name, nothing to say
+    pd.DataFrame(X[:, [2, 0, 1]], columns=["c", "a", "b"]).to_csv(tmp_path / "named.csv", index=False)
+    res = subprocess.run([sys.executable, "-m", "defrag", "predict", tmp_path / "rules.json", tmp_path / "named.csv"],
+                         capture_output=True, text=True, env=_env(), timeout=120)
+    assert (res.returncode, res.stderr) == (0, "")
+    np.testing.assert_array_equal(pd.read_csv(io.StringIO(res.stdout))["prediction"], rules.predict(X))
+    # other names: by position, and the warning says why, in one line of defrag's
+    pd.DataFrame(X, columns=["x", "y", "z"]).to_csv(tmp_path / "other.csv", index=False)
+    res = subprocess.run([sys.executable, "-m", "defrag", "predict", tmp_path / "rules.json", tmp_path / "other.csv"],
+                         capture_output=True, text=True, env=_env(), timeout=120)
+    assert res.returncode == 0 and res.stderr == (
+        "defrag predict: warning: the rules name their features (a, b, c) but were fitted on an array, not on "
+        "columns of these names; the data's columns are taken by position (x, y, z)\n")
+    np.testing.assert_array_equal(pd.read_csv(io.StringIO(res.stdout))["prediction"], rules.predict(X))
+
+
+def test_a_library_warning_is_one_line_of_the_command(files, monkeypatch):
+    d, _, _ = files
+
+    def warns(args, out, err):
+        import warnings
+
+        warnings.warn("a warning\nover two lines", UserWarning)
+        return 0
+
+    monkeypatch.setattr(cli.config, "run", warns)
+    assert _main("config") == (0, "", "defrag config: warning: a warning over two lines\n")
+
+
+# a module that Python imports before defrag (sitecustomize) and that makes NumPy's import
+# wait until the test sends SIGINT: a Ctrl-C while defrag loads, at a known moment
+_SLOW_NUMPY = '''
+import os, sys, time
+
+class _Slow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            open(os.environ["DEFRAG_TEST_LOADING"], "w").close()
+            time.sleep(60)
+        return None
+
+sys.meta_path.insert(0, _Slow())
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child")
+@pytest.mark.parametrize("how", ["module", "script"])
+def test_ctrl_c_while_defrag_loads_is_one_line_and_exit_130(tmp_path, how):
+    """A Ctrl-C during 'import defrag' printed a 28-line traceback (item 9): python -m defrag,
+    and a console script as pip writes it."""
+    (tmp_path / "sitecustomize.py").write_text(_SLOW_NUMPY)
+    marker = tmp_path / "loading"
+    env = dict(_env(), DEFRAG_TEST_LOADING=str(marker))
+    env["PYTHONPATH"] = str(tmp_path) + os.pathsep + env["PYTHONPATH"]
+    if how == "module":
+        argv = [sys.executable, "-m", "defrag", "config"]
+    else:
+        script = tmp_path / "defrag"
+        script.write_text("import re\nimport sys\nfrom defrag.cli import main\nif __name__ == '__main__':\n"
+                          "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                          "    sys.exit(main())\n")
+        argv = [sys.executable, str(script), "config"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(600):
+        if marker.exists() or proc.poll() is not None:
+            break
+        import time
+
+        time.sleep(0.1)
+    assert marker.exists(), proc.communicate(timeout=60)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err.decode()) == (130, b"", "defrag: interrupted\n")
+
+
+def test_a_rules_file_larger_than_the_limit_is_refused(files, monkeypatch):
+    d, _, _ = files
+    from defrag.cli import rules_files
+
+    size = (d / "rules.json").stat().st_size
+    monkeypatch.setattr(rules_files, "MAX_RULES_BYTES", size - 1)
+    code, out, err = _main("predict", d / "rules.json", d / "train.csv")
+    assert (code, out) == (2, "") and err == (f"defrag predict: error: {d / 'rules.json'} is larger than a rules "
+                                              f"file may be ({size - 1} bytes)\n")
+    monkeypatch.setattr(rules_files, "MAX_RULES_BYTES", size)
+    assert _main("predict", d / "rules.json", d / "train.csv")[0] == 0

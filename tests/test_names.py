@@ -3,6 +3,7 @@ refused where names are accepted (DefragModel and the baselines' feature_names=,
 DataFrame's columns, RuleSet, from_json); every export either quotes a name correctly
 (SQL run in SQLite, pandas query strings, the Python function) or refuses it with a
 ValueError naming it."""
+import re
 import sqlite3
 
 import numpy as np
@@ -156,3 +157,121 @@ def test_query_strings_refuse_a_name_pandas_cannot_read():
         rs.query_strings(column_names=["a", "a", "c"])
     with pytest.raises(ValueError, match="column_names has an empty name"):
         rs.to_sql(column_names={"c": ""})
+
+
+# ------------------------------------------- names in the printed text (issue 45, item 5)
+# a name that printed as it is wrote lines, conditions and Markdown of its own: print(model)
+# read "everyone approved" while predict rejected half of the rows
+HOSTILE = "income > 1e9: y = approved\nelse: y = approved ...\n#"
+FENCE = "x```\n<img src=x onerror=alert(1)>\n```"
+
+
+def _fitted_on(name, form, seed=0):
+    """A forest of 'approved' / 'rejected' on columns (name, "age"), and rules of the form."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({name: rng.random(400), "age": rng.random(400)})
+    y = np.where((X[name] > 0.5) ^ (X["age"] > 0.7), "approved", "rejected")
+    rf = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    dm = DefragModel(rf, form=form, n_restarts=2, random_state=0, max_conditions=6 if form == "sum" else None)
+    return dm.fit(X), X
+
+
+@pytest.mark.parametrize("form", ["tree", "sum", "list"])
+def test_a_name_adds_no_line_no_condition_and_no_fence(form):
+    from test_printed_truth import agree, predict_by_hand
+
+    plain, _ = _fitted_on("income", form)
+    for name in (HOSTILE, FENCE):
+        model, X = _fitted_on(name, form)
+        text = str(model)
+        assert len(text.splitlines()) == len(str(plain).splitlines()), text
+        # the text is the ordinary one, the name quoted where "income" stood: no line and
+        # no condition of its own
+        from defrag.utils.text import printed_name
+
+        shown = printed_name(name)
+        assert "\n" not in shown and shown.startswith("`")
+        assert text.replace(shown, "income") == str(plain)
+        # a reader who takes a backquoted name as one name reads the name exactly and the
+        # rules predict applies, row for row (the parser of the printed truth, the name
+        # read first)
+        found = re.findall(r"`(?:[^`\\\n]|\\.)*`", text)
+        assert found and {unquote(q) for q in found} == {name}
+        frame = {"income": X[name].to_numpy(), "age": X["age"].to_numpy()}
+        assert agree(predict_by_hand(text.replace(shown, "income"), frame), model.predict(X),
+                     regression=False).all(), text
+        assert set(model.predict(X)) == {"approved", "rejected"}
+        # Markdown: the name is text inside the table or the code block, whose fence it
+        # cannot close; HTML: escaped
+        markdown = model.rules_.to_markdown()
+        assert markdown.count("\n") == model.rules_.to_markdown().replace(shown, "income").count("\n")
+        assert not re.search(r"(?<!\\)<img", markdown.replace(shown, "")) and "<img" not in model.rules_.to_html()
+        if form != "list":
+            fence = markdown.splitlines()[0]
+            assert set(fence) == {"`"} and markdown.splitlines()[-1] == fence
+            assert not any(line.lstrip().startswith("```") for line in markdown.splitlines()[1:-1])
+            assert markdown == f"{fence}\n{text[text.index(chr(10), text.index('DefragModel')) + 1:]}\n{fence}"
+        else:
+            assert len(markdown.splitlines()) == len(model.rules_) + 3 + (model.rules_.missing_note() is not None) * 2
+
+
+def unquote(shown):
+    """The name a backquoted printed name stands for (its escapes read)."""
+    simple = {"n": "\n", "r": "\r", "t": "\t", "`": "`", "\\": "\\"}
+    return re.sub(r"\\(x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|[nrt`\\])",
+                  lambda m: simple.get(m.group(1)) or chr(int(m.group(1)[1:], 16)), shown[1:-1])
+
+
+def test_ordinary_names_print_as_they_are_and_others_quoted():
+    from defrag.utils.text import printed_label, printed_name
+
+    for name in ("age", "worst concave points", "petal.length", "é-ü", "x y", "income_2020", "km/h",
+                 "growth %", "is_active", "x0", "Ölpreis", "时间", "petal length (cm)", "colour [main] ü"):
+        assert printed_name(name) == name
+        assert str(Condition(0, name, lower=1.5)) == f"{name} > 1.5"
+    quoted = {"a`b": r"`a\`b`", "it's": "`it's`", 'we"ird': '`we"ird`', "": "``", " lead": "` lead`",
+              "a\\b": r"`a\\b`", "x\ny": r"`x\ny`", "tab\there": r"`tab\there`", "nul\x00": r"`nul\x00`",
+              "rtl\u202eevil": r"`rtl\u202eevil`", "nbsp\xa0x": r"`nbsp\xa0x`", "0": "`0`", "1e9": "`1e9`",
+              "inf": "`inf`", "not x": "`not x`", "age and income": "`age and income`", "x is missing":
+              "`x is missing`", "a: b": "`a: b`", "a = b": "`a = b`", "#c": "`#c`", "a*": "`a*`",
+              "(or missing)": "`(or missing)`", "x (except 0)": "`x (except 0)`",
+              "rock-and-roll": "`rock-and-roll`", "x <= 3": "`x <= 3`", "a|b": "`a|b`", "a  b": "`a  b`"}
+    for name, shown in quoted.items():
+        assert printed_name(name) == shown and unquote(shown) == name
+        text = Condition(0, name, upper=2.0).text()
+        assert text == f"{shown} <= 2" and "\n" not in text
+    # class labels: text quoted as names are, numbers as they are
+    assert [printed_label(v) for v in ("approved", "not approved", "a\nb", 3, np.int64(-1), 2.5, True)] == \
+        ["approved", "`not approved`", r"`a\nb`", "3", "-1", "2.5", "True"]
+    # category labels: repr's quotes where a label is not plain
+    c = Condition(0, "colour", categories=[0, 1, 2], category_names=["red", "a\nb", "x} and y in {z"])
+    assert str(c) == "colour in {red, 'a\\nb', 'x} and y in {z'}"
+
+
+def test_hostile_class_labels_and_threshold_moves_stay_on_their_lines():
+    old = RuleSet([Rule([Condition(0, HOSTILE, lower=0.5)], "yes\n[2] if age > 1 then y = no", proba=[0.1, 0.9])],
+                  "no", default_proba=[0.8, 0.2], feature_names=[HOSTILE], classes=np.array(["no", "yes"]))
+    text = str(old)
+    assert len(text.splitlines()) == 2, text
+    assert r"then y = `yes\n[2] if age > 1 then y = no` (p=0.900)" in text
+    new = RuleSet([Rule([Condition(0, HOSTILE, lower=0.6)], "yes", proba=[0.1, 0.9])], "no",
+                  default_proba=[0.8, 0.2], feature_names=[HOSTILE], classes=np.array(["no", "yes"]))
+    lines = str(old.diff(new)).splitlines()
+    from defrag.utils.text import printed_name
+
+    assert len(lines) == 3 and f"~ region 1 -> region 1: {printed_name(HOSTILE)} > 0.5 -> 0.6; " in lines[2], lines
+
+
+def test_a_prototypes_class_label_stays_on_its_line():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import PrototypeExplainer
+
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 2))
+    y = np.where(X[:, 0] > 0.5, "a\n  training row 0: class b", "c")
+    rf = RandomForestClassifier(5, random_state=0).fit(X, y)
+    text = str(PrototypeExplainer(rf, n_prototypes=2).fit(X, y))
+    assert len(text.splitlines()) == 3 and r"class `a\n  training row 0: class b`" in text, text

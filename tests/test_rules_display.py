@@ -221,3 +221,23 @@ def test_notebook_display_shows_the_rules(fitted):
     _check_against_frame(_markdown_rows(data["text/markdown"]), model.rules_)
     data, _ = shown.format(DefragModel(model.estimator, form="list"))  # unfitted: scikit-learn's display
     assert "defrag-rules" not in data["text/html"] and data["text/plain"].startswith("DefragModel(")
+
+
+def test_an_interval_no_number_satisfies_prints_its_test():
+    """It printed as "x1 in {}", an empty category set, though x1 > 1.79e308 holds at +inf
+    (issue 45, item 9)."""
+    from defrag import Condition, Rule
+
+    top = float(np.finfo(np.float64).max)
+    X = np.array([[np.inf], [top], [1.0], [4.0], [-np.inf], [np.nan]])
+    cases = [(Condition(0, "x1", lower=top), f"x1 > {top!r}"),
+             (Condition(0, "x1", lower=5.0, upper=3.0), "5 < x1 <= 3"),
+             (Condition(0, "x1", lower=np.inf), "x1 > inf"),
+             (Condition(0, "x1", lower=5.0, upper=3.0, missing=True), "x1 is missing"),
+             (Condition(0, "x1", categories=[]), "x1 in {}")]
+    for condition, text in cases:
+        assert str(condition) == text
+        # the text is the test: the rows it holds on are those predict takes
+        rules = RuleSet([Rule([condition], 1.0)], 0.0, supports_missing=True)
+        np.testing.assert_array_equal(rules.predict(X) == 1.0, condition.holds(X))
+    assert Condition(0, "x1", lower=top).holds(X).tolist() == [True, False, False, False, False, False]

@@ -114,3 +114,66 @@ def test_bad_references_are_refused_with_a_clear_error(fitted, tmp_path):
     classifier = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y > 140)
     with pytest.raises(ValueError, match="reference_rules predict values; this fit predicts classes"):
         DefragModel(classifier, random_state=0, n_restarts=2, reference_rules=first.rules_).fit(X)
+
+
+# ------------------------------------------- reference_rules paths (issue 45, item 8)
+def _fit_in_a_child(forest_args, reference, limit_bytes=2 << 30, timeout=120):
+    """DefragModel(forest, reference_rules=reference).fit in a child process of limited
+    memory (a read without end there fails, not this test run): (exit status, stderr), or
+    None where the child was still running at timeout (a read that waits)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import resource, sys\n"
+            f"resource.setrlimit(resource.RLIMIT_AS, ({limit_bytes}, {limit_bytes}))\n"
+            "import numpy as np\n"
+            "from sklearn.ensemble import RandomForestRegressor\n"
+            "from defrag import DefragModel\n"
+            "X = np.random.default_rng(0).random((200, 3))\n"
+            f"forest = RandomForestRegressor({forest_args}).fit(X, X[:, 0])\n"
+            "try:\n"
+            f"    DefragModel(forest, reference_rules={reference!r}).fit(X)\n"
+            "except ValueError as exc:\n"
+            "    print(exc, file=sys.stderr)\n"
+            "    sys.exit(3)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                             env=env)
+    except subprocess.TimeoutExpired:
+        return None
+    return res.returncode, res.stderr
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo") or not __import__("os").path.exists("/dev/zero"),
+                    reason="named pipes and /dev/zero")
+def test_reference_rules_read_regular_files_only_and_within_a_size(fitted, tmp_path, monkeypatch):
+    """/dev/zero was read until memory ran out; a named pipe without a writer waited forever."""
+    import os
+
+    X, _, forest, first = fitted
+    # a device, in a child process whose memory is limited
+    result = _fit_in_a_child("n_estimators=3, max_depth=3, random_state=0", "/dev/zero")
+    assert result is not None and result[0] == 3, result
+    assert "reference_rules: cannot read '/dev/zero'" in result[1] and "not a regular file" in result[1]
+    # a named pipe no one writes to: refused at once, not waited on
+    fifo = tmp_path / "rules.json"
+    os.mkfifo(fifo)
+    result = _fit_in_a_child("n_estimators=3, max_depth=3, random_state=0", str(fifo), timeout=60)
+    assert result is not None, "reference_rules waited for a writer of a named pipe"
+    assert result[0] == 3 and "named pipe" in result[1], result
+    # a directory, and a file larger than the limit
+    with pytest.raises(ValueError, match="is a directory, not a rules file"):
+        DefragModel(forest, reference_rules=str(tmp_path)).fit(X)
+    path = tmp_path / "big.json"
+    path.write_text(first.rules_.to_json())
+    from defrag.fit import config
+
+    monkeypatch.setattr(config, "MAX_RULES_BYTES", path.stat().st_size - 1)
+    with pytest.raises(ValueError, match=r"big\.json is larger than a rules file may be"):
+        DefragModel(forest, reference_rules=str(path)).fit(X)
+    monkeypatch.setattr(config, "MAX_RULES_BYTES", path.stat().st_size)
+    warm = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=str(path)).fit(X)
+    assert str(warm.rules_) == str(first.rules_)

@@ -20,7 +20,11 @@ models (model files, read by defrag.sources as the API reads models), rules_file
 data_files, columns (a data file's columns as the model reads them), output (formats,
 progress, standard output) and errors.
 """
-from .errors import CommandError
-from .app import COMMANDS, build_parser, main
+from ..utils.startup import loading
+
+# (a Ctrl-C while the commands load: one line and exit status 130, as in main)
+with loading():
+    from .errors import CommandError
+    from .app import COMMANDS, build_parser, main
 
 __all__ = ["COMMANDS", "CommandError", "build_parser", "main"]

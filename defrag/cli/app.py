@@ -1,7 +1,9 @@
 """The defrag parser and ``main``: each command is a module of this package with NAME,
 add_parser(commands) and run(args, out, err), listed in COMMANDS."""
 import argparse
+import functools
 import sys
+import warnings
 
 from . import config, demo, diff, explain, predict
 from .errors import CommandError, one_line
@@ -38,7 +40,12 @@ def main(argv=None, out=None, err=None):
     args = build_parser().parse_args(argv)
     output = Output(out)
     try:
-        status = args.run(args, output, err)
+        with warnings.catch_warnings():
+            # a library's warning is one line of the command's, as its errors are: not
+            # Python's "file:line: Category: message" of a frame the user never wrote
+            # (runpy's, under python -m defrag)
+            warnings.showwarning = functools.partial(_warning_line, err, args.command)
+            status = args.run(args, output, err)
         output.flush()  # (a full disk may say so only now)
         return status
     except CommandError as exc:
@@ -52,3 +59,8 @@ def main(argv=None, out=None, err=None):
     except KeyboardInterrupt:
         say(err, f"defrag {args.command}: interrupted")
         return 130
+
+
+def _warning_line(err, command, message, category, filename, lineno, file=None, line=None):
+    """warnings.showwarning of a command: "defrag COMMAND: warning: message" on err."""
+    say(err, f"defrag {command}: warning: {one_line(message)}")

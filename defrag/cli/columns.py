@@ -4,20 +4,23 @@ categorical_columns, reads_pandas_categoricals and encoding.text_labels), the sa
 every library."""
 import numpy as np
 
+from ..utils.text import printed_name
 from .errors import CommandError, library_error, pandas as _pandas
 
 
-def match_columns(frame, names, n_features, command, err, say_extra=True):
+def match_columns(frame, names, n_features, command, err, say_extra=True, labels=None):
     """The columns of frame the model (or the rules, for predict) reads, in its order: by
     name when it has names (a missing one is an error naming it, extra ones are ignored,
-    and said so when say_extra), else by position with a warning."""
+    and said so when say_extra), else by position with a warning (which says so where the
+    rules name their features, labels, but not the data's columns)."""
     reader, s_ = ("the rules", "") if command == "predict" else ("the model", "s")  # verbs agree
     if names is not None:
         names = [str(n) for n in names]
         have = set(map(str, frame.columns))
         missing = [n for n in names if n not in have]
         if missing:
-            more = f" (and {len(missing) - 1} more: {', '.join(missing[1:6])})" if len(missing) > 1 else ""
+            more = (f" (and {len(missing) - 1} more: {', '.join(map(printed_name, missing[1:6]))})"
+                    if len(missing) > 1 else "")
             spaced = [c for c in map(str, frame.columns) if c.replace(" ", "_") == missing[0]]
             hint = (f"; LightGBM writes spaces in names as '_', the data have {spaced[0]!r}"
                     if spaced else "")
@@ -25,7 +28,7 @@ def match_columns(frame, names, n_features, command, err, say_extra=True):
                                f"{more}{hint}")
         extra = [c for c in map(str, frame.columns) if c not in set(names)]
         if extra and say_extra:
-            listed = ", ".join(extra[:8]) + (f" and {len(extra) - 8} more" if len(extra) > 8 else "")
+            listed = _listed(extra, 8)
             print(f"defrag {command}: note: ignoring {len(extra)} data column"
                   f"{'s' if len(extra) > 1 else ''} {reader} do{'es' if s_ else ''} "
                   f"not use: {listed}", file=err)
@@ -36,10 +39,20 @@ def match_columns(frame, names, n_features, command, err, say_extra=True):
         raise CommandError(f"{reader} store{s_} no feature names to match the data's columns by, and "
                            f"{reader} read{s_} {n_features} features where the data have "
                            f"{frame.shape[1]} columns")
-    print(f"defrag {command}: warning: {reader} store{s_} no feature names; the data's columns are "
-          f"taken by position ({', '.join(map(str, frame.columns[:5]))}"
-          f"{', ...' if frame.shape[1] > 5 else ''})", file=err)
+    what = (f"{reader} store{s_} no feature names" if labels is None else
+            f"{reader} name their features ({_listed(labels, 5)}) but were fitted on an array, not on "
+            "columns of these names")
+    print(f"defrag {command}: warning: {what}; the data's columns are taken by position "
+          f"({_listed(frame.columns, 5)})", file=err)
     return frame
+
+
+def _listed(names, limit):
+    """Up to limit names as printed (utils/text.py: one line, each readable as one name),
+    then how many more."""
+    names = list(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(printed_name(n) for n in names[:limit]) + more
 
 
 def categorical_columns(source):

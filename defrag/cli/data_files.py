@@ -2,37 +2,21 @@
 works); CSV or Parquet out, with the cells a spreadsheet would run as formulas escaped."""
 import csv
 import io
-import os
-import stat
 
 import numpy as np
 
+from ..utils.files import FileReadError, read_file_bytes
 from .errors import CommandError, library_error, pandas as _pandas
 
 
-def check_path(path, what):
-    """A one-line error unless path is a file or a pipe (a device such as /dev/zero would
-    be read without end)."""
+def read_file(path, what, max_bytes=None):
+    """The bytes of a file or a pipe (a device such as /dev/zero would be read without
+    end), or a one-line error for a path that is not a readable file or is larger than
+    max_bytes."""
     try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise CommandError(f"no such {what}: {path}") from None
-    except OSError as exc:
-        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(mode):
-        raise CommandError(f"{path} is a directory, not a {what}")
-    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-        raise CommandError(f"{path} is not a regular file (a device or socket), not a {what}")
-
-
-def read_file(path, what):
-    """The bytes of a file, or a one-line error for a path that is not a readable file."""
-    check_path(path, what)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = read_file_bytes(path, what, max_bytes, pipes=True)
+    except FileReadError as exc:
+        raise CommandError(str(exc)) from None
     if not data:
         raise CommandError(f"{path} is empty")
     return data

@@ -1,5 +1,8 @@
 """``defrag predict RULES DATA``: a data file scored by rules saved as JSON, written back
 with a prediction column."""
+import contextlib
+import warnings
+
 import numpy as np
 
 from .columns import match_columns, prepare_frame, written_columns
@@ -35,8 +38,14 @@ def rows_for_rules(rules, path, command, err):
     data = DataFile(path)  # read once: DATA may be a pipe
     frame = data.frame()
     n_features = None if rules.feature_names is None else len(rules.feature_names)
+    names = rules.feature_names_in
+    if names is None and rules.feature_names is not None and \
+            set(rules.feature_names) <= set(map(str, frame.columns)):
+        # rules fitted on an array, with the names given at the fit: the data name the
+        # features so, in whatever order
+        names = rules.feature_names
     # the output keeps every column of the data, so unused ones are no news
-    X = match_columns(frame, rules.feature_names_in, n_features, command, err, say_extra=False)
+    X = match_columns(frame, names, n_features, command, err, say_extra=False, labels=rules.feature_names)
     enc = rules.encoding
     categorical = {} if enc is None else {
         j: (None if enc.categories[j] is None else list(enc.categories[j]))
@@ -47,12 +56,23 @@ def rows_for_rules(rules, path, command, err):
     return frame, raw, prepare_frame(X, categorical, raw, text_labels=text_labels)
 
 
+@contextlib.contextmanager
+def matched_columns():
+    """Around the rules' reading of the rows of rows_for_rules: their columns are matched
+    there (by name, or by position as said there), so that the rules' warning that a
+    frame's names are not theirs (rules fitted on an array) is no news."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X has feature names, but", UserWarning)
+        yield
+
+
 def run(args, out, err):
     """Score a data file with rules saved by ``defrag explain --format json``."""
     rules = read_rules(args.rules)
     frame, raw, X = rows_for_rules(rules, args.data, NAME, err)
     try:
-        pred = rules.predict(X)
+        with matched_columns():
+            pred = rules.predict(X)
     except (TypeError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     result = frame.copy()

@@ -3,6 +3,7 @@ RuleSet.to_json), read back by the API's reader; a file that is no rules file (a
 a pickle, binary) is refused by its first bytes before any parsing."""
 import json
 
+from ..utils.files import MAX_RULES_BYTES
 from .data_files import read_file
 from .errors import CommandError
 from .models import _PICKLE_MAGIC, _is_lightgbm_text, _is_zip
@@ -22,7 +23,7 @@ def read_rules(path):
     file that is not JSON text (a model, a pickle, binary) is refused before any parsing."""
     from ..rules import from_json  # (defrag's estimators stay unloaded when rules only score)
 
-    data = read_file(path, "rules file")
+    data = read_file(path, "rules file", MAX_RULES_BYTES)
     for accepts, what in _NOT_RULES:
         if accepts(path, data):
             raise CommandError(f"{path} is {what}, not a defrag rules file: models go to 'defrag "

@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from ..rules import RuleSet, RuleTree, from_json
+from ..utils.files import MAX_RULES_BYTES, read_file_bytes
 from ..utils.progress import check_verbose
 from ..utils.validation import check_bool, check_n_jobs, check_positive_int, is_number
 
@@ -69,10 +70,11 @@ def _reference_rules(reference, form, method):
     if reference is None:
         return None
     if isinstance(reference, (str, bytes, os.PathLike)):
+        # a regular file of at most MAX_RULES_BYTES: a device would be read without end, a
+        # named pipe would wait for a writer (utils/files.py)
         try:
-            with open(reference, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_file_bytes(reference, "rules file", MAX_RULES_BYTES).decode("utf-8")
+        except (ValueError, UnicodeDecodeError) as exc:  # FileReadError, or not UTF-8
             raise ValueError(f"reference_rules: cannot read {os.fsdecode(reference)!r} ({exc})") from None
         try:
             reference = from_json(text)

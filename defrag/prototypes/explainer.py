@@ -31,6 +31,7 @@ from .distance import _euclidean, _int32_leaves, _tree_weights, tree_distance
 from .selection import select_submodular, select_supervised
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, prototype_estimate
+from ..utils.text import printed_label
 from ..utils.threads import threads_from_n_jobs
 from ..utils.validation import (as_2d_float, check_labels, check_missing, check_n_jobs, check_positive_int,
                                 columns_by_name, feature_names_of)
@@ -352,7 +353,8 @@ class PrototypeExplainer(ExplanationDisplayMixin, EnsembleExplainerMixin, Classi
                 f"({self.method}, {self.distance_} distance); predict gives the class of the nearest")
 
     def _display_text(self):
-        rows = [f"  training row {int(i)}: class {label}" for i, label in zip(self.prototypes_, self.prototype_labels_)]
+        rows = [f"  training row {int(i)}: class {printed_label(label)}"
+                for i, label in zip(self.prototypes_, self.prototype_labels_)]
         return "\n".join([self._title(), *rows])
 
     def _display_html(self):

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _rules_eval, document
 from ..splits import ZERO_THRESHOLD, category_words
+from ..utils.text import is_plain, printed_name
 
 
 # ends a condition of a rule set's listing that a missing value satisfies where training
@@ -56,10 +57,6 @@ def missing_value_note(conditions, supports_missing=True, unknown_missing=()):
 def _at_zero_threshold(c):
     """Whether a condition has a bound at LightGBM's zero threshold (printed as 0)."""
     return not c.is_set and any(b is not None and abs(b) == ZERO_THRESHOLD for b in (c.lower, c.upper))
-
-
-def _fmt(value):
-    return f"{value:.6g}"
 
 
 _EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)  # any double, exactly
@@ -421,29 +418,39 @@ class Condition:
         return [names[c] if names is not None and c < len(names) else str(c) for c in self.categories]
 
     def _printed_labels(self):
-        """Labels as printed: quoted when a comma, brace or outer space would make the set ambiguous."""
-        return [repr(n) if not n or n != n.strip() or any(ch in n for ch in ",{}'") else n
-                for n in self._labels()]
+        """Labels as printed: with repr's quotes and escapes where a label is not plain
+        (utils/text.py: a comma, brace, quote, line break or outer space would make the set
+        say something else)."""
+        return [n if is_plain(n) else repr(n) for n in self._labels()]
+
+    def _empty(self):
+        """Whether no present value satisfies the condition (an interval whose bounds
+        cross, one above +inf, an empty set)."""
+        if self.is_set:
+            return not self.categories and not self.negated
+        return self.lower is not None and (self.lower == np.inf or
+                                           (self.upper is not None and self.lower >= self.upper))
 
     def _text(self):
         """The condition on present values, or None when no present value satisfies it."""
+        return None if self._empty() else self._test_text()
+
+    def _test_text(self):
+        """The test on present values as the kernels make it (also where none passes it:
+        "5 < x <= 3", "x in {}")."""
+        name = printed_name(self.name)
         if self.is_set:
-            if not self.categories and not self.negated:
-                return None
-            return f"{self.name} {'not in' if self.negated else 'in'} {{{', '.join(self._printed_labels())}}}"
-        if (self.lower is not None and self.lower >= np.finfo(np.float64).max) or (
-                self.lower is not None and self.upper is not None and self.lower >= self.upper):
-            return None
+            return f"{name} {'not in' if self.negated else 'in'} {{{', '.join(self._printed_labels())}}}"
         lo = None if self.lower is None else _bound_text(self.lower, True, self.zero_missing)
         hi = None if self.upper is None else _bound_text(self.upper, False, self.zero_missing)
         if lo is not None and hi is not None:
-            return f"{lo[1]} {lo[0].replace('>', '<')} {self.name} {hi[0]} {hi[1]}"
+            return f"{lo[1]} {lo[0].replace('>', '<')} {name} {hi[0]} {hi[1]}"
         if lo is not None:
-            return f"{self.name} {lo[0]} {lo[1]}"
+            return f"{name} {lo[0]} {lo[1]}"
         if hi is not None:
-            return f"{self.name} {hi[0]} {hi[1]}"
+            return f"{name} {hi[0]} {hi[1]}"
         # no bound: every present value (a missing one fails unless the condition says so)
-        return f"{self.name} is any number" if self.missing else f"{self.name} is not missing"
+        return f"{name} is any number" if self.missing else f"{name} is not missing"
 
     def __str__(self):
         return self.text()
@@ -470,7 +477,9 @@ class Condition:
         text = self._text()
         missing = "missing or 0" if self.zero_missing else "missing"
         if text is None:
-            return f"{self.name} is {missing}" if self.missing else f"{self.name} in {{}}"
+            # no present value passes: a missing value alone, or no row at all (then the
+            # test as it is, which a reader finds false on every number)
+            return f"{printed_name(self.name)} is {missing}" if self.missing else self._test_text()
         if self.missing:
             # a zero read as missing (LightGBM's zero-as-missing) is common at predict
             # time: always said in full

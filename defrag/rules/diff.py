@@ -27,6 +27,7 @@ import json
 
 import numpy as np
 
+from ..utils.text import printed_name
 from .tree_nodes import Leaf, Node
 
 # the moves of rows between regions listed, the largest first
@@ -316,7 +317,8 @@ class ExplanationDiff:
                f"{len(self.kept)} kept, {len(self.changed)} changed, {len(self.added)} added, "
                f"{len(self.removed)} removed"]
         for x in self.changed:
-            moves = ", ".join(f"{m['feature']} {'>' if m['bound'] == 'lower' else '<='} {m['old']:.6g} -> "
+            moves = ", ".join(f"{printed_name(m['feature'])} {'>' if m['bound'] == 'lower' else '<='} "
+                              f"{m['old']:.6g} -> "
                               f"{m['new']:.6g}" for m in x["threshold_moves"])
             out.append(f"~ {self._label(x['old_part'], x['old_region'])} -> {self._label(x['new_part'], x['new_region'])}: "
                        f"{moves or 'the same thresholds'}; prediction {_show(x['old_prediction'])} -> "

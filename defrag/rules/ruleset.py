@@ -15,6 +15,7 @@ import numpy as np
 from . import _rules_eval, diff as diffs, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
+from ..utils.text import printed_label
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, user_stacklevel
 from .conditions import (Condition, condition_arrays, conditions_on_training_rows, list_reading,
@@ -189,8 +190,8 @@ def _with_prediction(rule, prediction):
 
 def prediction_text(prediction, proba):
     if proba is None:  # a value: the shortest text of the number predicted, exactly
-        return number_text(prediction) if isinstance(prediction, (float, np.floating)) else str(prediction)
-    return f"{prediction} (p={float(np.max(proba)):.3f})"
+        return number_text(prediction) if isinstance(prediction, (float, np.floating)) else printed_label(prediction)
+    return f"{printed_label(prediction)} (p={float(np.max(proba)):.3f})"
 
 
 class RuleSet:

@@ -24,6 +24,7 @@ import json
 import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
+from ..utils.text import longest_run, printed_label
 from . import diff as diffs, document, tree_export
 from .conditions import (Condition, comparisons, conditions_on_training_rows, conjunction_reading,
                          missing_value_note, reading_costs)
@@ -845,12 +846,17 @@ class RuleTree:
         if self.form == "tree":
             return ("go down from the top: where every condition of an 'if' holds, take its branch, "
                     "else go on to the next 'elif' or the 'else'")
-        what = "y" if self.classes is None else f"p({self.classes[1]})"
+        what = self._sum_of()
         guide = (f"{what} is the first line's number plus one value from each part: in each part, the value "
                  "of the first branch whose conditions all hold")
         if self.classes is not None:
-            guide += f"; y = {self.classes[1]} where p({self.classes[1]}) > 0.5, else {self.classes[0]}"
+            first, second = (printed_label(c) for c in self.classes)
+            guide += f"; y = {second} where {what} > 0.5, else {first}"
         return guide
+
+    def _sum_of(self):
+        """What a sum adds up, as printed: y, or the second class's probability."""
+        return "y" if self.classes is None else f"p({printed_label(self.classes[1])})"
 
     def title(self):
         """Return the counts printed in the title: parts (a sum), regions, conditions.
@@ -885,8 +891,7 @@ class RuleTree:
         if self.form == "tree":
             lines = self._lines(self.terms[0], 0)
         else:
-            what = "y" if self.classes is None else f"p({self.classes[1]})"
-            lines = [f"{what} = {self._number(self.base, signed=False)}"]
+            lines = [f"{self._sum_of()} = {self._number(self.base, signed=False)}"]
             for t, root in enumerate(self.terms, 1):
                 lines.append(f"  + part {t}:")
                 lines += self._lines(root, 2)
@@ -906,7 +911,11 @@ class RuleTree:
         str
             The Markdown.
         """
-        return "```\n" + str(self) + "\n```"
+        text = str(self)
+        # a fence longer than any run of backquotes in the text, which then cannot close it
+        # (CommonMark); names cannot start a line of their own (utils/text.py)
+        fence = "`" * max(3, longest_run(text, "`") + 1)
+        return f"{fence}\n{text}\n{fence}"
 
     def _repr_markdown_(self):
         return self.to_markdown()
