@@ -386,6 +386,91 @@ def issue40_smaller():
         print(f"  Dask: not measured ({exc})")
 
 
+def issue45_forms():
+    """Issue 45, items 1-4 and max_regions of 9: models that split missing values alone, a
+    large offset, the printed numbers, what y means; one line each, "held" where the fault
+    no longer reproduces."""
+    from sklearn.datasets import make_friedman1
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
+
+    from defrag import DefragModel
+    from test_printed_truth import agree, predict_by_hand
+
+    print("== issue 45, 1-4, 9: missing values, numbers as printed, one meaning of y")
+
+    def verdict(ok, text):
+        return ("held: " if ok else "broken: ") + text
+
+    def synthetic1(seed, n=1000):
+        rng = np.random.default_rng(seed)
+        X = rng.random((n, 2))
+        y = np.logical_xor(X[:, 0] > 0.5, X[:, 1] > 0.5).astype(int)
+        y = np.where(rng.random(n) < 0.1, 1 - y, y)
+        X[rng.random(X.shape) < 0.05] = np.nan
+        return X, y
+
+    libraries = {"HistGradientBoosting": lambda: HistGradientBoostingClassifier()}
+    try:
+        import xgboost
+        libraries["XGBoost"] = lambda: xgboost.XGBClassifier(n_estimators=50, max_depth=3, n_jobs=1)
+    except ImportError:
+        pass
+    try:
+        import lightgbm
+        libraries["LightGBM"] = lambda: lightgbm.LGBMClassifier(n_estimators=50, verbose=-1, n_jobs=1)
+    except ImportError:
+        pass
+    try:
+        import catboost
+        libraries["CatBoost"] = lambda: catboost.CatBoostClassifier(iterations=50, depth=4, verbose=0,
+                                                                    thread_count=1, allow_writing_files=False)
+    except ImportError:
+        pass
+    for library, make in libraries.items():
+        failed = disagree = 0
+        for seed in range(10):
+            X, y = synthetic1(seed)
+            model = make().fit(X, y)
+            for budget in (None, 7):
+                try:
+                    explained = DefragModel(model, max_conditions=budget, random_state=seed).fit(X, y)
+                except ValueError:
+                    failed += 1
+                    continue
+                frame = {n: X[:, d] for d, n in enumerate(explained.rules_.feature_names)}
+                disagree += int(np.count_nonzero(~agree(predict_by_hand(str(explained), frame),
+                                                        explained.predict(X), False)))
+        print("  1.", verdict(failed == 0 and disagree == 0,
+                              f"{library} on Synthetic1 with 5% missing, 10 seeds x (default, max_conditions=7): "
+                              f"{failed} of 20 fits failed; text and predict disagree on {disagree} rows"))
+
+    X, y = make_friedman1(1000, random_state=0)
+    forest = RandomForestRegressor(50, random_state=0).fit(X, y + 1e8)
+    reference = forest.predict(X)
+    for params in ({}, {"max_conditions": 7}, {"form": "list"}):
+        model = DefragModel(forest, random_state=0, **params).fit(X)
+        predicted = model.predict(X)
+        rmse = float(np.sqrt(np.mean((predicted - reference) ** 2)))
+        frame = {n: X[:, d] for d, n in enumerate(model.rules_.feature_names)}
+        exact = bool(np.all([float(a) == b for a, b in zip(predict_by_hand(str(model), frame), predicted)]))
+        form = getattr(model.rules_, "form", "list")
+        print("  2-3.", verdict(np.unique(predicted).size > 2 and exact,
+                                f"offset 1e8, {params or 'default'}: a {form} of {np.unique(predicted).size} "
+                                f"distinct values, RMSE to the model {rmse:.2f}; every printed value is predict's "
+                                f"exactly: {exact}"))
+
+    ok = []
+    for form, params in (("auto", {}), ("sum", {"max_conditions": 7}), ("list", {})):
+        shifted = DefragModel(forest, form=form, random_state=0, **params).fit(X, y + 1e4)
+        ok.append(abs(shifted.predict(X).mean() - (y.mean() + 1e4)) < 0.5 and shifted.fitted_to_ == "y")
+    print("  4.", verdict(all(ok), "fit(X, y + 1e4) of a model of y: every form (tree, sum, list) prints y's values "
+                                   "(mean prediction y's mean + 1e4) and says 'fitted to y'"))
+    forest = RandomForestRegressor(30, random_state=0).fit(X, y)
+    model = DefragModel(forest, max_regions=2, max_conditions=50, random_state=0).fit(X)
+    print("  9.", verdict(model.n_regions_ <= 2, f"max_regions=2, max_conditions=50: {model.n_regions_} regions "
+                                                 f"({model.rules_.form})"))
+
+
 def issue45_names():
     """Issue 45, items 5 and 8 and the command line's part of 9: one line each, "held" where
     the fault no longer reproduces."""
@@ -510,6 +595,7 @@ def main():
         issue40_smaller()
     with tempfile.TemporaryDirectory() as tmp:
         issue40_cli_sql(tmp)
+    issue45_forms()
     issue45_names()
 
 

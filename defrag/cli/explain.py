@@ -29,7 +29,8 @@ def add_parser(commands):
                         "joblib file only with --allow-pickle")
     e.add_argument("data", metavar="DATA", help="CSV file, or Parquet (needs pyarrow)")
     e.add_argument("--target", metavar="COL", help="column with the target to fit instead of the "
-                   "model's predictions (dropped from the features)")
+                   "model's predictions: the printed values are its values, the model gives the "
+                   "splits (dropped from the features)")
     e.add_argument("--max-conditions", type=non_negative_int, default=None, metavar="B",
                    help="print at most B comparisons (a < x <= b counts two): the explanation of "
                         "smallest cross-validated error within that budget")
