@@ -162,3 +162,44 @@ def test_a_sum_too_large_for_its_spread_says_it_is_coarse():
     assert tree.coarse and tree.decimals == -2  # exact integers of 100 only
     np.testing.assert_array_equal(tree.predict(np.array([[1.0]])), [1e17])
     assert not RuleTree([Node([Condition(0, "a", lower=0.5)], Leaf(0.25), Leaf(-0.25))], base=1e8).coarse
+
+
+# ------------------------------------------------------------ issue 46: regions that matter
+def test_synthetic1_prints_its_few_true_regions():
+    """The paper's Synthetic1 (XOR, 10% flipped labels, a 100-tree forest): the default
+    prints at most 4 regions (the one-standard-error choice, same-class siblings merged)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    regions = []
+    for seed in (0, 1, 3):
+        X, y = xor_with_missing(seed, share=0.0)
+        forest = RandomForestClassifier(n_estimators=100, random_state=seed).fit(X, y)
+        model = DefragModel(forest, random_state=0).fit(X)
+        regions.append(model.n_regions_)
+        text = str(model)
+        # no split whose two sides print the same class
+        leaves = [line.strip() for line in text.splitlines() if " y = " in line]
+        assert len(leaves) == model.n_regions_
+    assert sum(r <= 4 for r in regions) >= 2, regions  # (before: 5 to 10 regions on every seed)
+
+
+def test_no_region_holds_fewer_than_one_percent_of_the_rows():
+    X, y = xor_with_missing(2, share=0.0)
+    from sklearn.ensemble import RandomForestClassifier
+
+    forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    for params in ({}, {"n_regions": 8}, {"max_conditions": 7}):
+        model = DefragModel(forest, random_state=0, **params).fit(X)
+        assert min(lf.support for lf in model.rules_.leaves()) >= 0.01 * 0.75 * len(X), params
+
+
+def test_the_default_reaches_every_class_and_a_cap_below_them_warns():
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = make_classification(3000, 8, n_informative=6, n_classes=12, n_clusters_per_class=1, random_state=0)
+    forest = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    model = DefragModel(forest, random_state=0).fit(X)
+    assert set(np.unique(model.rules_.predictions())) == set(range(12))
+    with pytest.warns(UserWarning, match="max_regions=5 is below the 12 classes"):
+        DefragModel(forest, max_regions=5, random_state=0).fit(X)

@@ -13,6 +13,7 @@ with the seconds of each phase.
 import dataclasses
 import logging
 import time
+import warnings
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from ..utils.dask_collections import is_dask_collection
 from ..rules.diff import explanation_diff
 from ..rules.tree import explanation_conditions
 from ..utils.progress import RestartProgress
+from ..utils.validation import user_stacklevel
 from .dask_rows import DaskRows
 from .prepare import prepare
 from .list_path import search_list
@@ -108,6 +110,12 @@ def fit_rules(config, estimator, X, y=None, feature_names=None):
                 raise ValueError("form='paper' prunes the paper's rules on all rows in one process: not "
                                  "supported with a Dask X and a subsample; use form='restarts', or compute X")
         prepared = prepare(config, source, rows, feature_names, clock)
+        n_classes = prepared.fit_target.n_classes
+        for name in ("n_regions", "max_regions"):
+            cap = getattr(config, name)
+            if n_classes and cap is not None and cap < n_classes:
+                warnings.warn(f"{name}={cap} is below the {n_classes} classes: at most {cap} of them can be "
+                              "predicted", UserWarning, stacklevel=user_stacklevel())
         if config.form == "sum" and prepared.fit_target.n_classes > 2:
             raise ValueError(f"form='sum' adds one number per part: it explains a regression or two classes, "
                              f"not {prepared.fit_target.n_classes}; use form='auto' or 'tree'")

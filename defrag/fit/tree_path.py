@@ -63,6 +63,11 @@ LITERAL_PRICES = (0.02, 0.1, math.inf)
 # The default explanation reads in at most this many times the comparisons per row of
 # the plain tree of as many regions.
 READING_SLACK = 1.3
+# No region of a tree holds fewer than this share of the rows it is grown on.
+MIN_REGION_SHARE = 0.01
+# The default's largest size in classification: at least this many regions per two classes
+# (every class can have a region, with room to spare).
+DEFAULT_CLASS_ROOM = 3
 # The price standing for an infinite one in the kernel: a box of k conditions drops the
 # loss by at most the region's squared error, so any price above 1 leaves one condition a node.
 ONE_CONDITION_PRICE = 2.0
@@ -99,6 +104,7 @@ class Candidate:
     # a warm start: per REFERENCE_FORMS candidate, the standard error of the mean difference
     # of its per-row validation losses and this candidate's (None: no warm start)
     reference_se: tuple = None
+    reaches_all: bool = True  # classification: its leaves print every class
 
 
 @dataclasses.dataclass
@@ -114,15 +120,26 @@ class GrownTrees:
     names: dict
 
     def tree(self, price, size):
-        return _tree_of(self.steps[price][:size - 1], self.read, self.values[price], self.names)
+        return _tree_of(self.kept(price, size), self.read, self.values[price], self.names)
+
+    def kept(self, price, size):
+        """The steps of the tree of size regions as printed: a step whose two sides end
+        in leaves that print the same class is one leaf (classification)."""
+        return _merged_steps(self.steps[price][:size - 1], self.values[price])
 
     def n_regions(self, price, size):
-        return len(self.steps[price][:size - 1]) + 1
+        return len(self.kept(price, size)) + 1
 
     def n_conditions(self, price, size):
         """The tree's printed comparisons (RuleTree.n_conditions), without building it."""
-        return int(sum(comparisons(c) for _, box in self.steps[price][:size - 1]
-                       for c in self.read[tuple(box)]))
+        return int(sum(comparisons(c) for _, box in self.kept(price, size) for c in self.read[tuple(box)]))
+
+    def labels(self, price, size):
+        """The predictions its leaves print."""
+        kept = self.kept(price, size)
+        inner = {leaf for leaf, _ in kept}
+        nodes = {0} | {c for t in range(len(kept)) for c in (2 * t + 1, 2 * t + 2)}
+        return [self.values[price][v][0] for v in nodes - inner]
 
 
 @dataclasses.dataclass
@@ -213,6 +230,11 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
         c = candidates[i]
         return (c.validation_error, c.n_conditions, -c.price, i)
 
+    # a size asked for reads the trees a fit of that size grows (at most n_regions, or
+    # max_conditions + 1, regions before same-class leaves merge): with_size prints its refit
+    cap = n_regions if n_regions is not None else (None if max_conditions is None else max_conditions + 1)
+    if cap is not None:
+        searched = [i for i in searched if candidates[i].form != "tree" or candidates[i].size <= cap]
     measured = [i for i in searched if np.isfinite(candidates[i].validation_error)]
     if max_conditions is not None:
         within = [i for i in measured if 0 <= candidates[i].n_conditions <= max_conditions]
@@ -223,9 +245,9 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     if n_regions is not None:
         exact = [i for i in trees if candidates[i].n_regions == n_regions]
         if not exact:
-            exact = [i for i, c in enumerate(candidates) if c.form == "tree" and c.n_regions == n_regions] or \
-                [max((i for i, c in enumerate(candidates) if c.form == "tree"),
-                     key=lambda i: (candidates[i].n_regions, -i))]
+            exact = [i for i in searched if candidates[i].form == "tree" and candidates[i].n_regions == n_regions] \
+                or [max((i for i in searched if candidates[i].form == "tree"),
+                        key=lambda i: (candidates[i].n_regions, -i))]
         return min(exact, key=key)
     if not trees:
         return 0
@@ -238,7 +260,17 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
             return True
         return c.checks <= READING_SLACK * plain[min(c.size, largest)] + 1e-12
 
-    return min([i for i in trees if readable(i)] or trees, key=key)
+    pool = [i for i in trees if readable(i)] or trees
+    pool = [i for i in pool if candidates[i].reaches_all] or pool  # every class printed, where any does
+    best = candidates[min(pool, key=key)]
+    # the one-standard-error rule: the simplest tree whose validation error is within one
+    # standard error of the best's (its per-row losses): a smaller difference is noise
+    losses = best.losses
+    se = float(np.std(losses, ddof=1) / math.sqrt(losses.size)) if losses is not None and losses.size > 1 else 0.0
+    within = [i for i in pool if candidates[i].validation_error <= best.validation_error + se
+              + 1e-12 * abs(best.validation_error)]
+    return min(within, key=lambda i: (candidates[i].n_regions, candidates[i].n_conditions,
+                                      candidates[i].validation_error, i))
 
 
 # --------------------------------------------------------------------- search
@@ -263,7 +295,15 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     candidates_boxes = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
 
     budget, n_regions = config.max_conditions, config.n_regions
-    max_regions = max(1, min(config.largest_regions, rows.size))
+    default = budget is None and n_regions is None
+    largest = config.largest_regions
+    if default and config.max_regions is None and n_classes:
+        largest = max(largest, DEFAULT_CLASS_ROOM * n_classes // 2)  # room for a region per class
+    max_regions = max(1, min(largest, rows.size))
+    # no tree region holds fewer rows than MIN_REGION_SHARE of them, whatever the size
+    # asked for: a tree of any size on the path (with_size) is the one a fit of that size prints
+    def leaf_rows(part):
+        return max(1, math.ceil(MIN_REGION_SHARE * len(part)))
     with_sums = budget is not None and config.form in ("auto", "sum") and n_classes in (0, 2)
     sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0)) if with_sums else 0
     prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()
@@ -286,10 +326,10 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         price = min(price, ONE_CONDITION_PRICE)
         if scored is None:
             return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
-                                  literal_price=price, n_threads=n_threads)
+                                  literal_price=price, min_leaf=leaf_rows(part), n_threads=n_threads)
         return grow_tree_path_scored(S[part], T[part], feature, group, candidates_boxes, max_regions, S[scored],
-                                     y_s[scored], n_classes, literal_price=price, n_threads=n_threads,
-                                     outputs=None if U is T else U[part])
+                                     y_s[scored], n_classes, literal_price=price, min_leaf=leaf_rows(part),
+                                     n_threads=n_threads, outputs=None if U is T else U[part])
 
     def grow_sum(part, n_threads=1):
         return grow_additive_path(S[part], T_sum[part], sum_size, backfit_rounds=BACKFIT_ROUNDS,
@@ -344,6 +384,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     for c in candidates:
         if c.form == "tree":
             c.n_conditions, c.n_regions = trees.n_conditions(c.price, c.size), trees.n_regions(c.price, c.size)
+            if n_classes:
+                c.reaches_all = len(set(map(str, trees.labels(c.price, c.size)))) >= n_classes
         else:
             c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
             c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
@@ -517,16 +559,61 @@ def leaf_values(means, classes, n_classes):
     return {v: (float(out[0]), None) for v, out in means.items()}
 
 
+def _merged_steps(steps, values):
+    """steps (leaf, box) without those whose two sides end in leaves of one class, as
+    (leaf, box) with each kept step's children renumbered as _tree_of reads them (step t
+    splits into 2t + 1 and 2t + 2); a removed step's node becomes a leaf of its own value
+    (the mean over both sides' rows, whose most probable class is theirs). Regression
+    (values without probabilities): steps as they are."""
+    if not steps or next(iter(values.values()))[1] is None:
+        return list(steps)
+    split_of = {leaf: t for t, (leaf, _) in enumerate(steps)}
+    merged = set()
+
+    def label(v):  # the class a node prints as a leaf once merged, or None for a node
+        if v not in split_of:
+            return values[v][0]
+        t = split_of[v]
+        a, b = label(2 * t + 1), label(2 * t + 2)
+        if a is not None and b is not None and a == b:
+            merged.add(t)
+            return a
+        return None
+
+    label(0)
+    if not merged:
+        return list(steps)
+    # renumber: kept step k splits node v into 2k + 1 and 2k + 2, read by _tree_of
+    kept, number = [], {0: 0}
+    for t, (leaf, box) in enumerate(steps):  # steps in growth order: a node before its children
+        if t in merged or leaf not in number:
+            continue
+        k = len(kept)
+        kept.append((number[leaf], box))
+        number[2 * t + 1], number[2 * t + 2] = 2 * k + 1, 2 * k + 2
+    return _Renumbered(kept, {new: old for old, new in number.items()})
+
+
+class _Renumbered(list):
+    """Kept steps renumbered, with the original node of each new number (``original``)."""
+
+    def __init__(self, steps, original):
+        super().__init__(steps)
+        self.original = original
+
+
 def _tree_of(steps, read, values, names):
     """The RuleTree of steps (leaf, box): boxes as read out (read: literals -> conditions),
     leaves the nodes' values (leaf_values)."""
     split_of = {leaf: (t, read[tuple(box)]) for t, (leaf, box) in enumerate(steps)}
+    original = getattr(steps, "original", None)
 
     def build(v):
+        key = v if original is None else original[v]
         if v in split_of:
             t, conditions = split_of[v]
-            return Node(conditions, build(2 * t + 1), build(2 * t + 2), key=v)
-        return Leaf(*values[v], key=v)
+            return Node(conditions, build(2 * t + 1), build(2 * t + 2), key=key)
+        return Leaf(*values[key], key=key)
 
     return RuleTree([build(0)], **names)
 
