@@ -598,7 +598,7 @@ def tree_fields(d):
                     _fail(f"{where}.{key}", f"nodes[{child}] is already a branch of nodes[{named_by[child]}]")
                 named_by[child] = i
     for t, r in enumerate(roots):
-        if r in named_by or roots.index(r) != t:
+        if r in named_by:  # (a root named before is a branch, or an earlier term's root)
             _fail(f"terms[{t}]", f"nodes[{r}] is a branch or another term's root")
         named_by[r] = -1
     unnamed = [i for i in range(len(nodes)) if i not in named_by]
