@@ -15,7 +15,7 @@ from sklearn.ensemble import RandomForestRegressor
 from defrag import DefragModel, DefragMemoryError, max_memory
 from defrag.rules import Leaf, Node, RulesDocumentError, RuleTree, from_json
 from defrag.rules import tree as tree_module
-from defrag import Condition
+from defrag import Condition, Rule, RuleSet
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +106,69 @@ def test_the_roots_of_many_terms_are_checked_in_linear_time(sum_document):
     started = time.perf_counter()
     refused(doc, f"terms[{n - 1}]")
     assert time.perf_counter() - started < 10
+
+
+# ------------------------------------------------------------------------ the diff
+def many_parts(n_parts, shift=0.0, seed=0):
+    """A sum of n_parts one-box parts over ten features, thresholds moved by shift."""
+    rng = np.random.RandomState(seed)
+    terms = []
+    for p in range(n_parts):
+        d = p % 10
+        lower = round(float(rng.rand()), 3) + shift
+        terms.append(Node([Condition(d, f"x{d}", lower=lower)], Leaf(0.001), Leaf(-0.001)))
+    return RuleTree(terms, base=1.0, feature_names=[f"x{d}" for d in range(10)], decimals=3)
+
+
+def test_the_diff_of_two_sums_of_many_parts_is_linear(sum_document):
+    old, new = many_parts(2000), many_parts(2000, shift=0.001)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        d = old.diff(new)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - started < 20  # 114 s when every part was scored against every part
+    assert peak < 100 * 2**20, peak  # 1.4 GB
+    # every part pairs with the one of its feature and threshold: none added or removed
+    assert not d.added and not d.removed and len(d.kept) + len(d.changed) == 4000
+    # alike parts, every one sharing its description with all the others
+    same = RuleTree([Node([Condition(0, "x0", lower=0.5)], Leaf(1.0), Leaf(2.0))] * 3000, base=0.0,
+                    feature_names=["x0"])
+    started = time.perf_counter()
+    d = same.diff(same)
+    assert time.perf_counter() - started < 20
+    assert len(d.kept) == 6000 and all(x["old_part"] == x["new_part"] for x in d.kept)
+
+
+def test_the_diff_counts_the_regions_it_compares(tmp_path):
+    old, new = many_parts(70), many_parts(70, shift=0.001)
+    d = old.diff(new)
+    doc = d.to_dict()
+    # 70 parts of two regions: 140 regions listed, not 2**70 combinations (nor their overflow, 0)
+    assert doc["old"]["n_regions"] == doc["new"]["n_regions"] == 140
+    assert len(d.kept) + len(d.changed) + len(d.removed) == 140
+    assert str(d).splitlines()[0] == ("old: sum of 70 parts with 140 regions in all; "
+                                      "new: sum of 70 parts with 140 regions in all")
+    tree = RuleTree([balanced(3)], feature_names=["x0", "x1"])
+    assert str(tree.diff(tree)).splitlines()[0] == "old: tree of 8 regions; new: tree of 8 regions"
+
+
+def test_an_infinite_prediction_writes_a_diff_in_strict_json():
+    rules = RuleSet([Rule([Condition(0, "x0", upper=0.5)], float("inf"))], -float("inf"))
+    other = RuleSet([Rule([Condition(0, "x0", upper=0.6)], 1.0)], 0.0)
+    d = json.loads(rules.diff(other, np.array([[0.1], [0.55], [0.9]])).to_json())
+    assert d["changed"][0]["old_prediction"] == "inf"
+
+
+def test_cli_diff_checks_its_options_before_it_reads_a_file(tmp_path, capsys):
+    from defrag import cli
+
+    tree = RuleTree([balanced(2)], feature_names=["x0", "x1"])
+    (tmp_path / "a.json").write_text(tree.to_json())
+    missing = str(tmp_path / "no such data.csv")
+    for tol in ("nan", "inf", "-1"):
+        assert cli.main(["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json"), missing, f"--tol={tol}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--tol must be a finite number >= 0" in err, err
