@@ -172,3 +172,125 @@ def test_cli_diff_checks_its_options_before_it_reads_a_file(tmp_path, capsys):
         assert cli.main(["diff", str(tmp_path / "a.json"), str(tmp_path / "a.json"), missing, f"--tol={tol}"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--tol must be a finite number >= 0" in err, err
+
+
+# -------------------------------------------------------------- what the reader refuses
+@pytest.mark.parametrize("change, path", [
+    ({"decimals": 18}, "base"), ({"decimals": 19}, "base"), ({"decimals": 300}, "base"),
+    ({"decimals": 0, "base": 1e308}, "base"),
+])
+def test_a_sum_whose_units_overflow_is_refused(sum_document, change, path):
+    message = refused(dict(sum_document, **change), path)
+    assert "2**53 units" in message or "range" in message
+
+
+def test_a_sum_of_parts_whose_units_add_past_the_limit_is_refused(sum_document):
+    doc = copy.deepcopy(sum_document)
+    doc["decimals"] = 0
+    doc["base"] = 0.0
+    for item in doc["nodes"]:
+        if "prediction" in item:
+            item["prediction"] = 2.0**52 + 2.0**50  # each value holds; base + the parts' largest do not
+    assert "add up to" in refused(doc, "decimals")
+    value = next(i for i, item in enumerate(doc["nodes"]) if "prediction" in item)
+    doc["nodes"][value]["prediction"] = 2.0**60
+    refused(doc, f"nodes[{value}].prediction")
+    # each number and their total hold in units of 10**300, but the total is past a double
+    doc["decimals"] = -300
+    doc["base"] = 1.7e308
+    for item in doc["nodes"]:
+        if "prediction" in item:
+            item["prediction"] = 1e308
+    assert "range" in refused(doc, "decimals")
+
+
+def test_what_the_reader_accepts_of_a_sum_predicts_as_it_prints(sum_document, friedman):
+    X = friedman[0][:50]
+    for decimals in (2, 6, 12):
+        tree = from_json(json.dumps(dict(sum_document, decimals=decimals)))
+        namespace = {}
+        exec(tree.to_python(), namespace)
+        assert list(tree.predict(X)) == [namespace["predict"](list(x)) for x in X]
+
+
+def test_an_infinite_leaf_or_label_is_refused(tree_document):
+    doc = copy.deepcopy(tree_document)
+    leaf = next(i for i, item in enumerate(doc["nodes"]) if "prediction" in item)
+    for value in ("inf", "-inf"):
+        doc["nodes"][leaf]["prediction"] = value
+        refused(doc, f"nodes[{leaf}].prediction")
+    classes = RuleTree([Node([Condition(0, "x0", upper=0.5)], Leaf(1.0, [1.0, 0.0]), Leaf(2.0, [0.0, 1.0]))],
+                       classes=np.array([1.0, 2.0]), feature_names=["x0"]).to_dict()
+    classes["classes"] = [1.0, "inf"]
+    refused(classes, "classes[1]")
+
+
+def test_the_cli_diff_of_an_infinite_leaf_is_one_line(tmp_path, capsys, tree_document):
+    from defrag import cli
+    import pandas as pd
+
+    doc = copy.deepcopy(tree_document)
+    leaf = next(i for i, item in enumerate(doc["nodes"]) if "prediction" in item)
+    doc["nodes"][leaf]["prediction"] = "inf"
+    (tmp_path / "old.json").write_text(json.dumps(tree_document))
+    (tmp_path / "new.json").write_text(json.dumps(doc))
+    pd.DataFrame(np.random.RandomState(0).rand(20, 10), columns=[f"x{d}" for d in range(10)]).to_csv(
+        tmp_path / "d.csv", index=False)
+    assert cli.main(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), str(tmp_path / "d.csv"),
+                     "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"nodes[{leaf}].prediction" in err, err
+
+
+def test_a_category_set_on_a_numeric_feature_and_a_bound_on_labels_are_refused(tree_document):
+    doc = copy.deepcopy(tree_document)
+    cond = doc["nodes"][0]["conditions"][0]
+    feature = cond["feature"]
+    cond.update(lower=None, upper=None, printed_lower=None, printed_upper=None, codes=[1, 2])
+    assert "reads as a number" in refused(doc, "nodes[0].conditions[0].codes")
+    doc = copy.deepcopy(tree_document)
+    doc["encoding"]["categorical"][feature] = True
+    doc["encoding"]["categories"][feature] = {"dtype": "object", "values": ["a", "b", "c"]}
+    bound = "lower" if doc["nodes"][0]["conditions"][0]["lower"] is not None else "upper"
+    assert "category labels" in refused(doc, f"nodes[0].conditions[0].{bound}")
+    # category sets on a categorical feature read back
+    for node in doc["nodes"]:
+        for c in node.get("conditions", ()):
+            if c["feature"] == feature:
+                c.update(lower=None, upper=None, printed_lower=None, printed_upper=None, codes=[1, 2])
+    assert from_json(json.dumps(doc)).nodes()[0].conditions[0].is_set
+
+
+def test_a_rule_tree_is_schema_version_2(tree_document):
+    refused(dict(tree_document, schema_version=1), "schema_version")
+    no_version = dict(tree_document)
+    del no_version["schema_version"]
+    assert str(from_json(json.dumps(no_version))) == str(from_json(json.dumps(tree_document)))
+
+
+def test_a_repeated_key_is_refused_with_its_path(tree_document):
+    text = json.dumps(tree_document)
+    leaf = next(i for i, item in enumerate(tree_document["nodes"]) if "prediction" in item)
+    first = json.dumps(tree_document["nodes"][leaf])
+    assert text.count(first) >= 1
+    doubled = text.replace(first, '{"prediction": 1e9, ' + first[1:], 1)
+    with pytest.raises(RulesDocumentError) as info:
+        from_json(doubled)
+    assert info.value.path.endswith(".prediction") and info.value.path.startswith("nodes[")
+    with pytest.raises(RulesDocumentError) as info:
+        RuleSet.from_json('{"rules": [], "default_prediction": 1.0, "default_prediction": 2.0}')
+    assert info.value.path == "default_prediction"
+
+
+@pytest.mark.parametrize("label", ["\x00", "a\x00", "\x00\x00"])
+def test_a_label_with_a_nul_reads_back_as_it_was_written(label):
+    classes = np.array([label, "b"], dtype=object)
+    tree = RuleTree([Node([Condition(0, "x0", upper=0.5)], Leaf(label, [1.0, 0.0]), Leaf("b", [0.0, 1.0]))],
+                    classes=classes, feature_names=["x0"])
+    rules = RuleSet([Rule([Condition(0, "x0", upper=0.5)], label, proba=[1.0, 0.0])], "b", classes=classes,
+                    default_proba=[0.0, 1.0], feature_names=["x0"])
+    X = np.array([[0.1], [0.9]])
+    for explanation in (tree, rules):
+        back = from_json(explanation.to_json())
+        assert list(back.classes) == [label, "b"]
+        assert list(back.predict(X)) == [label, "b"] == list(explanation.predict(X))

@@ -377,7 +377,9 @@ class RuleTree:
         """
         if self.form != "tree":
             raise AttributeError("a sum of trees predicts the sum of its terms' values")
-        return np.asarray([lf.prediction for lf in self.leaves()])
+        # (of the classes' dtype: NumPy's own strings would drop a label's trailing NULs)
+        return np.asarray([lf.prediction for lf in self.leaves()], dtype=None if self.classes is None
+                          else self.classes.dtype)
 
     def predict_coded(self, X_coded, n_threads=1):
         """Predict the rows of X as the tree reads it (see ``predict``).
