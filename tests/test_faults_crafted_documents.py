@@ -56,7 +56,7 @@ def balanced(depth, lo=0.0, hi=1.0):
 def test_predict_of_a_large_tree_takes_its_output_and_a_bounded_block(monkeypatch):
     tree = from_json(RuleTree([balanced(12)], feature_names=["x0", "x1"]).to_json())  # 4,095 boxes
     X = np.random.RandomState(0).rand(20_000, 2)
-    monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1 << 20)
+    monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1 << 20, raising=False)
     tracemalloc.start()
     try:
         p = tree.predict(X)
@@ -294,3 +294,25 @@ def test_a_label_with_a_nul_reads_back_as_it_was_written(label):
         back = from_json(explanation.to_json())
         assert list(back.classes) == [label, "b"]
         assert list(back.predict(X)) == [label, "b"] == list(explanation.predict(X))
+
+
+def test_cli_predict_of_a_large_tree_takes_a_bounded_block(tmp_path, capsys, monkeypatch):
+    from defrag import cli
+    import pandas as pd
+
+    tree = RuleTree([balanced(12)], feature_names=["x0", "x1"])  # 4,095 boxes
+    (tmp_path / "tree.json").write_text(tree.to_json())
+    X = np.random.RandomState(1).rand(30_000, 2)
+    pd.DataFrame(X, columns=["x0", "x1"]).to_csv(tmp_path / "d.csv", index=False)
+    monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1 << 20, raising=False)
+    tracemalloc.start()
+    try:
+        status = cli.main(["predict", str(tmp_path / "tree.json"), str(tmp_path / "d.csv"),
+                           "--out", str(tmp_path / "p.csv")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert status == 0, capsys.readouterr().err
+    assert peak < 60 * 2**20, peak  # rows x boxes booleans: 123 MB
+    written = pd.read_csv(tmp_path / "p.csv")
+    np.testing.assert_array_equal(written["prediction"], tree.predict(written[["x0", "x1"]].to_numpy()))
