@@ -643,6 +643,8 @@ def tree_fields(d):
             if item.get("proba") is not None:
                 _fail(f"{where}.proba", "a sum's leaves add values: they have no class probabilities")
         elif classes is None:  # (a tree's writer has no infinite leaf: they are its model's predictions)
+            if isinstance(item["prediction"], str) and item["prediction"] in _INFINITE:
+                _fail(f"{where}.prediction", "a leaf's value must be a finite number")
             prediction, proba = _finite(item["prediction"], f"{where}.prediction"), None
             if item.get("proba") is not None:
                 _fail(f"{where}.proba", "class probabilities without classes")
