@@ -316,3 +316,14 @@ def test_cli_predict_of_a_large_tree_takes_a_bounded_block(tmp_path, capsys, mon
     assert peak < 60 * 2**20, peak  # rows x boxes booleans: 123 MB
     written = pd.read_csv(tmp_path / "p.csv")
     np.testing.assert_array_equal(written["prediction"], tree.predict(written[["x0", "x1"]].to_numpy()))
+
+
+def test_the_diff_of_two_large_trees_is_linear():
+    old = RuleTree([balanced(13)], feature_names=["x0", "x1"])  # 8,192 regions
+    moved = RuleTree([balanced(13)], feature_names=["x0", "x1"])
+    moved.terms[0].conditions = [Condition(0, "x0", upper=0.51)]  # every region's first step moves
+    started = time.perf_counter()
+    d = old.diff(moved)
+    assert time.perf_counter() - started < 15  # regions were matched all against all
+    assert (len(d.kept), len(d.changed), len(d.added), len(d.removed)) == (0, 8192, 0, 0)
+    assert all(x["old_region"] == x["new_region"] for x in d.changed)

@@ -137,23 +137,40 @@ def _box_key(conditions, key):
     return tuple(sorted(key(c) for c in conditions))
 
 
+class _Box:
+    """A box's conditions and their descriptions, worked out once for every region below it
+    (a tree's box is a step of each of them)."""
+
+    __slots__ = ("conditions", "exact", "skeleton", "_text")
+
+    def __init__(self, conditions):
+        self.conditions = conditions
+        self.exact, self.skeleton = _box_key(conditions, _exact), _box_key(conditions, _skeleton)
+        self._text = None
+
+    def text(self):
+        if self._text is None:
+            self._text = " and ".join(c.text() for c in self.conditions)
+        return self._text
+
+
 class _Region:
     """One region: its part (term), its number in reading order within the part, its
-    description (steps of (conditions, holds)), its prediction."""
+    description (steps of (_Box, holds)), its prediction."""
 
     def __init__(self, term, index, steps, prediction, proba=None):
         self.term, self.index, self.steps, self.prediction = term, index, steps, prediction
         self.proba = proba
-        self.exact = tuple((_box_key(conds, _exact), holds) for conds, holds in steps)
-        self.skeleton = tuple((_box_key(conds, _skeleton), holds) for conds, holds in steps)
+        self.exact = tuple((box.exact, holds) for box, holds in steps)
+        self.skeleton = tuple((box.skeleton, holds) for box, holds in steps)
 
     def text(self):
         if not self.steps:
             return "otherwise"
         parts = []
-        for conds, holds in self.steps:
-            box = " and ".join(c.text() for c in conds)
-            parts.append(box if holds else f"not ({box})" if len(conds) > 1 else f"not {box}")
+        for box, holds in self.steps:
+            text = box.text()
+            parts.append(text if holds else f"not ({text})" if len(box.conditions) > 1 else f"not {text}")
         return " and ".join(parts)
 
     def label(self, sum_form):
@@ -164,7 +181,8 @@ def regions_of(rules):
     """The regions of an explanation: a list per part (a tree: one; a list: one, its rules
     then its default)."""
     if not _is_tree(rules):
-        regions = [_Region(0, i, [(r.conditions, True)], r.prediction, r.proba) for i, r in enumerate(rules.rules)]
+        regions = [_Region(0, i, [(_Box(r.conditions), True)], r.prediction, r.proba)
+                   for i, r in enumerate(rules.rules)]
         regions.append(_Region(0, len(rules.rules), [], rules.default_prediction, rules.default_proba))
         return [regions]
     out = []
@@ -175,8 +193,9 @@ def regions_of(rules):
             if isinstance(item, Leaf):
                 regions.append(_Region(t, len(regions), steps, item.prediction, item.proba))
             elif isinstance(item, Node):
-                stack.append((item.otherwise, steps + [(item.conditions, False)]))
-                stack.append((item.then, steps + [(item.conditions, True)]))
+                box = _Box(item.conditions)
+                stack.append((item.otherwise, steps + [(box, False)]))
+                stack.append((item.then, steps + [(box, True)]))
         out.append(regions)
     return out
 
@@ -505,7 +524,7 @@ def explanation_diff(old, new, X=None, tol=0.0):
         for i, j in _match(o, n, "skeleton"):
             a, b = old_parts[t][i], new_parts[u][j]
             matched[(t, u)][j] = i
-            moves = [m for (ca, _), (cb, _) in zip(a.steps, b.steps) for m in _moves(ca, cb)]
+            moves = [m for (ca, _), (cb, _) in zip(a.steps, b.steps) for m in _moves(ca.conditions, cb.conditions)]
             changed.append({"old_part": t + 1, "new_part": u + 1, "old_region": i + 1, "new_region": j + 1,
                             "old_conditions": a.text(), "new_conditions": b.text(),
                             "old_prediction": _value(a.prediction), "new_prediction": _value(b.prediction),
