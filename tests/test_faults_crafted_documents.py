@@ -327,3 +327,8 @@ def test_the_diff_of_two_large_trees_is_linear():
     assert time.perf_counter() - started < 15  # regions were matched all against all
     assert (len(d.kept), len(d.changed), len(d.added), len(d.removed)) == (0, 8192, 0, 0)
     assert all(x["old_region"] == x["new_region"] for x in d.changed)
+
+
+def test_a_sum_counts_its_regions_exactly_past_int64():
+    assert many_parts(70).n_regions == 2**70  # (0 in int64)
+    assert "2 regions in all" not in repr(many_parts(70))

@@ -21,6 +21,7 @@ import copy
 import functools
 import html
 import json
+import math
 
 import numpy as np
 
@@ -170,7 +171,7 @@ class RuleTree:
         """Regions of the input space with one prediction: a tree's leaves; for a sum, the
         combinations of one leaf of each term."""
         counts = [len(self.leaves(t)) for t in range(len(self.terms))]
-        return int(np.prod(counts)) if self.form == "sum" else counts[0]
+        return math.prod(counts) if self.form == "sum" else counts[0]  # (exact: int64 wraps past 63 parts)
 
     @property
     def n_conditions(self):
