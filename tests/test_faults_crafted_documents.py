@@ -44,6 +44,15 @@ def refused(doc, path):
     return str(info.value)
 
 
+def traced(fn):
+    """(fn(), the peak of the memory it allocated)."""
+    tracemalloc.start()
+    try:
+        return fn(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def balanced(depth, lo=0.0, hi=1.0):
     """A complete tree of boxes on x0 over [lo, hi): 2**depth - 1 boxes."""
     if depth == 0:
@@ -57,12 +66,7 @@ def test_predict_of_a_large_tree_takes_its_output_and_a_bounded_block(monkeypatc
     tree = from_json(RuleTree([balanced(12)], feature_names=["x0", "x1"]).to_json())  # 4,095 boxes
     X = np.random.RandomState(0).rand(20_000, 2)
     monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1 << 20, raising=False)
-    tracemalloc.start()
-    try:
-        p = tree.predict(X)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    p, peak = traced(lambda: tree.predict(X))
     # rows x boxes booleans would be 82 MB
     assert peak < 6 * 2**20, peak
     np.testing.assert_array_equal(p, (np.floor(X[:, 0] * 2**12) + 0.5) / 2**12)
@@ -87,12 +91,7 @@ def test_a_sum_of_many_terms_predicts_without_rows_by_terms_of_items(sum_documen
     tree = from_json(json.dumps(doc))
     assert time.perf_counter() - started < 10  # (a quadratic check of the roots took minutes at 100,000)
     X = np.random.RandomState(0).rand(500, 10)
-    tracemalloc.start()
-    try:
-        p = tree.predict(X)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    p, peak = traced(lambda: tree.predict(X))
     assert peak < 48 * 2**20, peak  # rows x terms items were 80 MB, and a copy per term
     np.testing.assert_array_equal(p, np.full(500, sum_document["base"] + 20.0))
 
@@ -122,13 +121,8 @@ def many_parts(n_parts, shift=0.0, seed=0):
 
 def test_the_diff_of_two_sums_of_many_parts_is_linear(sum_document):
     old, new = many_parts(2000), many_parts(2000, shift=0.001)
-    tracemalloc.start()
     started = time.perf_counter()
-    try:
-        d = old.diff(new)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    d, peak = traced(lambda: old.diff(new))
     assert time.perf_counter() - started < 20  # 114 s when every part was scored against every part
     assert peak < 100 * 2**20, peak  # 1.4 GB
     # every part pairs with the one of its feature and threshold: none added or removed
@@ -305,13 +299,8 @@ def test_cli_predict_of_a_large_tree_takes_a_bounded_block(tmp_path, capsys, mon
     X = np.random.RandomState(1).rand(30_000, 2)
     pd.DataFrame(X, columns=["x0", "x1"]).to_csv(tmp_path / "d.csv", index=False)
     monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1 << 20, raising=False)
-    tracemalloc.start()
-    try:
-        status = cli.main(["predict", str(tmp_path / "tree.json"), str(tmp_path / "d.csv"),
-                           "--out", str(tmp_path / "p.csv")])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    status, peak = traced(lambda: cli.main(["predict", str(tmp_path / "tree.json"), str(tmp_path / "d.csv"),
+                                            "--out", str(tmp_path / "p.csv")]))
     assert status == 0, capsys.readouterr().err
     assert peak < 60 * 2**20, peak  # rows x boxes booleans: 123 MB
     written = pd.read_csv(tmp_path / "p.csv")
