@@ -320,3 +320,32 @@ def test_the_diff_of_two_large_trees_is_linear():
 
 def test_a_sum_counts_its_regions_exactly_past_int64():
     assert many_parts(70).n_regions == 2**70  # (0 in int64)
+
+
+def test_routing_a_block_at_a_time_gives_what_routing_all_rows_at_once_gives(friedman, monkeypatch):
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y, forest = friedman
+    labels = np.where(y > np.median(y), "high", "low")
+    classifier = RandomForestClassifier(n_estimators=10, random_state=0).fit(X, labels)
+    explanations = [DefragModel(forest, max_conditions=7, form="sum").fit(X, y).rules_,
+                    DefragModel(forest, form="tree").fit(X, y).rules_,
+                    DefragModel(classifier, max_conditions=7, form="sum").fit(X, labels).rules_,
+                    DefragModel(classifier, form="tree").fit(X, labels).rules_]
+
+    def everything(rules):
+        out = [rules.predict(X), rules.apply(X), rules.covering(X), rules.checks(X), rules.key_counts(X)]
+        if rules.classes is not None:
+            out.append(rules.predict_proba(X))
+        return out
+
+    whole = [everything(rules) for rules in explanations]
+    monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1, raising=False)  # a row per block
+    for rules, expected in zip(explanations, whole):
+        for rules in (rules, from_json(rules.to_json())):
+            rules.__dict__.pop("_flat", None)
+            for got, want in zip(everything(rules), expected):
+                if isinstance(want, dict):  # (the keys of the fit's items are not written to JSON)
+                    assert got == (want if rules.nodes()[0].key is not None else {})
+                else:
+                    np.testing.assert_array_equal(got, want)
