@@ -69,7 +69,8 @@ def test_predict_of_a_large_tree_takes_its_output_and_a_bounded_block(monkeypatc
     p, peak = traced(lambda: tree.predict(X))
     # rows x boxes booleans would be 82 MB
     assert peak < 6 * 2**20, peak
-    np.testing.assert_array_equal(p, (np.floor(X[:, 0] * 2**12) + 0.5) / 2**12)
+    region = np.floor(X[:, 0] * 2**12).astype(np.int64)  # (x0's interval, in reading order)
+    np.testing.assert_array_equal(p, tree.predictions()[region])
     namespace = {}
     exec(tree.to_python(), namespace)
     assert [namespace["predict"](list(x)) for x in X[:300]] == list(p[:300])
@@ -87,13 +88,15 @@ def test_a_sum_of_many_terms_predicts_without_rows_by_terms_of_items(sum_documen
     doc = copy.deepcopy(sum_document)
     doc["nodes"] = [{"prediction": 0.001, "support": 1}] * 20_000
     doc["terms"] = list(range(20_000))
+    doc["decimals"] = 3
     started = time.perf_counter()
     tree = from_json(json.dumps(doc))
     assert time.perf_counter() - started < 10  # (a quadratic check of the roots took minutes at 100,000)
     X = np.random.RandomState(0).rand(500, 10)
     p, peak = traced(lambda: tree.predict(X))
     assert peak < 48 * 2**20, peak  # rows x terms items were 80 MB, and a copy per term
-    np.testing.assert_array_equal(p, np.full(500, sum_document["base"] + 20.0))
+    # base + 20,000 x 0.001, added in units of 0.001 (decimals 3)
+    np.testing.assert_array_equal(p, np.full(500, (round(tree.base * 1000) + 20_000) / 1000))
 
 
 def test_the_roots_of_many_terms_are_checked_in_linear_time(sum_document):
