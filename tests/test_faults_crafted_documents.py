@@ -352,3 +352,7 @@ def test_routing_a_block_at_a_time_gives_what_routing_all_rows_at_once_gives(fri
                     assert got == (want if rules.nodes()[0].key is not None else {})
                 else:
                     np.testing.assert_array_equal(got, want)
+
+
+def test_a_sum_gives_its_decimals(sum_document):
+    assert "decimals" in refused(dict(sum_document, decimals=None), "decimals")

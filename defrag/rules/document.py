@@ -22,7 +22,7 @@ import re
 import numpy as np
 
 from ..splits import MAX_CATEGORY, InputEncoding
-from .tree_nodes import Leaf, sum_decimals, walk
+from .tree_nodes import Leaf, walk
 
 SCHEMA = "defrag.rules"
 SCHEMA_VERSION = 1
@@ -606,6 +606,8 @@ def tree_fields(d):
     if (base is None) != (form == "tree"):
         _fail("base", "a sum of trees has a base, a tree of rules none")
     decimals = _optional(d, "decimals", "", _int, low=-300, high=300)
+    if form == "sum" and decimals is None:  # (the writer gives them: its numbers are integers of that unit)
+        _fail("decimals", "a sum of trees gives the decimals its numbers are held in")
     if form == "sum" and classes is not None and len(classes) != 2:
         _fail("classes", "a sum of trees classifies two classes")
     named_by = {}  # item -> the item that names it
@@ -682,8 +684,6 @@ def _sum_units(base, decimals, items, term, n_terms, classification):
     largest value of each part, more than MAX_UNITS units; a total beyond a double's range."""
     leaves = [i for i, item in enumerate(items) if "prediction" in item]
     values = np.array([base] + [items[i]["prediction"] for i in leaves], dtype=np.float64)
-    if decimals is None:
-        decimals = sum_decimals(values, classification)
     # (as to_units scales them: a product by 10**decimals, or a division by 10**-decimals)
     units = np.abs(values) * 10.0 ** decimals if decimals >= 0 else np.abs(values) / 10.0 ** -decimals
     unit = f"10**{-decimals}"
