@@ -264,7 +264,7 @@ class RuleTree:
             The leaves' numbers in reading order (int64).
         """
         leaf = self._flat[3]
-        return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda rows, items: leaf[items],
+        return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda items: leaf[items],
                             "RuleTree.route")
 
     def _blocks(self, n, per_row=0):
@@ -285,9 +285,9 @@ class RuleTree:
             yield r0, r1, self._descend(r1 - r0, lambda rows, boxes: cover[rows, boxes], visit)
 
     def _routed(self, X_coded, n_threads, dtype, width, result, what):
-        """result(rows, items) of each block of rows (rows, items as ``_blockwise`` gives
-        them) into one array of dtype, (n_samples,) or (n_samples, width) where width is
-        not None; the memory guard checks the output and a block before any is routed."""
+        """result(items) of each block of rows (items as ``_blockwise`` gives them) into one
+        array of dtype, (n_samples,) or (n_samples, width) where width is not None; the
+        memory guard checks the output and a block before any is routed."""
         n = np.shape(X_coded)[0]
         shape = (n,) if width is None else (n, width)
         size = int(np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize)
@@ -296,7 +296,7 @@ class RuleTree:
                          {"the output": size, "a block of rows": ROUTE_BLOCK_BYTES})
         out = np.empty(shape, dtype=dtype)
         for r0, r1, items in self._blockwise(X_coded, n_threads):
-            out[r0:r1] = result(np.arange(r0, r1), items)
+            out[r0:r1] = result(items)
         return out
 
     def _cover(self, X_coded, n_threads):
@@ -399,16 +399,16 @@ class RuleTree:
         """
         if self.form == "tree":
             values, leaf = self.predictions(), self._flat[3]
-            return self._routed(X_coded, n_threads, values.dtype, None, lambda rows, items: values[leaf[items[:, 0]]],
+            return self._routed(X_coded, n_threads, values.dtype, None, lambda items: values[leaf[items[:, 0]]],
                                 "RuleTree.predict")
         units = self._item_units()
         if self.classes is None:
             return self._routed(X_coded, n_threads, np.float64, None,
-                                lambda rows, items: from_units(self._sums(items, units), self.decimals),
+                                lambda items: from_units(self._sums(items, units), self.decimals),
                                 "RuleTree.predict")
         half = 10 ** self.decimals  # (twice the total against the unit count of 1)
         second = self._routed(X_coded, n_threads, bool, None,
-                              lambda rows, items: 2 * self._sums(items, units) > half, "RuleTree.predict")
+                              lambda items: 2 * self._sums(items, units) > half, "RuleTree.predict")
         return self.classes[second.astype(np.int64)]
 
     def predict(self, X, n_threads=1, matched=False):
@@ -460,10 +460,10 @@ class RuleTree:
         if self.form == "tree":
             proba, leaf = np.vstack([lf.proba for lf in self.leaves()]), self._flat[3]
             return self._routed(X_coded, n_threads, np.float64, proba.shape[1],
-                                lambda rows, items: proba[leaf[items[:, 0]]], "RuleTree.predict_proba")
+                                lambda items: proba[leaf[items[:, 0]]], "RuleTree.predict_proba")
         units = self._item_units()
 
-        def both(rows, items):
+        def both(items):
             p = np.clip(from_units(self._sums(items, units), self.decimals), 0.0, 1.0)
             return np.column_stack([1.0 - p, p])
 
@@ -512,9 +512,9 @@ class RuleTree:
         number = np.cumsum(self._flat[3] >= 0) - 1
         n_leaves = int(number[-1]) + 1
 
-        def block(rows, items):
-            out = np.zeros((len(rows), n_leaves), dtype=bool)
-            out[np.arange(len(rows))[:, None], number[items]] = True
+        def block(items):
+            out = np.zeros((len(items), n_leaves), dtype=bool)
+            out[np.arange(len(items))[:, None], number[items]] = True
             return out
 
         return self._routed(X_coded, n_threads, bool, n_leaves, block, "RuleTree.covering")
