@@ -573,6 +573,119 @@ def issue45_names():
         print("  " + verdict(proc.returncode == 130 and len(err) == 1, f"Ctrl-C while python -m defrag loads: exit "
                                                                         f"{proc.returncode}, {len(err)} line(s) "
                                                                         f"{err[-1][:60] if err else ''!r}"))
+def issue45_documents():
+    """Issue 45, finding 6 and the documents' and diff's items of finding 9: crafted rule-tree
+    and sum documents, each edited from a fitted explanation's to_json()."""
+    import copy
+    import time
+    import tracemalloc
+
+    from sklearn.datasets import make_friedman1
+    from sklearn.ensemble import RandomForestRegressor
+
+    from defrag import Condition, DefragModel
+    from defrag.rules import Leaf, Node, RuleTree, from_json
+
+    print("== issue 45, 6 and 9: crafted documents")
+    X, y = make_friedman1(500, random_state=0)
+    forest = RandomForestRegressor(n_estimators=20, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted_sum = DefragModel(forest, max_conditions=7, form="sum").fit(X, y).rules_
+        fitted_tree = DefragModel(forest, form="tree").fit(X, y).rules_
+    sum_doc, tree_doc = json.loads(fitted_sum.to_json()), json.loads(fitted_tree.to_json())
+
+    def measured(fn, memory=True):
+        """fn's value, seconds and (traced, which slows it) peak memory."""
+        started = time.perf_counter()
+        value = fn()
+        seconds = time.perf_counter() - started
+        if not memory:
+            return f"{value}: {seconds:.1f} s"
+        tracemalloc.start()
+        try:
+            fn()
+        finally:
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        return f"{value}: {seconds:.1f} s, {peak / 2**20:.0f} MB"
+
+    def agree(doc):
+        tree = from_json(json.dumps(doc))
+        namespace = {}
+        exec(tree.to_python(), namespace)
+        rows = X[:20]
+        same = sum(float(p) == namespace["predict"](list(x)) for p, x in zip(tree.predict(rows), rows))
+        return f"loads; predict and to_python agree on {same} of {len(rows)} rows"
+
+    for change in ({"decimals": 18}, {"decimals": 300}, {"decimals": 0, "base": 1e308}):
+        print(f"  a sum with {change}:", outcome(lambda c=change: agree(dict(sum_doc, **c))))
+    many = json.dumps(dict(sum_doc, nodes=[{"prediction": 0.001, "support": 1}] * 100_000,
+                           terms=list(range(100_000))))
+    print(f"  100,000 one-leaf terms ({len(many) / 2**20:.1f} MB), from_json:",
+          outcome(lambda: measured(lambda: f"{len(from_json(many).terms)} terms", memory=False)))
+
+    def parts(shift):
+        rng = np.random.RandomState(0)
+        return RuleTree([Node([Condition(p % 10, f"x{p % 10}", lower=round(float(rng.rand()), 3) + shift)],
+                              Leaf(0.001), Leaf(-0.001)) for p in range(2000)], base=1.0,
+                        feature_names=[f"x{d}" for d in range(10)], decimals=3)
+
+    old, new = parts(0.0), parts(0.001)
+    print("  diff of two 2,000-part sums:", outcome(lambda: measured(lambda: repr(old.diff(new)))))
+
+    def balanced(depth, lo=0.0, hi=1.0):
+        if depth == 0:
+            return Leaf((lo + hi) / 2)
+        mid = (lo + hi) / 2
+        return Node([Condition(0, "x0", upper=mid)], balanced(depth - 1, lo, mid), balanced(depth - 1, mid, hi))
+
+    big = RuleTree([balanced(12)], feature_names=[f"x{d}" for d in range(10)])
+    rows = np.random.RandomState(0).rand(100_000, 10)
+    print(f"  predict of a {len(big.nodes())}-box tree on {len(rows)} rows (rows x boxes: "
+          f"{len(rows) * len(big.nodes()) / 2**20:.0f} MB):",
+          outcome(lambda: measured(lambda: f"{len(big.predict(rows))} predictions")))
+    leaf = next(i for i, item in enumerate(tree_doc["nodes"]) if "prediction" in item)
+    infinite = copy.deepcopy(tree_doc)
+    infinite["nodes"][leaf]["prediction"] = "inf"
+    print("  a regression leaf \"inf\":", outcome(lambda: agree(infinite)))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, doc in (("old.json", tree_doc), ("new.json", infinite)):
+            with open(os.path.join(tmp, name), "w") as f:
+                json.dump(doc, f)
+        import pandas as pd
+
+        pd.DataFrame(X[:50], columns=[f"x{d}" for d in range(10)]).to_csv(os.path.join(tmp, "d.csv"), index=False)
+        files = [os.path.join(tmp, name) for name in ("old.json", "new.json", "d.csv")]
+        print("  defrag diff --json, a leaf \"inf\":", _said(*_cli_run(["diff", *files, "--json"])))
+        print("  defrag diff --tol nan, DATA missing:",
+              _said(*_cli_run(["diff", files[0], files[0], os.path.join(tmp, "none.csv"), "--tol", "nan"])))
+    codes = copy.deepcopy(tree_doc)
+    codes["nodes"][0]["conditions"][0].update(lower=None, upper=None, printed_lower=None, printed_upper=None,
+                                              codes=[1, 2])
+    print("  a category set on a numeric feature:", outcome(lambda: agree(codes)))
+    labelled = copy.deepcopy(tree_doc)
+    feature = labelled["nodes"][0]["conditions"][0]["feature"]
+    labelled["encoding"]["categorical"][feature] = True
+    labelled["encoding"]["categories"][feature] = {"dtype": "object", "values": ["a", "b", "c"]}
+    print("  a bound on a labelled category:", outcome(lambda: agree(labelled)))
+    two = RuleTree([Node([Condition(0, "x0", upper=0.5)], Leaf(1.0, [1.0, 0.0]), Leaf(2.0, [0.0, 1.0]))],
+                   classes=np.array([1.0, 2.0]), feature_names=["x0"]).to_dict()
+    two["classes"] = [1.0, "inf"]
+    print("  a float class label \"inf\":", outcome(lambda: from_json(json.dumps(two)).classes))
+    print("  a tree document with schema_version 1:", outcome(lambda: agree(dict(tree_doc, schema_version=1))))
+    text = fitted_tree.to_json()
+    print("  a repeated key (the first leaf's prediction given twice):",
+          outcome(lambda: from_json(text.replace('{"prediction": ', '{"prediction": 1e9, "prediction": ', 1))))
+    print("  diff of two 70-part sums, first line:",
+          outcome(lambda: str(RuleTree(list(parts(0.0).terms[:70]), base=1.0, feature_names=[f"x{d}" for d in range(10)],
+                                       decimals=3).diff(RuleTree(list(parts(0.001).terms[:70]), base=1.0,
+                                                                 feature_names=[f"x{d}" for d in range(10)],
+                                                                 decimals=3))).splitlines()[0]))
+    nul = RuleTree([Node([Condition(0, "x0", upper=0.5)], Leaf("\x00", [1.0, 0.0]), Leaf("b", [0.0, 1.0]))],
+                   classes=np.array(["\x00", "b"], dtype=object), feature_names=["x0"])
+    print("  a class label \"\\x00\", to_json then from_json:",
+          outcome(lambda: list(from_json(nul.to_json()).predict(np.array([[0.1], [0.9]])))))
 
 
 def main():
@@ -597,6 +710,7 @@ def main():
         issue40_cli_sql(tmp)
     issue45_forms()
     issue45_names()
+    issue45_documents()
 
 
 # ============================================================= issue 40 (CLI and SQL)

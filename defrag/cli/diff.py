@@ -4,6 +4,8 @@ changed (with their threshold moves), added and removed, and on the data's rows 
 whose prediction and whose region changed, and the rows that moved between which regions.
 Text, or ``--json`` (the schema of ``ExplanationDiff.to_dict``). Two explanations over
 different features exit with status 2 and one line naming the first that differs."""
+import math
+
 from ..rules.diff import check_comparable
 from .errors import CommandError
 from .predict import rows_for_rules
@@ -33,6 +35,8 @@ def add_parser(commands):
 
 def run(args, out, err):
     """Compare two explanations on a data file's rows; the exit status."""
+    if not (math.isfinite(args.tol) and args.tol >= 0):  # before any file is read
+        raise CommandError(f"--tol must be a finite number >= 0; got {args.tol!r}")
     old, new = read_rules(args.old), read_rules(args.new)
     try:
         check_comparable(old, new)

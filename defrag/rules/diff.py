@@ -22,6 +22,8 @@ rows all changed).
 This module reads both explanations through their own attributes (``terms`` of a RuleTree,
 ``rules`` of a RuleSet) and imports neither class: each imports it for its ``diff``.
 """
+import bisect
+import heapq
 import html
 import json
 
@@ -32,6 +34,14 @@ from .tree_nodes import Leaf, Node
 
 # the moves of rows between regions listed, the largest first
 MAX_MOVES = 20
+# A region description that more parts of the new sum share is scored against the nearest
+# NEAREST_PARTS of them on each side (by place) only: pairing takes time and memory
+# linear in the regions (two sums of 2,000 alike parts were paired all against all: 114 s
+# and 1.4 GB); a real sum's description is in a few parts, and all of them count
+NEAREST_PARTS = 8
+# rounds of that pairing, each among the parts still unpaired (a round after which every
+# old part has shared descriptions with a free new part only where the window missed it)
+PAIRING_ROUNDS = 8
 
 _NUMBER = {"type": "number"}
 _COUNT = {"type": "integer", "minimum": 1}
@@ -128,23 +138,40 @@ def _box_key(conditions, key):
     return tuple(sorted(key(c) for c in conditions))
 
 
+class _Box:
+    """A box's conditions and their descriptions, worked out once for every region below it
+    (a tree's box is a step of each of them)."""
+
+    __slots__ = ("conditions", "exact", "skeleton", "_text")
+
+    def __init__(self, conditions):
+        self.conditions = conditions
+        self.exact, self.skeleton = _box_key(conditions, _exact), _box_key(conditions, _skeleton)
+        self._text = None
+
+    def text(self):
+        if self._text is None:
+            self._text = " and ".join(c.text() for c in self.conditions)
+        return self._text
+
+
 class _Region:
     """One region: its part (term), its number in reading order within the part, its
-    description (steps of (conditions, holds)), its prediction."""
+    description (steps of (_Box, holds)), its prediction."""
 
     def __init__(self, term, index, steps, prediction, proba=None):
         self.term, self.index, self.steps, self.prediction = term, index, steps, prediction
         self.proba = proba
-        self.exact = tuple((_box_key(conds, _exact), holds) for conds, holds in steps)
-        self.skeleton = tuple((_box_key(conds, _skeleton), holds) for conds, holds in steps)
+        self.exact = tuple((box.exact, holds) for box, holds in steps)
+        self.skeleton = tuple((box.skeleton, holds) for box, holds in steps)
 
     def text(self):
         if not self.steps:
             return "otherwise"
         parts = []
-        for conds, holds in self.steps:
-            box = " and ".join(c.text() for c in conds)
-            parts.append(box if holds else f"not ({box})" if len(conds) > 1 else f"not {box}")
+        for box, holds in self.steps:
+            text = box.text()
+            parts.append(text if holds else f"not ({text})" if len(box.conditions) > 1 else f"not {text}")
         return " and ".join(parts)
 
     def label(self, sum_form):
@@ -155,7 +182,8 @@ def regions_of(rules):
     """The regions of an explanation: a list per part (a tree: one; a list: one, its rules
     then its default)."""
     if not _is_tree(rules):
-        regions = [_Region(0, i, [(r.conditions, True)], r.prediction, r.proba) for i, r in enumerate(rules.rules)]
+        regions = [_Region(0, i, [(_Box(r.conditions), True)], r.prediction, r.proba)
+                   for i, r in enumerate(rules.rules)]
         regions.append(_Region(0, len(rules.rules), [], rules.default_prediction, rules.default_proba))
         return [regions]
     out = []
@@ -166,8 +194,9 @@ def regions_of(rules):
             if isinstance(item, Leaf):
                 regions.append(_Region(t, len(regions), steps, item.prediction, item.proba))
             elif isinstance(item, Node):
-                stack.append((item.otherwise, steps + [(item.conditions, False)]))
-                stack.append((item.then, steps + [(item.conditions, True)]))
+                box = _Box(item.conditions)
+                stack.append((item.otherwise, steps + [(box, False)]))
+                stack.append((item.then, steps + [(box, True)]))
         out.append(regions)
     return out
 
@@ -193,17 +222,22 @@ def _moves(old_conds, new_conds):
 
 
 def _match(old, new, attribute):
-    """Pairs (i, j) of old and new regions of equal `attribute` (in reading order), among
-    those not yet matched (old[i] / new[j] None once matched)."""
+    """Pairs (i, j) of old and new regions of equal `attribute` (in reading order: each old
+    region with the first new one of its description not yet matched), among those not
+    yet matched (old[i] / new[j] None once matched)."""
+    waiting = {}  # description -> the unmatched new regions of it, last first
+    for j in reversed(range(len(new))):
+        if new[j] is not None:
+            waiting.setdefault(getattr(new[j], attribute), []).append(j)
     pairs = []
     for i, a in enumerate(old):
         if a is None:
             continue
-        for j, b in enumerate(new):
-            if b is not None and getattr(a, attribute) == getattr(b, attribute):
-                pairs.append((i, j))
-                old[i] = new[j] = None
-                break
+        js = waiting.get(getattr(a, attribute))
+        if js:
+            j = js.pop()
+            pairs.append((i, j))
+            old[i] = new[j] = None
     return pairs
 
 
@@ -215,27 +249,84 @@ def _show(v):
 def _paired_parts(old_parts, new_parts):
     """(old part, new part) pairs of two explanations' parts (a tree's or a list's: its one
     part each): a sum's parts paired greedily by the regions they share (exactly, then by the
-    same features tested), ties by their places; a part left over pairs with none."""
-    score = {}
-    for t, o in enumerate(old_parts):
-        for u, n in enumerate(new_parts):
-            exact, skeleton = {r.exact for r in n}, {r.skeleton for r in n}
-            score[(t, u)] = (sum(r.exact in exact for r in o), sum(r.skeleton in skeleton for r in o))
+    same features tested; a description many parts share counts for the NEAREST_PARTS
+    nearest on each side still unpaired, in rounds while they pair more), ties by their
+    places; the parts that share none paired by their places, nearest first; a part left
+    over pairs with none. Time and memory linear in the regions (and the parts' log)."""
     pairs, used_old, used_new = [], set(), set()
+    for _ in range(PAIRING_ROUNDS):
+        found = _shared_pairs(old_parts, new_parts, used_old, used_new)
+        if not found:
+            break
+        pairs += found
+    # the rest by place, nearest first (ties: the earlier old part, then new part): each
+    # old part's nearest free new parts wait in a heap, looked up again once taken
+    free = [u for u in range(len(new_parts)) if u not in used_new]
+    heap = []
+
+    def nearest(t):
+        at = bisect.bisect_left(free, t)
+        for u in free[max(at - 1, 0):at + 1]:
+            heapq.heappush(heap, (abs(t - u), t, u))
+
+    for t in range(len(old_parts)):
+        if t not in used_old:
+            nearest(t)
+    while heap and free:
+        _, t, u = heapq.heappop(heap)
+        if t in used_old:
+            continue
+        at = bisect.bisect_left(free, u)
+        if at == len(free) or free[at] != u:  # taken meanwhile
+            nearest(t)
+            continue
+        del free[at]
+        pairs.append((t, u))
+        used_old.add(t)
+    return sorted(pairs)
+
+
+def _shared_pairs(old_parts, new_parts, used_old, used_new):
+    """One round of _paired_parts: the parts not in used_old / used_new (which take the
+    new pairs' parts) paired greedily by the regions they share."""
+    holders = ({}, {})  # exact / skeleton description -> the free new parts holding it, in order
+    for u, part in enumerate(new_parts):
+        if u in used_new:
+            continue
+        for r in part:
+            for k, key in enumerate((r.exact, r.skeleton)):
+                held = holders[k].setdefault(key, [])
+                if not held or held[-1] != u:
+                    held.append(u)
+    score = {}  # (t, u) -> [regions of t whose exact description u has, ... whose skeleton]
+    for t, part in enumerate(old_parts):
+        if t in used_old:
+            continue
+        for r in part:
+            for k, key in enumerate((r.exact, r.skeleton)):
+                held = holders[k].get(key, ())
+                if len(held) > 2 * NEAREST_PARTS:
+                    at = bisect.bisect_left(held, t)
+                    held = held[max(at - NEAREST_PARTS, 0):at + NEAREST_PARTS]
+                for u in held:
+                    score.setdefault((t, u), [0, 0])[k] += 1
+    pairs = []
     for t, u in sorted(score, key=lambda k: (-score[k][0], -score[k][1], abs(k[0] - k[1]), k)):
         if t not in used_old and u not in used_new:
             pairs.append((t, u))
             used_old.add(t)
             used_new.add(u)
-    return sorted(pairs)
+    return pairs
 
 
 def _value(v):
-    """A prediction as JSON: a number, or a class label as it is (its string otherwise)."""
+    """A prediction as JSON: a number (an infinite one as the rules documents write it,
+    "inf" or "-inf": strict JSON has none), or a class label as it is (its string
+    otherwise)."""
     if isinstance(v, (np.integer, int)) and not isinstance(v, bool):
         return int(v)
     if isinstance(v, (np.floating, float)):
-        return float(v)
+        return float(v) if np.isfinite(v) else repr(float(v))
     if isinstance(v, (np.bool_, bool)):
         return bool(v)
     return v if isinstance(v, str) else str(v)
@@ -250,9 +341,12 @@ class ExplanationDiff:
     or None), ``moves`` (the largest moves of rows between regions)."""
 
     def __init__(self, kept, changed, added, removed, old_regions, new_regions, sum_form, kinds,
-                 n_rows=None, prediction_changed=None, region_changed=None, moves=()):
+                 n_rows=None, prediction_changed=None, region_changed=None, moves=(), parts=(1, 1)):
         self.kept, self.changed, self.added, self.removed = kept, changed, added, removed
+        # the regions compared: a sum's, those of each part (the combinations, its
+        # n_regions, are not what the diff pairs), counted as the diff lists them
         self.old_regions, self.new_regions = old_regions, new_regions
+        self.parts = parts
         self.sum_form, self.kinds = sum_form, kinds
         self.n_rows, self.prediction_changed, self.region_changed = n_rows, prediction_changed, region_changed
         self.moves = list(moves)
@@ -289,8 +383,10 @@ class ExplanationDiff:
         Regions and parts are numbered from 1 in reading order (a list's default is its
         last region); "conditions" is the region's description as text ("otherwise" for a
         list's default); P is a number, or a class label (a string where it is not a JSON
-        number or boolean). "moves": the MAX_MOVES largest moves of rows between regions
-        that are not matched, largest first; "rows" is null where no rows were given. A
+        number or boolean; an infinite number "inf" or "-inf"). "moves": the MAX_MOVES largest moves of rows between regions
+        that are not matched, largest first; "rows" is null where no rows were given.
+        "n_regions" counts the regions the diff compares: a sum's, those of each of its parts
+        added up (not their combinations, the sum's own n_regions). A
         sum's parts are paired by the regions they share, so old_part and new_part may
         differ (a tree's or a list's: 1). ``JSON_SCHEMA`` (this module) is the same as a JSON Schema."""
         rows = None
@@ -307,13 +403,19 @@ class ExplanationDiff:
     def to_json(self, indent=None):
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
 
+    def _size(self, side):
+        """The regions of one side as the diff counts them (a sum's: those of its parts)."""
+        kind, regions, parts = self.kinds[side], (self.old_regions, self.new_regions)[side], self.parts[side]
+        if kind == "sum":
+            return f"sum of {parts} part{'' if parts == 1 else 's'} with {regions} regions in all"
+        return f"{kind} of {regions} regions"
+
     def _label(self, part, region):
         return f"part {part} region {region}" if self.sum_form else f"region {region}"
 
     def lines(self):
         """The diff as text lines (``str``)."""
-        out = [f"old: {self.kinds[0]} of {self.old_regions} regions; new: {self.kinds[1]} of "
-               f"{self.new_regions} regions",
+        out = [f"old: {self._size(0)}; new: {self._size(1)}",
                f"{len(self.kept)} kept, {len(self.changed)} changed, {len(self.added)} added, "
                f"{len(self.removed)} removed"]
         for x in self.changed:
@@ -424,7 +526,7 @@ def explanation_diff(old, new, X=None, tol=0.0):
         for i, j in _match(o, n, "skeleton"):
             a, b = old_parts[t][i], new_parts[u][j]
             matched[(t, u)][j] = i
-            moves = [m for (ca, _), (cb, _) in zip(a.steps, b.steps) for m in _moves(ca, cb)]
+            moves = [m for (ca, _), (cb, _) in zip(a.steps, b.steps) for m in _moves(ca.conditions, cb.conditions)]
             changed.append({"old_part": t + 1, "new_part": u + 1, "old_region": i + 1, "new_region": j + 1,
                             "old_conditions": a.text(), "new_conditions": b.text(),
                             "old_prediction": _value(a.prediction), "new_prediction": _value(b.prediction),
@@ -441,8 +543,8 @@ def explanation_diff(old, new, X=None, tol=0.0):
                    "new_prediction": _value(b.prediction)} for b in part if b.index not in done]
     for items in (kept, changed):
         items.sort(key=lambda x: (x["old_part"], x["old_region"]))
-    diff = ExplanationDiff(kept, changed, added, removed, old.n_regions if _is_tree(old) else len(old.rules) + 1,
-                           new.n_regions if _is_tree(new) else len(new.rules) + 1, sum_form, (_kind(old), _kind(new)))
+    diff = ExplanationDiff(kept, changed, added, removed, sum(map(len, old_parts)), sum(map(len, new_parts)),
+                           sum_form, (_kind(old), _kind(new)), parts=(len(old_parts), len(new_parts)))
     if X is None:
         return diff
     p_old, p_new = np.asarray(old.predict(X)), np.asarray(new.predict(X))

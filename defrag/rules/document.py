@@ -14,6 +14,7 @@ probabilities as many as the classes, category codes within the limit, a schema 
 this version knows. A bad document raises ``RulesDocumentError`` (a ValueError) naming
 the JSON path of the first bad field, e.g. ``rules[2].conditions[0].feature``.
 """
+import functools
 import json
 import math
 import re
@@ -41,6 +42,12 @@ MAX_FEATURES = 2**24
 MAX_UNNAMED_FEATURES = 10_000
 # nesting of a document's JSON text: a valid one nests 6 deep
 MAX_DEPTH = 32
+# A sum of trees adds integers of its unit, 10**-decimals (rules/tree_nodes.py), in int64
+# in predict and SQL and as a double's integer in the exports: a document's base and
+# values, and the base plus the largest value of each part, may count at most this many
+# units, so that every total is exact in each (a sum whose units passed 2**63 wrapped
+# around: predict said 8.55 where the text and to_python said 27)
+MAX_UNITS = 2**53
 
 
 class RulesDocumentError(ValueError):
@@ -310,7 +317,7 @@ def _unique(arr, path):
     return arr
 
 
-def _condition(d, path, n_features, names):
+def _condition(d, path, n_features, names, encoding=None):
     _object(d, path, ("feature", "name"),
             ("lower", "upper", "categories", "codes", "negated", "missing", "zero_missing", "train_share",
              "category_names", "printed_lower", "printed_upper", "missing_seen"))
@@ -340,8 +347,17 @@ def _condition(d, path, n_features, names):
         for key in ("lower", "upper", "printed_lower", "printed_upper"):
             if d.get(key) is not None:
                 _fail(f"{path}.{key}", "a condition on a category set has no bounds")
+        if encoding is not None and not encoding["categorical"][feature]:
+            # predict would read the number as a code, the exports refuse its fraction
+            _fail(f"{path}.codes", f"a category set on feature {feature}, which the encoding reads as a "
+                                   "number (encoding.categorical is false there)")
     elif d.get("lower") is None and d.get("upper") is None:
         _fail(path, "a condition needs a bound (lower, upper) or a category set (codes)")
+    elif encoding is not None and encoding["categories"][feature] is not None:
+        # its codes are the order of labels, not numbers: predict and the exports differ on them
+        _fail(f"{path}.{'lower' if d.get('lower') is not None else 'upper'}",
+              f"a bound on feature {feature}, whose values are category labels "
+              "(encoding.categories gives them): a condition on them tests a category set (codes)")
     labels = d.get("categories")
     if labels is not None:
         if codes is None:
@@ -398,9 +414,9 @@ def _proba(value, path, classes):
     return [_finite(v, f"{path}[{i}]", 0.0, 1.0) for i, v in enumerate(p)]
 
 
-def _rule(d, path, n_features, names, classes):
+def _rule(d, path, n_features, names, classes, encoding=None):
     _object(d, path, ("conditions", "prediction"), ("proba", "support", "weight", "coverage"))
-    conditions = [_condition(c, f"{path}.conditions[{i}]", n_features, names)
+    conditions = [_condition(c, f"{path}.conditions[{i}]", n_features, names, encoding)
                   for i, c in enumerate(_list(d["conditions"], f"{path}.conditions"))]
     return dict(conditions=conditions, prediction=_prediction(d["prediction"], f"{path}.prediction", classes),
                 proba=_proba(d.get("proba"), f"{path}.proba", classes),
@@ -453,7 +469,12 @@ def _classes(d):
     classes = _unique(_values(values, dtype, "classes"), "classes")
     if not len(classes):
         _fail("classes", "expected at least one class")
-    if classes.dtype == object and all(isinstance(c, str) for c in classes):
+    for i, c in enumerate(classes.tolist()):
+        if isinstance(c, float) and not math.isfinite(c):
+            # (a label predict returns, but no SQL literal nor JSON number holds)
+            _fail(f"classes[{i}]", "a class label must be a finite number, a string or a boolean")
+    # NumPy's strings drop trailing NULs ('\x00' would become ''): such labels stay objects
+    if classes.dtype == object and all(isinstance(c, str) and not c.endswith("\x00") for c in classes):
         classes = classes.astype(str)
     return classes
 
@@ -463,14 +484,14 @@ _HEADER = ("schema", "schema_version", "feature_names", "feature_names_in", "cla
            "supports_missing", "encoding")
 
 
-def _version(d, what, key):
+def _version(d, what, key, default=SCHEMA_VERSION):
     """The document's schema version, checked (what: "rule set" or "rule tree"; key: the
-    field every such document has)."""
+    field every such document has; default: the version of a document without one)."""
     if not isinstance(d, dict) or key not in d:
         _fail("", f"not a defrag {what}: a JSON object with {key!r} is expected")
     if d.get("schema", SCHEMA) != SCHEMA:
         _fail("schema", f"not a defrag {what}: schema {_short(d.get('schema'))}")
-    version = d.get("schema_version", SCHEMA_VERSION)
+    version = d.get("schema_version", default)
     if isinstance(version, bool) or not isinstance(version, int):
         _fail("schema_version", f"expected an integer; got {_kind(version)}")
     if version > TREE_SCHEMA_VERSION:
@@ -518,7 +539,7 @@ def ruleset_fields(d):
         _fail("schema_version", "a rule set's document is version 1")
     _object(d, "", ("rules", "default_prediction"), _HEADER + ("default_proba", "decimals"))
     shared, encoding, n_features, named, classes = _header(d)
-    rules = [_rule(r, f"rules[{i}]", n_features, named, classes)
+    rules = [_rule(r, f"rules[{i}]", n_features, named, classes, encoding)
              for i, r in enumerate(_list(d["rules"], "rules"))]
     fields = dict(rules=rules, default_prediction=_prediction(d["default_prediction"], "default_prediction", classes),
                   default_proba=_proba(d.get("default_proba"), "default_proba", classes),
@@ -569,7 +590,9 @@ def tree_fields(d):
     {"prediction", "proba", "support", "share"}), after checking the whole document: every
     inner node's items come after it, and every item but the roots is named once, so the
     nodes form trees (RulesDocumentError naming the bad field's JSON path)."""
-    _version(d, "rule tree", "nodes")
+    if _version(d, "rule tree", "nodes", TREE_SCHEMA_VERSION) != TREE_SCHEMA_VERSION:
+        _fail("schema_version", f"a rule tree's document is version {TREE_SCHEMA_VERSION} (version 1 is a "
+                                "rule set's)")
     _object(d, "", ("nodes", "terms", "form"), _HEADER + ("base", "decimals"))
     shared, encoding, n_features, named, classes = _header(d)
     form = d["form"]
@@ -585,6 +608,8 @@ def tree_fields(d):
     if (base is None) != (form == "tree"):
         _fail("base", "a sum of trees has a base, a tree of rules none")
     decimals = _optional(d, "decimals", "", _int, low=-300, high=300)
+    if form == "sum" and decimals is None:  # (the writer gives them: its numbers are integers of that unit)
+        _fail("decimals", "a sum of trees gives the decimals its numbers are held in")
     if form == "sum" and classes is not None and len(classes) != 2:
         _fail("classes", "a sum of trees classifies two classes")
     named_by = {}  # item -> the item that names it
@@ -600,7 +625,7 @@ def tree_fields(d):
                     _fail(f"{where}.{key}", f"nodes[{child}] is already a branch of nodes[{named_by[child]}]")
                 named_by[child] = i
     for t, r in enumerate(roots):
-        if r in named_by or roots.index(r) != t:
+        if r in named_by:  # (a root named before is a branch, or an earlier term's root)
             _fail(f"terms[{t}]", f"nodes[{r}] is a branch or another term's root")
         named_by[r] = -1
     unnamed = [i for i in range(len(nodes)) if i not in named_by]
@@ -611,7 +636,7 @@ def tree_fields(d):
         """An item's fields, its branches still indices."""
         item, where = nodes[i], f"nodes[{i}]"
         if "conditions" in item:
-            conds = [_condition(c, f"{where}.conditions[{j}]", n_features, named)
+            conds = [_condition(c, f"{where}.conditions[{j}]", n_features, named, encoding)
                      for j, c in enumerate(_list(item["conditions"], f"{where}.conditions"))]
             if not conds:
                 _fail(f"{where}.conditions", "a node tests at least one condition")
@@ -621,6 +646,12 @@ def tree_fields(d):
             prediction, proba = _finite(item["prediction"], f"{where}.prediction"), None
             if item.get("proba") is not None:
                 _fail(f"{where}.proba", "a sum's leaves add values: they have no class probabilities")
+        elif classes is None:  # (a tree's writer has no infinite leaf: they are its model's predictions)
+            if isinstance(item["prediction"], str) and item["prediction"] in _INFINITE:
+                _fail(f"{where}.prediction", "a leaf's value must be a finite number")
+            prediction, proba = _finite(item["prediction"], f"{where}.prediction"), None
+            if item.get("proba") is not None:
+                _fail(f"{where}.proba", "class probabilities without classes")
         else:
             prediction = _prediction(item["prediction"], f"{where}.prediction", classes)
             proba = _proba(item.get("proba"), f"{where}.proba", classes)
@@ -628,13 +659,18 @@ def tree_fields(d):
                 "share": _optional(item, "share", where, _finite, low=0.0, high=1.0)}
 
     items = [read_item(i) for i in range(len(nodes))]
-    depth = [0] * len(nodes)
+    depth, term = [0] * len(nodes), [0] * len(nodes)
+    for t, r in enumerate(roots):
+        term[r] = t
     for i in range(len(nodes)):  # branches come after their node: one pass in order
         if "conditions" in items[i]:
             for key in ("then", "else"):
                 depth[items[i][key]] = depth[i] + 1
+                term[items[i][key]] = term[i]
                 if depth[i] + 1 > MAX_TREE_DEPTH:
                     _fail(f"nodes[{i}].{key}", f"the tree is deeper than {MAX_TREE_DEPTH} nodes")
+    if form == "sum":
+        _sum_units(base, decimals, items, term, len(roots), classes is not None)
     for i in reversed(range(len(nodes))):  # branches before their node: each built once
         if "conditions" in items[i]:
             items[i]["then"], items[i]["else"] = items[items[i]["then"]], items[items[i]["else"]]
@@ -642,6 +678,35 @@ def tree_fields(d):
     fields = dict(terms=[items[r] for r in roots], base=base, decimals=decimals, **shared)
     fields["encoding"] = None if encoding is None else InputEncoding(**encoding)
     return fields
+
+
+def _sum_units(base, decimals, items, term, n_terms, classification):
+    """RulesDocumentError where a sum's numbers (base, the leaves' values of items, in
+    term[i]'s part) cannot be held in its unit exactly: a number, or the base plus the
+    largest value of each part, more than MAX_UNITS units; a total beyond a double's range."""
+    leaves = [i for i, item in enumerate(items) if "prediction" in item]
+    values = np.array([base] + [items[i]["prediction"] for i in leaves], dtype=np.float64)
+    # (as to_units scales them: a product by 10**decimals, or a division by 10**-decimals)
+    units = np.abs(values) * 10.0 ** decimals if decimals >= 0 else np.abs(values) / 10.0 ** -decimals
+    unit = f"10**{-decimals}"
+    over = np.flatnonzero(~(units <= MAX_UNITS))
+    if over.size:
+        k = int(over[0])
+        path = "base" if k == 0 else f"nodes[{leaves[k - 1]}].prediction"
+        _fail(path, f"{float(values[k])!r} is {units[k]:.3g} units of {unit} (decimals {decimals}); a sum holds at most "
+                    f"2**53 units of its unit, which predict and every export add exactly: fewer decimals")
+    largest = np.zeros(n_terms, dtype=np.float64)
+    np.maximum.at(largest, np.array([term[i] for i in leaves], dtype=np.int64), np.rint(units[1:]))
+    total = int(np.rint(units[0])) + sum(int(u) for u in largest.tolist())
+    if total > MAX_UNITS:
+        _fail("decimals", f"the base and the largest value of each part add up to {total:.3g} units of {unit} "
+                          f"(decimals {decimals}); a sum holds at most 2**53 units of its unit, which predict "
+                          "and every export add exactly: fewer decimals or parts")
+    if not math.isfinite(total * 10.0 ** -decimals):
+        _fail("decimals", "the base and the largest value of each part add up beyond a double's range")
+    if classification and 10 ** decimals > MAX_UNITS:
+        _fail("decimals", f"decimals {decimals}: a sum of two classes compares its total with one half, "
+                          "10**decimals / 2 units, which must be at most 2**53 units")
 
 
 def nesting_depth(text):
@@ -667,9 +732,47 @@ def parse(text):
     if depth > MAX_DEPTH:
         raise RulesDocumentError("", f"the document nests {depth} deep; a rule set nests at most "
                                      f"{MAX_DEPTH} deep")
+    repeated = []
     try:
-        return json.loads(text)
+        value = json.loads(text, object_pairs_hook=functools.partial(_object_of_pairs, repeated))
     except ValueError as exc:  # JSONDecodeError, an integer too long to read
         raise RulesDocumentError("", f"not JSON: {exc}") from None
     except RecursionError:  # (MAX_DEPTH keeps the parser far from it)
         raise RulesDocumentError("", "the document nests too deep") from None
+    if repeated:
+        path, key = _repeated_key(value)
+        _fail(f"{path}.{key}" if path else key, "the key is repeated in its object: JSON readers differ on "
+                                                "which value counts, so a document gives each key once")
+    return value
+
+
+class _Repeated(dict):
+    """A JSON object that gave a key more than once (``key``: the first such)."""
+    key = None
+
+
+def _object_of_pairs(repeated, pairs):
+    """json.loads's object_pairs_hook: the object as a dict, a _Repeated one (noted in
+    repeated) where a key comes twice (json.loads would keep the last value silently)."""
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    seen = set()
+    out = _Repeated(d)
+    out.key = next(k for k, _ in pairs if k in seen or seen.add(k))
+    repeated.append(out)
+    return out
+
+
+def _repeated_key(value):
+    """(JSON path, key) of the first object in value (reading order) with a repeated key."""
+    stack = [("", value)]
+    while stack:  # (iterative: the document nests at most MAX_DEPTH deep anyway)
+        path, item = stack.pop()
+        if isinstance(item, _Repeated):
+            return path, item.key
+        if isinstance(item, dict):
+            stack += [(f"{path}.{k}" if path else str(k), v) for k, v in reversed(list(item.items()))]
+        elif isinstance(item, list):
+            stack += [(f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item)))]
+    return "", None

@@ -486,7 +486,9 @@ class RuleSet:
         ndarray of shape (n_rules + 1,)
             The predictions; index -1 (``first_match``'s "no rule") is the default's.
         """
-        return np.asarray([r.prediction for r in self.rules] + [self.default_prediction])
+        # (of the classes' dtype: NumPy's own strings would drop a label's trailing NULs)
+        return np.asarray([r.prediction for r in self.rules] + [self.default_prediction],
+                          dtype=None if self.classes is None else self.classes.dtype)
 
     def probabilities(self):
         """Return the rules' class probabilities followed by the default's (classification).

@@ -14,22 +14,33 @@ which is predicted where it exceeds one half).
 
 Rows are coded and boxes tested as a RuleSet of the boxes does (rules/ruleset.py: column
 matching by name, the source model's categories, missing values, the C kernel), and routed
-down the trees level by level (a loop over the trees' depth, not over rows).
+down the trees a block of rows at a time, every term at once (a loop over the trees' depth,
+not over rows), so that predict's memory is its output and a bounded block.
 """
 import copy
 import functools
 import html
 import json
+import math
 
 import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
+from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
 from . import diff as diffs, document, tree_export
 from .conditions import (Condition, comparisons, conditions_on_training_rows, conjunction_reading,
                          missing_value_note, reading_costs)
 from .ruleset import Rule, RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
+
+# Bytes one block of rows may take while it is routed (its box tests, rows x boxes, and
+# the items its rows are at, rows x terms): rows are routed a block at a time, so that
+# predict, apply and their kin take their output plus this much, whatever the tree's size
+ROUTE_BLOCK_BYTES = 1 << 25
+# bytes per row and term while a block descends (the items, the active pairs and their
+# boxes, branches and tests)
+_BYTES_PER_STEP = 64
 
 
 class RuleTree:
@@ -180,7 +191,7 @@ class RuleTree:
         """Regions of the input space with one prediction: a tree's leaves; for a sum, the
         combinations of one leaf of each term."""
         counts = [len(self.leaves(t)) for t in range(len(self.terms))]
-        return int(np.prod(counts)) if self.form == "sum" else counts[0]
+        return math.prod(counts) if self.form == "sum" else counts[0]  # (exact: int64 wraps past 63 parts)
 
     @property
     def n_conditions(self):
@@ -195,8 +206,8 @@ class RuleTree:
     def _flat(self):
         """Routing arrays over every term's nodes and leaves: (box of each item, or -1 for
         a leaf; then / else item of a box; leaf number within its term of a leaf, or -1;
-        the root item of each term; each term's depth)."""
-        items, box, then, other, leaf, roots, depth = [], [], [], [], [], [], []
+        the root item of each term)."""
+        items, box, then, other, leaf, roots = [], [], [], [], [], []
         n_boxes = 0
         for root in self.terms:
             roots.append(len(items))
@@ -218,9 +229,8 @@ class RuleTree:
                     other.append(-1)
                     leaf.append(k)
                     k += 1
-            depth.append(_depth(root))
         return (np.array(box, dtype=np.int64), np.array(then, dtype=np.int64), np.array(other, dtype=np.int64),
-                np.array(leaf, dtype=np.int64), np.array(roots, dtype=np.int64), depth)
+                np.array(leaf, dtype=np.int64), np.array(roots, dtype=np.int64))
 
     def _boxes(self):
         """The boxes as a RuleSet (one rule per inner node, in reading order): its reading of
@@ -273,8 +283,41 @@ class RuleTree:
         ndarray of shape (n_samples, n_terms)
             The leaves' numbers in reading order (int64).
         """
-        cover = self._cover(X_coded, n_threads)
-        return self._flat[3][self._descend(cover.shape[0], lambda rows, boxes: cover[rows, boxes])]
+        leaf = self._flat[3]
+        return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda items: leaf[items],
+                            "RuleTree.route")
+
+    def _blocks(self, n, per_row=0):
+        """(start, stop) of the blocks of n rows routed at a time: each block's box tests
+        and items (and per_row further bytes a row) within ROUTE_BLOCK_BYTES."""
+        per_row += len(self._boxes()) + _BYTES_PER_STEP * len(self.terms)
+        step = max(1, ROUTE_BLOCK_BYTES // per_row)
+        return [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
+
+    def _blockwise(self, X_coded, n_threads, visit=None):
+        """(start, stop, items) for each block of the rows of X (as the tree reads it): the
+        item (``_flat``'s numbering) each row of the block reaches in each term, int64
+        (rows, n_terms); visit(rows, boxes, items) as ``_descend`` calls it, rows numbered
+        within the block."""
+        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
+        for r0, r1 in self._blocks(X_coded.shape[0]):
+            cover = self._cover(X_coded[r0:r1], n_threads)
+            yield r0, r1, self._descend(r1 - r0, lambda rows, boxes: cover[rows, boxes], visit)
+
+    def _routed(self, X_coded, n_threads, dtype, width, result, what):
+        """result(items) of each block of rows (items as ``_blockwise`` gives them) into one
+        array of dtype, (n_samples,) or (n_samples, width) where width is not None; the
+        memory guard checks the output and a block before any is routed."""
+        n = np.shape(X_coded)[0]
+        shape = (n,) if width is None else (n, width)
+        size = int(np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize)
+        if size > ROUTE_BLOCK_BYTES:  # (below, a block's own bound holds)
+            check_memory(size + ROUTE_BLOCK_BYTES, what, "fewer rows at a time",
+                         {"the output": size, "a block of rows": ROUTE_BLOCK_BYTES})
+        out = np.empty(shape, dtype=dtype)
+        for r0, r1, items in self._blockwise(X_coded, n_threads):
+            out[r0:r1] = result(items)
+        return out
 
     def _cover(self, X_coded, n_threads):
         """Whether each row of X (as the tree reads it) is in each box: (n_samples, boxes)."""
@@ -285,22 +328,26 @@ class RuleTree:
 
     def _descend(self, n, holds, visit=None):
         """The item (``_flat``'s numbering) each of n rows reaches in each term, from the
-        root down: at a box, "then" where holds(rows, boxes) (the rows at a box and their
-        boxes), else "else"; visit(rows, boxes, items) after each level, items the rows'
-        new ones. int64 (n, n_terms)."""
-        box, then, other, _, roots, depth = self._flat
-        out = np.empty((n, len(roots)), dtype=np.int64)
-        for t, root in enumerate(roots):  # over terms, then levels: not over rows
-            item = np.full(n, root, dtype=np.int64)
-            for _ in range(depth[t]):
-                b = box[item]
-                inner = np.flatnonzero(b >= 0)
-                if not inner.size:
-                    break
-                item[inner] = np.where(holds(inner, b[inner]), then[item[inner]], other[item[inner]])
-                if visit is not None:
-                    visit(inner, b[inner], item[inner])
-            out[:, t] = item
+        roots down, every term at once: at a box, "then" where holds(rows, boxes) (the rows
+        at a box and their boxes), else "else"; visit(rows, boxes, items) after each step,
+        items the rows' new ones (a row appears once per term still at a box). int64
+        (n, n_terms); steps as many as the deepest path, each over the (row, term) pairs
+        still at a box."""
+        box, then, other, _, roots = self._flat
+        n_terms = len(roots)
+        out = np.empty((n, n_terms), dtype=np.int64)
+        out[:] = roots
+        flat = out.reshape(-1)
+        active = np.flatnonzero(box[flat] >= 0)
+        while active.size:
+            at = flat[active]
+            b = box[at]
+            rows = active // n_terms
+            new = np.where(holds(rows, b), then[at], other[at])
+            flat[active] = new
+            if visit is not None:
+                visit(rows, b, new)
+            active = active[box[new] >= 0]
         return out
 
     def apply(self, X, n_threads=1, matched=False):
@@ -329,15 +376,17 @@ class RuleTree:
         leaves = self.route(self.encode(X, matched), n_threads)
         return leaves[:, 0] if self.form == "tree" else leaves
 
-    def _leaf_values(self, term):
-        return np.array([lf.prediction for lf in self.leaves(term)], dtype=np.float64)
+    def _item_units(self):
+        """A sum's value of each item (``_flat``'s numbering) in integers of the unit
+        10**-decimals (int64; 0 at a box)."""
+        units = np.zeros(len(self._flat[0]), dtype=np.int64)
+        units[self._flat[3] >= 0] = to_units([lf.prediction for lf in self.leaves()], self.decimals)
+        return units
 
-    def _sums(self, leaves):
-        """base + the terms' values, in integers of the unit 10**-decimals (int64)."""
-        total = np.full(leaves.shape[0], to_units(self.base, self.decimals), dtype=np.int64)
-        for t in range(len(self.terms)):
-            total = total + to_units(self._leaf_values(t), self.decimals)[leaves[:, t]]
-        return total
+    def _sums(self, items, units):
+        """base + the terms' values of rows at items (``_blockwise``), in integers of the
+        unit 10**-decimals (int64)."""
+        return to_units(self.base, self.decimals) + units[items].sum(axis=1, dtype=np.int64)
 
     def predictions(self):
         """Return a tree's leaf predictions in reading order.
@@ -349,7 +398,9 @@ class RuleTree:
         """
         if self.form != "tree":
             raise AttributeError("a sum of trees predicts the sum of its terms' values")
-        return np.asarray([lf.prediction for lf in self.leaves()])
+        # (of the classes' dtype: NumPy's own strings would drop a label's trailing NULs)
+        return np.asarray([lf.prediction for lf in self.leaves()], dtype=None if self.classes is None
+                          else self.classes.dtype)
 
     def predict_coded(self, X_coded, n_threads=1):
         """Predict the rows of X as the tree reads it (see ``predict``).
@@ -366,13 +417,19 @@ class RuleTree:
         ndarray of shape (n_samples,)
             The predictions.
         """
-        leaves = self.route(X_coded, n_threads)
         if self.form == "tree":
-            return self.predictions()[leaves[:, 0]]
-        total = self._sums(leaves)
+            values, leaf = self.predictions(), self._flat[3]
+            return self._routed(X_coded, n_threads, values.dtype, None, lambda items: values[leaf[items[:, 0]]],
+                                "RuleTree.predict")
+        units = self._item_units()
         if self.classes is None:
-            return from_units(total, self.decimals)
-        return self.classes[(2 * total > 10 ** self.decimals).astype(np.int64)]
+            return self._routed(X_coded, n_threads, np.float64, None,
+                                lambda items: from_units(self._sums(items, units), self.decimals),
+                                "RuleTree.predict")
+        half = 10 ** self.decimals  # (twice the total against the unit count of 1)
+        second = self._routed(X_coded, n_threads, bool, None,
+                              lambda items: 2 * self._sums(items, units) > half, "RuleTree.predict")
+        return self.classes[second.astype(np.int64)]
 
     def predict(self, X, n_threads=1, matched=False):
         """Predict each row as the text reads: a tree's leaf, or the sum of the terms' values.
@@ -420,11 +477,17 @@ class RuleTree:
         """
         if self.classes is None:
             raise AttributeError("class probabilities are for classification")
-        leaves = self.route(X_coded, n_threads)
         if self.form == "tree":
-            return np.vstack([lf.proba for lf in self.leaves()])[leaves[:, 0]]
-        p = np.clip(from_units(self._sums(leaves), self.decimals), 0.0, 1.0)
-        return np.column_stack([1.0 - p, p])
+            proba, leaf = np.vstack([lf.proba for lf in self.leaves()]), self._flat[3]
+            return self._routed(X_coded, n_threads, np.float64, proba.shape[1],
+                                lambda items: proba[leaf[items[:, 0]]], "RuleTree.predict_proba")
+        units = self._item_units()
+
+        def both(items):
+            p = np.clip(from_units(self._sums(items, units), self.decimals), 0.0, 1.0)
+            return np.column_stack([1.0 - p, p])
+
+        return self._routed(X_coded, n_threads, np.float64, 2, both, "RuleTree.predict_proba")
 
     def predict_proba(self, X, n_threads=1, matched=False):
         """Return the class probabilities of each row (see ``probabilities_coded``).
@@ -465,14 +528,16 @@ class RuleTree:
         ndarray of shape (n_samples, n_leaves)
             Boolean over the leaves of every term, in reading order.
         """
-        leaves = self.route(X_coded, n_threads)
-        sizes = [len(self.leaves(t)) for t in range(len(self.terms))]
-        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        out = np.zeros((leaves.shape[0], int(sum(sizes))), dtype=bool)
-        rows = np.arange(leaves.shape[0])
-        for t in range(leaves.shape[1]):  # over terms
-            out[rows, offset[t] + leaves[:, t]] = True
-        return out
+        # leaves are numbered across the terms in reading order, as the items are
+        number = np.cumsum(self._flat[3] >= 0) - 1
+        n_leaves = int(number[-1]) + 1
+
+        def block(items):
+            out = np.zeros((len(items), n_leaves), dtype=bool)
+            out[np.arange(len(items))[:, None], number[items]] = True
+            return out
+
+        return self._routed(X_coded, n_threads, bool, n_leaves, block, "RuleTree.covering")
 
     def covers(self, X, n_threads=1):
         """Tell which leaves each row reaches, one per term (``covering`` of ``encode(X)``).
@@ -516,17 +581,21 @@ class RuleTree:
         total = np.zeros(n)
         if not nodes:
             return total
-        holds, fail_cost, full = reading_costs([c for nd in nodes for c in nd.conditions], X_coded, n_threads)
+        conds = [c for nd in nodes for c in nd.conditions]
         ptr = np.cumsum([0] + [len(nd.conditions) for nd in nodes])
-        box_holds, read = np.empty((len(nodes), n), dtype=bool), np.empty((len(nodes), n))
-        for b in range(len(nodes)):  # over boxes, not rows
-            box_holds[b], read[b] = conjunction_reading(holds[ptr[b]:ptr[b + 1]], fail_cost[ptr[b]:ptr[b + 1]],
-                                                        full[ptr[b]:ptr[b + 1]])
+        # a block's tests, costs and readings: some 20 bytes a row per condition and box
+        for r0, r1 in self._blocks(n, 20 * (len(conds) + len(nodes))):  # over blocks of rows
+            holds, fail_cost, full = reading_costs(conds, X_coded[r0:r1], n_threads)
+            box_holds, read = np.empty((len(nodes), r1 - r0), dtype=bool), np.empty((len(nodes), r1 - r0))
+            for b in range(len(nodes)):  # over boxes, not rows
+                box_holds[b], read[b] = conjunction_reading(holds[ptr[b]:ptr[b + 1]], fail_cost[ptr[b]:ptr[b + 1]],
+                                                            full[ptr[b]:ptr[b + 1]])
+            part = total[r0:r1]
 
-        def add_read(rows, boxes, _):
-            total[rows] += read[boxes, rows]
+            def add_read(rows, boxes, _):
+                part[:] += np.bincount(rows, weights=read[boxes, rows], minlength=len(part))
 
-        self._descend(n, lambda rows, boxes: box_holds[boxes, rows], add_read)
+            self._descend(r1 - r0, lambda rows, boxes: box_holds[boxes, rows], add_read)
         return total
 
     def key_counts(self, X_coded, n_threads=1):
@@ -544,16 +613,15 @@ class RuleTree:
         dict
             ``{(term, key): rows}``.
         """
-        cover = self._cover(X_coded, n_threads)
-        n = cover.shape[0]
         items = [(t, x) for t, root in enumerate(self.terms) for x in walk(root)]
         visits = np.zeros(len(items), dtype=np.int64)
-        visits[self._flat[4]] += n  # every row passes its term's root
+        visits[self._flat[4]] += np.shape(X_coded)[0]  # every row passes its term's root
 
         def count(rows, boxes, reached):
             visits[:] += np.bincount(reached, minlength=len(items))
 
-        self._descend(n, lambda rows, boxes: cover[rows, boxes], count)
+        for _ in self._blockwise(X_coded, n_threads, count):
+            pass
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
     # ------------------------------------------------------------ diff
@@ -956,15 +1024,3 @@ def from_json(text):
     d = document.parse(text)
     return RuleTree.from_dict(d) if isinstance(d, dict) and "nodes" in d else RuleSet.from_dict(d)
 
-
-def _depth(root):
-    """Inner nodes on the longest path from root."""
-    best, stack = 0, [(root, 0)]
-    while stack:
-        item, d = stack.pop()
-        if isinstance(item, Node):
-            stack.append((item.then, d + 1))
-            stack.append((item.otherwise, d + 1))
-        else:
-            best = max(best, d)
-    return best
