@@ -370,6 +370,16 @@ def _bar_labels(ax, bars, tops, labels):
                     rotation=90 if upright else 0, gid="bar-label")
 
 
+def _sum_number(rules, value, signed=True):
+    """A number of a sum as its text prints it: its decimals, or an integer of its unit."""
+    decimals = getattr(rules, "decimals", None)
+    if decimals is None:
+        return f"{float(value):{'+' if signed else ''}.4g}"
+    if decimals >= 0:
+        return f"{float(value):{'+' if signed else ''}.{decimals}f}"
+    return f"{int(round(float(value))):{'+' if signed else ''}d}"
+
+
 def _leaf_coverage(rules, Xc, ax, figsize):
     """rule_coverage of a RuleTree: the share of the rows reaching each leaf of each term."""
     reach = rules.covering(Xc).mean(axis=0) if Xc.shape[0] else np.zeros(len(rules.leaves()))
@@ -381,7 +391,11 @@ def _leaf_coverage(rules, Xc, ax, figsize):
             pos.append(len(pos) + t)  # a gap between parts
             ticks.append(f"p{t + 1}.{k + 1}" if summed else f"[{k + 1}]")
             value = float(leaf.prediction) if summed else leaf.prediction
-            labels.append(f"{value:+.4g}" if summed else f"y = {_label(value)}")
+            if summed:
+                labels.append(_sum_number(rules, value))
+            else:  # a regression tree's value as printed; a class as its label
+                labels.append("y = " + (_label(value) if rules.classes is not None else
+                                        _sum_number(rules, value, signed=False)))
             colours.append(f"C{t % 10}")
     bars = ax.bar(pos, reach, color=colours)
     _bar_labels(ax, bars, reach, labels)
@@ -390,8 +404,9 @@ def _leaf_coverage(rules, Xc, ax, figsize):
     ax.set_ylim(0, max(float(reach.max()) if reach.size else 0.0, 1e-9) * 1.25)  # room for the labels
     if summed:
         what = "y" if rules.classes is None else f"p({printed_label(rules.classes[1])})"
-        ax.set_xlabel(_literal(f"leaves of each part (p{{part}}.{{leaf}}, in the printed order); "
-                               f"{what} = {float(rules.base):.4g} + one value from each part"))
+        ax.set_title(_literal(f"{what} = {_sum_number(rules, rules.base, signed=False)} + one value from "
+                              "each part"), fontsize=10)
+        ax.set_xlabel("leaf of each part, in the printed order (p2.1: part 2's first leaf)")
     else:
         ax.set_xlabel("leaves in the printed order (each row reaches one)")
     return fig
