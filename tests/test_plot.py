@@ -241,8 +241,8 @@ def test_rules_2d_labels_keep_clear_of_each_other_and_of_the_legend(three_forms,
     from defrag.rules import Condition, Rule, RuleSet
 
     # a small box in the lower right corner, where the legend is
-    rules = RuleSet([Rule([Condition(0, "x0", lower=0.85), Condition(1, "x1", upper=0.2)], 0),
-                     Rule([Condition(0, "x0", lower=0.8), Condition(1, "x1", upper=0.25)], 1),
+    rules = RuleSet([Rule([Condition(0, "x0", lower=0.9), Condition(1, "x1", upper=0.06)], 0),
+                     Rule([Condition(0, "x0", lower=0.85), Condition(1, "x1", upper=0.1)], 1),
                      Rule([Condition(0, "x0", upper=0.5)], 0)], 1, feature_names=["x0", "x1"],
                     classes=np.array([0, 1]))
     models, X, y = three_forms
@@ -254,7 +254,7 @@ def test_rules_2d_labels_keep_clear_of_each_other_and_of_the_legend(three_forms,
         for a in range(len(extents)):
             for b in range(a):
                 assert not extents[a].overlaps(extents[b]), (a, b)
-        # the bars' labels of rule_coverage do not overlap either
+    # the bars' labels of rule_coverage do not overlap either
     for m in models.values():
         fig = plot.rule_coverage(m, X)
         fig.canvas.draw()
