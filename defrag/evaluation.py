@@ -41,27 +41,43 @@ def prediction_error(pred, y, task):
 
 
 def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
-    """The dict of ``evaluate``: ``error`` of pred on y, ``coverage`` (share of points
-    covered by at least one rule) and ``overlap`` (mean number of rules covering a point)
-    from the boolean matrix cover (n_samples, rules), ``fidelity`` (agreement with the
-    ensemble's predictions on X for classification, R^2 against them for regression;
-    None when the model gives no predictions: ``ensemble_predictions``) and ``n_regions``.
-    Warns about labels of y not among classes."""
+    """The dict of ``evaluate`` (docs/user_guide/reading.rst): ``error`` of pred on y and
+    ``model_error``, the ensemble's on the same rows; in regression ``r2`` and ``model_r2``
+    (R^2 on y of each); ``coverage`` (share of points covered by at least one rule) and
+    ``overlap`` (mean number of rules covering a point) from the boolean matrix cover
+    (n_samples, rules); ``fidelity`` (agreement with the ensemble's predictions on X: the
+    share of equal labels, or in regression the R^2 of pred against them) and
+    ``n_regions``. The model's figures are None where it gives no predictions
+    (``ensemble_predictions``). Warns about labels of y not among classes."""
     warn_unseen_labels(y, classes, task)
-    fidelity = None
     ens = ensemble_predictions(estimator, X, task, classes)
-    if ens is not None:
-        if task == "classification":
-            fidelity = float(np.mean(pred == ens))
-        else:
-            fidelity = float(r2_score(ens, pred))
-    return {
-        "error": prediction_error(pred, y, task),
+    scores = {"error": prediction_error(pred, y, task),
+              "model_error": None if ens is None else prediction_error(ens, y, task)}
+    if task == "regression":
+        scores["r2"] = r_squared(y, pred)
+        scores["model_r2"] = None if ens is None else r_squared(y, ens)
+    if ens is None:
+        fidelity = None
+    elif task == "classification":
+        fidelity = float(np.mean(pred == ens))
+    else:
+        fidelity = r_squared(ens, pred)
+    scores.update({
         "coverage": float(np.mean(cover.any(axis=1))),
         "overlap": float(np.mean(cover.sum(axis=1))),
         "fidelity": fidelity,
         "n_regions": int(n_regions),
-    }
+    })
+    return scores
+
+
+def r_squared(reference, pred):
+    """R^2 of pred against reference (scikit-learn's r2_score); None where it is not defined
+    (fewer than two rows)."""
+    reference = np.asarray(reference, dtype=np.float64)
+    if reference.shape[0] < 2:
+        return None
+    return float(r2_score(reference, np.asarray(pred, dtype=np.float64)))
 
 
 def ensemble_predictions(estimator, X, task, classes=None):

@@ -5,12 +5,13 @@ Each function draws on a new ``Figure`` (no pyplot state; works headless) or on 
 
 - ``rules_2d(model, X, y, features=(i, j))``: the regions' boxes over a scatter of the data
   on two features (as Figures 6-7 of Hara & Hayashi, AISTATS 2018): a rule list's rules, a
-  tree of rules' leaves;
+  tree of rules' leaves; a sum is refused (its regions are not boxes);
 - ``tradeoff(results)``: conditions printed against error, one series per method (the
-  layout of their Figure 5), or a fitted model's path of candidates against their
-  cross-validated error;
-- ``rule_coverage(model, X)``: one bar per rule, the share of X it covers and the share
-  it predicts for, labelled with its prediction.
+  layout of their Figure 5), or a fitted model's path of candidates (any form) against
+  their cross-validated error;
+- ``rule_coverage(model, X)``: one bar per region, the share of X it covers (and for a
+  list the share it predicts for), labelled with its prediction; for a sum, one bar per
+  leaf of each part, labelled with the value it adds.
 """
 import numpy as np
 
@@ -33,18 +34,17 @@ def _figure(ax, figsize):
     return fig, fig.subplots()
 
 
-def _rules_of(model, trees=False):
-    """The RuleSet (or with trees, the RuleTree) of a fitted model or the rules themselves."""
+def _rules_of(model, plot, sums=True):
+    """The RuleSet or RuleTree of a fitted model or the rules themselves; a sum refused
+    (one line saying why) where sums is False."""
     rules = model if isinstance(model, (RuleSet, RuleTree)) else getattr(model, "rules_", None)
-    kinds = (RuleSet, RuleTree) if trees else (RuleSet,)
-    if not isinstance(rules, kinds):
-        raise TypeError(f"expected a fitted model with rules_ or a {' or '.join(k.__name__ for k in kinds)}; "
-                        f"got {type(model).__name__}" + ("" if trees or not isinstance(rules, RuleTree) else
-                                                         " whose rules are a RuleTree; this plot reads a "
-                                                         "RuleSet (fit with form='list')"))
-    if isinstance(rules, RuleTree) and rules.form == "sum":
-        raise ValueError("a sum of trees adds one value from each tree: its regions are not boxes to "
-                         "draw; plot a tree of rules (form='tree') or a rule list (form='list')")
+    if not isinstance(rules, (RuleSet, RuleTree)):
+        raise TypeError(f"{plot} expected a fitted model with rules_, a RuleSet or a RuleTree; "
+                        f"got {type(model).__name__}")
+    if not sums and isinstance(rules, RuleTree) and rules.form == "sum":
+        raise ValueError(f"{plot} cannot draw a sum of trees: it adds one value from each part, so its "
+                         "regions are not boxes; draw it with rule_coverage, or fit form='tree' or "
+                         "form='list'")
     return rules
 
 
@@ -106,6 +106,7 @@ def rule_box(rule, i, j):
 
 
 def _box(conditions, i, j):
+    """((x_low, x_high), (y_low, y_high), exact) of conditions on features i and j."""
     box = {i: [None, None], j: [None, None]}
     exact = True
     for c in conditions:
@@ -120,12 +121,13 @@ def _box(conditions, i, j):
     return tuple(box[i]), tuple(box[j]), exact
 
 
-def _place_labels(ax, labels):
+def _place_labels(ax, labels, taken=()):
     """Each label (text, colour, box corners in data coordinates) at the first corner of
-    its box, inside it, whose text overlaps no label placed before; where every corner
-    does, below the top-left one by whole label heights. Returns the Text artists."""
-    placed, texts = [], []
+    its box, inside it, whose text overlaps no label placed before and none of the
+    extents taken (the legend's); where every corner does, below the top-left one by
+    whole label heights, as far as it takes. Returns the Text artists."""
     renderer = ax.figure.canvas.get_renderer() if hasattr(ax.figure.canvas, "get_renderer") else None
+    placed, texts = list(taken), []
     corners = (("left", "top", 3, -3), ("right", "top", -3, -3), ("left", "bottom", 3, 3),
                ("right", "bottom", -3, 3))
     for text, colour, (x0, x1, y0, y1) in labels:
@@ -146,7 +148,7 @@ def _place_labels(ax, labels):
                 artist = ax.annotate(text, (x0, y1), xytext=(3, -3 - step * 10), textcoords="offset points",
                                      va="top", ha="left", fontsize=8, color=colour, zorder=4)
                 extent = artist.get_window_extent(renderer)
-                if not any(extent.overlaps(other) for other in placed) or step > 4 * len(labels):
+                if not any(extent.overlaps(other) for other in placed):
                     break
                 artist.remove()
         placed.append(artist.get_window_extent(renderer))
@@ -162,10 +164,12 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     trees is refused (its regions are not boxes). A box is drawn dashed where it is not
     the region exactly: a rule with conditions on other features (or category sets) is
     projected, and a tree's leaf reached through an 'else' is its box less the boxes
-    tested before. Boxes are numbered in reading order and labelled with their
-    predictions, no label over another. Regression targets are coloured on a scale,
-    classes by colour. Returns the Figure."""
-    rules = _rules_of(model, trees=True)
+    tested before. A region with no condition on either feature is not drawn (its box
+    would be the whole frame): the title names those left out. Boxes are numbered in
+    reading order and labelled with their predictions, no label over another or over
+    the legend. Regression targets are coloured on a scale, classes by colour. Returns
+    the Figure."""
+    rules = _rules_of(model, "rules_2d", sums=False)
     i, j = (_feature_index(rules, f) for f in features)
     Xc = rules.encode(X)
     target = rules.predict(X) if y is None else np.asarray(y)
@@ -200,9 +204,12 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     from matplotlib.patches import Rectangle
 
     regions, default = _regions(rules)
-    labels, numbers = [], []
+    labels, numbers, left_out = [], [], []
     for k, (conditions, prediction, whole) in enumerate(regions):
         (x0, x1), (y0, y1), exact = _box(conditions, i, j)
+        if x0 is None and x1 is None and y0 is None and y1 is None:
+            left_out.append(k + 1)  # no condition on these two features: a box would be the whole frame
+            continue
         x0 = x_lim[0] if x0 is None else max(x0, x_lim[0])
         x1 = x_lim[1] if x1 is None else min(x1, x_lim[1])
         y0 = y_lim[0] if y0 is None else max(y0, y_lim[0])
@@ -214,7 +221,12 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
                                linestyle="-" if exact and whole else "--", zorder=3, gid=f"rule-{k + 1}"))
         labels.append((f"[{k + 1}] y = {_label(prediction)}", colour, (x0, x1, y0, y1)))
         numbers.append(k + 1)
-    for k, text in zip(numbers, _place_labels(ax, labels)):
+    taken = []
+    if classes is not None:  # the legend first, so that no label is placed over it
+        legend = ax.legend(loc="lower right", fontsize=8, markerscale=2)
+        renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else None
+        taken.append(legend.get_window_extent(renderer))
+    for k, text in zip(numbers, _place_labels(ax, labels, taken)):
         text.set_gid(f"label-{k}")
     ax.set_xlim(x_lim)
     ax.set_ylim(y_lim)
@@ -226,22 +238,34 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     else:
         title = f"{rules.n_regions} regions, {rules.n_conditions} conditions" + \
             ("" if default is None else f" (otherwise y = {_label(default)})")
-    ax.set_title(title)
-    if classes is not None:
-        ax.legend(loc="lower right", fontsize=8, markerscale=2)
+    if left_out:
+        title += (f"\nnot drawn, no condition on these two features: "
+                  f"{', '.join(f'[{k}]' for k in left_out)}")
+    ax.set_title(title, fontsize=10 if left_out else None)
     return fig
 
 
-def _path_records(path):
+def _path_records(path, printed_conditions=None):
     """(series, n_conditions, validation error, chosen) of each candidate of a fitted
     model's path_ (a searched tree: one series per form; a searched list: one), the
-    candidates without a cross-validated error left out."""
+    candidates without a cross-validated error left out. A list's path names no chosen
+    candidate: the printed list (printed_conditions, the model's n_conditions_) is marked
+    where its cross-validated error is known (the kept restart's, or the candidate of its
+    size)."""
     n = np.asarray(path["n_conditions"], dtype=float)
     error = np.asarray(path["validation_error"], dtype=float)
     forms = path.get("form")
     forms = ["list"] * n.size if forms is None else [str(f) for f in forms]
     chosen = path.get("chosen")
-    return [(forms[k], n[k], error[k], k == chosen) for k in range(n.size) if np.isfinite(error[k])]
+    records = [(forms[k], n[k], error[k], k == chosen) for k in range(n.size) if np.isfinite(error[k])]
+    if chosen is None and printed_conditions is not None:
+        if path.get("printed") == "restarts":
+            kept = float(path.get("restarts_validation_error", np.nan))
+            if np.isfinite(kept):
+                records.append(("restarts", float(printed_conditions), kept, True))
+        else:
+            records = [(f, c, e, c == printed_conditions) for f, c, e, _ in records]
+    return records
 
 
 def _records(results):
@@ -266,21 +290,26 @@ def tradeoff(results, ax=None, figsize=(6.4, 4.4), error_label=None):
     per method, on a linear axis of whole numbers.
 
     ``results``: a fitted model with a searched path (``path_``: its candidates against
-    their cross-validated error, one series per form, the chosen one circled), or the
-    ``path_`` itself; or test errors, as a mapping {method: [(n_conditions, error), ...]}
+    their cross-validated error, one series per form, the printed one circled; a rule
+    list's kept restart, printed, is its own point), or the ``path_`` itself; or test errors, as a mapping {method: [(n_conditions, error), ...]}
     or records (a DataFrame) with 'method', 'n_conditions' and 'error'. ``error_label``:
     the y axis ("validation error" for a path, else "test error"). Returns the Figure."""
     path = getattr(results, "path_", results)
-    if isinstance(path, dict) and "n_conditions" in path and "validation_error" in path:
-        records = _path_records(path)
+    from_path = isinstance(path, dict) and "n_conditions" in path and "validation_error" in path
+    if from_path:
+        records = _path_records(path, getattr(results, "n_conditions_", None))
         error_label = error_label or "validation error (cross-validated)"
     elif hasattr(results, "rules_"):
-        raise ValueError("this model has no searched path (path_): fit a searched form, or pass errors")
+        raise ValueError(f"tradeoff needs a searched path (path_) and this {type(results).__name__} has "
+                         "none: pass test errors, {method: [(n_conditions, error), ...]}")
+    elif isinstance(results, (RuleSet, RuleTree)):
+        raise TypeError("tradeoff needs a searched path: pass the fitted model (its path_), not its rules")
     else:
         records = _records(results)
         error_label = error_label or "test error"
     if not records:
-        raise ValueError("results is empty")
+        raise ValueError("the path has no cross-validated error to draw (a size set by n_regions is not "
+                         "searched): fit without n_regions, or pass test errors" if from_path else "results is empty")
     fig, ax = _figure(ax, figsize)
     from matplotlib.ticker import MaxNLocator
 
@@ -303,11 +332,17 @@ def tradeoff(results, ax=None, figsize=(6.4, 4.4), error_label=None):
 
 
 def rule_coverage(model, X, ax=None, figsize=(6.4, 4.0)):
-    """One bar per rule and one for the default: the share of X the rule covers (light)
-    and the share it predicts for, as its first match (dark), labelled with its
-    prediction. Returns the Figure."""
-    rules = _rules_of(model)
+    """One bar per region, the share of X in it, labelled with its prediction.
+
+    A rule list (``RuleSet``): one bar per rule and one for the default, the share of X
+    the rule covers (light) and the share it predicts for, as its first match (dark). A
+    tree of rules: one bar per leaf, in the printed order (each row reaches one leaf). A
+    sum of trees: one bar per leaf of each part (``p1.1`` is part 1's first leaf), the
+    share of X that reaches it, labelled with the value it adds. Returns the Figure."""
+    rules = _rules_of(model, "rule_coverage")
     Xc = rules.encode(X)
+    if isinstance(rules, RuleTree):
+        return _leaf_coverage(rules, Xc, ax, figsize)
     n = max(Xc.shape[0], 1)
     cover = rules.covering(Xc).mean(axis=0) if Xc.shape[0] else np.zeros(len(rules))
     first = rules.first_match(Xc)
@@ -317,12 +352,61 @@ def rule_coverage(model, X, ax=None, figsize=(6.4, 4.0)):
     covered = np.append(cover, predicts[-1])
     ax.bar(pos, covered, color="0.8", label="covers")
     bars = ax.bar(pos, predicts, color="C0", label="predicts for (first match)")
-    labels = [_label(r.prediction) for r in rules] + [_label(rules.default_prediction)]
-    for bar, top, text in zip(bars, covered, labels):
-        ax.annotate(f"y = {text}", (bar.get_x() + bar.get_width() / 2, top), xytext=(0, 2),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    labels = [f"y = {_label(r.prediction)}" for r in rules] + [f"y = {_label(rules.default_prediction)}"]
+    _bar_labels(ax, bars, covered, labels)
     ax.set_xticks(pos, [f"[{k + 1}]" for k in range(len(rules))] + ["otherwise"])
     ax.set_ylabel("share of the rows")
     ax.set_ylim(0, max(covered.max(), 1e-9) * 1.15)  # room for the labels
     ax.legend(fontsize=8)
+    return fig
+
+
+def _bar_labels(ax, bars, tops, labels):
+    """Each bar's label above it, turned upright where the labels would not fit side by side."""
+    upright = len(bars) > 8 or max((len(t) for t in labels), default=0) * len(bars) > 60
+    for bar, top, text in zip(bars, tops, labels):
+        ax.annotate(_literal(text), (bar.get_x() + bar.get_width() / 2, top), xytext=(0, 2),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=8,
+                    rotation=90 if upright else 0, gid="bar-label")
+
+
+def _sum_number(rules, value, signed=True):
+    """A number of a sum as its text prints it: its decimals, or an integer of its unit."""
+    decimals = getattr(rules, "decimals", None)
+    if decimals is None:
+        return f"{float(value):{'+' if signed else ''}.4g}"
+    if decimals >= 0:
+        return f"{float(value):{'+' if signed else ''}.{decimals}f}"
+    return f"{int(round(float(value))):{'+' if signed else ''}d}"
+
+
+def _leaf_coverage(rules, Xc, ax, figsize):
+    """rule_coverage of a RuleTree: the share of the rows reaching each leaf of each term."""
+    reach = rules.covering(Xc).mean(axis=0) if Xc.shape[0] else np.zeros(len(rules.leaves()))
+    fig, ax = _figure(ax, figsize)
+    pos, ticks, labels, colours = [], [], [], []
+    summed = rules.form == "sum"
+    for t in range(len(rules.terms)):
+        for k, leaf in enumerate(rules.leaves(t)):
+            pos.append(len(pos) + t)  # a gap between parts
+            ticks.append(f"p{t + 1}.{k + 1}" if summed else f"[{k + 1}]")
+            value = float(leaf.prediction) if summed else leaf.prediction
+            if summed:
+                labels.append(_sum_number(rules, value))
+            else:  # a regression tree's value as printed; a class as its label
+                labels.append("y = " + (_label(value) if rules.classes is not None else
+                                        _sum_number(rules, value, signed=False)))
+            colours.append(f"C{t % 10}")
+    bars = ax.bar(pos, reach, color=colours)
+    _bar_labels(ax, bars, reach, labels)
+    ax.set_xticks(pos, ticks, rotation=90 if len(pos) > 12 else 0, fontsize=8)
+    ax.set_ylabel("share of the rows")
+    ax.set_ylim(0, max(float(reach.max()) if reach.size else 0.0, 1e-9) * 1.25)  # room for the labels
+    if summed:
+        what = "y" if rules.classes is None else f"p({printed_label(rules.classes[1])})"
+        ax.set_title(_literal(f"{what} = {_sum_number(rules, rules.base, signed=False)} + one value from "
+                              "each part"), fontsize=10)
+        ax.set_xlabel("leaf of each part, in the printed order (p2.1: part 2's first leaf)")
+    else:
+        ax.set_xlabel("leaves in the printed order (each row reaches one)")
     return fig

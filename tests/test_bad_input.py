@@ -100,13 +100,14 @@ def test_text_columns_are_refused_like_a_numpy_string_array():
     with pytest.raises(TypeError, match="numeric"):
         model.predict(strings)
     for col in (strings[:, 0], strings[:, 0].astype(object)):
-        df = pd.DataFrame({"a": col, "b": X[:, 1]})
-        with pytest.raises(TypeError, match="column 'a' holds string values"):
+        # (columns that number the features, as the array's: no warning of names to match)
+        df = pd.DataFrame({"x0": col, "x1": X[:, 1]})
+        with pytest.raises(TypeError, match="column 'x0' holds string values"):
             model.predict(df)
-        with pytest.raises(TypeError, match="column 'a' holds string values"):
+        with pytest.raises(TypeError, match="column 'x0' holds string values"):
             DefragModel(rf, n_components=2, random_state=0, form="list").fit(df, y)
     # an object column of numbers is numbers
-    numbers = pd.DataFrame({"a": X[:, 0].astype(object), "b": X[:, 1]})
+    numbers = pd.DataFrame({"x0": X[:, 0].astype(object), "x1": X[:, 1]})
     np.testing.assert_array_equal(model.predict(numbers), model.predict(X))
 
 
@@ -139,8 +140,8 @@ def test_values_beyond_float32_are_named_where_the_trees_must_predict():
         for args in ((big, y), (big,)):
             with pytest.raises(ValueError, match=message.format("x1")):
                 DefragModel(model, random_state=0, form="list").fit(*args)
-        with pytest.raises(ValueError, match=message.format("b")):
-            DefragModel(model, random_state=0, form="list").fit(pd.DataFrame(big, columns=list("abc")), y)
+        with pytest.raises(ValueError, match=message.format("x1")):  # (columns numbered as the array's)
+            DefragModel(model, random_state=0, form="list").fit(pd.DataFrame(big, columns=["x0", "x1", "x2"]), y)
     clf = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y > 0)
     model = DefragModel(clf, random_state=0, form="list").fit(big, y > 0)
     np.testing.assert_array_equal(model.predict(big), model.rules_.predict(big))

@@ -1,6 +1,7 @@
 """The defrag command line: explain a model file on a CSV, score a CSV with saved rules."""
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -101,7 +102,9 @@ def test_explain_with_a_target_and_every_format(files):
                          "--format", fmt, "--n-components", "4", "--n-restarts", "2", "--quiet"], out, err)
         assert code == 0 and err.getvalue() == ""
         texts[fmt] = out.getvalue()
-    assert texts["text"].strip() == str(expected)
+    frame = cli.columns.prepare_frame(X, {1: None, 3: None})
+    assert texts["text"].strip() == str(expected) + "\n" + cli.output.quality_footer(
+        expected.evaluate(frame, y), len(X), "classification", True)
     assert from_json(texts["json"]).to_dict() == expected.rules_.to_dict()
     assert texts["sql"].startswith("CASE") and texts["sql"].strip().endswith("END")
     namespace = {}
@@ -121,7 +124,59 @@ def test_explain_with_n_rules_and_the_default_restarts(files):
                      "--n-regions", "3", "--quiet"], out, err)
     assert code == 0 and err.getvalue() == ""
     expected = DefragModel(model, n_regions=3, random_state=0).fit(frame, y)  # n_restarts "auto"
-    assert out.getvalue().strip() == str(expected) and expected.n_regions_ == 3
+    text, footer = out.getvalue().strip().rsplit("\n", 1)
+    assert text == str(expected) and expected.n_regions_ == 3
+    assert footer.startswith(f"On these {len(X)} rows: explanation error ")
+
+
+def _footer_figures(line):
+    return {k: float(v) for k, v in re.findall(r"(explanation error|model error|fidelity|explanation MSE|"
+                                                r"model MSE|R\^2) (-?[0-9.e+-]+)", line)}
+
+
+def test_explain_ends_its_text_with_the_quality_of_the_rules_on_the_data(files, tmp_path):
+    from sklearn.ensemble import RandomForestRegressor
+
+    d, X, y, models = files
+    frame = cli.columns.prepare_frame(X, {1: None, 3: None})
+    # classification, with a target: both errors, then the fidelity, as evaluate gives them
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--target", "label",
+                     "--n-restarts", "2", "--quiet"], out, err) == 0
+    footer = out.getvalue().strip().splitlines()[-1]
+    expected = DefragModel(cli.models.load_model(str(d / "lgb.txt")), n_restarts=2, random_state=0).fit(frame, y)
+    ev = expected.evaluate(frame, y)
+    got = _footer_figures(footer)
+    assert footer.startswith(f"On these {len(X)} rows: explanation error ")
+    assert got["explanation error"] == pytest.approx(ev["error"], abs=5e-3)
+    assert got["model error"] == pytest.approx(ev["model_error"], abs=5e-3)
+    assert got["fidelity"] == pytest.approx(ev["fidelity"], abs=5e-3)
+    # no target: the fidelity only, and how to get the errors
+    out = io.StringIO()
+    assert cli.main(["explain", str(d / "lgb.txt"), str(d / "data.csv"), "--n-restarts", "2", "--quiet"],
+                    out, io.StringIO()) == 0
+    footer = out.getvalue().strip().splitlines()[-1]
+    assert footer.startswith(f"On these {len(X)} rows: fidelity ") and "--target" in footer
+    assert "error" not in footer.split(";")[0]
+    # regression: mean squared errors and R^2 of both
+    import joblib
+
+    Xn = X[["x0", "x2"]].fillna(0)
+    target = Xn["x0"] * 2 + Xn["x2"]
+    rf = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(Xn, target)
+    joblib.dump(rf, tmp_path / "reg.joblib")
+    Xn.assign(t=target).to_csv(tmp_path / "reg.csv", index=False)
+    out = io.StringIO()
+    assert cli.main(["explain", str(tmp_path / "reg.joblib"), str(tmp_path / "reg.csv"), "--target", "t",
+                     "--allow-pickle", "--n-restarts", "2", "--quiet"], out, io.StringIO()) == 0
+    footer = out.getvalue().strip().splitlines()[-1]
+    assert re.fullmatch(r"On these 600 rows: explanation MSE \S+ \(R\^2 \S+\), model MSE \S+ \(R\^2 \S+\), "
+                        r"fidelity \S+ \(R\^2 of the rules against the model's predictions\)", footer), footer
+    # the JSON output stays the rules document that defrag predict reads
+    out = io.StringIO()
+    assert cli.main(["explain", str(tmp_path / "reg.joblib"), str(tmp_path / "reg.csv"), "--target", "t",
+                     "--allow-pickle", "--n-restarts", "2", "--quiet", "--format", "json"], out, io.StringIO()) == 0
+    from_json(out.getvalue())
 
 
 def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):

@@ -180,3 +180,85 @@ def test_tradeoff_of_a_path_counts_conditions_on_an_integer_axis(tmp_path):
     assert len(chosen) == 1 and chosen[0].get_xdata()[0] == m.n_conditions_
     # test errors are labelled as such
     assert plot.tradeoff({"a": [(2, 0.3), (5, 0.2)]}).axes[0].get_ylabel() == "test error"
+
+
+@pytest.fixture(scope="module")
+def three_forms():
+    from sklearn.ensemble import RandomForestClassifier
+
+    Xtr, ytr, _, _ = xor_data(6, n=600)
+    rf = RandomForestClassifier(n_estimators=20, max_depth=4, random_state=0).fit(Xtr, ytr)
+    budget = {"tree": {"max_conditions": 8}, "sum": {"max_conditions": 8}, "list": {}}
+    return {form: DefragModel(rf, n_restarts=2, random_state=0, form=form, **budget[form]).fit(Xtr)
+            for form in ("tree", "sum", "list")}, Xtr, ytr
+
+
+@pytest.mark.parametrize("form", ["tree", "sum", "list"])
+def test_every_plot_draws_each_form_or_refuses_it_in_one_line(three_forms, form, tmp_path):
+    models, X, y = three_forms
+    m = models[form]
+    # rule_coverage: a bar per region (a list: and its default), a sum's per leaf of each part
+    fig = plot.rule_coverage(m, X)
+    _png(fig, tmp_path / f"coverage-{form}.png")
+    ax = fig.axes[0]
+    if form == "list":
+        assert len(ax.patches) == 2 * (len(m.rules_) + 1)
+    else:
+        heights = [b.get_height() for b in ax.patches]
+        np.testing.assert_allclose(heights, m.rules_.covers(X).mean(axis=0))
+        assert len(heights) == len(m.rules_.leaves())
+    # rules_2d: a tree and a list drawn; a sum refused in one line that says why
+    if form == "sum":
+        with pytest.raises(ValueError, match="sum of trees") as info:
+            plot.rules_2d(m, X, y)
+        assert "\n" not in str(info.value)
+    else:
+        _png(plot.rules_2d(m, X, y), tmp_path / f"rules-{form}.png")
+    # tradeoff: the model's searched path, whatever its form; its rules alone refused
+    fig = plot.tradeoff(m)
+    assert fig.axes[0].get_xlabel() == "conditions printed"
+    assert [line for line in fig.axes[0].lines if line.get_gid() == "chosen"]
+    with pytest.raises(TypeError, match="pass the fitted model") as info:
+        plot.tradeoff(m.rules_)
+    assert "\n" not in str(info.value)
+
+
+def test_rules_2d_leaves_out_a_region_on_other_features_and_says_so():
+    from defrag.rules import Condition, Rule, RuleSet
+
+    Xtr, ytr, _, _ = xor_data(7, n=300)
+    X3 = np.column_stack([Xtr, Xtr[:, 0]])
+    rules = RuleSet([Rule([Condition(0, "x0", upper=0.5), Condition(1, "x1", upper=0.5)], 0),
+                     Rule([Condition(2, "x2", lower=0.7)], 1)], 1, feature_names=["x0", "x1", "x2"],
+                    classes=np.array([0, 1]))
+    fig = plot.rules_2d(rules, X3, ytr, features=(0, 1))
+    ax = fig.axes[0]
+    assert [p.get_gid() for p in ax.patches if str(p.get_gid()).startswith("rule-")] == ["rule-1"]
+    assert "not drawn" in ax.get_title() and "[2]" in ax.get_title()
+
+
+def test_rules_2d_labels_keep_clear_of_each_other_and_of_the_legend(three_forms, tmp_path):
+    from defrag.rules import Condition, Rule, RuleSet
+
+    # a small box in the lower right corner, where the legend is
+    rules = RuleSet([Rule([Condition(0, "x0", lower=0.9), Condition(1, "x1", upper=0.06)], 0),
+                     Rule([Condition(0, "x0", lower=0.85), Condition(1, "x1", upper=0.1)], 1),
+                     Rule([Condition(0, "x0", upper=0.5)], 0)], 1, feature_names=["x0", "x1"],
+                    classes=np.array([0, 1]))
+    models, X, y = three_forms
+    for fig in (plot.rules_2d(rules, X, y), plot.rules_2d(models["tree"], X, y),
+                plot.rules_2d(models["list"], X, y)):
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        extents = _label_extents(fig) + [ax.get_legend().get_window_extent()]
+        for a in range(len(extents)):
+            for b in range(a):
+                assert not extents[a].overlaps(extents[b]), (a, b)
+    # the bars' labels of rule_coverage do not overlap either
+    for m in models.values():
+        fig = plot.rule_coverage(m, X)
+        fig.canvas.draw()
+        texts = [t.get_window_extent() for t in fig.axes[0].texts]
+        for a in range(len(texts)):
+            for b in range(a):
+                assert not texts[a].overlaps(texts[b]), (a, b)

@@ -75,7 +75,8 @@ def test_cli_on_a_booster_file_prints_what_the_api_prints_for_the_wrapper(librar
     code = cli.main(["explain", str(path), str(tmp_path / "data.csv"), "--n-restarts", "2", "--quiet"], out, err)
     assert code == 0, err.getvalue()
     expected = DefragModel(wrapper, n_restarts=2, random_state=0).fit(X)
-    assert out.getvalue().strip() == str(expected)
+    text, footer = out.getvalue().strip().rsplit("\n", 1)  # below the text: the fidelity (test_cli.py)
+    assert text == str(expected) and footer.startswith(f"On these {len(X)} rows: fidelity ")
 
 
 def test_an_objective_defrag_does_not_read_is_refused_alike(tmp_path):

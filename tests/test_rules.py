@@ -74,7 +74,8 @@ def test_component_bounds_merge_per_feature():
 def fitted(xor_forest):
     rf, Xtr, ytr, Xte, yte = xor_forest
     cols = ["age (years)", "größe [cm]"]
-    m = DefragModel(rf, n_restarts=10, random_state=0, form="list").fit(pd.DataFrame(Xtr, columns=cols), ytr)
+    with pytest.warns(UserWarning, match="read by position"):  # the forest was fitted on an array
+        m = DefragModel(rf, n_restarts=10, random_state=0, form="list").fit(pd.DataFrame(Xtr, columns=cols), ytr)
     return m, Xtr, ytr, Xte, yte, cols
 
 

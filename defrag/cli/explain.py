@@ -8,7 +8,7 @@ from .columns import categorical_columns, match_columns, no_missing_category, pr
 from .data_files import DataFile
 from .errors import CommandError, library_error
 from .models import load_model, model_source
-from .output import FORMATS, Progress, render, write_text
+from .output import FORMATS, Progress, quality_footer, render, write_text
 from .options import common_options, non_negative_int, positive_int
 
 NAME = "explain"
@@ -107,8 +107,20 @@ def run(args, out, err):
             raise
         progress.say(f"{dm.n_regions_} regions, {dm.n_conditions_} conditions, fitted in "
                      f"{progress.elapsed():.1f} s")
-    write_text(render(dm, args.format), args.out, out)
+    text = render(dm, args.format)
+    if args.format == "text":
+        text += "\n" + quality_footer(_quality(dm, X, y), len(X), dm.task_, y is not None)
+    write_text(text, args.out, out)
     return 0
+
+
+def _quality(dm, X, y):
+    """evaluate's figures on the rows the rules were fitted on: against the --target column,
+    or without one against the rules' own predictions (of which only the fidelity, the
+    agreement with the model, is then a figure)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X has feature names, but", UserWarning)  # said above
+        return dm.evaluate(X, dm.predict(X) if y is None else y)
 
 
 

@@ -28,6 +28,40 @@ def render(model, fmt):
     return rules.to_markdown()  # the table (a list) or text block (a tree) of a notebook
 
 
+def _figure(value):
+    return f"{value:.3g}"
+
+
+def quality_footer(scores, n_rows, task, against_y):
+    """The one line below the text on how good the explanation is on the rows it was given
+    (``evaluate``'s keys): with a target (against_y), the explanation's and the model's
+    errors (and R^2 in regression), then the fidelity; without one, the fidelity only."""
+    rows = f"On these {n_rows} row{'' if n_rows == 1 else 's'}: "
+    if task == "classification":
+        fidelity = "fidelity {} (share of rows where the rules give the model's label)"
+    else:
+        fidelity = "fidelity {} (R^2 of the rules against the model's predictions)"
+    parts = []
+    if against_y:
+        if task == "classification":
+            parts.append(f"explanation error {_figure(scores['error'])}")
+            if scores.get("model_error") is not None:
+                parts.append(f"model error {_figure(scores['model_error'])}")
+            parts[-1] += " (misclassification rate)"
+        else:
+            r2 = "" if scores.get("r2") is None else f" (R^2 {_figure(scores['r2'])})"
+            parts.append(f"explanation MSE {_figure(scores['error'])}{r2}")
+            if scores.get("model_error") is not None:
+                r2 = "" if scores.get("model_r2") is None else f" (R^2 {_figure(scores['model_r2'])})"
+                parts.append(f"model MSE {_figure(scores['model_error'])}{r2}")
+    if scores.get("fidelity") is not None:
+        parts.append(fidelity.format(_figure(scores["fidelity"])))
+    elif not against_y:
+        return rows + "no quality figure: the model gives no predictions to compare with, and no --target was given"
+    line = rows + ", ".join(parts)
+    return line if against_y else line + "; --target COL adds the errors against it"
+
+
 class Progress:
     """Progress of a long fit on stderr, once the fit has run PROGRESS_AFTER_S seconds: the
     fit's own (utils/progress.py, as in the API: one tqdm bar where stderr is a terminal),
