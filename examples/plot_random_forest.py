@@ -45,7 +45,7 @@ print(paper)
 
 # %%
 # Test errors. ``error`` is the error of what ``predict`` returns: for the default, the
-# printed tree; for the paper's preset, the MAP prediction (``error_map``). The tree
+# printed tree; for the paper's preset, the MAP prediction (``error_mixture_map``). The tree
 # fitted to the forest's predictions gets as many leaves as the default has regions;
 # ``mean_checks`` is the comparisons a reader makes per test row.
 cart = DecisionTreeClassifier(max_leaf_nodes=model.n_regions_, random_state=0)

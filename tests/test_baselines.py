@@ -49,7 +49,7 @@ def test_rules_predict_as_the_model(cls, case, request):
         assert np.array_equal(model.rules_.predict(X), model.predict(X))
     scores = model.evaluate(Xte, yte)
     keys = set(DefragModel(est, n_restarts=1, random_state=0).fit(Xtr, ytr).evaluate(Xte, yte))
-    assert set(scores) == keys - {"error_map"}
+    assert set(scores) == keys - {"error_mixture_map"}
     assert scores["n_regions"] == model.n_regions_ >= 1
     if cls is not InTrees:  # a tree's leaves: one rule per point
         assert scores["overlap"] == 1.0 and scores["coverage"] == 1.0

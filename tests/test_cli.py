@@ -172,11 +172,22 @@ def test_explain_ends_its_text_with_the_quality_of_the_rules_on_the_data(files, 
     footer = out.getvalue().strip().splitlines()[-1]
     assert re.fullmatch(r"On these 600 rows: explanation MSE \S+ \(R\^2 \S+\), model MSE \S+ \(R\^2 \S+\), "
                         r"fidelity \S+ \(R\^2 of the rules against the model's predictions\)", footer), footer
-    # the JSON output stays the rules document that defrag predict reads
+    # the JSON document carries the same figures, and stays the rules document that
+    # defrag predict reads
     out = io.StringIO()
     assert cli.main(["explain", str(tmp_path / "reg.joblib"), str(tmp_path / "reg.csv"), "--target", "t",
                      "--allow-pickle", "--n-restarts", "2", "--quiet", "--format", "json"], out, io.StringIO()) == 0
-    from_json(out.getvalue())
+    import json
+
+    figures = json.loads(out.getvalue())["evaluation"]
+    assert set(figures) == {"n_rows", "error", "model_error", "r2", "model_r2", "fidelity"}
+    assert figures["n_rows"] == 600
+    shown = _footer_figures(footer)
+    assert figures["fidelity"] == pytest.approx(shown["fidelity"], rel=5e-3)
+    assert figures["error"] == pytest.approx(shown["explanation MSE"], rel=5e-3)
+    rules = from_json(out.getvalue())
+    np.testing.assert_array_equal(rules.predict(Xn), DefragModel(rf, n_restarts=2, random_state=0)
+                                  .fit(Xn, target).predict(Xn))
 
 
 def test_progress_on_stderr_for_long_fits_and_quiet(files, monkeypatch):

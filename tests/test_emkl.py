@@ -209,7 +209,7 @@ def test_sources_classification_and_rule_lists(n_classes):
     pred = model.predict(X)
     assert np.all(np.isfinite(pred)) if n_classes == 0 else set(pred) <= set(model.classes_)
     ev = model.evaluate(X, y)
-    assert {"error", "error_map", "error_rules", "coverage", "overlap"} <= set(ev)
+    assert {"error", "error_mixture_map", "error_rules", "coverage", "overlap"} <= set(ev)
     assert ev["error_rules"] == pytest.approx(
         np.mean(model.rules_.predict(X) != y) if n_classes else
         np.mean((model.rules_.predict(X) - y) ** 2))

@@ -39,7 +39,7 @@ def test_the_readme_reading_section_names_real_keys_and_says_a_sums_lines_are_no
     section = section[:section.index("\n## ", 3)]
     m, X, y = fitted
     keys = set(m.evaluate(X, y)) | {"r2", "model_r2"}  # (the regression keys)
-    named = set(re.findall(r"`(\w+)`", section)) & (keys | {"error_map", "model_error", "mean_checks"})
+    named = set(re.findall(r"`(\w+)`", section)) & (keys | {"error_mixture_map", "model_error", "mean_checks"})
     assert {"error", "model_error", "r2", "model_r2", "fidelity"} <= named <= keys
     assert "not a region" in section and "sum" in section
     for word in ("`p`", "`support`", "`*`", "0.95"):

@@ -61,7 +61,7 @@ def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
     ev = m.evaluate(Xte, yte)
     error = np.mean(m.predict(Xte) != yte) if task == "classification" else np.mean((m.predict(Xte) - yte) ** 2)
     assert ev["error"] == pytest.approx(error)
-    assert ev["error_map"] == pytest.approx(
+    assert ev["error_mixture_map"] == pytest.approx(
         np.mean(m.predict_map(Xte) != yte) if task == "classification" else np.mean((m.predict_map(Xte) - yte) ** 2))
     assert m.n_regions_ == len(m.rules_) + 1
 

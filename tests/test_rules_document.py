@@ -285,3 +285,15 @@ def test_fuzzed_fitted_documents(fitted_document):
         check_loaded(rs)
 
     run()
+
+
+def test_an_evaluation_object_is_read_as_a_check_and_ignored():
+    rs = RuleSet([Rule([Condition(0, "x0", upper=0.5)], 1.5)], 0.25, feature_names=["x0"])
+    d = rs.to_dict()
+    d["evaluation"] = {"n_rows": 10, "error": 0.1, "model_error": None, "fidelity": 0.9}
+    assert RuleSet.from_json(json.dumps(d)).to_dict() == rs.to_dict()
+    for bad, where in (([0.1], "evaluation"), ({"error": "low"}, "evaluation.error"),
+                       ({"error": True}, "evaluation.error")):
+        d["evaluation"] = bad
+        with pytest.raises(RulesDocumentError, match=where):
+            RuleSet.from_json(json.dumps(d))

@@ -47,6 +47,6 @@ def test_synthetic1_paper_preset():
         rf = RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2).fit(Xtr, ytr)
         m = DefragModel.paper(rf, n_components=10, n_restarts=20, random_state=0, n_jobs=2).fit(Xtr, ytr)
         ev = m.evaluate(Xte, yte)
-        assert ev["coverage"] >= 0.95 and ev["error"] == ev["error_map"], (seed, ev)
+        assert ev["coverage"] >= 0.95 and ev["error"] == ev["error_mixture_map"], (seed, ev)
         n_rules.append(m.n_regions_)
     assert sum(k == 4 for k in n_rules) >= 4, n_rules

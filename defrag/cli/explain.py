@@ -8,7 +8,7 @@ from .columns import categorical_columns, match_columns, no_missing_category, pr
 from .data_files import DataFile
 from .errors import CommandError, library_error
 from .models import load_model, model_source
-from .output import FORMATS, Progress, quality_footer, render, write_text
+from .output import FORMATS, Progress, quality_figures, quality_footer, render, write_text
 from .options import common_options, non_negative_int, positive_int
 
 NAME = "explain"
@@ -107,9 +107,14 @@ def run(args, out, err):
             raise
         progress.say(f"{dm.n_regions_} regions, {dm.n_conditions_} conditions, fitted in "
                      f"{progress.elapsed():.1f} s")
-    text = render(dm, args.format)
+    if args.format in ("text", "json"):
+        scores = _quality(dm, X, y)
+    if args.format == "json":
+        text = render(dm, "json", quality_figures(scores, len(X), y is not None))
+    else:
+        text = render(dm, args.format)
     if args.format == "text":
-        text += "\n" + quality_footer(_quality(dm, X, y), len(X), dm.task_, y is not None)
+        text += "\n" + quality_footer(scores, len(X), dm.task_, y is not None)
     write_text(text, args.out, out)
     return 0
 

@@ -1,7 +1,9 @@
 """What the commands write: the rules in each format (the same exports as the API),
 text to a file or standard output, progress on standard error, and standard output
 whose failure (a closed pipe, a full disk) is told apart from a file's."""
+import json
 import logging
+import math
 import os
 import time
 
@@ -14,13 +16,18 @@ FORMATS = ("text", "json", "sql", "markdown", "python")
 PROGRESS_AFTER_S = FIT_PROGRESS_AFTER_S
 
 
-def render(model, fmt):
-    """The fitted model's rules in one of FORMATS: str(model), or the rules' export."""
+def render(model, fmt, evaluation=None):
+    """The fitted model's rules in one of FORMATS: str(model), or the rules' export; the
+    JSON document carries evaluation (a dict of figures, the text's footer) where given."""
     rules = model.rules_
     if fmt == "text":
         return str(model)
     if fmt == "json":
-        return rules.to_json(indent=2)
+        if evaluation is None:
+            return rules.to_json(indent=2)
+        document = rules.to_dict()
+        document["evaluation"] = evaluation
+        return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False)
     if fmt == "sql":
         return rules.to_sql()
     if fmt == "python":
@@ -30,6 +37,18 @@ def render(model, fmt):
 
 def _figure(value):
     return f"{value:.3g}"
+
+
+def quality_figures(scores, n_rows, against_y):
+    """The figures of the footer for the JSON document: n_rows, fidelity and, with a target,
+    evaluate's errors (and R^2); a figure that is not a finite number is null."""
+    keys = ("error", "model_error", "r2", "model_r2", "fidelity") if against_y else ("fidelity",)
+    figures = {"n_rows": int(n_rows)}
+    for key in keys:
+        if key in scores:
+            value = scores[key]
+            figures[key] = None if value is None or not math.isfinite(value) else float(value)
+    return figures
 
 
 def quality_footer(scores, n_rows, task, against_y):

@@ -344,8 +344,8 @@ class MixtureReadoutMixin:
     def evaluate(self, X, y):
         """Test error, coverage, overlap and fidelity of the rules on (X, y).
 
-        EM-KL: ``error`` is that of the mixture of experts (predict), ``error_map`` that
-        of the expert of largest weight, and ``error_rules`` that of the rules as printed
+        EM-KL: ``error`` is that of the mixture of experts (predict),
+        ``error_mixture_map`` that of the expert of largest weight, and ``error_rules`` that of the rules as printed
         (``rules_.predict``), which coverage and overlap describe.
 
         Parameters
@@ -359,8 +359,10 @@ class MixtureReadoutMixin:
         -------
         dict
             ``error`` (misclassification rate or mean squared error of predict: the rules
-            as printed), ``error_map`` (the same of the mixture's MAP prediction,
-            predict_map), ``coverage`` (share of points covered by at least one rule),
+            as printed), ``error_mixture_map`` (the same of the mixture the rules were
+            searched from, by its MAP prediction, predict_map: not the printed
+            explanation's), ``model_error`` (the model's, on the same rows), ``r2`` and
+            ``model_r2`` (regression: R^2 of both on y), ``coverage`` (share of points covered by at least one rule),
             ``overlap`` (mean number of rules covering a point), ``fidelity`` (agreement
             with ``estimator_``'s predictions: the share of equal classes, R^2 in
             regression; None for a split array), ``n_regions``, ``n_conditions`` and, for
@@ -368,8 +370,8 @@ class MixtureReadoutMixin:
         """
         Xf, y, scores = self._scores(X, y)
         emkl = self._emkl_fitted()
-        error_map = scores["error"] if not (self._by_rules() or emkl) else \
+        error_mixture_map = scores["error"] if not (self._by_rules() or emkl) else \
             prediction_error(self._mixture().predict_map(Xf), y, self.task_)
         # EM-KL: the rules as printed, which are not its prediction
         rules = ({"error_rules": prediction_error(self.rules_.predict_coded(Xf), y, self.task_)} if emkl else {})
-        return {"error": scores.pop("error"), "error_map": error_map, **rules, **scores}
+        return {"error": scores.pop("error"), "error_mixture_map": error_mixture_map, **rules, **scores}

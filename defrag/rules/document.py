@@ -193,6 +193,18 @@ def _object(d, path, required, optional):
     return d
 
 
+def _evaluation(value, path):
+    """An "evaluation" object: names of figures, each a finite number or null."""
+    if not isinstance(value, dict):
+        _fail(path, f"expected an object; got {_kind(value)}")
+    for key, figure in value.items():
+        if figure is not None and (isinstance(figure, bool) or not isinstance(figure, (int, float))):
+            _fail(f"{path}.{key}", f"expected a number or null; got {_kind(figure)}")
+        if figure is not None:
+            _finite(figure, f"{path}.{key}")
+    return value
+
+
 def _list(value, path, what="a list", max_len=None):
     if not isinstance(value, list):
         _fail(path, f"expected {what}; got {_kind(value)}")
@@ -479,9 +491,10 @@ def _classes(d):
     return classes
 
 
-# the fields every document has besides its rules or tree
+# the fields every document has besides its rules or tree ("evaluation": figures of how
+# good the rules were where they were written, `defrag explain`'s; read as a check only)
 _HEADER = ("schema", "schema_version", "feature_names", "feature_names_in", "classes", "classes_dtype",
-           "supports_missing", "encoding")
+           "supports_missing", "encoding", "evaluation")
 
 
 def _version(d, what, key, default=SCHEMA_VERSION):
@@ -517,6 +530,7 @@ def _header(d):
         key = list(counts)[-1]
         _fail(key, "the feature counts disagree: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
     n_features = next(iter(counts.values()), None)
+    _optional(d, "evaluation", "", _evaluation)
     classes = _classes(d)
     # the names conditions must carry: feature_names, else the DataFrame columns, else
     # none (x0, x1, ...: the positions)
