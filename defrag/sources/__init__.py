@@ -2,7 +2,8 @@
 
 ``adapt(estimator)`` unwraps a ``FrozenEstimator`` or a ``Pipeline`` whose earlier
 steps are passthrough and returns the ``SourceModel`` (see base.py) of the first
-registered reader that accepts the model. Adding a library is one module with a
+registered reader that accepts the model; a Pipeline that transforms its rows first is
+read over its input columns (pipeline.py). Adding a library is one module with a
 ``SourceModel`` subclass and an ``accepts(estimator)`` test, one line in ``_REGISTRY``
 and one test file.
 """
@@ -10,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils.validation import columns_by_name, n_columns
-from . import catboost, lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
+from . import catboost, lightgbm, pipeline, sklearn_hist, sklearn_trees, split_array, xgboost
 from .base import SourceModel, Tree, feature_names_in, predict_on_one_thread, walk_tree
 from .base import predicts as _predicts
 
@@ -41,17 +42,11 @@ _REGISTRY = [
 
 def unwrap(estimator):
     """The fitted model inside a FrozenEstimator (keeps clone / cross-validation working)
-    or at the end of a Pipeline whose earlier steps are passthrough."""
+    or at the end of a Pipeline whose earlier steps are passthrough; a Pipeline that
+    transforms its rows first is the model itself (pipeline.py reads it)."""
     if type(estimator).__name__ == "FrozenEstimator" and hasattr(estimator, "estimator"):
         return unwrap(estimator.estimator)
-    if type(estimator).__name__ == "Pipeline" and hasattr(estimator, "steps"):
-        transforms = [step for _, step in estimator.steps[:-1] if step not in (None, "passthrough")]
-        if transforms:
-            raise TypeError(
-                "the Pipeline transforms its inputs before the model "
-                f"({', '.join(type(t).__name__ for t in transforms)}); rules must speak of the "
-                "inputs, so pass the fitted model and the transformed X instead"
-            )
+    if type(estimator).__name__ == "Pipeline" and hasattr(estimator, "steps") and not pipeline.transforms(estimator):
         return unwrap(estimator.steps[-1][1])
     return estimator
 
@@ -59,6 +54,11 @@ def unwrap(estimator):
 def adapt(estimator, n_features=None):
     """The SourceModel of a fitted ensemble (or of a split array, given n_features)."""
     est = unwrap(estimator)
+    if pipeline.accepts(est):  # its last step read as any model, then over the pipeline's inputs
+        final = unwrap(est.steps[-1][1])
+        if split_array.accepts(final):
+            raise TypeError("a Pipeline must end in a fitted tree ensemble, not an array of splits")
+        return pipeline.PipelineSource(est, adapt(final))
     if split_array.accepts(est):
         if n_features is None:
             raise ValueError("a split array needs the number of features")

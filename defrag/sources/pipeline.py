@@ -1,0 +1,422 @@
+"""A fitted scikit-learn ``Pipeline``: preprocessing steps, then a tree ensemble defrag reads.
+
+The ensemble's splits test the preprocessing's outputs (``cat__aircon_no > 0.5``, a scaled
+``area``); ``PipelineSource`` re-expresses every node of its trees over the pipeline's INPUT
+columns, so that the rules, ``predict`` and the exports read the rows the pipeline takes:
+
+* a column encoded by ``OneHotEncoder`` or ``OrdinalEncoder`` becomes a categorical
+  column of the encoder's categories: a node goes right for the categories whose encoded
+  row goes right (``x_aircon_no > 0.5`` is ``aircon in {no}``);
+* a column kept (passthrough) or scaled by a monotone map (``StandardScaler``,
+  ``MinMaxScaler``, ``MaxAbsScaler``, ``RobustScaler``, ``KBinsDiscretizer`` with ordinal
+  codes) keeps its units: ``scaled > t`` is ``x > T`` with T the largest float whose
+  transformed value does not go right, found by bisection over the floats through the
+  pipeline's own transform (so it is exact, rounding included);
+* ``SimpleImputer`` (of NaN) keeps its column; where a missing value then goes is read off
+  the pipeline (the imputed value's side), and a missing indicator is ``x is missing``.
+
+Each output column must depend on one input column: ``ColumnTransformer``, nested
+``Pipeline`` s and the transformers above. Any other transformer is a TypeError naming the
+step (its outputs mix or reshape the input columns, so no condition on an input column says
+what its split says).
+
+Where a missing value goes is read by transforming NaN: an encoder that refuses it leaves
+it going left (the pipeline itself refuses such rows). A category the encoder was not
+fitted with reads as missing, as for HistGradientBoosting's categories.
+"""
+import dataclasses
+
+import numpy as np
+
+from ..splits.inputs import InputEncoding
+from ..splits.table import IN_SET, NOT_IN_SET, NUMERIC
+from .base import SourceModel, Tree, feature_names_in
+
+__all__ = ["accepts", "PipelineSource", "transforms"]
+
+# what an output column is, as a function of the one input column it reads
+IDENTITY = "identity"  # the present values as they are (passthrough, an imputer)
+MONOTONE = "monotone"  # a non-decreasing map of the present values (a scaler)
+CATEGORICAL = "categorical"  # a function of the category (an encoder, then anything per column)
+
+# per-column transformers that map present values by a non-decreasing function
+MONOTONE_SCALERS = ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler")
+PASSTHROUGH = (None, "passthrough")
+
+
+def transforms(estimator):
+    """The steps of a Pipeline before its last that transform the rows (not passthrough);
+    empty for anything else."""
+    if type(estimator).__name__ != "Pipeline" or not hasattr(estimator, "steps"):
+        return []
+    return [step for _, step in estimator.steps[:-1] if not _passes(step)]
+
+
+def accepts(estimator):
+    """A scikit-learn Pipeline with a step that transforms its rows before the last one."""
+    return (type(estimator).__module__ or "").startswith("sklearn.") and bool(transforms(estimator))
+
+
+def _passes(step):
+    """passthrough, or the FunctionTransformer without a function that ColumnTransformer
+    fits in its place"""
+    return step is None or (isinstance(step, str) and step == "passthrough") or (
+        _sklearn(step, "FunctionTransformer") and step.func is None)
+
+
+def _sklearn(step, *names):
+    return (type(step).__module__ or "").startswith("sklearn.") and type(step).__name__ in names
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """An output column: the input column it reads (None: none), what it is of it, and the
+    categories of a categorical one (the encoder's, missing left out)."""
+
+    source: object
+    kind: str
+    categories: tuple = None
+
+
+def _refused(step, why):
+    return TypeError(
+        f"defrag cannot state the Pipeline's {type(step).__name__} step in terms of the pipeline's "
+        f"input columns ({why}); the transformers it reads are ColumnTransformer, Pipeline, "
+        "OneHotEncoder, OrdinalEncoder, SimpleImputer, StandardScaler, MinMaxScaler, MaxAbsScaler, "
+        "RobustScaler, ordinal KBinsDiscretizer and passthrough. To explain over the transformed "
+        "columns, pass the last step and the transformed rows: DefragModel(pipeline[-1]).fit("
+        "pipeline[:-1].set_output(transform='pandas').transform(X))")
+
+
+def _described(step, columns):
+    """The Columns a fitted step makes of its input Columns."""
+    if _passes(step):
+        return list(columns)
+    if isinstance(step, str) and step == "drop":
+        return []
+    if _sklearn(step, "Pipeline"):
+        for _, inner in step.steps:
+            columns = _described(inner, columns)
+        return columns
+    if _sklearn(step, "ColumnTransformer"):
+        return _column_transformer(step, columns)
+    n_in = getattr(step, "n_features_in_", None)
+    if n_in is not None and n_in != len(columns):
+        raise _refused(step, f"it reads {n_in} columns where {len(columns)} reach it")
+    if _sklearn(step, "OneHotEncoder", "OrdinalEncoder"):
+        out = []
+        counts = getattr(step, "_n_features_outs", None) if _sklearn(step, "OneHotEncoder") else \
+            [1] * len(columns)
+        if counts is None or len(counts) != len(columns):
+            raise _refused(step, "its output columns per input column are unknown")
+        for column, categories, count in zip(columns, step.categories_, counts):
+            if column.kind != IDENTITY:
+                raise _refused(step, "it encodes a column that an earlier step changed")
+            present = tuple(c for c in np.asarray(categories, dtype=object).tolist() if not _is_missing(c))
+            out += [Column(column.source, CATEGORICAL, present)] * int(count)
+        return out
+    if _sklearn(step, *MONOTONE_SCALERS) or (_sklearn(step, "KBinsDiscretizer") and step.encode == "ordinal"):
+        if _sklearn(step, "MinMaxScaler") and step.feature_range[0] > step.feature_range[1]:
+            raise _refused(step, "its feature_range is decreasing")
+        return [c if c.kind == CATEGORICAL else Column(c.source, MONOTONE) for c in columns]
+    if _sklearn(step, "SimpleImputer"):
+        if not _is_missing(step.missing_values):
+            raise _refused(step, f"it imputes the value {step.missing_values!r}, not NaN")
+        kept = [c for c, stat in zip(columns, step.statistics_)
+                if getattr(step, "keep_empty_features", False) or not _is_missing(stat)]
+        indicator = getattr(step, "indicator_", None)
+        added = [] if indicator is None else [
+            columns[j] if columns[j].kind == CATEGORICAL else Column(columns[j].source, MONOTONE)
+            for j in indicator.features_]
+        return kept + added
+    if hasattr(step, "get_feature_names_out"):
+        raise _refused(step, "its outputs are no per-column map of the inputs defrag inverts")
+    raise _refused(step, "it has no get_feature_names_out")
+
+
+def _column_transformer(ct, columns):
+    inputs = getattr(ct, "_transformer_to_input_indices", None)
+    if inputs is None:
+        raise _refused(ct, "its columns per transformer are unknown")
+    width = max([s.stop for s in ct.output_indices_.values()] + [0])
+    out = [None] * width
+    for name, step, _ in ct.transformers_:
+        made = _described(step, [columns[j] for j in inputs[name]])
+        where = ct.output_indices_[name]
+        if len(made) != where.stop - where.start:
+            raise _refused(step, f"it makes {where.stop - where.start} columns where "
+                                 f"{len(made)} were expected")
+        out[where] = made
+    return out
+
+
+def _is_missing(value):
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN, pandas' NA reads as missing too
+    except (TypeError, ValueError):
+        return False
+
+
+def _float_keys(x):
+    """Each float64 as an int64 that orders as the floats do (-0.0 before 0.0)."""
+    bits = np.asarray(x, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, np.int64(-(2**63)) - bits - 1, bits)
+
+
+def _key_floats(k):
+    k = np.asarray(k, dtype=np.int64)
+    return np.where(k < 0, np.int64(-(2**63)) - k - 1, k).view(np.float64)
+
+
+def _goes_right(kind, threshold, codes, missing_right, v):
+    """Where a node sends values v (float64 as its model reads them)."""
+    if kind == NUMERIC:
+        right = v > threshold
+    else:
+        right = np.isin(v, codes) ^ (kind == NOT_IN_SET)
+    return np.where(np.isnan(v), bool(missing_right), right)
+
+
+class PipelineSource(SourceModel):
+    """A fitted Pipeline of per-column transformers and a tree ensemble (``final``, its
+    SourceModel), read over the pipeline's input columns (module docstring)."""
+
+    def __init__(self, estimator, final):
+        super().__init__(estimator)
+        self.final = final
+        self.library = final.library
+        self.n_features_field = "the Pipeline's n_features_in_"
+        self.is_boosting = final.is_boosting
+        self.checks_trees = final.checks_trees
+        n_in = getattr(estimator, "n_features_in_", None)
+        if n_in is None:
+            raise TypeError("the Pipeline has no n_features_in_: fit it before passing it")
+        self._n_in = int(n_in)
+        self.preprocessing = estimator[:-1]
+        made = _described(self.preprocessing, [Column(j, IDENTITY) for j in range(self._n_in)])
+        if len(made) != final.n_features:
+            raise ValueError(f"the Pipeline's steps make {len(made)} columns but its "
+                             f"{final.describe()} reads {final.n_features}")
+        self.columns = made
+        self.kinds = {}  # input column: (kind, categories)
+        for column in made:
+            kind = "categorical" if column.kind == CATEGORICAL else "numeric"
+            seen = self.kinds.setdefault(column.source, (kind, column.categories))
+            if seen[0] != kind:
+                name = self._name(column.source)
+                raise TypeError(f"the Pipeline reads input column {name} both as categories and as numbers: "
+                                "defrag states each input column one way")
+        final_encoding = final.encoding
+        for j, column in enumerate(made):
+            if column.kind != CATEGORICAL and (final_encoding.categorical[j] or final_encoding.zero_missing[j]):
+                raise TypeError(f"the Pipeline's {final.describe()} reads its column {j} (from input column "
+                                f"{self._name(column.source)}) by category or with zero as missing: "
+                                "encode the input column with OneHotEncoder or OrdinalEncoder instead")
+        self._accepts_missing = False
+
+    def _name(self, j):
+        names = self.feature_names
+        return repr(names[j]) if names is not None else f"x{j}"
+
+    # -- the input columns
+    @property
+    def n_features(self):
+        return self._n_in
+
+    @property
+    def feature_names(self):
+        return feature_names_in(self.estimator)
+
+    @property
+    def supports_missing(self):
+        self.trees()  # (reading the trees finds whether the pipeline takes a missing value)
+        return bool(self.final.supports_missing or self._accepts_missing)
+
+    @property
+    def encoding(self):
+        categorical = np.zeros(self._n_in, dtype=bool)
+        categories = [None] * self._n_in
+        for j in range(self._n_in):
+            kind, cats = self.kinds.get(j, (None, None))
+            if kind == "categorical":
+                categorical[j] = True
+                categories[j] = np.array(cats, dtype=object) if _texts(cats) else np.array(cats)
+            elif kind is None:  # a column the pipeline drops: read as nothing (it may hold text)
+                categories[j] = np.array([], dtype=object)
+        return InputEncoding(self._n_in, categorical, categories, lookup_numbers=True, unknown="missing")
+
+    def describe(self):
+        return f"Pipeline ending in {self.final.describe()}"
+
+    def leaves(self, X):
+        """The final model's leaves of the transformed rows (X: the pipeline's input rows)."""
+        return self.final.leaves(self._transformed(X))
+
+    @property
+    def has_leaves(self):
+        return self.final.has_leaves
+
+    # -- the pipeline's outputs of constructed input rows
+    def _template(self):
+        """One input value per column that the pipeline takes: a category of an encoded
+        column, 0 for the others."""
+        values = []
+        for j in range(self._n_in):
+            kind, cats = self.kinds.get(j, (None, None))
+            values.append(cats[0] if kind == "categorical" and cats else 0.0)
+        return values
+
+    def _rows(self, n, column_values):
+        """n input rows: the template, with the columns of column_values ({column: n values})
+        set; a DataFrame where the pipeline was fitted on one."""
+        template = self._template()
+        names = self.feature_names
+        data = {}
+        for j in range(self._n_in):
+            if j in column_values:
+                values = column_values[j]
+            else:
+                values = [template[j]] * n
+            arr = np.asarray(values, dtype=object) if _texts(values) else np.asarray(values)
+            if arr.dtype.kind not in "fiubO":
+                arr = arr.astype(object)
+            data[j] = arr
+        if names is not None:
+            import pandas as pd  # a pipeline fitted on a DataFrame: pandas is there
+
+            return pd.DataFrame({names[j]: data[j] for j in range(self._n_in)})
+        kinds = {a.dtype.kind for a in data.values()}
+        dtype = object if "O" in kinds else np.float64
+        return np.column_stack([data[j].astype(dtype) for j in range(self._n_in)]) if self._n_in else \
+            np.zeros((n, 0))
+
+    def _transformed(self, X):
+        """The preprocessing's output of input rows X, as a dense float64 array."""
+        Z = self.preprocessing.transform(X)
+        if hasattr(Z, "toarray"):
+            Z = Z.toarray()
+        return np.asarray(Z, dtype=np.float64)
+
+    def _coded(self, X):
+        """X's outputs as the final model reads them (its encoding)."""
+        return self.final.encoding.transform(self._transformed(X), "the Pipeline's output", allow_inf=True)
+
+    def _missing_row(self, j):
+        """The final model's reading of the outputs of a row with input column j missing, or
+        None where the pipeline refuses it."""
+        try:
+            coded = self._coded(self._rows(1, {j: [np.nan]}))
+        except (TypeError, ValueError):
+            return None
+        if not np.isnan(self._transformed(self._rows(1, {j: [np.nan]}))).any() or self.final.supports_missing:
+            self._accepts_missing = True
+        return coded[0]
+
+    # -- the trees, node by node over the input columns
+    def _read_trees(self):
+        trees = self.final.trees()
+        nodes = [(t, i) for t, tree in enumerate(trees) for i in np.flatnonzero(~tree.is_leaf)]
+        new = {}  # (tree, node): (feature, threshold, kind, codes, missing_right)
+        missing_rows = {}
+        numeric = []  # (tree, node) of numeric input columns, found together by bisection
+        by_column = {}
+        for t, i in nodes:
+            tree = trees[t]
+            j = int(tree.feature[i])
+            c = self.columns[j].source
+            if c not in missing_rows:
+                missing_rows[c] = self._missing_row(c)
+            by_column.setdefault(c, []).append((t, i))
+        for c, at in by_column.items():
+            kind, cats = self.kinds[c]
+            if kind == "numeric":
+                numeric += at
+                continue
+            coded = self._coded(self._rows(len(cats), {c: list(cats)}))  # one row per category
+            for t, i in at:
+                tree = trees[t]
+                j = int(tree.feature[i])
+                codes = tree.cat_codes[tree.cat_ptr[i]:tree.cat_ptr[i + 1]]
+                test = (int(tree.kind[i]), float(tree.threshold[i]), codes, int(tree.missing_right[i]))
+                right = np.flatnonzero(_goes_right(*test, coded[:, j]))
+                miss = missing_rows[c]
+                missing_right = bool(_goes_right(*test, miss[j:j + 1])[0]) if miss is not None else False
+                if 2 * right.size <= len(cats):
+                    new[(t, i)] = (c, 0.0, IN_SET, right, missing_right)
+                else:
+                    others = np.setdiff1d(np.arange(len(cats)), right)
+                    new[(t, i)] = (c, 0.0, NOT_IN_SET, others, missing_right)
+        if numeric:
+            thresholds = self._bisected(trees, numeric)
+            for (t, i), T in zip(numeric, thresholds):
+                tree = trees[t]
+                j = int(tree.feature[i])
+                c = self.columns[j].source
+                miss = missing_rows[c]
+                test = (int(tree.kind[i]), float(tree.threshold[i]), None, int(tree.missing_right[i]))
+                missing_right = bool(_goes_right(*test, miss[j:j + 1])[0]) if miss is not None else False
+                new[(t, i)] = (c, T, NUMERIC, np.zeros(0, dtype=np.int64), missing_right)
+        return [self._rewritten(t, tree, new) for t, tree in enumerate(trees)]
+
+    def _bisected(self, trees, at):
+        """For numeric nodes at ((tree, node) pairs), the input threshold T: the largest
+        float whose output the node sends left (``x > T`` goes right), -max where every
+        float goes right and +inf where none does."""
+        n = len(at)
+        column = np.array([self.columns[int(trees[t].feature[i])].source for t, i in at])
+        output = np.array([int(trees[t].feature[i]) for t, i in at])
+        threshold = np.array([trees[t].threshold[i] for t, i in at])
+        biggest = np.finfo(np.float64).max
+
+        def right(x):
+            rows = self._rows(n, {c: _where_column(column, c, x) for c in np.unique(column)})
+            v = self._coded(rows)[np.arange(n), output]
+            return ~np.isnan(v) & (v > threshold)
+
+        lo = np.full(n, _float_keys(-biggest))  # (keys of floats)
+        hi = np.full(n, _float_keys(biggest))
+        right_at_lo = right(_key_floats(lo))
+        left_at_hi = ~right(_key_floats(hi))
+        # invariant: lo goes left (or is -max), hi goes right (or is +max)
+        for _ in range(66):
+            open_ = hi > lo + 1
+            if not open_.any():
+                break
+            mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)  # (hi - lo overflows int64)
+            goes = right(_key_floats(np.where(open_, mid, lo)))
+            hi = np.where(open_ & goes, mid, hi)
+            lo = np.where(open_ & ~goes, mid, lo)
+        T = _key_floats(lo)
+        T = np.where(right_at_lo, -biggest, T)
+        return np.where(left_at_hi, np.inf, T)
+
+    def _rewritten(self, t, tree, new):
+        n = tree.n_nodes
+        feature = np.full(n, -1, dtype=np.int64)
+        threshold = np.zeros(n)
+        kind = np.zeros(n, dtype=np.uint8)
+        missing_right = np.zeros(n, dtype=np.uint8)
+        sizes = np.zeros(n, dtype=np.int64)
+        codes = []
+        for i in range(n):
+            if (t, i) in new:
+                c, T, k, s, m = new[(t, i)]
+                feature[i], threshold[i], kind[i], missing_right[i], sizes[i] = c, T, k, m, len(s)
+                codes.append(np.asarray(s, dtype=np.int64))
+        cat_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(sizes, out=cat_ptr[1:])
+        cat_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+        return dataclasses.replace(tree, feature=feature, threshold=threshold, kind=kind, cat_ptr=cat_ptr,
+                                   cat_codes=cat_codes, missing_right=missing_right)
+
+
+def _where_column(column, c, x):
+    """x on the rows whose column is c, 0 elsewhere (a value the column takes)."""
+    return np.where(column == c, x, 0.0)
+
+
+def _texts(values):
+    return any(isinstance(v, (str, bytes)) for v in list(values)[:50]) or \
+        any(not isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_)) for v in list(values)[:50])
