@@ -370,24 +370,40 @@ class PipelineSource(SourceModel):
         threshold = np.array([trees[t].threshold[i] for t, i in at])
         biggest = np.finfo(np.float64).max
 
-        def right(x):
-            rows = self._rows(n, {c: _where_column(column, c, x) for c in np.unique(column)})
-            v = self._coded(rows)[np.arange(n), output]
-            return ~np.isnan(v) & (v > threshold)
+        def values(x, query):
+            rows = self._rows(query.size, {c: _where_column(column[query], c, x) for c in np.unique(column)})
+            with np.errstate(over="ignore", invalid="ignore"):  # (scaling floats near the largest)
+                return self._coded(rows)[np.arange(query.size), output[query]]
 
-        lo = np.full(n, _float_keys(-biggest))  # (keys of floats)
-        hi = np.full(n, _float_keys(biggest))
-        right_at_lo = right(_key_floats(lo))
-        left_at_hi = ~right(_key_floats(hi))
-        # invariant: lo goes left (or is -max), hi goes right (or is +max)
+        def right(x, query):
+            v = values(x, query)
+            return ~np.isnan(v) & (v > threshold[query])
+
+        every = np.arange(n)
+        # a bracket of the answer from the line through the outputs of 0 and 1 (exact up to
+        # rounding for an affine scaler), checked; the whole range of floats elsewhere
+        at = values(np.r_[np.zeros(n), np.ones(n)], np.r_[every, every])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            guess = (threshold - at[:n]) / (at[n:] - at[:n])
+            spread = 1e-9 * (np.abs(guess) + 1.0)
+            below, above = guess - spread, guess + spread
+        usable = np.isfinite(below) & np.isfinite(above) & (np.abs(above) < biggest) & (np.abs(below) < biggest)
+        below, above = np.where(usable, below, 0.0), np.where(usable, above, 0.0)
+        goes = right(np.r_[below, above, np.full(n, -biggest), np.full(n, biggest)], np.r_[every, every, every, every])
+        right_at_lo, left_at_hi = goes[2 * n:3 * n], ~goes[3 * n:]
+        bracketed = usable & ~goes[:n] & goes[n:2 * n]
+        # invariant: lo goes left (or is -max), hi goes right (or is +max) (keys of floats)
+        lo = np.where(bracketed, _float_keys(below), _float_keys(-biggest))
+        hi = np.where(bracketed, _float_keys(above), _float_keys(biggest))
         for _ in range(66):
             open_ = hi > lo + 1
             if not open_.any():
                 break
             mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)  # (hi - lo overflows int64)
-            goes = right(_key_floats(np.where(open_, mid, lo)))
-            hi = np.where(open_ & goes, mid, hi)
-            lo = np.where(open_ & ~goes, mid, lo)
+            query = np.flatnonzero(open_)
+            goes = right(_key_floats(mid[query]), query)
+            hi[query] = np.where(goes, mid[query], hi[query])
+            lo[query] = np.where(goes, lo[query], mid[query])
         T = _key_floats(lo)
         T = np.where(right_at_lo, -biggest, T)
         return np.where(left_at_hi, np.inf, T)

@@ -1,0 +1,136 @@
+"""A fitted scikit-learn Pipeline (per-column transformers, then a tree ensemble) explained over
+its input columns: one-hot columns as category conditions, scaled columns in their own units,
+predict on the rows the pipeline takes, and the transformers defrag cannot invert refused."""
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import (FunctionTransformer, MinMaxScaler, OneHotEncoder, OrdinalEncoder,
+                                   PolynomialFeatures, StandardScaler)
+
+from defrag import DefragModel
+from defrag.sources import adapt
+from defrag.sources.base import walk_tree
+
+
+def houses(n=300, seed=0):
+    rng = np.random.RandomState(seed)
+    X = pd.DataFrame({"aircon": rng.choice(["yes", "no"], n), "area": rng.uniform(20, 200, n).round(1),
+                      "rooms": rng.randint(1, 6, n), "town": rng.choice(["north", "south", "east"], n),
+                      "id": [f"h{i}" for i in range(n)]})
+    y = ((X.aircon == "no") & (X.area > 80)) | (X.town == "east")
+    return X, y.to_numpy()
+
+
+def one_hot_pipeline(model=None, scaler=None):
+    ct = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), ["aircon", "town"]),
+                            ("num", StandardScaler() if scaler is None else scaler, ["area"]), ("keep", "passthrough", ["rooms"])])
+    if model is None:
+        model = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0)
+    return Pipeline([("pre", ct), ("model", model)])
+
+
+def assert_trees_walk_alike(pipe, X):
+    """Each tree re-expressed over the input columns sends every row to the leaf the model's
+    own tree sends its transformed row to."""
+    source = adapt(pipe)
+    coded = source.encoding.bind(X).transform(X)
+    transformed = np.asarray(pipe[:-1].transform(X), dtype=np.float64)
+    for ours, theirs in zip(source.trees(), source.final.trees()):
+        np.testing.assert_array_equal(walk_tree(ours, coded), walk_tree(theirs, transformed))
+
+
+def test_one_hot_columns_print_as_category_conditions_on_the_input_column():
+    X, y = houses()
+    pipe = one_hot_pipeline().fit(X, y)
+    model = DefragModel(pipe, n_regions=4, random_state=0).fit(X)
+    text = str(model)
+    assert re.search(r"\b(aircon|town) (not )?in \{", text), text
+    assert "cat__" not in text and "x_" not in text
+    assert_trees_walk_alike(pipe, X)
+    # predict takes the pipeline's rows, and the printed rules are what it predicts
+    np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
+    assert (model.predict(X) == pipe.predict(X)).mean() > 0.9
+
+
+def test_a_scaled_column_prints_in_its_own_units_exactly():
+    X, y = houses()
+    for scaler in (StandardScaler(), MinMaxScaler()):
+        pipe = one_hot_pipeline(scaler=scaler).fit(X, y)
+        assert_trees_walk_alike(pipe, X)
+        source = adapt(pipe)
+        area = list(X.columns).index("area")
+        thresholds = np.concatenate([t.threshold[(t.feature == area) & ~t.is_leaf] for t in source.trees()])
+        assert thresholds.size and thresholds.min() > 20 and thresholds.max() < 200  # raw units
+        # each threshold T is the last input the tree sends left: T goes left, the next float right
+        final = source.final.trees()
+        scaled = pipe[0].named_transformers_["num"]
+        for ours, theirs in zip(source.trees(), final):
+            nodes = np.flatnonzero((ours.feature == area) & ~ours.is_leaf)
+            for i in nodes:
+                T = ours.threshold[i]
+                below, above = scaled.transform(pd.DataFrame({"area": [T, np.nextafter(T, np.inf)]})).ravel()
+                assert below <= theirs.threshold[i] < above
+    model = DefragModel(pipe, n_regions=5, random_state=0).fit(X)
+    shown = re.findall(r"area (?:<=|>) ([0-9.]+)", str(model))
+    assert shown and all(20 < float(v) < 200 for v in shown), str(model)
+
+
+def test_regression_with_imputed_and_ordinal_columns():
+    X, _ = houses(seed=1)
+    X.loc[::9, "area"] = np.nan
+    y = np.where(X.town == "east", 3.0, 1.0) + X.area.fillna(100) / 50
+    numeric = make_pipeline(SimpleImputer(strategy="median", add_indicator=True), StandardScaler())
+    ct = ColumnTransformer([("cat", OrdinalEncoder(), ["town", "aircon"]), ("num", numeric, ["area", "rooms"])])
+    pipe = Pipeline([("pre", ct), ("gb", GradientBoostingRegressor(n_estimators=20, max_depth=3,
+                                                                   random_state=0))]).fit(X, y)
+    assert_trees_walk_alike(pipe, X)
+    source = adapt(pipe)
+    assert source.supports_missing  # the imputer takes a missing area
+    model = DefragModel(pipe, n_regions=4, random_state=0).fit(X, y)
+    assert "town" in str(model) and "cat__" not in str(model)
+    np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
+
+
+def test_a_pipeline_on_an_array_and_a_histogram_booster():
+    rng = np.random.RandomState(2)
+    X = np.column_stack([rng.randint(0, 3, 300), rng.normal(size=300)])
+    y = (X[:, 0] == 2) ^ (X[:, 1] > 0.3)
+    ct = ColumnTransformer([("cat", OneHotEncoder(), [0]), ("num", StandardScaler(), [1])])
+    pipe = Pipeline([("pre", ct), ("hgb", HistGradientBoostingClassifier(max_iter=10, random_state=0))]).fit(X, y)
+    assert_trees_walk_alike(pipe, X)
+    model = DefragModel(pipe, n_regions=4, random_state=0).fit(X)
+    assert re.search(r"x0 (not )?in \{", str(model)), str(model)
+    assert (model.predict(X) == pipe.predict(X)).mean() > 0.9
+
+
+def test_an_unfitted_pipeline_is_fitted_on_the_input_rows():
+    X, y = houses()
+    model = DefragModel(one_hot_pipeline(), n_regions=3, random_state=0).fit(X, y)
+    assert isinstance(model.estimator_, Pipeline)
+    assert "aircon" in str(model) or "town" in str(model) or "area" in str(model)
+
+
+@pytest.mark.parametrize("step, name", [
+    (FunctionTransformer(np.log1p), "FunctionTransformer"),
+    (PolynomialFeatures(2), "PolynomialFeatures"),
+])
+def test_transformers_defrag_cannot_invert_are_refused_by_name(step, name):
+    X, y = houses()
+    num = X[["area", "rooms"]]
+    pipe = Pipeline([("step", step), ("rf", RandomForestClassifier(n_estimators=3, random_state=0))]).fit(num, y)
+    with pytest.raises(TypeError, match=name):
+        DefragModel(pipe).fit(num)
+
+
+def test_an_encoded_column_encoded_again_is_refused():
+    X, y = houses()
+    pipe = Pipeline([("ord", OrdinalEncoder()), ("hot", OneHotEncoder()),
+                     ("rf", RandomForestClassifier(n_estimators=3, random_state=0))]).fit(X[["town"]], y)
+    with pytest.raises(TypeError, match="OneHotEncoder"):
+        DefragModel(pipe).fit(X[["town"]])
