@@ -134,3 +134,13 @@ def test_an_encoded_column_encoded_again_is_refused():
                      ("rf", RandomForestClassifier(n_estimators=3, random_state=0))]).fit(X[["town"]], y)
     with pytest.raises(TypeError, match="OneHotEncoder"):
         DefragModel(pipe).fit(X[["town"]])
+
+
+@pytest.mark.parametrize("encoder", [OneHotEncoder(drop="first"),
+                                     OneHotEncoder(min_frequency=150, handle_unknown="infrequent_if_exist")],
+                         ids=["drop-first", "infrequent"])
+def test_dropped_and_infrequent_categories_go_where_the_encoder_sends_them(encoder):
+    X, y = houses(400)
+    ct = ColumnTransformer([("cat", encoder, ["aircon", "town"]), ("num", "passthrough", ["area"])])
+    pipe = Pipeline([("pre", ct), ("rf", RandomForestClassifier(n_estimators=5, random_state=0))]).fit(X, y)
+    assert_trees_walk_alike(pipe, X)
