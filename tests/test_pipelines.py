@@ -28,8 +28,9 @@ def houses(n=300, seed=0):
 
 
 def one_hot_pipeline(model=None, scaler=None):
+    scaler = StandardScaler() if scaler is None else scaler
     ct = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), ["aircon", "town"]),
-                            ("num", StandardScaler() if scaler is None else scaler, ["area"]), ("keep", "passthrough", ["rooms"])])
+                            ("num", scaler, ["area"]), ("keep", "passthrough", ["rooms"])])
     if model is None:
         model = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0)
     return Pipeline([("pre", ct), ("model", model)])

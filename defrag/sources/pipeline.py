@@ -307,10 +307,11 @@ class PipelineSource(SourceModel):
         """The final model's reading of the outputs of a row with input column j missing, or
         None where the pipeline refuses it."""
         try:
-            coded = self._coded(self._rows(1, {j: [np.nan]}))
+            outputs = self._transformed(self._rows(1, {j: [np.nan]}))
+            coded = self.final.encoding.transform(outputs, "the Pipeline's output", allow_inf=True)
         except (TypeError, ValueError):
             return None
-        if not np.isnan(self._transformed(self._rows(1, {j: [np.nan]}))).any() or self.final.supports_missing:
+        if self.final.supports_missing or not np.isnan(outputs).any():  # (an imputer, an encoder)
             self._accepts_missing = True
         return coded[0]
 
@@ -434,5 +435,6 @@ def _where_column(column, c, x):
 
 
 def _texts(values):
+    """Whether values (their first 50) hold anything but numbers: kept as objects."""
     return any(isinstance(v, (str, bytes)) for v in list(values)[:50]) or \
         any(not isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_)) for v in list(values)[:50])
