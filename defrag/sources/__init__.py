@@ -18,7 +18,7 @@ from .base import predicts as _predicts
 __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
            "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source",
            "matched_source", "checked_model", "model_feature_names", "check_fitted", "FIT_FIRST",
-           "predict_on_one_thread"]
+           "predict_on_one_thread", "transformed_rows"]
 
 # what a NotFittedError of the wrapped model adds: clone (GridSearchCV, cross_validate)
 # clones the estimator parameter too, and a clone of a model is not fitted
@@ -58,7 +58,11 @@ def adapt(estimator, n_features=None):
         final = unwrap(est.steps[-1][1])
         if split_array.accepts(final):
             raise TypeError("a Pipeline must end in a fitted tree ensemble, not an array of splits")
-        return pipeline.PipelineSource(est, adapt(final))
+        source = adapt(final)
+        try:
+            return pipeline.PipelineSource(est, source)
+        except pipeline.NotInvertible as why:  # over the columns its steps name, else a TypeError
+            return pipeline.OutputsSource(est, source, why)
     if split_array.accepts(est):
         if n_features is None:
             raise ValueError("a split array needs the number of features")
@@ -70,6 +74,13 @@ def adapt(estimator, n_features=None):
             except NotFittedError as exc:
                 raise NotFittedError(f"{exc} {FIT_FIRST}") from None
     raise TypeError(sklearn_trees.unsupported_message(est))
+
+
+def transformed_rows(estimator, X):
+    """X as the model reads it: a Pipeline whose steps defrag cannot state over its input
+    columns is read over its transformed columns (pipeline.py), so its explanation reads
+    X transformed by those steps; X itself for any other model."""
+    return pipeline.transformed_rows(unwrap(estimator), X)
 
 
 def check_fitted(estimator):
@@ -103,6 +114,10 @@ def matched_source(estimator, X, who="DefragModel"):
     if unwrap(estimator) is None:
         raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
     source = adapt(estimator, n_columns(X))
+    if isinstance(source, pipeline.OutputsSource):  # it reads the pipeline's transformed rows
+        if hasattr(X, "dask"):
+            raise TypeError(f"{who} transforms a Dask X through the Pipeline's steps in memory: compute X")
+        X = source.transformed(X)
     X = columns_by_name(X, source.feature_names, f"the {source.library} model", stacklevel=5,
                         spelled=source.column_name)
     return checked_source(estimator, n_columns(X), who, source), X

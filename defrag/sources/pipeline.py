@@ -16,9 +16,12 @@ columns, so that the rules, ``predict`` and the exports read the rows the pipeli
   the pipeline (the imputed value's side), and a missing indicator is ``x is missing``.
 
 Each output column must depend on one input column: ``ColumnTransformer``, nested
-``Pipeline`` s and the transformers above. Any other transformer is a TypeError naming the
-step (its outputs mix or reshape the input columns, so no condition on an input column says
-what its split says).
+``Pipeline`` s and the transformers above. Any other step (its outputs mix or reshape the
+input columns, so no condition on an input column says what its split says) makes the
+pipeline read over its transformed columns instead (``OutputsSource``): the final model as
+it is, its columns named by the steps' ``get_feature_names_out``, the rows transformed by
+the steps before they are read (``transformed_rows``); a TypeError naming the step where the
+steps have no such names.
 
 Where a missing value goes is read by transforming NaN: an encoder that refuses it leaves
 it going left (the pipeline itself refuses such rows). A category the encoder was not
@@ -32,7 +35,7 @@ from ..splits.inputs import InputEncoding
 from ..splits.table import IN_SET, NOT_IN_SET, NUMERIC
 from .base import SourceModel, Tree, feature_names_in
 
-__all__ = ["accepts", "PipelineSource", "transforms"]
+__all__ = ["accepts", "PipelineSource", "OutputsSource", "NotInvertible", "transforms", "transformed_rows"]
 
 # what an output column is, as a function of the one input column it reads
 IDENTITY = "identity"  # the present values as they are (passthrough, an imputer)
@@ -78,14 +81,13 @@ class Column:
     categories: tuple = None
 
 
+class NotInvertible(TypeError):
+    """A step whose outputs no condition on an input column states: the pipeline is then
+    read over its transformed columns (``OutputsSource``) where they have names."""
+
+
 def _refused(step, why):
-    return TypeError(
-        f"defrag cannot state the Pipeline's {type(step).__name__} step in terms of the pipeline's "
-        f"input columns ({why}); the transformers it reads are ColumnTransformer, Pipeline, "
-        "OneHotEncoder, OrdinalEncoder, SimpleImputer, StandardScaler, MinMaxScaler, MaxAbsScaler, "
-        "RobustScaler, ordinal KBinsDiscretizer and passthrough. To explain over the transformed "
-        "columns, pass the last step and the transformed rows: DefragModel(pipeline[-1]).fit("
-        "pipeline[:-1].set_output(transform='pandas').transform(X))")
+    return NotInvertible(f"the Pipeline's {type(step).__name__} step: {why}")
 
 
 def _described(step, columns):
@@ -206,14 +208,13 @@ class PipelineSource(SourceModel):
             seen = self.kinds.setdefault(column.source, (kind, column.categories))
             if seen[0] != kind:
                 name = self._name(column.source)
-                raise TypeError(f"the Pipeline reads input column {name} both as categories and as numbers: "
-                                "defrag states each input column one way")
+                raise NotInvertible(f"the Pipeline reads input column {name} both as categories and as "
+                                    "numbers")
         final_encoding = final.encoding
         for j, column in enumerate(made):
             if column.kind != CATEGORICAL and (final_encoding.categorical[j] or final_encoding.zero_missing[j]):
-                raise TypeError(f"the Pipeline's {final.describe()} reads its column {j} (from input column "
-                                f"{self._name(column.source)}) by category or with zero as missing: "
-                                "encode the input column with OneHotEncoder or OrdinalEncoder instead")
+                raise NotInvertible(f"the Pipeline's {final.describe()} reads its column {j} (from input "
+                                    f"column {self._name(column.source)}) by category or with zero as missing")
         self._accepts_missing = False
 
     def _name(self, j):
@@ -438,3 +439,117 @@ def _texts(values):
     """Whether values (their first 50) hold anything but numbers: kept as objects."""
     return any(isinstance(v, (str, bytes)) for v in list(values)[:50]) or \
         any(not isinstance(v, (int, float, np.integer, np.floating, bool, np.bool_)) for v in list(values)[:50])
+
+
+def inverted(estimator):
+    """Whether a Pipeline's steps are all per-column maps that PipelineSource restates
+    (``_described``; the final model's own reading is checked when it is read)."""
+    try:
+        _described(estimator[:-1], [Column(j, IDENTITY) for j in range(int(estimator.n_features_in_))])
+    except NotInvertible:
+        return False
+    return True
+
+
+def output_names(estimator):
+    """get_feature_names_out of a Pipeline's steps before the last (a list of str), or None
+    where a step has none."""
+    try:
+        return [str(n) for n in estimator[:-1].get_feature_names_out()]
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def transformed_rows(estimator, X):
+    """X as the last step of a Pipeline read over its transformed columns reads it: the
+    steps' output, a DataFrame of their output names where pandas is there; X itself for
+    any other model."""
+    if not accepts(estimator) or inverted(estimator):
+        return X
+    Z = estimator[:-1].transform(X)
+    if hasattr(Z, "toarray"):
+        Z = Z.toarray()
+    if hasattr(Z, "columns"):  # (set_output(transform="pandas"): named already)
+        return Z
+    try:  # optional: the names the rules print and predict matches
+        import pandas as pd
+    except ImportError:
+        return np.asarray(Z)
+    return pd.DataFrame(np.asarray(Z), columns=output_names(estimator))
+
+
+class OutputsSource(SourceModel):
+    """A fitted Pipeline whose steps defrag cannot restate over its input columns (``why``,
+    a NotInvertible), read over its transformed columns: the final model's trees and
+    reading, named by the steps' get_feature_names_out; the rows given to it are the
+    transformed ones (``transformed_rows``). TypeError, naming the step, where the steps
+    have no output names."""
+
+    def __init__(self, estimator, final, why):
+        names = output_names(estimator)
+        if names is None:
+            raise TypeError(
+                f"{why}: defrag cannot state it in terms of the pipeline's input columns, and the steps have no "
+                "get_feature_names_out to name the columns they make. The steps defrag restates are "
+                "ColumnTransformer, Pipeline, OneHotEncoder, OrdinalEncoder, SimpleImputer, StandardScaler, "
+                "MinMaxScaler, MaxAbsScaler, RobustScaler, ordinal KBinsDiscretizer and passthrough") from None
+        if len(names) != final.n_features:
+            raise ValueError(f"the Pipeline's steps name {len(names)} columns but its {final.describe()} reads "
+                             f"{final.n_features}")
+        super().__init__(final.estimator)
+        self.pipeline = estimator
+        self.final = final
+        self.names = names
+        self.why = str(why)
+        self.library = final.library
+        self.n_features_field = final.n_features_field
+        self.supports_missing = final.supports_missing
+        self.is_boosting = final.is_boosting
+        self.checks_trees = final.checks_trees
+        self.BOOSTER_OBJECTIVES = final.BOOSTER_OBJECTIVES
+
+    @property
+    def n_features(self):
+        return self.final.n_features
+
+    @property
+    def feature_names(self):
+        return self.names
+
+    @property
+    def encoding(self):
+        return self.final.encoding
+
+    def _read_trees(self):
+        return self.final.trees()
+
+    def leaves(self, X):
+        return self.final.leaves(self._plain(X))
+
+    @property
+    def has_leaves(self):
+        return self.final.has_leaves
+
+    @property
+    def booster_objective(self):
+        return self.final.booster_objective
+
+    def describe(self):
+        return f"Pipeline ending in {self.final.describe()}, read over its transformed columns"
+
+    def transformed(self, X):
+        """The pipeline's input rows X as this source reads them (``transformed_rows``)."""
+        return transformed_rows(self.pipeline, X)
+
+    def _plain(self, X):
+        """X as the final model was fitted: by name where it was fitted on a DataFrame, else
+        an array (without scikit-learn's warning of names it was not fitted with)."""
+        if hasattr(X, "columns") and self.final.feature_names is None:
+            return X.to_numpy()
+        return X
+
+    def predict(self, X):
+        return self.final.predict(self._plain(X))
+
+    def predict_proba(self, X):
+        return self.final.predict_proba(self._plain(X))
