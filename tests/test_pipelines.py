@@ -156,3 +156,22 @@ def test_dropped_and_infrequent_categories_go_where_the_encoder_sends_them(encod
     ct = ColumnTransformer([("cat", encoder, ["aircon", "town"]), ("num", "passthrough", ["area"])])
     pipe = Pipeline([("pre", ct), ("rf", RandomForestClassifier(n_estimators=5, random_state=0))]).fit(X, y)
     assert_trees_walk_alike(pipe, X)
+
+
+def test_the_printed_text_predicts_as_predict_on_raw_rows_with_missing_values():
+    from test_printed_truth import check_truthful, frame_columns
+
+    X, y = houses(400)
+    X = X.drop(columns="id")
+    pipe = one_hot_pipeline().fit(X, y)
+    for form in ("auto", "list"):
+        size = {"n_regions": 5} if form == "auto" else {}
+        model = DefragModel(pipe, n_restarts=2, random_state=0, form=form, **size).fit(X)
+        assert re.search(r"\b(aircon|town) (not )?in \{", str(model)), str(model)
+        test = X.copy()
+        rng = np.random.default_rng(1)
+        for column in ("aircon", "town", "area"):  # missing values, read as the pipeline reads them
+            test.loc[rng.random(len(test)) < 0.2, column] = np.nan
+        check_truthful(model, frame_columns(test), test, False,
+                       known={"aircon": {"yes", "no"}, "town": {"north", "south", "east"}})
+        assert (model.predict(test) == pipe.predict(test)).mean() > 0.85
