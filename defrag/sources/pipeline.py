@@ -195,12 +195,19 @@ class PipelineSource(SourceModel):
         n_in = getattr(estimator, "n_features_in_", None)
         if n_in is None:
             raise TypeError("the Pipeline has no n_features_in_: fit it before passing it")
-        self._n_in = int(n_in)
         self.preprocessing = estimator[:-1]
-        made = _described(self.preprocessing, [Column(j, IDENTITY) for j in range(self._n_in)])
+        made = _described(self.preprocessing, [Column(j, IDENTITY) for j in range(int(n_in))])
         if len(made) != final.n_features:
             raise ValueError(f"the Pipeline's steps make {len(made)} columns but its "
                              f"{final.describe()} reads {final.n_features}")
+        names = feature_names_in(estimator)
+        # a DataFrame's columns that the steps drop (an id, a date) are not read: its other
+        # columns are matched by name, and the pipeline takes rows without those
+        self.inputs = sorted({c.source for c in made}) if names is not None else list(range(int(n_in)))
+        self._names = None if names is None else [names[c] for c in self.inputs]
+        self._n_in = len(self.inputs)
+        position = {c: k for k, c in enumerate(self.inputs)}
+        made = [dataclasses.replace(c, source=position[c.source]) for c in made]
         self.columns = made
         self.kinds = {}  # input column: (kind, categories)
         for column in made:
@@ -228,7 +235,7 @@ class PipelineSource(SourceModel):
 
     @property
     def feature_names(self):
-        return feature_names_in(self.estimator)
+        return self._names
 
     @property
     def supports_missing(self):
@@ -244,7 +251,7 @@ class PipelineSource(SourceModel):
             if kind == "categorical":
                 categorical[j] = True
                 categories[j] = np.array(cats, dtype=object) if _texts(cats) else np.array(cats)
-            elif kind is None:  # a column the pipeline drops: read as nothing (it may hold text)
+            elif kind is None:  # a column of an array the pipeline drops: read as nothing
                 categories[j] = np.array([], dtype=object)
         return InputEncoding(self._n_in, categorical, categories, lookup_numbers=True, unknown="missing")
 
