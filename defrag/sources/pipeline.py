@@ -325,58 +325,80 @@ class PipelineSource(SourceModel):
 
     # -- the trees, node by node over the input columns
     def _read_trees(self):
+        """The final model's trees, each node's test restated over the input columns: the
+        distinct tests once each (a forest repeats them), then every node by lookup."""
         trees = self.final.trees()
-        nodes = [(t, i) for t, tree in enumerate(trees) for i in np.flatnonzero(~tree.is_leaf)]
-        new = {}  # (tree, node): (feature, threshold, kind, codes, missing_right)
-        missing_rows = {}
-        numeric = []  # (tree, node) of numeric input columns, found together by bisection
-        by_column = {}
-        for t, i in nodes:
-            tree = trees[t]
-            j = int(tree.feature[i])
-            c = self.columns[j].source
-            if c not in missing_rows:
-                missing_rows[c] = self._missing_row(c)
-            by_column.setdefault(c, []).append((t, i))
-        for c, at in by_column.items():
-            kind, cats = self.kinds[c]
-            if kind == "numeric":
-                numeric += at
+        internal = [np.flatnonzero(~tree.is_leaf) for tree in trees]
+
+        def joined(name):
+            return np.concatenate([getattr(tree, name)[i] for tree, i in zip(trees, internal)]) if trees else \
+                np.zeros(0)
+
+        output = joined("feature").astype(np.int64)
+        threshold, kind, missing_right = joined("threshold"), joined("kind").astype(np.uint8), \
+            joined("missing_right").astype(np.uint8)
+        sets = [tuple(tree.cat_codes[tree.cat_ptr[i]:tree.cat_ptr[i + 1]].tolist())
+                for tree, at in zip(trees, internal) for i in at[tree.kind[at] != NUMERIC]]
+        set_id = np.zeros(output.size, dtype=np.int64)
+        if sets:  # (a final model with category sets: each set numbered)
+            distinct = {key: k for k, key in enumerate(dict.fromkeys(sets))}
+            set_id[kind != NUMERIC] = [distinct[key] + 1 for key in sets]
+            set_of = {k + 1: np.array(key, dtype=np.int64) for key, k in distinct.items()}
+        tests = np.column_stack([output, threshold.view(np.int64), kind, missing_right, set_id])
+        unique, inverse = np.unique(tests, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        u_output, u_threshold, u_kind = unique[:, 0], unique[:, 1].copy().view(np.float64), unique[:, 2]
+        u_missing, u_set = unique[:, 3], unique[:, 4]
+        u_source = np.array([self.columns[j].source for j in u_output], dtype=np.int64)
+        missing_rows = {int(c): self._missing_row(int(c)) for c in np.unique(u_source)}
+
+        def test(u):
+            codes = set_of[int(u_set[u])] if u_set[u] else None
+            return int(u_kind[u]), float(u_threshold[u]), codes, int(u_missing[u])
+
+        def missing_goes(u, c):
+            miss = missing_rows[c]
+            return miss is not None and bool(_goes_right(*test(u), miss[u_output[u]:u_output[u] + 1])[0])
+
+        n_unique = unique.shape[0]
+        new_threshold = np.zeros(n_unique)
+        new_kind = np.zeros(n_unique, dtype=np.uint8)
+        new_missing = np.zeros(n_unique, dtype=np.uint8)
+        new_sets = [np.zeros(0, dtype=np.int64)] * n_unique
+        numeric = []
+        for c in np.unique(u_source):
+            c = int(c)
+            at = np.flatnonzero(u_source == c)
+            kind_c, cats = self.kinds[c]
+            for u in at:
+                new_missing[u] = missing_goes(u, c)
+            if kind_c == "numeric":
+                numeric.append(at)
                 continue
             coded = self._coded(self._rows(len(cats), {c: list(cats)}))  # one row per category
-            for t, i in at:
-                tree = trees[t]
-                j = int(tree.feature[i])
-                codes = tree.cat_codes[tree.cat_ptr[i]:tree.cat_ptr[i + 1]]
-                test = (int(tree.kind[i]), float(tree.threshold[i]), codes, int(tree.missing_right[i]))
-                right = np.flatnonzero(_goes_right(*test, coded[:, j]))
-                miss = missing_rows[c]
-                missing_right = bool(_goes_right(*test, miss[j:j + 1])[0]) if miss is not None else False
+            for u in at:
+                right = np.flatnonzero(_goes_right(*test(u), coded[:, u_output[u]]))
                 if 2 * right.size <= len(cats):
-                    new[(t, i)] = (c, 0.0, IN_SET, right, missing_right)
+                    new_kind[u], new_sets[u] = IN_SET, right
                 else:
-                    others = np.setdiff1d(np.arange(len(cats)), right)
-                    new[(t, i)] = (c, 0.0, NOT_IN_SET, others, missing_right)
+                    new_kind[u], new_sets[u] = NOT_IN_SET, np.setdiff1d(np.arange(len(cats)), right)
         if numeric:
-            thresholds = self._bisected(trees, numeric)
-            for (t, i), T in zip(numeric, thresholds):
-                tree = trees[t]
-                j = int(tree.feature[i])
-                c = self.columns[j].source
-                miss = missing_rows[c]
-                test = (int(tree.kind[i]), float(tree.threshold[i]), None, int(tree.missing_right[i]))
-                missing_right = bool(_goes_right(*test, miss[j:j + 1])[0]) if miss is not None else False
-                new[(t, i)] = (c, T, NUMERIC, np.zeros(0, dtype=np.int64), missing_right)
-        return [self._rewritten(t, tree, new) for t, tree in enumerate(trees)]
+            at = np.concatenate(numeric)
+            new_threshold[at] = self._bisected(u_source[at], u_output[at], u_threshold[at])
+        sizes = np.array([s.size for s in new_sets], dtype=np.int64)
+        out, start = [], 0
+        for tree, nodes in zip(trees, internal):
+            u = inverse[start:start + nodes.size]
+            start += nodes.size
+            out.append(_rewritten(tree, nodes, u_source[u], new_threshold[u], new_kind[u], new_missing[u],
+                                  sizes[u], [new_sets[k] for k in u[new_kind[u] != NUMERIC]]))
+        return out
 
-    def _bisected(self, trees, at):
-        """For numeric nodes at ((tree, node) pairs), the input threshold T: the largest
-        float whose output the node sends left (``x > T`` goes right), -max where every
-        float goes right and +inf where none does."""
-        n = len(at)
-        column = np.array([self.columns[int(trees[t].feature[i])].source for t, i in at])
-        output = np.array([int(trees[t].feature[i]) for t, i in at])
-        threshold = np.array([trees[t].threshold[i] for t, i in at])
+    def _bisected(self, column, output, threshold):
+        """For numeric tests ``output > threshold`` of outputs of the input columns, the input
+        threshold T: the largest float whose output the test sends left (``x > T`` goes
+        right), -max where every float goes right and +inf where none does."""
+        n = column.size
         biggest = np.finfo(np.float64).max
 
         def values(x, query):
@@ -417,24 +439,21 @@ class PipelineSource(SourceModel):
         T = np.where(right_at_lo, -biggest, T)
         return np.where(left_at_hi, np.inf, T)
 
-    def _rewritten(self, t, tree, new):
-        n = tree.n_nodes
-        feature = np.full(n, -1, dtype=np.int64)
-        threshold = np.zeros(n)
-        kind = np.zeros(n, dtype=np.uint8)
-        missing_right = np.zeros(n, dtype=np.uint8)
-        sizes = np.zeros(n, dtype=np.int64)
-        codes = []
-        for i in range(n):
-            if (t, i) in new:
-                c, T, k, s, m = new[(t, i)]
-                feature[i], threshold[i], kind[i], missing_right[i], sizes[i] = c, T, k, m, len(s)
-                codes.append(np.asarray(s, dtype=np.int64))
-        cat_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(sizes, out=cat_ptr[1:])
-        cat_codes = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
-        return dataclasses.replace(tree, feature=feature, threshold=threshold, kind=kind, cat_ptr=cat_ptr,
-                                   cat_codes=cat_codes, missing_right=missing_right)
+def _rewritten(tree, nodes, feature, threshold, kind, missing_right, sizes, sets):
+    """tree with its internal nodes (in order) testing the input columns as given; sets: the
+    category sets of its set nodes, in node order."""
+    n = tree.n_nodes
+    arrays = dict(feature=np.full(n, -1, dtype=np.int64), threshold=np.zeros(n), kind=np.zeros(n, dtype=np.uint8),
+                  missing_right=np.zeros(n, dtype=np.uint8))
+    for name, values in (("feature", feature), ("threshold", threshold), ("kind", kind),
+                         ("missing_right", missing_right)):
+        arrays[name][nodes] = values
+    node_sizes = np.zeros(n, dtype=np.int64)
+    node_sizes[nodes] = sizes
+    cat_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(node_sizes, out=cat_ptr[1:])
+    cat_codes = np.concatenate(sets) if sets else np.zeros(0, dtype=np.int64)
+    return dataclasses.replace(tree, cat_ptr=cat_ptr, cat_codes=cat_codes.astype(np.int64), **arrays)
 
 
 def _where_column(column, c, x):
