@@ -178,3 +178,20 @@ def test_the_printed_text_predicts_as_predict_on_raw_rows_with_missing_values():
         check_truthful(model, frame_columns(test), test, False,
                        known={"aircon": {"yes", "no"}, "town": {"north", "south", "east"}})
         assert (model.predict(test) == pipe.predict(test)).mean() > 0.85
+
+
+@pytest.mark.parametrize("library", ["hist-categorical", "lightgbm", "xgboost"])
+def test_ordinal_codes_read_by_category_or_number_become_category_sets(library):
+    X, y = houses(400)
+    if library == "hist-categorical":  # the booster's own category sets of the codes
+        model = HistGradientBoostingClassifier(max_iter=10, categorical_features=[0, 1], random_state=0)
+    elif library == "lightgbm":
+        model = pytest.importorskip("lightgbm").LGBMClassifier(n_estimators=10, verbose=-1, random_state=0)
+    else:
+        model = pytest.importorskip("xgboost").XGBClassifier(n_estimators=10, max_depth=3, random_state=0)
+    ct = ColumnTransformer([("cat", OrdinalEncoder(), ["town", "aircon"]), ("num", StandardScaler(), ["area"])])
+    pipe = Pipeline([("pre", ct), ("model", model)]).fit(X, y)
+    assert_trees_walk_alike(pipe, X)
+    explained = DefragModel(pipe, n_regions=4, random_state=0).fit(X)
+    assert re.search(r"\btown (not )?in \{", str(explained)), str(explained)
+    assert (explained.predict(X) == pipe.predict(X)).mean() > 0.9
