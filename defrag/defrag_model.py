@@ -10,6 +10,7 @@ from .evaluation import RuleEstimatorMixin
 from .fit.config import PARAMETER_CONSTRAINTS, FitConfig
 from .fit.pipeline import fit_rules
 from .fit.readout import MixtureReadoutMixin, sized_model
+from .sources import transformed_rows
 from .sources.fitting import EnsembleExplainerMixin
 from .utils.dask_collections import is_dask_collection
 from .utils.interrupt import interruptible_fit
@@ -332,8 +333,17 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
     def _matched_X(self, X):
         """X checked against the fit and its columns matched by name, not coded."""
         check_is_fitted(self, "rules_")
+        X = transformed_rows(self.estimator_, X)  # a Pipeline read over its transformed columns
         return check_predict_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None),
                                type(self).__name__)
+
+    def _check_X(self, X, matched=False):
+        # a Pipeline read over its transformed columns: the rules read them, the model X
+        rows = transformed_rows(self.estimator_, X) if hasattr(self, "estimator_") else X
+        if rows is X:
+            return super()._check_X(X, matched)
+        coded = super()._check_X(rows, matched=True)[1]
+        return (X, coded) if matched else coded
 
     @available_if(RuleEstimatorMixin._classifies)
     def predict_proba(self, X):

@@ -2,7 +2,8 @@
 
 ``adapt(estimator)`` unwraps a ``FrozenEstimator`` or a ``Pipeline`` whose earlier
 steps are passthrough and returns the ``SourceModel`` (see base.py) of the first
-registered reader that accepts the model. Adding a library is one module with a
+registered reader that accepts the model; a Pipeline that transforms its rows first is
+read over its input columns (pipeline.py). Adding a library is one module with a
 ``SourceModel`` subclass and an ``accepts(estimator)`` test, one line in ``_REGISTRY``
 and one test file.
 """
@@ -10,14 +11,14 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils.validation import columns_by_name, n_columns
-from . import catboost, lightgbm, sklearn_hist, sklearn_trees, split_array, xgboost
+from . import catboost, lightgbm, pipeline, sklearn_hist, sklearn_trees, split_array, xgboost
 from .base import SourceModel, Tree, feature_names_in, predict_on_one_thread, walk_tree
 from .base import predicts as _predicts
 
 __all__ = ["SUPPORTED", "SourceModel", "Tree", "adapt", "split_table_from_array",
            "split_table_from_estimator", "predicts", "unwrap", "walk_tree", "checked_source",
            "matched_source", "checked_model", "model_feature_names", "check_fitted", "FIT_FIRST",
-           "predict_on_one_thread"]
+           "predict_on_one_thread", "transformed_rows"]
 
 # what a NotFittedError of the wrapped model adds: clone (GridSearchCV, cross_validate)
 # clones the estimator parameter too, and a clone of a model is not fitted
@@ -41,17 +42,11 @@ _REGISTRY = [
 
 def unwrap(estimator):
     """The fitted model inside a FrozenEstimator (keeps clone / cross-validation working)
-    or at the end of a Pipeline whose earlier steps are passthrough."""
+    or at the end of a Pipeline whose earlier steps are passthrough; a Pipeline that
+    transforms its rows first is the model itself (pipeline.py reads it)."""
     if type(estimator).__name__ == "FrozenEstimator" and hasattr(estimator, "estimator"):
         return unwrap(estimator.estimator)
-    if type(estimator).__name__ == "Pipeline" and hasattr(estimator, "steps"):
-        transforms = [step for _, step in estimator.steps[:-1] if step not in (None, "passthrough")]
-        if transforms:
-            raise TypeError(
-                "the Pipeline transforms its inputs before the model "
-                f"({', '.join(type(t).__name__ for t in transforms)}); rules must speak of the "
-                "inputs, so pass the fitted model and the transformed X instead"
-            )
+    if type(estimator).__name__ == "Pipeline" and hasattr(estimator, "steps") and not pipeline.transforms(estimator):
         return unwrap(estimator.steps[-1][1])
     return estimator
 
@@ -59,6 +54,15 @@ def unwrap(estimator):
 def adapt(estimator, n_features=None):
     """The SourceModel of a fitted ensemble (or of a split array, given n_features)."""
     est = unwrap(estimator)
+    if pipeline.accepts(est):  # its last step read as any model, then over the pipeline's inputs
+        final = unwrap(est.steps[-1][1])
+        if split_array.accepts(final):
+            raise TypeError("a Pipeline must end in a fitted tree ensemble, not an array of splits")
+        source = adapt(final)
+        try:
+            return pipeline.PipelineSource(est, source)
+        except pipeline.NotInvertible as why:  # over the columns its steps name, else a TypeError
+            return pipeline.OutputsSource(est, source, why)
     if split_array.accepts(est):
         if n_features is None:
             raise ValueError("a split array needs the number of features")
@@ -70,6 +74,13 @@ def adapt(estimator, n_features=None):
             except NotFittedError as exc:
                 raise NotFittedError(f"{exc} {FIT_FIRST}") from None
     raise TypeError(sklearn_trees.unsupported_message(est))
+
+
+def transformed_rows(estimator, X):
+    """X as the model reads it: a Pipeline whose steps defrag cannot state over its input
+    columns is read over its transformed columns (pipeline.py), so its explanation reads
+    X transformed by those steps; X itself for any other model."""
+    return pipeline.transformed_rows(unwrap(estimator), X)
 
 
 def check_fitted(estimator):
@@ -103,6 +114,10 @@ def matched_source(estimator, X, who="DefragModel"):
     if unwrap(estimator) is None:
         raise ValueError(f"{who} needs an estimator: a fitted forest or an array of splits")
     source = adapt(estimator, n_columns(X))
+    if isinstance(source, pipeline.OutputsSource):  # it reads the pipeline's transformed rows
+        if hasattr(X, "dask"):
+            raise TypeError(f"{who} transforms a Dask X through the Pipeline's steps in memory: compute X")
+        X = source.transformed(X)
     X = columns_by_name(X, source.feature_names, f"the {source.library} model", stacklevel=5,
                         spelled=source.column_name)
     return checked_source(estimator, n_columns(X), who, source), X
