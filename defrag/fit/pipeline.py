@@ -152,7 +152,7 @@ def _ensemble_predictions(prepared, source, rows):
         return None, None
     if p.splits.encoding.trivial:  # the coded rows are the model's inputs as they are
         X = p.X_fit
-        if rows.names_in is not None:  # as the model was fitted: by column name
+        if rows.names_in is not None and source.feature_names is not None:  # as the model was fitted: by name
             import pandas as pd  # a DataFrame's names: pandas is there
 
             X = pd.DataFrame(X, columns=rows.names_in)

@@ -53,13 +53,15 @@ def _reference_X(estimator, X):
 
 
 def _reference_input(estimator, X_in, X):
-    """What to hand the reference: a DataFrame as it is (it keeps its feature names);
+    """What to hand the reference: a DataFrame as it is (it keeps its feature names), as
+    the array X where the estimator was fitted on an array;
     an array as a DataFrame with the estimator's own column names when it was fitted
     on one (the neighbourhood samples of a local explanation are arrays), so that
     scikit-learn does not warn that the array has none; else the array."""
-    if hasattr(X_in, "columns"):
-        return X_in
     names = getattr(estimator, "feature_names_in_", None)
+    if hasattr(X_in, "columns"):
+        # a model fitted on an array reads a DataFrame by position (the caller warned once)
+        return X if names is None and hasattr(estimator, "n_features_in_") else X_in
     if names is not None and len(names) == X.shape[1]:
         import pandas as pd  # the estimator was fitted on a DataFrame: pandas is there
 

@@ -134,7 +134,7 @@ class SklearnTreesSource(SourceModel):
     def leaves(self, X):
         _check_float32_range(X)
         # gradient boosting: (n, n_stages, n_trees_per_stage), flattened stage-major
-        leaves = np.asarray(self.estimator.apply(X))
+        leaves = np.asarray(self.estimator.apply(_as_fitted(self.estimator, X)))
         return leaves.reshape(leaves.shape[0], -1)
 
 
@@ -170,8 +170,16 @@ class ApplySource(SourceModel):
         raise TypeError(unsupported_message(self.estimator))
 
     def leaves(self, X):
-        leaves = np.asarray(self.estimator.apply(X))
+        leaves = np.asarray(self.estimator.apply(_as_fitted(self.estimator, X)))
         return leaves.reshape(leaves.shape[0], -1)
+
+
+def _as_fitted(estimator, X):
+    """X as the estimator was fitted: a DataFrame's values where it was fitted on an array
+    (its columns are read by position; the caller said so once, scikit-learn need not)."""
+    if hasattr(X, "columns") and getattr(estimator, "feature_names_in_", None) is None:
+        return X.to_numpy()
+    return X
 
 
 def sklearn_tree_members(est):
