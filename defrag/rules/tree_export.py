@@ -16,8 +16,8 @@ chain of thousands): they do not nest a CASE or an ``if`` per box, which SQLite 
 from about 18 levels and Python from 100, but follow each tree's heavy path (``_plan``):
 at each box the side with fewer leaves is tested first and the other side continues the
 same CASE or block, so that nesting and the tests before a leaf are bounded by log2 of
-the leaves; past a few nested levels a side's leaves join their parent's CASE, led by
-the side's test. Their size stays linear in the tree's where the nesting suffices and
+the leaves; past SQL_NESTING (PYTHON_NESTING) nested levels a side's leaves join their
+parent's CASE (block), each led by the side's test. Their size stays linear in the tree's where the nesting suffices and
 grows by at most that logarithm where it does not. Query strings repeat each leaf's path
 (one self-contained query per region), grouped as export.py groups long conjunctions.
 """
@@ -109,9 +109,10 @@ def _plan(node, counts, test, nesting):
 
 
 # ------------------------------------------------------------------------------ SQL
-# CASEs nested in a tree's CASE: SQLite's parser refuses about 18 nested CASEs (fewer
-# with parenthesised conditions), and a sum and the refusals add two levels
-SQL_NESTING = 2
+# CASEs nested in a tree's CASE: SQLite's parser refuses 19 nested CASEs (measured with
+# boxes of every condition kind: it took 16), and a sum's two classes and the refusals
+# add two levels; 8 nest every tree of up to 2**9 leaves without repeating a test
+SQL_NESTING = 8
 
 
 def _sql_case(node, sql, features, counts, value, pad, nesting=None):
