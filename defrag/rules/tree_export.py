@@ -209,7 +209,8 @@ def to_python(tree, name="predict"):
             args = ", ".join(f"x{d}" for d in _term_features(root))
             body.append(f"    total += _term_{k}({args})")
             terms += ["", f"def _term_{k}({args}):"]
-            terms += _python_block(root, py, features, counts, lambda lf: f"return {_unit_literal(tree, lf.prediction)}", 1)
+            terms += _python_block(root, py, features, counts,
+                                   lambda lf: f"return {_unit_literal(tree, lf.prediction)}", 1)
         if tree.classes is None:
             body.append(f"    return {_scale(tree, 'total', sql=False)}")
         else:
