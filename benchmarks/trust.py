@@ -686,6 +686,66 @@ def issue45_documents():
                    classes=np.array(["\x00", "b"], dtype=object), feature_names=["x0"])
     print("  a class label \"\\x00\", to_json then from_json:",
           outcome(lambda: list(from_json(nul.to_json()).predict(np.array([[0.1], [0.9]])))))
+def issue45_exports():
+    """Issue 45, finding 7: exports that did not run. A real n_regions=300 tree's SQL in
+    SQLite (refused: 17 nested CASEs), to_python of a 120-box "then" chain (Python allows
+    100 levels of indentation), the query of the deepest leaf of a 600-box "else" chain in
+    pandas (recursion past Python's limit), a sum of 2,000 terms in SQLite (an expression
+    2,000 deep); each against predict."""
+    import sqlite3
+
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    from defrag import Condition, DefragModel, RuleTree
+    from defrag.rules import Leaf, Node
+
+    def sqlite_agrees(rules, frame):
+        con = sqlite3.connect(":memory:")
+        frame.to_sql("t", con, index=False)
+        got = [r[0] for r in con.execute(f"SELECT {rules.to_sql()} FROM t ORDER BY rowid")]
+        return np.array_equal(np.asarray(got, dtype=np.float64), rules.predict(frame).astype(np.float64))
+
+    def chain(n, then):
+        node = Leaf(float(n))
+        for i in reversed(range(n)):
+            box = [Condition(0, "x", lower=float(i))] if then else [Condition(0, "x", upper=float(i))]
+            node = Node(box, node, Leaf(float(i))) if then else Node(box, Leaf(float(i)), node)
+        return RuleTree([node], feature_names=["x"], feature_names_in=["x"], supports_missing=True)
+
+    frame = pd.DataFrame({"x": np.concatenate([np.arange(-1.0, 602.0), [0.5, np.nan, np.inf, -np.inf]])})
+
+    def python_agrees(rules):
+        namespace = {}
+        exec(rules.to_python("f"), namespace)  # noqa: S102 - our own export
+        got = [namespace["f"](row) for row in frame.to_dict("records")]
+        return np.array_equal(np.asarray(got, dtype=np.float64), rules.predict(frame))
+
+    def deepest_query_agrees():
+        rules = chain(600, then=False)
+        rows = frame.query(rules.query_strings()[-1]).index.to_numpy()
+        return np.array_equal(rows, np.flatnonzero(rules.apply(frame) == 600))
+
+    def real_fit():
+        X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+        forest = RandomForestClassifier(n_estimators=100, random_state=5, n_jobs=1).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (257 regions lower the loss)
+            return DefragModel(forest, n_regions=300, random_state=0).fit(X).rules_, X
+
+    def sum_terms(k):
+        terms = [Node([Condition(0, "x", upper=float(i))], Leaf(1.0), Leaf(0.0)) for i in range(k)]
+        return RuleTree(terms, base=0.5, feature_names=["x"], feature_names_in=["x"], supports_missing=True)
+
+    print("== issue 45, 7: exports at every size")
+    checks = {"n_regions=300 tree in SQLite": lambda: sqlite_agrees(*real_fit()),
+              "to_python of a 120-box then-chain": lambda: python_agrees(chain(120, then=True)),
+              "query of a 600-box else-chain's deepest leaf": deepest_query_agrees,
+              "2,000-term sum in SQLite": lambda: sqlite_agrees(sum_terms(2000), frame)}
+    results = {name: outcome(fn) for name, fn in checks.items()}
+    held = all(r == "ok: True" for r in results.values())
+    print(f"  {'held' if held else 'BROKEN'}: " + "; ".join(f"{name}: {r}" for name, r in results.items()))
 
 
 def main():
@@ -711,6 +771,7 @@ def main():
     issue45_forms()
     issue45_names()
     issue45_documents()
+    issue45_exports()
 
 
 # ============================================================= issue 40 (CLI and SQL)

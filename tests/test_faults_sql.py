@@ -5,13 +5,18 @@
   read -0.0 as +0. Every threshold and output must come back bit for bit.
 * boolean columns: a model fitted on a bool column exported ``"flag" <= 0.5``, which
   DuckDB refuses ("Cannot compare values of type BOOLEAN and type DECIMAL(2,1)").
+
+Every check runs on the three forms (issue 45): an ordered list, a tree of rules and a sum
+of trees.
 """
 import sqlite3
 
 import numpy as np
 import pytest
 
-from defrag import Condition, DefragModel, Rule, RuleSet
+from defrag import Condition, DefragModel, Rule, RuleSet, RuleTree
+from defrag.rules import Leaf, Node
+from defrag.rules import from_json
 from defrag.splits.inputs import ZERO_THRESHOLD
 from defrag.splits.table import float32_threshold
 
@@ -60,6 +65,58 @@ def _rule_sets(values, size=100):
         yield rs, pd.DataFrame({"x": x[np.isfinite(x)]})
 
 
+FORMS = ("list", "tree", "sum")
+
+
+def _form(form):
+    """DefragModel's parameters for a form (a sum is sized by its comparisons)."""
+    return {"form": form, "max_conditions": 8} if form == "sum" else {"form": form}
+
+
+def _search_tree(ts, upper):
+    """A tree of rules over x whose leaves give the thresholds ts (sorted): a row at or
+    next to t reaches the leaf of t or a neighbour's, as _rule_sets' lists do. Built
+    without recursion, one box per threshold but the last."""
+    items = [Leaf(float(t)) for t in ts]
+    while len(items) > 1:  # pair neighbours, level by level: a balanced tree
+        paired = []
+        for k in range(0, len(items) - 1, 2):
+            left, right = items[k], items[k + 1]
+            t = _largest_leaf(left) if upper else _smallest_leaf(right)
+            box = [Condition(0, "x", upper=t)] if upper else [Condition(0, "x", lower=t)]
+            paired.append(Node(box, left, right) if upper else Node(box, right, left))
+        items = paired + ([items[-1]] if len(items) % 2 else [])
+    return items[0]
+
+
+def _largest_leaf(node):
+    while isinstance(node, Node):
+        node = node.otherwise
+    return node.prediction
+
+
+def _smallest_leaf(node):
+    while isinstance(node, Node):
+        node = node.then
+    return node.prediction
+
+
+def _in_form(rs, form):
+    """The list rs (one feature x, thresholds as outputs) as a list, as a tree whose
+    boxes test the same thresholds, or as a sum of one term per rule (x beyond the
+    rule's threshold adds 1: a misread threshold changes the count next to it)."""
+    if form == "list":
+        return rs
+    ts = [c.upper if c.upper is not None else c.lower for r in rs.rules for c in r.conditions]
+    upper = rs.rules[0].conditions[0].upper is not None
+    kw = dict(feature_names=["x"], supports_missing=False, feature_names_in=["x"])
+    if form == "tree":
+        return RuleTree([_search_tree(sorted(ts), upper)], **kw)
+    terms = [Node([Condition(0, "x", upper=t) if upper else Condition(0, "x", lower=t)], Leaf(1.0), Leaf(0.0))
+             for t in ts]
+    return RuleTree(terms, base=0.0, **kw)
+
+
 def _sqlite(sql, frame):
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE t (x REAL)")
@@ -67,23 +124,29 @@ def _sqlite(sql, frame):
     return [r[0] for r in con.execute(f"SELECT {sql} FROM t ORDER BY rowid")]
 
 
-def test_sqlite_reads_10000_thresholds_and_outputs_bit_for_bit():
+@pytest.mark.parametrize("form", FORMS)
+def test_sqlite_reads_10000_thresholds_and_outputs_bit_for_bit(form):
     values = _thresholds(10_000)
     for rs, frame in _rule_sets(values):
-        expected = rs.predict(frame)
-        got = np.array(_sqlite(rs.to_sql(), frame), dtype=np.float64)
+        rules = _in_form(rs, form)
+        expected = rules.predict(frame)
+        got = np.array(_sqlite(rules.to_sql(), frame), dtype=np.float64)
         np.testing.assert_array_equal(_bits(got), _bits(expected))
 
 
-def test_duckdb_reads_10000_thresholds_and_outputs_bit_for_bit():
+@pytest.mark.parametrize("form", FORMS)
+def test_duckdb_reads_10000_thresholds_and_outputs_bit_for_bit(form):
     duckdb = pytest.importorskip("duckdb")
     values = _thresholds(10_000, seed=1)
     con = duckdb.connect()
     for rs, frame in _rule_sets(values):
-        expected = rs.predict(frame)
+        rules = _in_form(rs, form)
+        expected = rules.predict(frame)
         con.register("t", frame)
-        got = np.array([r[0] for r in con.execute(f"SELECT {rs.to_sql()} FROM t").fetchall()], dtype=np.float64)
+        got = np.array([r[0] for r in con.execute(f"SELECT {rules.to_sql()} FROM t").fetchall()], dtype=np.float64)
         np.testing.assert_array_equal(_bits(got), _bits(expected))
+    if form != "list":
+        return
     # -0.0 as an output (DuckDB reads the literal -0.0 as the DECIMAL 0.0)
     rs = RuleSet([Rule([Condition(0, "x", upper=-0.0)], -0.0)], 1.0, None, ["x"], feature_names_in=["x"])
     frame = pd.DataFrame({"x": [-0.0, 0.0, -1.0, 5e-324]})
@@ -92,7 +155,8 @@ def test_duckdb_reads_10000_thresholds_and_outputs_bit_for_bit():
     np.testing.assert_array_equal(_bits(got), _bits(rs.predict(frame)))
 
 
-def test_real_catboost_borders_read_back_exactly():
+@pytest.mark.parametrize("form", FORMS)
+def test_real_catboost_borders_read_back_exactly(form):
     """The thresholds of a fitted CatBoost regression's rules, through SQLite and DuckDB."""
     catboost = pytest.importorskip("catboost")
     rng = np.random.default_rng(3)
@@ -100,15 +164,15 @@ def test_real_catboost_borders_read_back_exactly():
     y = np.sin(X["a"] / 100) + 500 * X["b"] + X["c"]
     model = catboost.CatBoostRegressor(iterations=30, depth=3, verbose=0, random_seed=0,
                                        allow_writing_files=False).fit(X, y)
-    rules = DefragModel(model, n_components=8, n_restarts=2, random_state=0, form="list").fit(X).rules_
-    bounds = [b for r in rules.rules for c in r.conditions for b in (c.lower, c.upper)
-              if b is not None and np.isfinite(b)]
+    rules = DefragModel(model, n_components=8, n_restarts=2, random_state=0, **_form(form)).fit(X).rules_
+    assert getattr(rules, "form", "list") == form
+    conditions = _conditions(rules)
+    bounds = [b for c in conditions for b in (c.lower, c.upper) if b is not None and np.isfinite(b)]
     assert bounds
     # rows at and next to every bound
     rows = []
     for j, col in enumerate(X.columns):
-        at = [b for r in rules.rules for c in r.conditions if c.feature == j
-              for b in (c.lower, c.upper) if b is not None and np.isfinite(b)]
+        at = [b for c in conditions if c.feature == j for b in (c.lower, c.upper) if b is not None and np.isfinite(b)]
         for b in at:
             for v in (b, np.nextafter(b, np.inf), np.nextafter(b, -np.inf)):
                 row = X.iloc[[int(rng.integers(len(X)))]].copy()
@@ -170,17 +234,25 @@ def _models():
     return out
 
 
-@pytest.fixture(scope="module")
-def bool_rules():
+def _conditions(rules):
+    if isinstance(rules, RuleSet):
+        return [c for r in rules.rules for c in r.conditions]
+    return [c for n in rules.nodes() for c in n.conditions]
+
+
+@pytest.fixture(scope="module", params=FORMS)
+def bool_rules(request):
     X, _, _ = _bool_frame(seed=1)
     X = X.astype({"flag": "boolean"})
     X.loc[::17, "flag"] = pd.NA  # missing values too (pandas' nullable boolean)
     fitted = []
     for name, model in _models():
         train, _, _ = _bool_frame()
-        rules = DefragModel(model, n_components=6, n_restarts=2, random_state=0, form="list").fit(train).rules_
-        assert any(c.feature in (0, 2) for r in rules.rules for c in r.conditions), name
-        fitted.append((name, rules))
+        rules = DefragModel(model, n_components=6, n_restarts=2, random_state=0,
+                            **_form(request.param)).fit(train).rules_
+        assert getattr(rules, "form", "list") == request.param, name
+        assert any(c.feature in (0, 2) for c in _conditions(rules)), name
+        fitted.append((f"{name} ({request.param})", rules))
     return X, fitted
 
 
@@ -191,7 +263,7 @@ def test_rules_over_bool_columns_run_in_sqlite_and_agree_with_predict(bool_rules
     X.astype(object).where(X.notna(), None).to_sql("t", con, index=False)
     for name, rules in fitted:
         expected = rules.predict(X)
-        for rs in (rules, RuleSet.from_json(rules.to_json())):
+        for rs in (rules, from_json(rules.to_json())):
             got = [r[0] for r in con.execute(f"SELECT {rs.to_sql()} FROM t ORDER BY rowid")]
             np.testing.assert_array_equal(np.asarray(got, dtype=expected.dtype), expected, err_msg=name)
 
@@ -204,7 +276,7 @@ def test_rules_over_bool_columns_run_in_duckdb_and_agree_with_predict(bool_rules
     assert [r[1] for r in con.execute("DESCRIBE t").fetchall()][0] == "BOOLEAN"
     for name, rules in fitted:
         expected = rules.predict(X)
-        for rs in (rules, RuleSet.from_json(rules.to_json())):
+        for rs in (rules, from_json(rules.to_json())):
             sql = rs.to_sql()
             assert '"flag" <=' not in sql and '"flag" >' not in sql, (name, sql)
             got = [r[0] for r in con.execute(f"SELECT {sql} FROM t").fetchall()]
@@ -216,9 +288,9 @@ def test_the_boolean_flags_are_kept_in_json_and_old_documents_still_load(bool_ru
     _, rules = fitted[0]
     doc = rules.to_dict()
     assert doc["encoding"]["boolean"] == [True, False, True]
-    assert RuleSet.from_dict(doc).encoding.boolean.tolist() == [True, False, True]
+    assert type(rules).from_dict(doc).encoding.boolean.tolist() == [True, False, True]
     del doc["encoding"]["boolean"]  # a document written before the field existed
-    old = RuleSet.from_dict(doc)
+    old = type(rules).from_dict(doc)
     assert not old.encoding.boolean.any()
     assert '"flag" <= 0.5' in old.to_sql() or '"flag" > 0.5' in old.to_sql()  # numbers, as before
     # a model fitted on numbers has no boolean field at all
@@ -227,18 +299,20 @@ def test_the_boolean_flags_are_kept_in_json_and_old_documents_still_load(bool_ru
 
     numbers = X.astype(float)
     rf = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(numbers, yr)
-    plain = DefragModel(rf, n_components=3, n_restarts=1, random_state=0, form="list").fit(numbers).rules_
+    form = "list" if isinstance(rules, RuleSet) else rules.form
+    plain = DefragModel(rf, n_components=3, n_restarts=1, random_state=0, **_form(form)).fit(numbers).rules_
     assert "boolean" not in plain.to_dict()["encoding"]
 
 
-def test_a_bool_array_is_boolean_too():
+@pytest.mark.parametrize("form", FORMS)
+def test_a_bool_array_is_boolean_too(form):
     from sklearn.ensemble import RandomForestClassifier
 
     rng = np.random.default_rng(0)
     X = rng.random((400, 2)) > 0.5
     y = X[:, 0] ^ X[:, 1]
     rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
-    rules = DefragModel(rf, n_components=4, n_restarts=1, random_state=0, form="list").fit(X).rules_
+    rules = DefragModel(rf, n_components=4, n_restarts=1, random_state=0, **_form(form)).fit(X).rules_
     assert rules.encoding.boolean.tolist() == [True, True]
     sql = rules.to_sql()
     assert '"x0" = ' in sql and "<=" not in sql
@@ -253,8 +327,19 @@ def test_the_other_exports_of_rules_over_bool_columns_agree_with_predict(bool_ru
         got = [namespace["score"](row) for row in X.to_dict("records")]
         expected = rules.predict(X)
         np.testing.assert_array_equal(np.asarray(got, dtype=expected.dtype), expected, err_msg=name)
-        cover = rules.covers(X)
-        for r, q in enumerate(rules.query_strings()):
-            selected = np.zeros(len(X), dtype=bool)
-            selected[X.reset_index(drop=True).query(q).index] = True
-            np.testing.assert_array_equal(selected, cover[:, r], err_msg=f"{name}: {q}")
+        frame = X.reset_index(drop=True)
+        if isinstance(rules, RuleSet):
+            cover = rules.covers(X)
+            for r, q in enumerate(rules.query_strings()):
+                selected = np.zeros(len(X), dtype=bool)
+                selected[frame.query(q).index] = True
+                np.testing.assert_array_equal(selected, cover[:, r], err_msg=f"{name}: {q}")
+            continue
+        # a tree's or sum's: each leaf's query selects the rows that reach it
+        reached = rules.apply(X).reshape(len(X), -1)
+        per_term = rules.query_strings()
+        for t, queries in enumerate([per_term] if rules.form == "tree" else per_term):
+            for k, q in enumerate(queries):
+                selected = np.zeros(len(X), dtype=bool)
+                selected[frame.query(q).index] = True
+                np.testing.assert_array_equal(selected, reached[:, t] == k, err_msg=f"{name}: {q}")

@@ -300,10 +300,11 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     if default and config.max_regions is None and n_classes:
         largest = max(largest, DEFAULT_CLASS_ROOM * n_classes // 2)  # room for a region per class
     max_regions = max(1, min(largest, rows.size))
-    # no tree region holds fewer rows than MIN_REGION_SHARE of them, whatever the size
-    # asked for: a tree of any size on the path (with_size) is the one a fit of that size prints
+    # no tree region holds fewer rows than MIN_REGION_SHARE of them, unless the size asked
+    # for needs smaller ones (at most half the rows per region of the largest size): a
+    # tree of the default's path (with_size) is the one a fit of its size prints
     def leaf_rows(part):
-        return max(1, math.ceil(MIN_REGION_SHARE * len(part)))
+        return max(1, min(math.ceil(MIN_REGION_SHARE * len(part)), len(part) // (2 * max_regions)))
     with_sums = budget is not None and config.form in ("auto", "sum") and n_classes in (0, 2)
     sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0)) if with_sums else 0
     prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()

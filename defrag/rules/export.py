@@ -36,6 +36,11 @@ where every reading of it is exact (the decimal is the double itself, at most 15
 digits: 0.5, 2.25, 100), else the double's exact value as an integer over a power of
 two, which IEEE arithmetic computes without rounding, with the shortest decimal as a
 comment: ``(CAST(7926335344172073 AS DOUBLE PRECISION) / 9007199254740992 /* 0.88 */)``.
+
+Every export runs at any size: a rule list is one flat ``CASE`` and a flat sequence of
+``if`` statements, and a long conjunction or disjunction (a rule of many conditions, many
+features refused) is grouped in parentheses of at most 16 operands (``grouped``), so that
+no engine parses an expression nested deeper than a few levels.
 """
 import decimal
 import keyword
@@ -130,6 +135,22 @@ def _sql_double(value):
     return f"(CAST({numerator} AS DOUBLE PRECISION){scaled} /* {text} */)"
 
 
+# the most operands one pair of parentheses joins (see grouped)
+GROUP = 16
+
+
+def grouped(parts, op):
+    """parts joined by op in parentheses, in nested groups of at most GROUP where there are
+    more: an engine reads ``a AND b AND c ...`` as a tree as deep as the chain is long
+    (SQLite refuses one of 1,000, pandas' query recurses once per operand), and the
+    groups bound that depth by log16 of the count; a short chain reads as it is."""
+    parts = list(parts)
+    while len(parts) > GROUP:
+        parts = [p[0] if len(p) == 1 else "(" + op.join(p) + ")"
+                 for p in (parts[i:i + GROUP] for i in range(0, len(parts), GROUP))]
+    return "(" + op.join(parts) + ")"
+
+
 class _Dialect:
     """Boolean expressions on one row in SQL or in pandas query syntax (raw values), or
     in Python on the values the generated function has read (coded)."""
@@ -191,7 +212,7 @@ class _Dialect:
         parts = [p for p in parts if p != self.FALSE]
         if not parts:
             return self.FALSE
-        return parts[0] if len(parts) == 1 else "(" + self.OR.join(parts) + ")"
+        return parts[0] if len(parts) == 1 else grouped(parts, self.OR)
 
     def all_of(self, parts):
         parts = [p for p in parts if p != self.TRUE]
@@ -199,7 +220,7 @@ class _Dialect:
             return self.FALSE
         if not parts:
             return self.TRUE
-        return parts[0] if len(parts) == 1 else "(" + self.AND.join(parts) + ")"
+        return parts[0] if len(parts) == 1 else grouped(parts, self.AND)
 
     # -------------------------------------------------------------- one feature
     def missing(self, f):

@@ -734,7 +734,7 @@ class RuleTree:
 
     # ------------------------------------------------------------ exports
     def to_sql(self, table=None, column_names=None):
-        """Return one SQL expression giving ``predict`` (nested ``CASE``).
+        """Return one SQL expression giving ``predict`` (``CASE`` nested at most a few deep).
 
         The table holds the columns as a DataFrame would; a sum adds integers of its unit. The
         expression is NULL where ``predict`` raises.
