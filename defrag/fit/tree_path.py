@@ -19,10 +19,15 @@ the rule list's search: fit/list_path.py):
 4. the choice (``choose``): with ``max_conditions`` B, the candidate of smallest
    validation error among those printing at most B comparisons, sums of trees
    included (regression and two classes); with ``n_regions`` K, the tree of K regions
-   of smallest validation error; else (the default) the tree of smallest validation
-   error among those a reader checks in at most READING_SLACK times the comparisons per
-   row of the plain tree of as many regions: a box must not cost a reader much more
-   than the splits it stands for;
+   of smallest validation error; else (the default), among the trees a reader checks in
+   at most READING_SLACK times the comparisons per row of the plain tree of as many
+   regions (a box must not cost a reader much more than the splits it stands for) and,
+   in classification, printing every class where any does, the fewest regions whose
+   validation error exceeds the smallest by at most one standard error of the paired
+   difference of their per-row losses (the one-standard-error rule);
+   a size asked for reads only the trees a fit of that size grows. In every tree two
+   sibling leaves that print one class are one leaf, and no region holds fewer than
+   MIN_REGION_SHARE of the rows unless the size asked for needs smaller ones;
 5. every candidate grown again on all the search rows: the path (``path_``) and
    ``with_size`` read them without a refit.
 
@@ -65,9 +70,9 @@ LITERAL_PRICES = (0.02, 0.1, math.inf)
 READING_SLACK = 1.3
 # No region of a tree holds fewer than this share of the rows it is grown on.
 MIN_REGION_SHARE = 0.01
-# The default's largest size in classification: at least this many regions per two classes
-# (every class can have a region, with room to spare).
-DEFAULT_CLASS_ROOM = 3
+# The default's largest size in classification: at least this many regions more than the
+# classes (every class can have a region, with room to spare).
+DEFAULT_CLASS_ROOM = 5
 # The price standing for an infinite one in the kernel: a box of k conditions drops the
 # loss by at most the region's squared error, so any price above 1 leaves one condition a node.
 ONE_CONDITION_PRICE = 2.0
@@ -263,14 +268,20 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     pool = [i for i in trees if readable(i)] or trees
     pool = [i for i in pool if candidates[i].reaches_all] or pool  # every class printed, where any does
     best = candidates[min(pool, key=key)]
-    # the one-standard-error rule: the simplest tree whose validation error is within one
-    # standard error of the best's (its per-row losses): a smaller difference is noise
-    losses = best.losses
-    se = float(np.std(losses, ddof=1) / math.sqrt(losses.size)) if losses is not None and losses.size > 1 else 0.0
-    within = [i for i in pool if candidates[i].validation_error <= best.validation_error + se
-              + 1e-12 * abs(best.validation_error)]
-    return min(within, key=lambda i: (candidates[i].n_regions, candidates[i].n_conditions,
-                                      candidates[i].validation_error, i))
+
+    # the one-standard-error rule, paired: the simplest tree whose validation error exceeds
+    # the best's by at most one standard error of their difference (per-row losses on the
+    # same validation rows): a smaller difference is noise
+    def near(c):
+        if c.losses is None or best.losses is None or c.losses.size < 2:
+            return c is best
+        diff = c.losses - best.losses
+        se = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
+        return float(diff.mean()) <= se + 1e-12 * abs(best.validation_error)
+
+    within = [i for i in pool if near(candidates[i])]
+    return min(within, key=lambda i: (candidates[i].n_regions, candidates[i].validation_error,
+                                      candidates[i].n_conditions, i))
 
 
 # --------------------------------------------------------------------- search
@@ -298,7 +309,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     default = budget is None and n_regions is None
     largest = config.largest_regions
     if default and config.max_regions is None and n_classes:
-        largest = max(largest, DEFAULT_CLASS_ROOM * n_classes // 2)  # room for a region per class
+        largest = max(largest, n_classes + DEFAULT_CLASS_ROOM)  # room for a region per class
     max_regions = max(1, min(largest, rows.size))
     # no tree region holds fewer rows than MIN_REGION_SHARE of them, unless the size asked
     # for needs smaller ones (at most half the rows per region of the largest size): a
