@@ -455,7 +455,8 @@ def test_feature_count_mismatch_names_both_numbers(small_model):
     model, X, _ = small_model
     with pytest.raises(ValueError, match="X lacks 1 of the 5 columns the CatBoost model reads by name: 'word'"):
         DefragModel(model, form="list").fit(X.iloc[:, :4])
-    with pytest.raises(ValueError, match="X has 4 features but the CatBoost model has 5"):
+    with pytest.raises(ValueError, match="X has 4 features but the CatBoost model has 5"), \
+            pytest.warns(UserWarning, match="X does not have valid feature names"):
         DefragModel(model, form="list").fit(X.iloc[:, :4].to_numpy())
 
 

@@ -80,7 +80,7 @@ def test_a_scaled_column_prints_in_its_own_units_exactly():
                 T = ours.threshold[i]
                 below, above = scaled.transform(pd.DataFrame({"area": [T, np.nextafter(T, np.inf)]})).ravel()
                 assert below <= theirs.threshold[i] < above
-    model = DefragModel(pipe, n_regions=5, random_state=0).fit(X)
+    model = DefragModel(pipe, n_regions=4, random_state=0).fit(X)
     shown = re.findall(r"area (?:<=|>) ([0-9.]+)", str(model))
     assert shown and all(20 < float(v) < 200 for v in shown), str(model)
 
@@ -168,7 +168,7 @@ def test_the_printed_text_predicts_as_predict_on_raw_rows_with_missing_values():
     X = X.drop(columns="id")
     pipe = one_hot_pipeline().fit(X, y)
     for form in ("auto", "list"):
-        size = {"n_regions": 5} if form == "auto" else {}
+        size = {"n_regions": 4} if form == "auto" else {}
         model = DefragModel(pipe, n_restarts=2, random_state=0, form=form, **size).fit(X)
         assert re.search(r"\b(aircon|town) (not )?in \{", str(model)), str(model)
         test = X.copy()

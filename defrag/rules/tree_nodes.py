@@ -85,7 +85,8 @@ def spread_decimals(values, spread=None):
     or SIGNIFICANT_DIGITS of the largest value where the spread is 0."""
     values = _finite(values)
     if spread is None:
-        spread = float(values.max() - values.min()) if values.size else 0.0
+        with np.errstate(over="ignore"):  # a range past the largest double: inf, read below
+            spread = float(values.max() - values.min()) if values.size else 0.0
     if spread > 0.0 and np.isfinite(spread):
         return int(SPREAD_DIGITS - 1 - np.floor(np.log10(spread)))
     largest = float(np.max(np.abs(values), initial=0.0))
