@@ -19,6 +19,15 @@ the first new one of the same description, and so on. A row's region changed whe
 explanation puts it in a region that is not the match of its old one (an unmatched region's
 rows all changed).
 
+The text leads with the headline: on X, the share of rows whose prediction changed (in
+regression with the mean and largest absolute change over the rows, and the tolerance), then
+the regions' counts (kept, changed, added, removed), then the details. In regression a
+prediction changed where it moved by more than the tolerance, ``tol``; by default
+(``tol=None``) RELATIVE_TOL of the spread of the old explanation's predictions: their
+standard deviation on X, or without X the range of its values (a sum's: its parts' ranges
+added up, the widest its predictions can spread); the new explanation's where the old one's
+is 0 (a single region). A kept region's prediction reads as moved likewise.
+
 This module reads both explanations through their own attributes (``terms`` of a RuleTree,
 ``rules`` of a RuleSet) and imports neither class: each imports it for its ``diff``.
 """
@@ -39,6 +48,10 @@ MAX_MOVES = 20
 # linear in the regions (two sums of 2,000 alike parts were paired all against all: 114 s
 # and 1.4 GB); a real sum's description is in a few parts, and all of them count
 NEAREST_PARTS = 8
+# regression's default tolerance: a prediction moved by at most this share of the old
+# predictions' spread did not change (a refit on a retrain moves every leaf value a little;
+# counting each move made every retrain read as a total change)
+RELATIVE_TOL = 0.01
 # rounds of that pairing, each among the parts still unpaired (a round after which every
 # old part has shared descriptions with a free new part only where the window missed it)
 PAIRING_ROUNDS = 8
@@ -47,6 +60,18 @@ _NUMBER = {"type": "number"}
 _COUNT = {"type": "integer", "minimum": 1}
 _SHARE = {"type": "number", "minimum": 0, "maximum": 1}
 _PREDICTION = {"type": ["number", "string", "boolean"]}
+_AMOUNT = {"oneOf": [{"type": "null"}, {"type": "number", "minimum": 0}, {"const": "inf"}]}
+_NUMBERS = ("kept", "changed", "added", "removed")
+# the tolerance's basis: the code in the JSON, the phrase in the text
+TOLERANCE_BASES = {
+    "given": "given",
+    "old_predictions_std": "of the standard deviation of the old explanation's predictions on the rows",
+    "new_predictions_std": "of the standard deviation of the new explanation's predictions on the rows "
+                           "(the old ones are constant)",
+    "old_values_range": "of the range of the old explanation's values",
+    "new_values_range": "of the range of the new explanation's values (the old one has one)",
+    "constant": "both explanations predict one value",
+}
 
 
 def _entry(required):
@@ -66,10 +91,23 @@ def _entry(required):
 JSON_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "defrag explanation diff", "type": "object",
-    "required": ["schema", "version", "old", "new", "kept", "changed", "added", "removed", "rows"],
+    "required": ["schema", "version", "headline", "tolerance", "old", "new", "kept", "changed", "added", "removed",
+                 "rows"],
     "additionalProperties": False,
     "properties": {
-        "schema": {"const": "defrag.diff"}, "version": {"const": 1},
+        "schema": {"const": "defrag.diff"}, "version": {"const": 2},
+        "headline": {"type": "object", "additionalProperties": False,
+                     "required": ["n_rows", "prediction_changed", "mean_change", "max_change", "region_changed",
+                                  *_NUMBERS],
+                     "properties": {"n_rows": {"type": ["integer", "null"], "minimum": 0},
+                                    "prediction_changed": {"oneOf": [{"type": "null"}, _SHARE]},
+                                    "mean_change": _AMOUNT, "max_change": _AMOUNT,
+                                    "region_changed": {"oneOf": [{"type": "null"}, _SHARE]},
+                                    **{k: {"type": "integer", "minimum": 0} for k in _NUMBERS}}},
+        "tolerance": {"oneOf": [{"type": "null"}, {
+            "type": "object", "required": ["value", "basis", "relative"], "additionalProperties": False,
+            "properties": {"value": {"type": "number", "minimum": 0}, "basis": {"enum": sorted(TOLERANCE_BASES)},
+                           "relative": {"type": ["number", "null"], "minimum": 0}}}]},
         "old": {"type": "object", "required": ["kind", "n_regions"], "additionalProperties": False,
                 "properties": {"kind": {"enum": ["tree", "sum", "list"]}, "n_regions": _COUNT}},
         "new": {"$ref": "#/properties/old"},
@@ -332,16 +370,58 @@ def _value(v):
     return v if isinstance(v, str) else str(v)
 
 
+def _amount(v):
+    """A change's size as JSON: None, a number, or "inf"."""
+    return None if v is None else float(v) if np.isfinite(v) else "inf"
+
+
+def _values_range(rules):
+    """The range of an explanation's values (its regions' predictions; a sum's: its parts'
+    ranges added up, the widest its predictions can spread), finite values only."""
+    total = 0.0
+    for part in regions_of(rules):
+        v = np.array([r.prediction for r in part], dtype=np.float64)
+        v = v[np.isfinite(v)]
+        total += float(v.max() - v.min()) if v.size else 0.0
+    return total
+
+
+def _spread(p):
+    """The standard deviation of the finite predictions p (0 where none is)."""
+    p = p[np.isfinite(p)]
+    return float(np.std(p)) if p.size else 0.0
+
+
+def _tolerance(old, new, tol, p_old=None, p_new=None):
+    """Regression's tolerance and its basis (a key of TOLERANCE_BASES): tol where given,
+    else RELATIVE_TOL of the old explanation's spread (its predictions' standard deviation
+    where given, else its values' range), the new one's where that is 0."""
+    if tol is not None:
+        return float(tol), "given"
+    if p_old is not None:
+        spreads = (("old_predictions_std", _spread(p_old)), ("new_predictions_std", _spread(p_new)))
+    else:
+        spreads = (("old_values_range", _values_range(old)), ("new_values_range", _values_range(new)))
+    for basis, spread in spreads:
+        if spread > 0:
+            return RELATIVE_TOL * spread, basis
+    return 0.0, "constant"
+
+
 # --------------------------------------------------------------------- the diff
 class ExplanationDiff:
     """What changed from an old explanation to a new one (``diff``); see the module's
     docstring for how regions are matched. Attributes: ``kept``, ``changed``, ``added``,
     ``removed`` (lists of dicts, as ``to_dict`` gives them), ``n_rows`` (rows of X, or
     None without X), ``prediction_changed`` and ``region_changed`` (shares of those rows,
-    or None), ``moves`` (the largest moves of rows between regions)."""
+    or None), ``moves`` (the largest moves of rows between regions); in regression
+    ``tolerance`` (a prediction changed where it moved by more than it), ``tolerance_basis``
+    (a key of TOLERANCE_BASES) and on X ``mean_change`` and ``max_change`` (the mean and
+    largest absolute change of a row's prediction); None in classification."""
 
     def __init__(self, kept, changed, added, removed, old_regions, new_regions, sum_form, kinds,
-                 n_rows=None, prediction_changed=None, region_changed=None, moves=(), parts=(1, 1)):
+                 n_rows=None, prediction_changed=None, region_changed=None, moves=(), parts=(1, 1),
+                 tolerance=None, tolerance_basis=None, mean_change=None, max_change=None):
         self.kept, self.changed, self.added, self.removed = kept, changed, added, removed
         # the regions compared: a sum's, those of each part (the combinations, its
         # n_regions, are not what the diff pairs), counted as the diff lists them
@@ -350,6 +430,8 @@ class ExplanationDiff:
         self.sum_form, self.kinds = sum_form, kinds
         self.n_rows, self.prediction_changed, self.region_changed = n_rows, prediction_changed, region_changed
         self.moves = list(moves)
+        self.tolerance, self.tolerance_basis = tolerance, tolerance_basis
+        self.mean_change, self.max_change = mean_change, max_change
 
     @property
     def unchanged(self):
@@ -357,10 +439,14 @@ class ExplanationDiff:
         return not (self.changed or self.added or self.removed)
 
     def to_dict(self):
-        """A JSON-ready dict (``to_json``), schema version 1::
+        """A JSON-ready dict (``to_json``), schema version 2::
 
             {
-              "schema": "defrag.diff", "version": 1,
+              "schema": "defrag.diff", "version": 2,
+              "headline": {"n_rows": int | null, "prediction_changed": share | null,
+                           "mean_change": A, "max_change": A, "region_changed": share | null,
+                           "kept": int, "changed": int, "added": int, "removed": int},
+              "tolerance": null | {"value": number, "basis": str, "relative": number | null},
               "old": {"kind": "tree" | "sum" | "list", "n_regions": int},
               "new": {"kind": ..., "n_regions": int},
               "kept":    [{"old_part": int, "new_part": int, "old_region": int, "new_region": int,
@@ -383,7 +469,15 @@ class ExplanationDiff:
         Regions and parts are numbered from 1 in reading order (a list's default is its
         last region); "conditions" is the region's description as text ("otherwise" for a
         list's default); P is a number, or a class label (a string where it is not a JSON
-        number or boolean; an infinite number "inf" or "-inf"). "moves": the MAX_MOVES largest moves of rows between regions
+        number or boolean; an infinite number "inf" or "-inf"). "headline" is what the text
+        leads with: on the rows (null without them) the share whose prediction changed and in
+        regression the mean and largest absolute change of a prediction (A: a number, "inf",
+        or null in classification or without rows), the share whose region changed, then
+        the numbers of regions kept, changed, added and removed. "tolerance" (null in
+        classification): a regression prediction changed where it moved by more than
+        "value"; "basis" says what it is relative to (a key of ``TOLERANCE_BASES``:
+        "given" where ``tol`` was) and "relative" is the share of that spread it is
+        (RELATIVE_TOL; null where given). "moves": the MAX_MOVES largest moves of rows between regions
         that are not matched, largest first; "rows" is null where no rows were given.
         "n_regions" counts the regions the diff compares: a sum's, those of each of its parts
         added up (not their combinations, the sum's own n_regions). A
@@ -393,7 +487,16 @@ class ExplanationDiff:
         if self.n_rows is not None:
             rows = {"n_rows": int(self.n_rows), "prediction_changed": float(self.prediction_changed),
                     "region_changed": float(self.region_changed), "moves": [dict(m) for m in self.moves]}
-        return {"schema": "defrag.diff", "version": 1,
+        headline = {"n_rows": None if self.n_rows is None else int(self.n_rows),
+                    "prediction_changed": None if self.n_rows is None else float(self.prediction_changed),
+                    "mean_change": _amount(self.mean_change), "max_change": _amount(self.max_change),
+                    "region_changed": None if self.n_rows is None else float(self.region_changed),
+                    **{k: len(getattr(self, k)) for k in _NUMBERS}}
+        tolerance = None
+        if self.tolerance is not None:
+            tolerance = {"value": float(self.tolerance), "basis": self.tolerance_basis,
+                         "relative": None if self.tolerance_basis == "given" else RELATIVE_TOL}
+        return {"schema": "defrag.diff", "version": 2, "headline": headline, "tolerance": tolerance,
                 "old": {"kind": self.kinds[0], "n_regions": int(self.old_regions)},
                 "new": {"kind": self.kinds[1], "n_regions": int(self.new_regions)},
                 "kept": [dict(x) for x in self.kept], "changed": [dict(x) for x in self.changed],
@@ -413,11 +516,43 @@ class ExplanationDiff:
     def _label(self, part, region):
         return f"part {part} region {region}" if self.sum_form else f"region {region}"
 
+    def _tolerance_text(self):
+        """The tolerance as the text states it."""
+        if self.tolerance_basis in ("given", "constant"):
+            return f"{self.tolerance:.4g}: {TOLERANCE_BASES[self.tolerance_basis]}"
+        return f"{self.tolerance:.4g}: {RELATIVE_TOL:.0%} {TOLERANCE_BASES[self.tolerance_basis]}"
+
+    def headline(self):
+        """The lines the text leads with: on the rows (where given) the share whose prediction
+        changed, by how much and beyond which tolerance (regression), and the share whose
+        region changed; the two explanations' sizes; the regions kept, changed, added and
+        removed (in regression without rows, the tolerance a kept region's prediction moved
+        beyond)."""
+        out = []
+        if self.n_rows is not None:
+            line = f"on {self.n_rows} rows: prediction changed on {100 * self.prediction_changed:.1f}%"
+            if self.tolerance is not None:
+                line += (f" (by more than {self._tolerance_text()}), mean absolute change "
+                         f"{self.mean_change:.4g}, largest {self.max_change:.4g}")
+            out.append(f"{line}; region changed on {100 * self.region_changed:.1f}%")
+        out.append(f"old: {self._size(0)}; new: {self._size(1)}")
+        counts = (f"{len(self.kept)} kept, {len(self.changed)} changed, {len(self.added)} added, "
+                  f"{len(self.removed)} removed")
+        if self.tolerance is not None and self.n_rows is None:
+            counts += f"; a prediction changed where it moved by more than {self._tolerance_text()}"
+        out.append(counts)
+        return out
+
+    def _moved(self, x):
+        """Whether a kept region's prediction changed (regression: beyond the tolerance)."""
+        a, b = x["old_prediction"], x["new_prediction"]
+        if self.tolerance is None or isinstance(a, str) or isinstance(b, str):
+            return a != b
+        return abs(a - b) > self.tolerance
+
     def lines(self):
-        """The diff as text lines (``str``)."""
-        out = [f"old: {self._size(0)}; new: {self._size(1)}",
-               f"{len(self.kept)} kept, {len(self.changed)} changed, {len(self.added)} added, "
-               f"{len(self.removed)} removed"]
+        """The diff as text lines (``str``): the headline, then the details."""
+        out = self.headline()
         for x in self.changed:
             moves = ", ".join(f"{printed_name(m['feature'])} {'>' if m['bound'] == 'lower' else '<='} "
                               f"{m['old']:.6g} -> "
@@ -432,13 +567,12 @@ class ExplanationDiff:
             out.append(f"+ new {self._label(x['new_part'], x['new_region'])}: {x['conditions']} => "
                        f"{_show(x['new_prediction'])}")
         for x in self.kept:
-            if x["old_prediction"] != x["new_prediction"]:
+            if self._moved(x):
                 out.append(f"= {self._label(x['old_part'], x['old_region'])} -> "
                            f"{self._label(x['new_part'], x['new_region'])} kept; prediction "
                            f"{_show(x['old_prediction'])} -> {_show(x['new_prediction'])}")
-        if self.n_rows is not None:
-            out.append(f"on {self.n_rows} rows: prediction changed on {100 * self.prediction_changed:.1f}%, "
-                       f"region changed on {100 * self.region_changed:.1f}%")
+        if self.moves:
+            out.append("rows that moved between regions:")
             for m in self.moves:
                 out.append(f"  {m['rows']} rows ({100 * m['share']:.1f}%) from old "
                            f"{self._label(m['old_part'], m['old_region'])} to new "
@@ -478,12 +612,10 @@ class ExplanationDiff:
             body.append(row(["kept", self._label(x["old_part"], x["old_region"]),
                              self._label(x["new_part"], x["new_region"]), x["conditions"], x["conditions"], "",
                              x["old_prediction"], x["new_prediction"]]))
-        parts = ['<div class="defrag-diff">', f"<p>{esc(self.lines()[0])}; {esc(self.lines()[1])}</p>",
+        parts = ['<div class="defrag-diff">', *(f"<p>{esc(line)}</p>" for line in self.headline()),
                  "<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>",
                  *body, "</tbody></table>"]
         if self.n_rows is not None:
-            parts.append(f"<p>on {self.n_rows} rows: prediction changed on {100 * self.prediction_changed:.1f}%, "
-                         f"region changed on {100 * self.region_changed:.1f}%</p>")
             if self.moves:
                 parts.append("<table><thead><tr><th>from old</th><th>to new</th><th>rows</th><th>share</th></tr>"
                              "</thead><tbody>")
@@ -498,17 +630,20 @@ def _kind(rules):
     return rules.form if _is_tree(rules) else "list"
 
 
-def explanation_diff(old, new, X=None, tol=0.0):
+def explanation_diff(old, new, X=None, tol=None):
     """The ExplanationDiff from old to new (RuleTree or RuleSet, in any pairing), on the rows
     of X where given (read as predict reads them). tol: a regression prediction changed where
-    it moved by more than tol. ValueError where the two read different features or predict
+    it moved by more than tol; None: RELATIVE_TOL of the spread of the old explanation's
+    predictions (their standard deviation on X, else its values' range; the new one's where
+    the old one's is 0). ValueError where the two read different features or predict
     different things (classes against values, other classes)."""
     for rules in (old, new):
         if not (_is_tree(rules) or hasattr(rules, "rules")):
             raise TypeError(f"diff compares a RuleTree or a RuleSet, not {type(rules).__name__}")
     check_comparable(old, new)
-    if not (isinstance(tol, (int, float, np.floating)) and np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
+    if tol is not None and not (isinstance(tol, (int, float, np.integer, np.floating)) and not isinstance(tol, bool)
+                                and np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be None or a finite number >= 0; got {tol!r}")
     sum_form = _kind(old) == "sum" or _kind(new) == "sum"
     old_parts, new_parts = regions_of(old), regions_of(new)
     kept, changed, added, removed = [], [], [], []
@@ -546,11 +681,19 @@ def explanation_diff(old, new, X=None, tol=0.0):
     diff = ExplanationDiff(kept, changed, added, removed, sum(map(len, old_parts)), sum(map(len, new_parts)),
                            sum_form, (_kind(old), _kind(new)), parts=(len(old_parts), len(new_parts)))
     if X is None:
+        if old.classes is None:
+            diff.tolerance, diff.tolerance_basis = _tolerance(old, new, tol)
         return diff
     p_old, p_new = np.asarray(old.predict(X)), np.asarray(new.predict(X))
     n_rows = len(p_old)
     if old.classes is None:
-        pred_changed = np.abs(p_old.astype(np.float64) - p_new.astype(np.float64)) > tol
+        p_old, p_new = p_old.astype(np.float64), p_new.astype(np.float64)
+        diff.tolerance, diff.tolerance_basis = _tolerance(old, new, tol, p_old, p_new)
+        with np.errstate(invalid="ignore"):  # an infinite prediction kept: no change
+            change = np.where(p_old == p_new, 0.0, np.abs(p_old - p_new))
+        pred_changed = change > diff.tolerance
+        diff.mean_change = float(change.mean()) if n_rows else 0.0
+        diff.max_change = float(change.max()) if n_rows else 0.0
     else:
         pred_changed = p_old != p_new
     r_old, r_new = _row_regions(old, X), _row_regions(new, X)

@@ -765,7 +765,7 @@ class RuleSet:
         return state
 
     # ------------------------------------------------------------------ exports
-    def diff(self, other, X=None, tol=0.0):
+    def diff(self, other, X=None, tol=None):
         """Say what changed from these rules to other.
 
         A rule's region is its own conditions; the default, "otherwise", is the last region.
@@ -776,8 +776,10 @@ class RuleSet:
             The other explanation, over the same features.
         X : array-like of shape (n_samples, n_features), default=None
             Rows on which to count the changed predictions and regions.
-        tol : float, default=0.0
-            In regression, a prediction changed where it moved by more than tol.
+        tol : float, default=None
+            In regression, a prediction changed where it moved by more than tol; None: 1% of
+            the standard deviation of this one's predictions on X (without X: of its values'
+            range), stated in the result.
 
         Returns
         -------

@@ -625,7 +625,7 @@ class RuleTree:
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
     # ------------------------------------------------------------ diff
-    def diff(self, other, X=None, tol=0.0):
+    def diff(self, other, X=None, tol=None):
         """Say what changed from this explanation to other.
 
         The regions kept, changed (with their threshold moves), added and removed, and on the
@@ -639,8 +639,10 @@ class RuleTree:
             The other explanation, over the same features.
         X : array-like of shape (n_samples, n_features), default=None
             Rows on which to count the changes.
-        tol : float, default=0.0
-            In regression, a prediction changed where it moved by more than tol.
+        tol : float, default=None
+            In regression, a prediction changed where it moved by more than tol; None: 1% of
+            the standard deviation of this one's predictions on X (without X: of its values'
+            range), stated in the result.
 
         Returns
         -------
