@@ -177,3 +177,22 @@ def test_reference_rules_read_regular_files_only_and_within_a_size(fitted, tmp_p
     monkeypatch.setattr(config, "MAX_RULES_BYTES", path.stat().st_size)
     warm = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=str(path)).fit(X)
     assert str(warm.rules_) == str(first.rules_)
+
+
+def test_the_reference_as_it_is_never_scores_better_than_its_regions_cross_validated():
+    """Issue 47, item 1: yesterday's outputs were fitted on rows much like today's, so on
+    them they score in-sample; the reference as it is scores no better than its regions with
+    outputs refitted on each fold (before, it often scored below every searched tree)."""
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(600, noise=1.0, random_state=0)
+    rng = np.random.default_rng(0)
+    first, second = rng.integers(0, 600, 600), rng.integers(0, 600, 600)
+    yesterday = RandomForestRegressor(n_estimators=30, random_state=0).fit(X[first], y[first])
+    today = RandomForestRegressor(n_estimators=30, random_state=1).fit(X[second], y[second])
+    reference = DefragModel(yesterday, random_state=0).fit(X[first]).rules_
+    warm = DefragModel(today, random_state=0, reference_rules=reference).fit(X[second])
+    forms = list(warm.path_["form"])
+    as_is, refitted = forms.index("reference"), forms.index("reference refitted")
+    errors = warm.path_["validation_error"]
+    assert errors[as_is] >= errors[refitted]

@@ -470,9 +470,9 @@ def _conditions_of(reference):
 
 def reference_candidates(reference, p, X, y_s, U, n_classes, parts, held_out, names):
     """The Candidates of a warm start (REFERENCE_FORMS): the reference's regions on the
-    search rows X (coded) with its outputs as they are, scored on every row; and with the
-    mean of U over each region's rows (an empty region: the mean over all rows),
-    cross-validated on the folds (parts, held_out). Losses as the searched trees'
+    search rows X (coded) with its outputs as they are, scored on every row but never better
+    than the next; and with the mean of U over each region's rows (an empty region: the
+    mean over all rows), cross-validated on the folds (parts, held_out). Losses as the searched trees'
     (rules/tree_search.py: the 0/1 error of the most probable class, or the squared error)."""
     tree = reference_tree(reference, p.names, p.classes if n_classes else None)
     region = tree.route(X)[:, 0]
@@ -492,6 +492,12 @@ def reference_candidates(reference, p, X, y_s, U, n_classes, parts, held_out, na
             out = _region_means(region[tr], U[tr], len(old))[region[va]]
             losses[va] = (np.argmax(out, axis=1) != y_s[va]) if n_classes else (out[:, 0] - y_s[va]) ** 2
         refitted.losses, refitted.validation_error, refitted.checks = losses, float(losses.mean()), checks
+        # The reference's outputs were fitted on rows much like today's (a retrain shares most
+        # of them): on those rows they score in-sample. Its regions' cross-validated score,
+        # outputs refitted on each fold, is the honest one; the outputs as they are never
+        # score better than it.
+        if refitted.validation_error > as_is.validation_error:
+            as_is.losses, as_is.validation_error = refitted.losses, refitted.validation_error
     means = _region_means(region, U, len(old))
     values = leaf_values(dict(enumerate(means)), p.classes, n_classes)
     for cand, outputs in ((as_is, [(lf.prediction, lf.proba) for lf in old]), (refitted, values)):
