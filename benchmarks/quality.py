@@ -45,7 +45,8 @@ down a tree, each box's conditions until the first that fails; a list's rules in
 each until its first failing condition), against CART-fp's mean depth at equal leaves.
 
 ``--budget``: per B = 3, 7, 15, ``DefragModel(forest, max_conditions=B, random_state=0)``
-against CART-fp with B splits (B + 1 leaves) and FIGS with B splits (max_rules=B, where imodels runs):
+against CART-fp with B splits (B + 1 leaves), FIGS-fp (FIGS fitted to the forest's predictions) and FIGS
+(fitted to y_train) with B splits (max_rules=B, where imodels runs):
 test errors, the comparisons printed and read per row.
 
 ``--path``: the size path K = 2..10 regions, ``DefragModel(forest, n_regions=K)``,
@@ -277,9 +278,10 @@ class Split:
         self.last_depth = float(np.mean(np.asarray(tree.decision_path(self.Xte).sum(axis=1)).ravel() - 1))
         return (err, seconds) if timed else err
 
-    def figs(self, max_rules):
-        """FIGS's test error with max_rules splits, fitted to the forest's predictions (NaN:
-        the training medians; NaN itself where FIGS cannot run)."""
+    def figs(self, max_rules, to_y=False):
+        """FIGS's test error with max_rules splits, fitted to the forest's predictions
+        (FIGS-fp), or to y_train with to_y (NaN: the training medians; NaN itself where FIGS
+        cannot run)."""
         from imodels import FIGSClassifier, FIGSRegressor
 
         median = np.nanmedian(self.Xtr, axis=0)
@@ -295,7 +297,7 @@ class Split:
         state = np.random.get_state()
         np.random.seed(0)
         try:
-            model = Figs(max_rules=max_rules, random_state=0).fit(filled(self.Xtr), self.fp)
+            model = Figs(max_rules=max_rules, random_state=0).fit(filled(self.Xtr), self.ytr if to_y else self.fp)
             self.figs_checks = figs_checks(model, filled(self.Xte))
             return self.error(model.predict(filled(self.Xte)))
         except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on
@@ -374,6 +376,7 @@ def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, fi
                                 "cart": s.cart(B + 1), "cart_depth": s.last_depth,
                                 "figs": s.figs(B) if figs else float("nan"),
                                 "figs_checks": s.figs_checks if figs else float("nan"),
+                                "figs_y": s.figs(B, to_y=True) if figs else float("nan"),
                                 "same": bool(np.array_equal(printed, model.predict(s.Xte)))}
     if path:
         out["path"] = {}
@@ -512,7 +515,16 @@ def summary(rows, preset, path_how=None, figs=False):
                   f"{over}; sums of trees printed: {sum(r['budget'][B]['sum'] for _, _, r in rows for B in BUDGETS):g}"]
         if figs:
             cells = [outcome(r["budget"][B]["error"], r["budget"][B]["figs"]) for _, _, r in rows for B in BUDGETS]
-            lines += [f"- budget cells won against FIGS with B splits: {tally(cells)}"]
+            lines += [f"- budget cells won against FIGS-fp (the forest's predictions) with B splits: {tally(cells)}"]
+            cells = [outcome(r["budget"][B]["error"], r["budget"][B]["figs_y"]) for _, _, r in rows for B in BUDGETS]
+            lines += [f"- budget cells won against FIGS (y_train) with B splits: {tally(cells)}"]
+            for who in ("figs", "figs_y"):  # the binary and regression cells, issue 46's
+                cells = [outcome(r["budget"][B]["error"], r["budget"][B][who]) for name, _, r in rows
+                         for B in BUDGETS if task_of(name) != "multiclass"]
+                if cells:
+                    lines += [f"- binary and regression budget cells won against "
+                              f"{'FIGS-fp' if who == 'figs' else 'FIGS (y)'}: {tally(cells)}, score "
+                              f"{cells.count('win') + cells.count('tie') / 2:g} of {len(cells)}"]
     if path_how is not None and preset == "default":
         cells = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_COUNTED]
         every = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_SIZES]
@@ -527,16 +539,18 @@ def summary(rows, preset, path_how=None, figs=False):
 def budget_table(rows, figs):
     """Per case and budget B: the explanation's test error, printed and read comparisons,
     CART-fp's with B splits, FIGS's with B splits (max_rules=B)."""
-    lines = ["### budget: DefragModel(forest, max_conditions=B) against CART-fp with B splits and FIGS", "",
+    lines = ["### budget: DefragModel(forest, max_conditions=B) against CART-fp with B splits, FIGS-fp (fitted to "
+             "the forest's predictions) and FIGS (fitted to y_train)", "",
              ("| data | B | form | regions | conditions | per row | error | CART-fp B splits | its depth | vs CART-fp | "
-              "FIGS | FIGS per row | vs FIGS | printed = predict |"), "|---" * 14 + "|"]
+              "FIGS-fp | FIGS-fp per row | vs FIGS-fp | FIGS (y) | vs FIGS (y) | printed = predict |"), "|---" * 16 + "|"]
     for name, _, r in rows:
         for B in BUDGETS:
             c = r["budget"][B]
             lines.append(f"| {name} | {B} | {'sum' if c['sum'] >= 0.5 else 'tree'} | {c['regions']:.3g} | "
                          f"{c['conditions']:.3g} | {c['checks']:.2f} | {fmt(c['error'])} | {fmt(c['cart'])} | "
                          f"{c['cart_depth']:.2f} | {outcome(c['error'], c['cart'])} | {fmt(c['figs'])} | "
-                         f"{fmt(c['figs_checks'])} | {outcome(c['error'], c['figs'])} | {'yes' if c['same'] else 'no'} |")
+                         f"{fmt(c['figs_checks'])} | {outcome(c['error'], c['figs'])} | {fmt(c['figs_y'])} | "
+                         f"{outcome(c['error'], c['figs_y'])} | {'yes' if c['same'] else 'no'} |")
     return "\n".join(lines)
 
 
