@@ -203,3 +203,22 @@ def test_the_default_reaches_every_class_and_a_cap_below_them_warns():
     assert set(np.unique(model.rules_.predictions())) == set(range(12))
     with pytest.warns(UserWarning, match="max_regions=5 is below the 12 classes"):
         DefragModel(forest, max_regions=5, random_state=0).fit(X)
+
+
+def test_merged_leaves_keep_their_nodes_values_and_labels():
+    """Two sibling leaves of one class are one leaf; the steps left are renumbered as the
+    tree reads them, each leaf keeping its own node's value and label."""
+    from defrag.fit.tree_path import GrownTrees, _merged_steps
+
+    one = np.ones(2)
+    values = {0: ("a", one), 1: ("a", one), 2: ("b", one), 3: ("a", one), 4: ("a", one), 5: ("a", one),
+              6: ("b", one)}
+    steps = [(0, [0]), (1, [1]), (2, [2])]  # node 1 splits into two leaves of class a
+    kept = _merged_steps(steps, values)
+    assert list(kept) == [(0, [0]), (2, [2])] and kept.original[3] == 5 and kept.original[4] == 6
+    grown = GrownTrees({1.0: steps}, {(0,): [Condition(0, "x0", lower=0.5)], (1,): [Condition(1, "x1", lower=0.5)],
+                                      (2,): [Condition(1, "x1", upper=0.2)]}, {1.0: values},
+                       {"feature_names": ["x0", "x1"], "classes": np.array(["a", "b"])})
+    assert grown.n_regions(1.0, 4) == 3 and sorted(grown.labels(1.0, 4)) == ["a", "a", "b"]
+    tree = grown.tree(1.0, 4)
+    assert [lf.prediction for lf in tree.leaves()] == ["a", "a", "b"] and tree.n_regions == 3

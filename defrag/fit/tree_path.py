@@ -142,9 +142,10 @@ class GrownTrees:
     def labels(self, price, size):
         """The predictions its leaves print."""
         kept = self.kept(price, size)
+        original = getattr(kept, "original", None)  # renumbered where leaves merged
         inner = {leaf for leaf, _ in kept}
         nodes = {0} | {c for t in range(len(kept)) for c in (2 * t + 1, 2 * t + 2)}
-        return [self.values[price][v][0] for v in nodes - inner]
+        return [self.values[price][v if original is None else original[v]][0] for v in nodes - inner]
 
 
 @dataclasses.dataclass
