@@ -10,6 +10,7 @@ on a pipe, and read up to the size limit and no further, so that a file that gro
 one of /proc whose size says 0, stops there too.
 """
 import os
+import select
 import stat
 
 # the largest rules document read from a file: 14 times the JSON of a tree of 50,000 boxes
@@ -17,6 +18,7 @@ import stat
 MAX_RULES_BYTES = 256 * 1024 * 1024
 
 _CHUNK = 1 << 20  # bytes read at a time up to a limit
+_WAIT = 0.1  # seconds a pipe is waited for before the main thread looks at its signals again
 
 
 class FileReadError(ValueError):
@@ -89,7 +91,7 @@ def read_file_bytes(path, what, max_bytes=None, pipes=False):
             if refused:
                 raise FileReadError(refused)
             if max_bytes is None:
-                return f.read()
+                return _read_pipe(fd) if stat.S_ISFIFO(opened.st_mode) else f.read()
             if opened.st_size > max_bytes:
                 raise FileReadError(_too_large(shown, what, max_bytes))
             chunks, size = [], 0
@@ -104,6 +106,22 @@ def read_file_bytes(path, what, max_bytes=None, pipes=False):
     if size > max_bytes:
         raise FileReadError(_too_large(shown, what, max_bytes))
     return b"".join(chunks)
+
+
+def _read_pipe(fd):
+    """All of a pipe's bytes, waiting for them at most _WAIT seconds at a time: a Ctrl-C that
+    another thread received (the kernel sends SIGINT to any thread of the process) would not
+    wake a read blocked in the main thread, and Python raises KeyboardInterrupt there only
+    between two waits."""
+    chunks = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], _WAIT)
+        if not ready:
+            continue
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
 def _too_large(shown, what, max_bytes):
