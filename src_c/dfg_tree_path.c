@@ -8,11 +8,8 @@
 #define TP_ALLOC(ptr, count, type) ((ptr) = (type *)calloc((size_t)((count) > 0 ? (count) : 1), sizeof(type)))
 
 /* The validation rows' arrays (L splits, d targets), where given. */
-static int check_scores(const dfg_tree_scores *v, int64_t n, int64_t L, int64_t d) {
+static int check_scores(const dfg_tree_scores *v, int64_t L, int64_t d) {
     if (!v) return DFG_OK;
-    if (v->outputs)
-        for (int64_t i = 0; i < n * d; i++)
-            if (!isfinite(v->outputs[i])) return DFG_EINVAL;
     const int64_t m = v->n_val;
     if (m < 0 || v->n_sizes < 1 || v->n_classes < 0 || (v->n_classes > 0 && v->n_classes != d) ||
         (v->n_classes == 0 && d < 1) || (L > 0 && m > INT64_MAX / 8 / L) || (m > 0 && v->n_sizes > INT64_MAX / 8 / m))
@@ -44,7 +41,7 @@ static int check_inputs(const uint8_t *S, const double *T, int64_t n, int64_t L,
                          p->max_moves, bound) != DFG_OK)
         return DFG_EINVAL;
     if (p->max_leaves > 1 && *bound > capacity / (p->max_leaves - 1)) return DFG_EINVAL;
-    return check_scores(scores, n, L, d);
+    return check_scores(scores, L, d);
 }
 
 /* ---------------------------------------------------------------- validation scores */

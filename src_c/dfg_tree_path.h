@@ -61,7 +61,8 @@ typedef struct {
     const int64_t *codes; /* n_classes > 0: n_val class codes in [0, n_classes) (else unread) */
     int64_t n_val;        /* >= 0 */
     int64_t n_classes;    /* 0 (regression: T's first column) or n_targets */
-    const double *outputs; /* n_samples x n_targets (finite): the leaves' outputs are its means; NULL: T's */
+    const double *outputs; /* n_samples x n_targets, finite (the caller's check): the leaves' outputs are its
+                              means; NULL: T's */
     int64_t n_sizes;      /* rows of losses and checks, >= 1 */
     double *losses;       /* n_sizes x n_val, row-major */
     double *checks;       /* n_sizes x n_val, row-major */

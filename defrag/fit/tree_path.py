@@ -326,7 +326,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     # ensemble's mean prediction in each region, the targets the regions are grown on (an
     # average of its predictions varies less from sample to sample than its labels' mean
     # over a region's few rows); constant targets: their constant
-    U = growth_targets(None, y[rows], n_classes, p.classes, None)[0] if p.constant or p.y_given else T
+    y_outputs = p.constant or (p.y_given and soft is not None)  # (without soft, T is y's already)
+    U = growth_targets(None, y[rows], n_classes, p.classes, None)[0] if y_outputs else T
     U_sum = U[:, 1:2] if n_classes == 2 else U[:, :1]
     candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
     candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
