@@ -107,6 +107,7 @@ KERNELS = {
     "defrag.rules._rules_eval": ["dfg_bits.c", "dfg_prune.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c",
                                  "dfg_condition_stats.c", "dfg_cover.c", "dfg_list_loss.c", "dfg_list_prune.c",
                                  "dfg_list_order.c"],
+    "defrag.rules._route": ["dfg_route.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c"],
     "defrag.rules._list_search": ["dfg_list_search.c", "dfg_list_path.c", "dfg_box_refine.c", "dfg_cpu.c"],
     "defrag.rules._tree_search": ["dfg_tree_path.c", "dfg_box_refine.c", "dfg_list_loss.c", "dfg_cpu.c"],
     "defrag.rules._additive_search": ["dfg_additive_path.c", "dfg_list_search.c", "dfg_box_refine.c", "dfg_cpu.c"],

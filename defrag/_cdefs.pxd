@@ -100,6 +100,18 @@ cdef extern from "dfg_rules.h":
     int dfg_rules_first(const double *X, int64_t n_samples, int64_t n_features,
                         const dfg_ruleset *rules, int32_t *first, int n_threads) nogil
 
+cdef extern from "dfg_route.h":
+    ctypedef struct dfg_route_tree:
+        int64_t n_items
+        int64_t n_terms
+        const int64_t *box
+        const int64_t *then_item
+        const int64_t *else_item
+        const int64_t *roots
+    int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_ruleset *boxes,
+                  const dfg_route_tree *tree, const uint8_t *cost, int64_t *items, double *reads,
+                  int64_t *visits, int n_threads) nogil
+
 cdef extern from "dfg_log.h":
     int dfg_log_kind() nogil
     void dfg_log_array_kind(int kind, const double *x, double *out, int64_t n) nogil

@@ -22,36 +22,7 @@ int dfg_ruleset_check(const dfg_ruleset *rules, int64_t n_features) {
     return DFG_OK;
 }
 
-/* A value as the rules compare it: -inf as -DBL_MAX, below every threshold, so that
-   an absent lower bound (-inf) holds for it as for any present value (NaN stays NaN). */
-static inline double as_compared(double v) {
-    return v < -DBL_MAX ? -DBL_MAX : v;
-}
-
-/* 1 if rule r covers x, 0 if not. Conditions are checked branch-free in groups of
-   four, leaving the rule only between groups: whether one condition holds is data
-   dependent and mispredicts often, while long rules still stop early. */
-static inline int covers_row(const double *x, const dfg_ruleset *rules, int64_t r) {
-    int ok = 1;
-    int64_t c = rules->rule_ptr[r], end = rules->rule_ptr[r + 1];
-    while (c < end && ok) {
-        int64_t stop = c + 4 < end ? c + 4 : end;
-        for (; c < stop; c++) {
-            double v = as_compared(x[rules->feature[c]]);
-            int missing = v != v;
-            int holds = rules->sets && rules->sets->kind[c] != DFG_KIND_NUMERIC
-                            ? dfg_sets_test(rules->sets, c, v)
-                            : (v > rules->lower[c]) & (v <= rules->upper[c]);
-            ok &= missing ? rules->missing[c] == 1 : holds;
-        }
-    }
-    return ok;
-}
-
-/* The features where a NaN is an error (a condition with missing == 2), each once:
-   DFG_OK and *out (malloc'ed, NULL when none) with *n_out entries, or DFG_ENOMEM.
-   Every row is checked on all of them, whichever conditions its rules read. */
-static int strict_features(const dfg_ruleset *rules, int64_t n_features, int32_t **out, int64_t *n_out) {
+int dfg_ruleset_strict_features(const dfg_ruleset *rules, int64_t n_features, int32_t **out, int64_t *n_out) {
     const int64_t n_cond = rules->rule_ptr[rules->n_rules];
     *out = NULL;
     *n_out = 0;
@@ -195,7 +166,7 @@ DFG_TARGET("avx2") static int dense_rows(const double *X, int64_t n0, int64_t n1
     for (int64_t n = n0; n < n1; n++) {
         DFG_PREFETCH_ROW(X, n, n_samples, n_features);
         const double *x = X + n * n_features, *x_used = xs;
-        for (int64_t u = 0; u < U; u++) xs[u] = as_compared(x[d->used[u]]);
+        for (int64_t u = 0; u < U; u++) xs[u] = dfg_as_compared(x[d->used[u]]);
         if (d->any_strict) nan |= (int)strict_nan(x_used, d->strict, U);
         const int64_t row_nan = any_nan(x_used, U);
 #define DFG_BOX(r) (row_nan ? box_holds(x_used, d->lower + (r) * U, d->upper + (r) * U, d->nan_ok + (r) * U, U) \
@@ -256,7 +227,7 @@ static int evaluate(const double *X, int64_t n_samples, int64_t n_features,
     if (try_dense(X, n_samples, n_features, rules, covers, first, n_threads, &status)) return status;
     int32_t *strict;
     int64_t n_strict;
-    if (strict_features(rules, n_features, &strict, &n_strict) != DFG_OK) return DFG_ENOMEM;
+    if (dfg_ruleset_strict_features(rules, n_features, &strict, &n_strict) != DFG_OK) return DFG_ENOMEM;
     const int64_t R = rules->n_rules;
     int nan = 0;
     #pragma omp parallel for schedule(static) num_threads(dfg_team(n_threads)) reduction(|:nan) if(n_samples > 4096)
@@ -267,10 +238,10 @@ static int evaluate(const double *X, int64_t n_samples, int64_t n_features,
         if (first) {
             int32_t hit = -1;
             for (int64_t r = 0; r < R; r++)
-                if (covers_row(x, rules, r)) { hit = (int32_t)r; break; }
+                if (dfg_rule_covers(x, rules, r)) { hit = (int32_t)r; break; }
             first[n] = hit;
         } else {
-            for (int64_t r = 0; r < R; r++) covers[n * R + r] = (uint8_t)covers_row(x, rules, r);
+            for (int64_t r = 0; r < R; r++) covers[n * R + r] = (uint8_t)dfg_rule_covers(x, rules, r);
         }
     }
     free(strict);

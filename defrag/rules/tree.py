@@ -29,18 +29,18 @@ from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
 from . import diff as diffs, document, tree_export
-from .conditions import (Condition, comparisons, conditions_on_training_rows, conjunction_reading,
-                         missing_value_note, reading_costs)
+from ..utils.threads import checked_threads
+from . import _route
+from .conditions import Condition, comparisons, condition_arrays, conditions_on_training_rows, missing_value_note
 from .ruleset import Rule, RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
-# Bytes one block of rows may take while it is routed (its box tests, rows x boxes, and
-# the items its rows are at, rows x terms): rows are routed a block at a time, so that
-# predict, apply and their kin take their output plus this much, whatever the tree's size
-ROUTE_BLOCK_BYTES = 1 << 25
-# bytes per row and term while a block descends (the items, the active pairs and their
-# boxes, branches and tests)
-_BYTES_PER_STEP = 64
+# Bytes one block of rows may take while it is routed (the items its rows reach, rows x
+# terms, and what is read of them): rows are routed a block at a time, so that predict,
+# apply and their kin take their output plus this much, whatever the tree's size
+ROUTE_BLOCK_BYTES = 1 << 24
+# bytes per row and term of a routed block (its item, int64, and one gather of it)
+_BYTES_PER_ITEM = 16
 
 
 class RuleTree:
@@ -245,7 +245,7 @@ class RuleTree:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        for key in ("_box_set", "_flat"):
+        for key in ("_box_set", "_flat", "_printed_arrays"):
             state.pop(key, None)  # rebuilt on first use
         return state
 
@@ -287,27 +287,37 @@ class RuleTree:
         return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda items: leaf[items],
                             "RuleTree.route")
 
-    def _blocks(self, n, per_row=0):
-        """(start, stop) of the blocks of n rows routed at a time: each block's box tests
-        and items (and per_row further bytes a row) within ROUTE_BLOCK_BYTES."""
-        per_row += len(self._boxes()) + _BYTES_PER_STEP * len(self.terms)
-        step = max(1, ROUTE_BLOCK_BYTES // per_row)
-        return [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
+    def _box_arrays(self, printed=False):
+        """The boxes' conditions as the router takes them (one rule per inner node, in
+        reading order): as the RuleSet of the boxes tests them (within a box, the
+        condition most rows fail first), or printed (their printed order, with each
+        condition's comparisons: the per-row checks read them)."""
+        if not printed:
+            return self._boxes()._compiled()
+        cached = self.__dict__.get("_printed_arrays")
+        if cached is None:
+            conds = [c for nd in self.nodes() for c in nd.conditions]
+            cached = self._printed_arrays = dict(
+                rule_ptr=np.cumsum([0] + [len(nd.conditions) for nd in self.nodes()], dtype=np.int64),
+                cost=np.array([comparisons(c) for c in conds], dtype=np.uint8),
+                **condition_arrays(conds, self.supports_missing))
+        return cached
 
-    def _blockwise(self, X_coded, n_threads, visit=None):
-        """(start, stop, items) for each block of the rows of X (as the tree reads it): the
-        item (``_flat``'s numbering) each row of the block reaches in each term, int64
-        (rows, n_terms); visit(rows, boxes, items) as ``_descend`` calls it, rows numbered
-        within the block."""
-        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-        for r0, r1 in self._blocks(X_coded.shape[0]):
-            cover = self._cover(X_coded[r0:r1], n_threads)
-            yield r0, r1, self._descend(r1 - r0, lambda rows, boxes: cover[rows, boxes], visit)
+    def _route(self, X_coded, n_threads, items=True, reads=False, visits=None):
+        """The router (src_c/dfg_route.h) on rows of X as the tree reads them: (items,
+        reads), the item (``_flat``'s numbering) each row reaches in each term, and the
+        comparisons a reader makes per row; visits gets the rows through each item added."""
+        box, then, other, _, roots = self._flat
+        return _route.route(np.ascontiguousarray(X_coded, dtype=np.float64), box, then, other, roots,
+                            n_threads=checked_threads(n_threads), items=items, reads=reads, visits=visits,
+                            **self._box_arrays(printed=reads))
 
     def _routed(self, X_coded, n_threads, dtype, width, result, what):
-        """result(items) of each block of rows (items as ``_blockwise`` gives them) into one
-        array of dtype, (n_samples,) or (n_samples, width) where width is not None; the
-        memory guard checks the output and a block before any is routed."""
+        """result(items) of each block of rows (the item each row of the block reaches in
+        each term, int64 (rows, n_terms)) into one array of dtype, (n_samples,) or
+        (n_samples, width) where width is not None: the items of at most
+        ROUTE_BLOCK_BYTES are held at a time; the memory guard checks the output and a
+        block before any is routed."""
         n = np.shape(X_coded)[0]
         shape = (n,) if width is None else (n, width)
         size = int(np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize)
@@ -315,39 +325,10 @@ class RuleTree:
             check_memory(size + ROUTE_BLOCK_BYTES, what, "fewer rows at a time",
                          {"the output": size, "a block of rows": ROUTE_BLOCK_BYTES})
         out = np.empty(shape, dtype=dtype)
-        for r0, r1, items in self._blockwise(X_coded, n_threads):
-            out[r0:r1] = result(items)
-        return out
-
-    def _cover(self, X_coded, n_threads):
-        """Whether each row of X (as the tree reads it) is in each box: (n_samples, boxes)."""
+        step = max(1, ROUTE_BLOCK_BYTES // (_BYTES_PER_ITEM * len(self.terms)))
         X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-        if not len(self._boxes()):
-            return np.zeros((X_coded.shape[0], 0), dtype=bool)
-        return self._boxes().covering(X_coded, n_threads)
-
-    def _descend(self, n, holds, visit=None):
-        """The item (``_flat``'s numbering) each of n rows reaches in each term, from the
-        roots down, every term at once: at a box, "then" where holds(rows, boxes) (the rows
-        at a box and their boxes), else "else"; visit(rows, boxes, items) after each step,
-        items the rows' new ones (a row appears once per term still at a box). int64
-        (n, n_terms); steps as many as the deepest path, each over the (row, term) pairs
-        still at a box."""
-        box, then, other, _, roots = self._flat
-        n_terms = len(roots)
-        out = np.empty((n, n_terms), dtype=np.int64)
-        out[:] = roots
-        flat = out.reshape(-1)
-        active = np.flatnonzero(box[flat] >= 0)
-        while active.size:
-            at = flat[active]
-            b = box[at]
-            rows = active // n_terms
-            new = np.where(holds(rows, b), then[at], other[at])
-            flat[active] = new
-            if visit is not None:
-                visit(rows, b, new)
-            active = active[box[new] >= 0]
+        for r0 in range(0, n, step):  # over blocks of rows
+            out[r0:r0 + step] = result(self._route(X_coded[r0:r0 + step], n_threads)[0])
         return out
 
     def apply(self, X, n_threads=1, matched=False):
@@ -384,7 +365,7 @@ class RuleTree:
         return units
 
     def _sums(self, items, units):
-        """base + the terms' values of rows at items (``_blockwise``), in integers of the
+        """base + the terms' values of rows at items (``_routed``), in integers of the
         unit 10**-decimals (int64)."""
         return to_units(self.base, self.decimals) + units[items].sum(axis=1, dtype=np.int64)
 
@@ -575,28 +556,7 @@ class RuleTree:
         ndarray of shape (n_samples,)
             The comparisons of each row (float64).
         """
-        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-        n = X_coded.shape[0]
-        nodes = self.nodes()
-        total = np.zeros(n)
-        if not nodes:
-            return total
-        conds = [c for nd in nodes for c in nd.conditions]
-        ptr = np.cumsum([0] + [len(nd.conditions) for nd in nodes])
-        # a block's tests, costs and readings: some 20 bytes a row per condition and box
-        for r0, r1 in self._blocks(n, 20 * (len(conds) + len(nodes))):  # over blocks of rows
-            holds, fail_cost, full = reading_costs(conds, X_coded[r0:r1], n_threads)
-            box_holds, read = np.empty((len(nodes), r1 - r0), dtype=bool), np.empty((len(nodes), r1 - r0))
-            for b in range(len(nodes)):  # over boxes, not rows
-                box_holds[b], read[b] = conjunction_reading(holds[ptr[b]:ptr[b + 1]], fail_cost[ptr[b]:ptr[b + 1]],
-                                                            full[ptr[b]:ptr[b + 1]])
-            part = total[r0:r1]
-
-            def add_read(rows, boxes, _):
-                part[:] += np.bincount(rows, weights=read[boxes, rows], minlength=len(part))
-
-            self._descend(r1 - r0, lambda rows, boxes: box_holds[boxes, rows], add_read)
-        return total
+        return self._route(X_coded, n_threads, items=False, reads=True)[1]
 
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
@@ -615,13 +575,7 @@ class RuleTree:
         """
         items = [(t, x) for t, root in enumerate(self.terms) for x in walk(root)]
         visits = np.zeros(len(items), dtype=np.int64)
-        visits[self._flat[4]] += np.shape(X_coded)[0]  # every row passes its term's root
-
-        def count(rows, boxes, reached):
-            visits[:] += np.bincount(reached, minlength=len(items))
-
-        for _ in self._blockwise(X_coded, n_threads, count):
-            pass
+        self._route(X_coded, n_threads, items=False, visits=visits)
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
     # ------------------------------------------------------------ diff
@@ -857,7 +811,7 @@ class RuleTree:
             The copy.
         """
         new = copy.copy(self)
-        for key in ("_box_set", "_flat"):
+        for key in ("_box_set", "_flat", "_printed_arrays"):
             new.__dict__.pop(key, None)
 
         def copied(item):
