@@ -109,8 +109,8 @@ cdef extern from "dfg_route.h":
         const int64_t *else_item
         const int64_t *roots
     int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_ruleset *boxes,
-                  const dfg_route_tree *tree, const uint8_t *cost, int64_t *items, double *reads,
-                  int64_t *visits, int n_threads) nogil
+                  const dfg_route_tree *tree, const uint8_t *cost, const int64_t *label, int64_t *items,
+                  double *reads, int64_t *visits, int n_threads) nogil
 
 cdef extern from "dfg_log.h":
     int dfg_log_kind() nogil

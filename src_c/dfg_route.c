@@ -41,8 +41,8 @@ static inline int rule_reading(const double *x, const dfg_ruleset *rules, const 
 }
 
 int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_ruleset *boxes,
-              const dfg_route_tree *tree, const uint8_t *cost, int64_t *items, double *reads,
-              int64_t *visits, int n_threads) {
+              const dfg_route_tree *tree, const uint8_t *cost, const int64_t *label, int64_t *items,
+              double *reads, int64_t *visits, int n_threads) {
     if (n_samples < 0 || n_threads < 1) return DFG_EINVAL;
     int status = dfg_ruleset_check(boxes, n_features);
     if (status == DFG_OK && reads && !cost && boxes->rule_ptr[boxes->n_rules] > 0) status = DFG_EINVAL;
@@ -69,6 +69,7 @@ int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_
         int64_t *mine = counts ? counts + (int64_t)me * I : NULL;
         #pragma omp for schedule(static)
         for (int64_t n = 0; n < n_samples; n++) {
+            DFG_PREFETCH_ROW(X, n, n_samples, n_features);
             const double *x = X + n * n_features;
             for (int64_t s = 0; s < n_strict; s++) nan |= x[strict[s]] != x[strict[s]];
             double read = 0.0;
@@ -81,7 +82,7 @@ int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_
                     i = holds ? tree->then_item[i] : tree->else_item[i];
                     if (mine) mine[i]++;
                 }
-                if (items) items[n * T + t] = i;
+                if (items) items[n * T + t] = label ? label[i] : i;
             }
             if (reads) reads[n] = read;
         }

@@ -16,7 +16,8 @@
  * condition has missing == 2 makes the call return DFG_ENAN, whichever boxes a row meets.
  *
  * Per row it writes what the caller asks for (each output NULL when not wanted):
- *   items   (N x n_terms): the leaf item the row reaches in each term;
+ *   items   (N x n_terms): the leaf item the row reaches in each term, or label[item]
+ *           where label (n_items) is given (a leaf's number, its value's index);
  *   reads   (N): the comparisons a reader makes, going down every term: at each box its
  *           conditions in their order until the first that fails, all of them where the
  *           box holds. A condition costs cost[c] comparisons (2 for an interval
@@ -46,7 +47,7 @@ int dfg_route_check(const dfg_route_tree *tree, int64_t n_boxes);
 /* Routes the N x n_features rows of X (row-major); cost (one per condition of boxes) is
    read only when reads is given (NULL where boxes have no condition). OpenMP above a few thousand rows. */
 int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_ruleset *boxes,
-              const dfg_route_tree *tree, const uint8_t *cost, int64_t *items, double *reads,
-              int64_t *visits, int n_threads);
+              const dfg_route_tree *tree, const uint8_t *cost, const int64_t *label, int64_t *items,
+              double *reads, int64_t *visits, int n_threads);
 
 #endif

@@ -14,9 +14,10 @@ def route(const double[:, ::1] X, const int64_t[::1] box, const int64_t[::1] the
           const int64_t[::1] else_item, const int64_t[::1] roots, const int64_t[::1] rule_ptr,
           const int32_t[::1] feature, const double[::1] lower, const double[::1] upper,
           const uint8_t[::1] missing, int n_threads=1, kind=None, set_ptr=None, set_words=None,
-          const uint8_t[::1] cost=None, bint items=True, bint reads=False, int64_t[::1] visits=None):
-    """(items, reads) of the rows of X: the leaf item each row reaches in each term,
-    int64 (n_samples, n_terms), and the comparisons a reader makes per row, float64
+          const uint8_t[::1] cost=None, const int64_t[::1] label=None, bint items=True, bint reads=False,
+          int64_t[::1] visits=None):
+    """(items, reads) of the rows of X: the leaf item each row reaches in each term (or
+    its label, where label gives one per item), int64 (n_samples, n_terms), and the comparisons a reader makes per row, float64
     (n_samples,), each None where not asked for; visits (n_items,), where given, gets the
     rows that pass through each item added."""
     stop_flag()
@@ -29,6 +30,8 @@ def route(const double[:, ::1] X, const int64_t[::1] box, const int64_t[::1] the
         raise ValueError("route: box, then_item and else_item need one entry per item")
     if reads and (cost is None or cost.shape[0] != feature.shape[0]):
         raise ValueError("route: reads needs one cost per condition")
+    if label is not None and label.shape[0] != I:
+        raise ValueError("route: label needs one entry per item")
     if visits is not None and visits.shape[0] != I:
         raise ValueError("route: visits needs one entry per item")
     tree.n_items, tree.n_terms = I, T
@@ -44,6 +47,7 @@ def route(const double[:, ::1] X, const int64_t[::1] box, const int64_t[::1] the
     if N:
         with nogil:
             status = dfg_route(&X[0, 0], N, D, &rs, &tree, &cost[0] if reads and cost.shape[0] else NULL,
+                               &label[0] if label is not None and I else NULL,
                                &it[0, 0] if items and T else NULL, &rd[0] if reads else NULL,
                                &visits[0] if visits is not None and I else NULL, n_threads)
     check_rules_status(status, "route")

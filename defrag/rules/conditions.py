@@ -528,49 +528,11 @@ def comparisons(condition):
     return 2 if (not condition.is_set and condition.lower is not None and condition.upper is not None) else 1
 
 
-def reading_costs(conditions, X_coded, n_threads=1):
-    """(holds, fail_cost, full): each condition's truth on the rows of X (as the rules read
-    it; (n_conditions, n)), the comparisons read where it fails (1, or 2 where an
-    interval's upper bound is the one that fails) and where it holds (comparisons)."""
-    conditions = list(conditions)
-    n = X_coded.shape[0]
-    if not conditions:
-        return np.zeros((0, n), dtype=bool), np.zeros((0, n)), np.zeros(0)
-    holds = conditions_holds(conditions, X_coded, n_threads)
-    fail_cost = np.ones((len(conditions), n))
-    for j, c in enumerate(conditions):  # over conditions, not rows
-        if comparisons(c) == 2:
-            col = X_coded[:, c.feature]
-            with np.errstate(invalid="ignore"):
-                fail_cost[j] = np.where(np.isnan(col) | (col <= c.lower), 1.0, 2.0)
-    return holds, fail_cost, np.array([comparisons(c) for c in conditions], dtype=np.float64)
-
-
-def conjunction_reading(holds, fail_cost, full):
-    """(holds, comparisons read) of a conjunction per row: its conditions in order until
-    the first that fails (reading_costs' arrays of its conditions)."""
-    n = holds.shape[1]
-    if not holds.shape[0]:
-        return np.ones(n, dtype=bool), np.zeros(n)
-    all_hold = holds.all(axis=0)
-    first_fail = np.argmin(holds, axis=0)
-    before = np.concatenate([[0.0], np.cumsum(full)[:-1]])
-    read = np.where(all_hold, full.sum(), before[first_fail] + fail_cost[first_fail, np.arange(n)])
-    return all_hold, read
-
-
-def list_reading(rules, X_coded, n_threads=1):
-    """The comparisons a reader of an ordered rule list makes per row (RuleSet.checks)."""
-    X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-    n = X_coded.shape[0]
-    conds = [c for r in rules for c in r.conditions]
-    holds, fail_cost, full = reading_costs(conds, X_coded, n_threads)
-    total, open_rows = np.zeros(n), np.ones(n, dtype=bool)
-    at = 0
-    for r in rules:  # over rules, not rows
-        k = len(r.conditions)
-        ok, read = conjunction_reading(holds[at:at + k], fail_cost[at:at + k], full[at:at + k])
-        total += np.where(open_rows, read, 0.0)
-        open_rows &= ~ok
-        at += k
-    return total
+def reading_arrays(boxes, supports_missing=True):
+    """The router's arrays (src_c/dfg_route.h) of boxes (each a sequence of conditions) as
+    a reader checks them: each box's conditions in printed order, with the comparisons each
+    costs (``comparisons``), so that the router counts the comparisons a reader makes."""
+    conds = [c for box in boxes for c in box]
+    return dict(rule_ptr=np.cumsum([0] + [len(box) for box in boxes], dtype=np.int64),
+                cost=np.array([comparisons(c) for c in conds], dtype=np.uint8),
+                **condition_arrays(conds, supports_missing))

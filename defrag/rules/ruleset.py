@@ -12,13 +12,13 @@ import warnings
 
 import numpy as np
 
-from . import _rules_eval, diff as diffs, display, document, export
+from . import _route, _rules_eval, diff as diffs, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, user_stacklevel
-from .conditions import (Condition, condition_arrays, conditions_on_training_rows, list_reading,
+from .conditions import (Condition, condition_arrays, conditions_on_training_rows, reading_arrays,
                          missing_value_note)
 from .tree_nodes import number_text, rounded, spread_decimals
 
@@ -475,8 +475,31 @@ class RuleSet:
         ndarray of shape (n_samples,)
             The index of the first covering rule, -1 where none does.
         """
-        return _rules_eval.rules_first(np.ascontiguousarray(X_coded, dtype=np.float64),
-                                       n_threads=checked_threads(n_threads), **self._compiled())
+        return self._routed_first(np.ascontiguousarray(X_coded, dtype=np.float64), self._compiled(),
+                                  checked_threads(n_threads))[0]
+
+    def _chain(self):
+        """The list as the router's items (src_c/dfg_route.h): rule r's box at item 2r, its
+        leaf at 2r + 1, the default's leaf last; each leaf labelled with its rule (-1: the
+        default)."""
+        cached = self.__dict__.get("_chain_arrays")
+        if cached is None:
+            R = len(self.rules)
+            item = np.arange(2 * R + 1, dtype=np.int64)
+            box = np.where(item % 2 == 0, item // 2, -1)
+            box[-1] = -1
+            label = np.where(item % 2 == 1, item // 2, -1)
+            cached = self._chain_arrays = dict(box=box, then_item=np.where(box >= 0, item + 1, -1),
+                                               else_item=np.where(box >= 0, item + 2, -1),
+                                               roots=np.zeros(1, dtype=np.int64), label=label)
+        return cached
+
+    def _routed_first(self, X_coded, arrays, n_threads, reads=False):
+        """(first, reads) of the router down the chain: each row's first covering rule, -1
+        where none does (int32), and the comparisons a reader makes where reads (else None)."""
+        items, read = _route.route(X_coded, n_threads=n_threads, items=not reads, reads=reads,
+                                   **self._chain(), **arrays)
+        return (None if reads else items[:, 0].astype(np.int32)), read
 
     def predictions(self):
         """Return the rules' predictions followed by the default's.
@@ -556,7 +579,11 @@ class RuleSet:
         ndarray of shape (n_samples,)
             The comparisons of each row (float64).
         """
-        return list_reading(self.rules, X_coded, n_threads)
+        cached = self.__dict__.get("_printed_arrays")
+        if cached is None:
+            cached = self._printed_arrays = reading_arrays([r.conditions for r in self.rules], self.supports_missing)
+        return self._routed_first(np.ascontiguousarray(X_coded, dtype=np.float64), cached,
+                                  checked_threads(n_threads), reads=True)[1]
 
     def predict(self, X, n_threads=1, matched=False):
         """Predict each row: the prediction of its first covering rule, else the default.
@@ -673,15 +700,14 @@ class RuleSet:
 
         return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads)
 
-    @staticmethod
-    def _blockwise(n_rows, block, arrays, n_threads):
+    def _blockwise(self, n_rows, block, arrays, n_threads):
         """First matches of rows given BLOCK_ROWS at a time by block(r0, r1) (float64, the
         columns the arrays number), into one int32 array."""
         first = np.empty(n_rows, dtype=np.int32)
         for r0 in range(0, n_rows, BLOCK_ROWS):
             r1 = min(r0 + BLOCK_ROWS, n_rows)
-            first[r0:r1] = _rules_eval.rules_first(np.ascontiguousarray(block(r0, r1), dtype=np.float64),
-                                                   n_threads=n_threads, **arrays)
+            first[r0:r1] = self._routed_first(np.ascontiguousarray(block(r0, r1), dtype=np.float64), arrays,
+                                              n_threads)[0]
         return first
 
     def on_training_rows(self, X, n_threads=1):
@@ -705,6 +731,7 @@ class RuleSet:
         n_threads = checked_threads(n_threads)
         new = copy.copy(self)
         new.__dict__.pop("_arrays", None)
+        new.__dict__.pop("_printed_arrays", None)
         new.rules = [copy.copy(r) for r in self.rules]
         printed = iter(conditions_on_training_rows([c for r in self.rules for c in r.conditions], X,
                                                       n_threads))
@@ -761,7 +788,8 @@ class RuleSet:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.pop("_arrays", None)  # rebuilt on first use
+        for key in ("_arrays", "_printed_arrays", "_chain_arrays"):
+            state.pop(key, None)  # rebuilt on first use
         return state
 
     # ------------------------------------------------------------------ exports

@@ -31,14 +31,14 @@ from ..utils.text import longest_run, printed_label
 from . import diff as diffs, document, tree_export
 from ..utils.threads import checked_threads
 from . import _route
-from .conditions import Condition, comparisons, condition_arrays, conditions_on_training_rows, missing_value_note
+from .conditions import Condition, comparisons, conditions_on_training_rows, missing_value_note, reading_arrays
 from .ruleset import Rule, RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
 # Bytes one block of rows may take while it is routed (the items its rows reach, rows x
 # terms, and what is read of them): rows are routed a block at a time, so that predict,
 # apply and their kin take their output plus this much, whatever the tree's size
-ROUTE_BLOCK_BYTES = 1 << 24
+ROUTE_BLOCK_BYTES = 1 << 20
 # bytes per row and term of a routed block (its item, int64, and one gather of it)
 _BYTES_PER_ITEM = 16
 
@@ -283,9 +283,8 @@ class RuleTree:
         ndarray of shape (n_samples, n_terms)
             The leaves' numbers in reading order (int64).
         """
-        leaf = self._flat[3]
-        return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda items: leaf[items],
-                            "RuleTree.route")
+        return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda leaves: leaves,
+                            "RuleTree.route", label=self._flat[3])
 
     def _box_arrays(self, printed=False):
         """The boxes' conditions as the router takes them (one rule per inner node, in
@@ -296,25 +295,23 @@ class RuleTree:
             return self._boxes()._compiled()
         cached = self.__dict__.get("_printed_arrays")
         if cached is None:
-            conds = [c for nd in self.nodes() for c in nd.conditions]
-            cached = self._printed_arrays = dict(
-                rule_ptr=np.cumsum([0] + [len(nd.conditions) for nd in self.nodes()], dtype=np.int64),
-                cost=np.array([comparisons(c) for c in conds], dtype=np.uint8),
-                **condition_arrays(conds, self.supports_missing))
+            cached = self._printed_arrays = reading_arrays([nd.conditions for nd in self.nodes()],
+                                                           self.supports_missing)
         return cached
 
-    def _route(self, X_coded, n_threads, items=True, reads=False, visits=None):
+    def _route(self, X_coded, n_threads, label=None, items=True, reads=False, visits=None):
         """The router (src_c/dfg_route.h) on rows of X as the tree reads them: (items,
-        reads), the item (``_flat``'s numbering) each row reaches in each term, and the
-        comparisons a reader makes per row; visits gets the rows through each item added."""
+        reads), the item (``_flat``'s numbering) each row reaches in each term, or its
+        label (one per item), and the comparisons a reader makes per row; visits gets the
+        rows through each item added."""
         box, then, other, _, roots = self._flat
         return _route.route(np.ascontiguousarray(X_coded, dtype=np.float64), box, then, other, roots,
-                            n_threads=checked_threads(n_threads), items=items, reads=reads, visits=visits,
-                            **self._box_arrays(printed=reads))
+                            n_threads=checked_threads(n_threads), label=label, items=items, reads=reads,
+                            visits=visits, **self._box_arrays(printed=reads))
 
-    def _routed(self, X_coded, n_threads, dtype, width, result, what):
+    def _routed(self, X_coded, n_threads, dtype, width, result, what, label=None):
         """result(items) of each block of rows (the item each row of the block reaches in
-        each term, int64 (rows, n_terms)) into one array of dtype, (n_samples,) or
+        each term, or its label, int64 (rows, n_terms)) into one array of dtype, (n_samples,) or
         (n_samples, width) where width is not None: the items of at most
         ROUTE_BLOCK_BYTES are held at a time; the memory guard checks the output and a
         block before any is routed."""
@@ -328,7 +325,7 @@ class RuleTree:
         step = max(1, ROUTE_BLOCK_BYTES // (_BYTES_PER_ITEM * len(self.terms)))
         X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
         for r0 in range(0, n, step):  # over blocks of rows
-            out[r0:r0 + step] = result(self._route(X_coded[r0:r0 + step], n_threads)[0])
+            out[r0:r0 + step] = result(self._route(X_coded[r0:r0 + step], n_threads, label)[0])
         return out
 
     def apply(self, X, n_threads=1, matched=False):
@@ -399,9 +396,9 @@ class RuleTree:
             The predictions.
         """
         if self.form == "tree":
-            values, leaf = self.predictions(), self._flat[3]
-            return self._routed(X_coded, n_threads, values.dtype, None, lambda items: values[leaf[items[:, 0]]],
-                                "RuleTree.predict")
+            values = self.predictions()
+            return self._routed(X_coded, n_threads, values.dtype, None, lambda leaves: values[leaves[:, 0]],
+                                "RuleTree.predict", label=self._flat[3])
         units = self._item_units()
         if self.classes is None:
             return self._routed(X_coded, n_threads, np.float64, None,
@@ -410,7 +407,7 @@ class RuleTree:
         half = 10 ** self.decimals  # (twice the total against the unit count of 1)
         second = self._routed(X_coded, n_threads, bool, None,
                               lambda items: 2 * self._sums(items, units) > half, "RuleTree.predict")
-        return self.classes[second.astype(np.int64)]
+        return np.where(second, self.classes[1], self.classes[0])  # (no index array as large as the output)
 
     def predict(self, X, n_threads=1, matched=False):
         """Predict each row as the text reads: a tree's leaf, or the sum of the terms' values.
@@ -459,9 +456,9 @@ class RuleTree:
         if self.classes is None:
             raise AttributeError("class probabilities are for classification")
         if self.form == "tree":
-            proba, leaf = np.vstack([lf.proba for lf in self.leaves()]), self._flat[3]
+            proba = np.vstack([lf.proba for lf in self.leaves()])
             return self._routed(X_coded, n_threads, np.float64, proba.shape[1],
-                                lambda items: proba[leaf[items[:, 0]]], "RuleTree.predict_proba")
+                                lambda leaves: proba[leaves[:, 0]], "RuleTree.predict_proba", label=self._flat[3])
         units = self._item_units()
 
         def both(items):
