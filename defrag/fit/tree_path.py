@@ -51,7 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..rules.additive_search import additive_values, grow_additive_path
+from ..rules.additive_search import additive_value_path, grow_additive_path
 from ..rules import RuleSet
 from ..rules.list_search import candidate_boxes, component_boxes, literal_groups, simplified_boxes
 from ..rules.conditions import comparisons
@@ -179,9 +179,10 @@ def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
     losses (squared errors; two classes: 0/1 errors of the sum against 1/2), sizes beyond
     the path repeating its largest sum. (max_size, n_va)."""
     losses = np.empty((max_size, S_va.shape[0]))
+    path = additive_value_path(S_tr, T_tr, steps[:max_size], BACKFIT_ROUNDS)
     for b in range(1, max_size + 1):  # over sizes, not rows
-        p = sum_predict(S_va, steps, *additive_values(S_tr, T_tr, steps, min(b, len(steps)), BACKFIT_ROUNDS),
-                        n_splits=min(b, len(steps)))
+        k = min(b, len(path))
+        p = sum_predict(S_va, steps, *path[k - 1], n_splits=k)
         losses[b - 1] = ((p > 0.5).astype(np.int64) != y_va) if n_classes else (p - y_va) ** 2
     return losses
 
@@ -393,6 +394,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
     values = {price: leaf_values(node_outputs(steps, S, U), p.classes, n_classes) for price, steps in grown.items()}
+    sum_values = additive_value_path(S, U_sum, sum_steps, BACKFIT_ROUNDS) if sum_size else []
     boxes_grown = {tuple(b) for steps in grown.values() for _, b in steps}
     trees = GrownTrees(grown, {box: read[box].conditions for box in boxes_grown}, values, names)
     for c in candidates:
@@ -401,7 +403,9 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
             if n_classes:
                 c.reaches_all = len(set(map(str, trees.labels(c.price, c.size)))) >= n_classes
         else:
-            c.tree = _sum_of(sum_steps[:c.size], read, S, U_sum, p.classes, n_classes, names)
+            k = min(c.size, len(sum_values))  # (a path that stopped early: its largest sum)
+            model = sum_values[k - 1] if k else (U_sum.mean(axis=0), [])
+            c.tree = _sum_of(sum_steps[:k], model, read, p.classes, n_classes, names)
             c.n_conditions, c.n_regions = c.tree.n_conditions, c.tree.n_regions
     if config.form == "auto":  # a sum that prints its numbers coarsely is not an explanation to choose
         candidates = [c for c in candidates if c.form != "sum" or not c.tree.coarse] or candidates
@@ -638,11 +642,11 @@ def _tree_of(steps, read, values, names):
     return RuleTree([build(0)], **names)
 
 
-def _sum_of(steps, read, S, T_sum, classes, n_classes, names):
-    """The RuleTree (a sum) of additive steps (term, node, split l): each split's condition
-    the readout of its literal l (s_l = 1: the "then" branch), values backfitted on the
-    search rows."""
-    base, values = additive_values(S, T_sum, steps, len(steps), BACKFIT_ROUNDS)
+def _sum_of(steps, model, read, classes, n_classes, names):
+    """The RuleTree (a sum) of additive steps (term, node, split l) and their model (base,
+    values) backfitted on the search rows (additive_value_path): each split's condition the
+    readout of its literal l (s_l = 1: the "then" branch)."""
+    base, values = model
     terms = []
     for t in range(len(values)):
         splits = {nd: (k, l) for k, (nd, l) in enumerate([(nd, l) for (i, nd, l) in steps if i == t])}

@@ -32,7 +32,8 @@ they are then).
 The growth runs in C (src_c/dfg_additive_path.h); its NumPy reference is
 tests/additive_search_reference.py. grow_additive_path returns the steps; the model at
 any number of splits b is their first b steps replayed with the same backfitting
-(additive_values), and additive_leaves routes rows through its terms.
+(additive_values; additive_value_path gives every b from one replay), and additive_leaves
+routes rows through its terms.
 """
 import numbers
 
@@ -193,15 +194,27 @@ def additive_values(S, T, steps, n_splits, backfit_rounds=3):
     them (module docstring), vectorised over rows; the values are the kernel's to
     rounding."""
     S = _checked_S(S)
+    T = _checked_T(T, S.shape[0])
+    steps = _checked_steps(steps, n_splits, S.shape[1])
+    path = additive_value_path(S, T, steps, backfit_rounds)
+    return path[-1] if path else (T.mean(axis=0), [])
+
+
+def additive_value_path(S, T, steps, backfit_rounds=3):
+    """[(base, values) of the model of the first b steps, for b = 1 .. len(steps)], as
+    additive_values gives each: one replay, each model read off after its step and its
+    backfitting (the model of b steps is where the replay of more steps stands then)."""
+    S = _checked_S(S)
     n = S.shape[0]
     T = _checked_T(T, n)
-    steps = _checked_steps(steps, n_splits, S.shape[1])
+    steps = _checked_steps(steps, len(list(steps)), S.shape[1])
     backfit_rounds = _checked_count(backfit_rounds, "backfit_rounds", 0)
     d = T.shape[1]
     base = T.mean(axis=0)
     T0 = T - base
     leaf, values, fitted, splits = [], [], [], []  # per term: rows' leaves, leaf values, rows' values
     total = np.zeros_like(T0)  # the sum of the terms' values on each row
+    path = []
 
     def fit_leaves(t, nodes):
         """Term t's values on `nodes` become the means of its residual there."""
@@ -234,4 +247,5 @@ def additive_values(S, T, steps, n_splits, backfit_rounds=3):
         for _ in range(backfit_rounds):
             for t in range(len(leaf)):
                 fit_leaves(t, sorted(values[t]))
-    return base, [dict(sorted(v.items())) for v in values]
+        path.append((base, [dict(sorted(v.items())) for v in values]))
+    return path
