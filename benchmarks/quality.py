@@ -47,7 +47,9 @@ each until its first failing condition), against CART-fp's mean depth at equal l
 ``--budget``: per B = 3, 7, 15, ``DefragModel(forest, max_conditions=B, random_state=0)``
 against CART-fp with B splits (B + 1 leaves), FIGS-fp (FIGS fitted to the forest's predictions) and FIGS
 (fitted to y_train) with B splits (max_rules=B, where imodels runs):
-test errors, the comparisons printed and read per row.
+test errors, the comparisons printed and read per row, and the fit seconds against CART-fp's
+with B splits (the best of --budget-repeats fits, default 1, against CART-fp's best of 3):
+their geometric-mean ratio per B.
 
 ``--path``: the size path K = 2..10 regions, ``DefragModel(forest, n_regions=K)``,
 against CART-fp with K leaves and, where imodels is installed (``pip
@@ -335,7 +337,8 @@ def figs_checks(model, X):
 BUDGETS = (3, 7, 15)
 
 
-def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, figs=False, budget=False):
+def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, figs=False, budget=False,
+              budget_repeats=1):
     """Every figure of one split: per preset the list's size, its errors and CART-fp's at
     equal leaves and conditions; the baselines; the size path when asked."""
     from defrag import DefragModel
@@ -368,9 +371,12 @@ def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, fi
     if budget:
         out["budget"] = {}
         for B in BUDGETS:
-            model = DefragModel(s.forest, max_conditions=B, n_restarts=n_restarts, random_state=0).fit(s.Xtr)
+            model, seconds = best_of(lambda: DefragModel(s.forest, max_conditions=B, n_restarts=n_restarts,
+                                                         random_state=0).fit(s.Xtr), repeats=budget_repeats)
             printed = model.rules_.predict(s.Xte)
+            cart_seconds = s.cart(B + 1, timed=True)[1]
             out["budget"][B] = {"error": s.error(printed), "conditions": int(model.n_conditions_),
+                                "seconds": seconds, "cart_seconds": cart_seconds,
                                 "regions": int(model.n_regions_), "checks": mean_checks(model, s.Xte),
                                 "sum": model.rules_.form == "sum" if hasattr(model.rules_, "form") else False,
                                 "cart": s.cart(B + 1), "cart_depth": s.last_depth,
@@ -510,6 +516,11 @@ def summary(rows, preset, path_how=None, figs=False):
         cells = [outcome(r["budget"][B]["error"], r["budget"][B]["cart"]) for _, _, r in rows for B in BUDGETS]
         wins, ties = cells.count("win"), cells.count("tie")
         over = sum(r["budget"][B]["conditions"] > B for _, _, r in rows for B in BUDGETS)
+        for B in BUDGETS:  # fit seconds against CART-fp's with B splits (its best of 3)
+            budget_ratios = [r["budget"][B]["seconds"] / max(r["budget"][B]["cart_seconds"], 1e-9) for _, _, r in rows]
+            lines += [f"- max_conditions={B}: geometric-mean fit ratio DefragModel / CART-fp: "
+                      f"{np.exp(np.mean(np.log(budget_ratios))):.1f}x (range {min(budget_ratios):.0f}-"
+                      f"{max(budget_ratios):.0f}x)"]
         lines += [f"- budget cells (B = {', '.join(map(str, BUDGETS))}) won against CART-fp with B splits: "
                   f"{tally(cells)}, score {wins + ties / 2:g} of {len(cells)} (a tie half); printed more than B: "
                   f"{over}; sums of trees printed: {sum(r['budget'][B]['sum'] for _, _, r in rows for B in BUDGETS):g}"]
@@ -592,6 +603,8 @@ def main():
                     help="data splits per case (default: 3 where the test set is under 1,000 rows, else 1)")
     ap.add_argument("--path", action="store_true", help="also the size path K = 2..10")
     ap.add_argument("--budget", action="store_true", help="also max_conditions = 3, 7, 15 against CART-fp and FIGS")
+    ap.add_argument("--budget-repeats", type=int, default=1,
+                    help="time each budget fit as the best of this many fits (default: %(default)s)")
     ap.add_argument("--paper", action=argparse.BooleanOptionalAction, default=True,
                     help="also the paper preset, DefragModel.paper (default: yes)")
     ap.add_argument("--out", help="write the markdown tables to this file too")
@@ -619,7 +632,8 @@ def main():
         X, y, task = data
         n_splits = args.splits or (3 if 0.3 * len(X) < 1000 else 1)
         t0 = time.perf_counter()
-        results = [one_split(X, y, task, seed, args.restarts, presets, args.path, figs, args.budget)
+        results = [one_split(X, y, task, seed, args.restarts, presets, args.path, figs, args.budget,
+                             args.budget_repeats)
                    for seed in range(n_splits)]
         rows.append((name, n_splits, mean_of(results)))
         print(f"{name}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
