@@ -317,7 +317,23 @@ def test_splits_that_cut_alike_tie_to_the_lower():
 WITHIN_THE_BOUND = r"""
 import resource
 import numpy as np
-from defrag.rules.additive_search import additive_path_bytes, grow_additive_path
+from defrag.rules.additive_search import grow_additive_path
+
+
+def additive_path_bytes(n_samples, n_splits, n_targets, max_splits):
+    # the most the kernel allocates for a path of max_splits splits on n_samples rows,
+    # n_splits splits (L) and n_targets targets (d), its outputs left out: the targets less
+    # base and row scratch, each term's leaf per row, per leaf (at most 2 max_splits and the
+    # root) its sums, scratch and a pointer per earlier leaf, and the counts two leaves of
+    # different terms share (L 4-byte counts per pair; at most 2 max_splits^2 pairs, reached
+    # when every split makes a new term), with the allocator's overhead per array
+    n, L, d, m = (float(v) for v in (n_samples, n_splits, n_targets, max_splits))
+    rows = 8.0 * n * d + 8.0 * 4 * n + 4.0 * n * m
+    leaves = (2 * m + 2) * (8.0 * (2 * d + 2) * L + 8.0 * 4 * d + 16.0 * 2 * m + 256.0)
+    pairs = 2.0 * m * m * (4.0 * L + 64.0)
+    return rows + leaves + pairs + 64.0 * m
+
+
 rng = np.random.default_rng(0)
 n, L, m = 2000, 1000, 40
 S = np.tile(rng.random((n, m)) > 0.5, (1, L // m + 1))[:, :L]  # m splits, repeated

@@ -121,20 +121,6 @@ def _kernel_path(S, T, max_splits, min_leaf, backfit_rounds, n_threads):
     return np.column_stack([term, node, split]), base, values
 
 
-def additive_path_bytes(n_samples, n_splits, n_targets, max_splits):
-    """Bytes the kernel of grow_additive_path allocates at most for a path of max_splits
-    splits on n_samples rows, n_splits splits (L) and n_targets targets (d), its outputs
-    left out: the targets less base and row scratch, each term's leaf per row, per leaf
-    (at most 2 max_splits and the root) its sums, scratch and a pointer per earlier leaf,
-    and the counts two leaves of different terms share (L 4-byte counts per pair; at most
-    2 max_splits^2 pairs, reached when every split makes a new term)."""
-    n, L, d, m = (float(v) for v in (n_samples, n_splits, n_targets, max_splits))
-    rows = 8.0 * n * d + 8.0 * 4 * n + 4.0 * n * m
-    leaves = (2 * m + 2) * (8.0 * (2 * d + 2) * L + 8.0 * 4 * d + 16.0 * 2 * m + 256.0)
-    pairs = 2.0 * m * m * (4.0 * L + 64.0)  # (and the allocator's overhead per array)
-    return rows + leaves + pairs + 64.0 * m
-
-
 def _checked_steps(steps, n_splits, L):
     """The first n_splits steps as a list of (term, node, split) ints, once they describe
     a path: each term the next one or an existing one, each node a leaf of its term."""

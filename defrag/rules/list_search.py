@@ -256,16 +256,11 @@ def box_cover(S, box):
     return out
 
 
-def simplified_box(S, box, literal_group):
-    """The box without literals that change no row's cover on S: of the nested thresholds
-    of one group (a feature's side) only the tightest, then, the most often true first,
-    each literal whose removal leaves the covered rows as they are (FAB fixes many
-    nested thresholds of one feature)."""
-    return simplified_boxes(S, [box], literal_group)[0]
-
-
 def simplified_boxes(S, boxes, literal_group):
-    """simplified_box of each of boxes (sorted lists), S's columns counted once."""
+    """Each of boxes (sorted lists) without the literals that change no row's cover on S: of
+    the nested thresholds of one group (a feature's side) only the tightest, then, the most
+    often true first, each literal whose removal leaves the covered rows as they are (FAB
+    fixes many nested thresholds of one feature); S's columns counted once."""
     n_true = np.count_nonzero(S, axis=0)  # rows where each split holds
     literal_group = np.asarray(literal_group)
     return [_simplified(S, box, literal_group, n_true) for box in boxes]

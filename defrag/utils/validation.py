@@ -24,11 +24,6 @@ def user_stacklevel(skip=()):
     return level
 
 
-def warn_user(message, category=UserWarning):
-    """``warnings.warn`` located at the user's line (``user_stacklevel``)."""
-    warnings.warn(message, category, stacklevel=user_stacklevel())
-
-
 def check_not_sparse(X, what="X"):
     """TypeError for a SciPy sparse matrix or array: defrag needs dense input."""
     if hasattr(X, "nnz") and hasattr(X, "toarray"):
