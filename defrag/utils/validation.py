@@ -198,13 +198,6 @@ def is_number(value):
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def check_bool(name, value):
-    """ValueError unless value is True or False (a NumPy bool too): 'yes', 0.3 or None
-    would be read by their truth value."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False; got {value!r}")
-
-
 def check_n_threads(n_threads, what="n_threads"):
     """n_threads as an int; ValueError unless it is an integer >= 1 (a bool or a float
     is not one: 2.5 threads would be read as 2)."""
