@@ -279,6 +279,11 @@ class MixtureReadoutMixin:
     def _by_rules(self):
         return self.form != "paper" and not self._emkl_fitted()
 
+    def _row_regions(self, Xf):
+        # form "paper" predicts by the MAP component: a row's region is its component's rule
+        # (EM-KL weighs every expert: its regions are those of the rules as printed)
+        return self._mixture().components(Xf) if self.form == "paper" and not self._emkl_fitted() else None
+
     def apply_map(self, X):
         """Index of each point's MAP component of the mixture (eq. 10).
 
@@ -315,11 +320,11 @@ class MixtureReadoutMixin:
         return self._mixture().predict(Xf)
 
     def evaluate(self, X, y):
-        """Test error, coverage, overlap and fidelity of the rules on (X, y).
+        """Test error, fidelity and where the rows fall in the regions, on (X, y).
 
         EM-KL: ``error`` is that of the mixture of experts (predict),
-        ``error_mixture_map`` that of the expert of largest weight, and ``error_rules`` that of the rules as printed
-        (``rules_.predict``), which coverage and overlap describe.
+        ``error_mixture_map`` that of the expert of largest weight, and ``error_rules`` that
+        of the rules as printed (``rules_.predict``), whose regions the region keys describe.
 
         Parameters
         ----------
@@ -335,11 +340,13 @@ class MixtureReadoutMixin:
             as printed), ``error_mixture_map`` (the same of the mixture the rules were
             searched from, by its MAP prediction, predict_map: not the printed
             explanation's), ``model_error`` (the model's, on the same rows), ``r2`` and
-            ``model_r2`` (regression: R^2 of both on y), ``coverage`` (share of points covered by at least one rule),
-            ``overlap`` (mean number of rules covering a point), ``fidelity`` (agreement
-            with ``estimator_``'s predictions: the share of equal classes, R^2 in
-            regression; None for a split array), ``n_regions``, ``n_conditions`` and, for
-            a tree, ``mean_checks``.
+            ``model_r2`` (regression: R^2 of both on y), ``fidelity`` (agreement with
+            ``estimator_``'s predictions: the share of equal classes, R^2 in regression;
+            None for a split array), ``n_regions``, ``largest_region`` (share of the rows
+            in the region holding most), ``regions_reached`` (regions holding a row),
+            ``overlap_share`` (share of the rows the conditions of more than one region
+            hold for: 0 for a tree or a sum), ``n_conditions`` and ``mean_checks``
+            (comparisons read per row); docs/user_guide/reading.rst.
         """
         Xf, y, scores = self._scores(X, y)
         emkl = self._emkl_fitted()
