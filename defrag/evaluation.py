@@ -53,12 +53,14 @@ def region_scores(rules, X_coded, region=None):
     a leaf's conditions are those of its whole path."""
     n = X_coded.shape[0]
     if isinstance(rules, RuleTree):
-        region = rules.route(X_coded)  # (rows, parts): a sum's region is the row of its parts' leaves
         overlap = 0.0
+        if region is None:
+            region = rules.route(X_coded)  # (rows, parts): a sum's region is the row of its parts' leaves
     else:
-        region = rules.first_match(X_coded)[:, None] if region is None else np.reshape(region, (n, 1))
         overlap = float(np.mean(rules.covering(X_coded).sum(axis=1) > 1)) if n else 0.0
-    counts = np.unique(region, axis=0, return_counts=True)[1] if n else np.zeros(0, dtype=np.int64)
+        if region is None:
+            region = rules.first_match(X_coded)  # -1: the default
+    counts = np.unique(np.reshape(region, (n, -1)), axis=0, return_counts=True)[1] if n else np.zeros(0, np.int64)
     return {"largest_region": float(counts.max() / n) if n else 0.0, "regions_reached": int(counts.size),
             "overlap_share": overlap}
 
