@@ -1,6 +1,6 @@
 """What every rule model reports and how it presents itself to scikit-learn: the quality
-measures of ``evaluate`` (test error, coverage, overlap and fidelity of its rules),
-``score``, and the estimator kind, computed the same way for DefragModel and the
+measures of ``evaluate`` (test error, fidelity, and where the rows fall in the printed
+regions), ``score``, and the estimator kind, computed the same way for DefragModel and the
 baselines (defrag.baselines) so that their figures compare."""
 import warnings
 
@@ -11,7 +11,7 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from .rules.ruleset import FIRST_MATCH
-from .rules.tree import explanation_conditions
+from .rules.tree import RuleTree, explanation_conditions
 from .sources import matched_source, predict_on_one_thread, predicts, unwrap
 from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
@@ -40,15 +40,38 @@ def prediction_error(pred, y, task):
     return float(np.mean((np.asarray(pred, dtype=np.float64) - y.astype(np.float64)) ** 2))
 
 
-def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
+def region_scores(rules, X_coded, region=None):
+    """Where the rows of X (as the rules read it) fall in the regions of the explanation
+    as printed (docs/user_guide/regions.rst: a tree's leaf, a list's rule or its default, a
+    sum's combination of one leaf of each part; region: each row's, where predict does not
+    read the rules in order, the paper's MAP component), the same for every form:
+    ``largest_region``, the share of the rows in the region that holds most of them;
+    ``regions_reached``, the regions at least one row falls in; ``overlap_share``, the share
+    of the rows that the printed conditions of more than one region hold for, each read on
+    its own: in a list, the rows more than one rule holds for, whose prediction the rules'
+    order decides (the default holds only where no rule does); in a tree or a sum none, as
+    a leaf's conditions are those of its whole path."""
+    n = X_coded.shape[0]
+    if isinstance(rules, RuleTree):
+        overlap = 0.0
+        if region is None:
+            region = rules.route(X_coded)  # (rows, parts): a sum's region is the row of its parts' leaves
+    else:
+        overlap = float(np.mean(rules.covering(X_coded).sum(axis=1) > 1)) if n else 0.0
+        if region is None:
+            region = rules.first_match(X_coded)  # -1: the default
+    counts = np.unique(np.reshape(region, (n, -1)), axis=0, return_counts=True)[1] if n else np.zeros(0, np.int64)
+    return {"largest_region": float(counts.max() / n) if n else 0.0, "regions_reached": int(counts.size),
+            "overlap_share": overlap}
+
+
+def rule_scores(pred, y, task, regions, estimator, X, n_regions, classes=None):
     """The dict of ``evaluate`` (docs/user_guide/reading.rst): ``error`` of pred on y and
     ``model_error``, the ensemble's on the same rows; in regression ``r2`` and ``model_r2``
-    (R^2 on y of each); ``coverage`` (share of points covered by at least one rule) and
-    ``overlap`` (mean number of rules covering a point) from the boolean matrix cover
-    (n_samples, rules); ``fidelity`` (agreement with the ensemble's predictions on X: the
-    share of equal labels, or in regression the R^2 of pred against them) and
-    ``n_regions``. The model's figures are None where it gives no predictions
-    (``ensemble_predictions``). Warns about labels of y not among classes."""
+    (R^2 on y of each); ``fidelity`` (agreement with the ensemble's predictions on X: the
+    share of equal labels, or in regression the R^2 of pred against them), ``n_regions``
+    and the dict regions (region_scores). The model's figures are None where it gives no
+    predictions (``ensemble_predictions``). Warns about labels of y not among classes."""
     warn_unseen_labels(y, classes, task)
     ens = ensemble_predictions(estimator, X, task, classes)
     scores = {"error": prediction_error(pred, y, task),
@@ -62,12 +85,7 @@ def rule_scores(pred, y, task, cover, estimator, X, n_regions, classes=None):
         fidelity = float(np.mean(pred == ens))
     else:
         fidelity = r_squared(ens, pred)
-    scores.update({
-        "coverage": float(np.mean(cover.any(axis=1))),
-        "overlap": float(np.mean(cover.sum(axis=1))),
-        "fidelity": fidelity,
-        "n_regions": int(n_regions),
-    })
+    scores.update({"fidelity": fidelity, "n_regions": int(n_regions), **regions})
     return scores
 
 
@@ -192,12 +210,16 @@ class RuleEstimatorMixin:
         y = np.asarray(y)
         if y.shape[0] != Xf.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {Xf.shape[0]} samples")
-        scores = rule_scores(self._predict_coded(Xf), y, self.task_, self.rules_.covering(Xf), self.estimator_,
-                             X, self.n_regions_, getattr(self, "classes_", None))
+        scores = rule_scores(self._predict_coded(Xf), y, self.task_,
+                             region_scores(self.rules_, Xf, self._row_regions(Xf)), self.estimator_, X,
+                             self.n_regions_, getattr(self, "classes_", None))
         scores["n_conditions"] = explanation_conditions(self.rules_)
-        if hasattr(self.rules_, "checks"):
-            scores["mean_checks"] = float(np.mean(self.rules_.checks(Xf))) if Xf.shape[0] else 0.0
+        scores["mean_checks"] = float(np.mean(self.rules_.checks(Xf))) if Xf.shape[0] else 0.0
         return Xf, y, scores
+
+    def _row_regions(self, Xf):
+        """Each row's region where predict does not read the rules as printed, else None."""
+        return None
 
     @property
     def _estimator_type(self):  # scikit-learn < 1.6 reads this

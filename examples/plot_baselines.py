@@ -33,9 +33,10 @@ print(f"forest test error: {np.mean(forest.predict(X_test) != y_test):.3f}")
 
 # %%
 # Each method takes the fitted forest first and is fitted with ``fit(X, y)``;
-# ``evaluate`` reports the same measures for all: test error, coverage, overlap (the
-# mean number of rules covering a test point), fidelity to the forest, and the regions
-# (``n_regions``: a list's rules and its default, a tree's leaves).
+# ``evaluate`` reports the same measures for all: test error, fidelity to the forest, the
+# regions (``n_regions``: a list's rules and its default, a tree's leaves) and where the
+# test rows fall in them, among which ``overlap_share``: the share of the rows more than
+# one rule holds for (0 for a tree's leaves; in a list, the rows the rules' order decides).
 models = {
     "defrag": DefragModel(forest, random_state=0),
     "defrag (paper)": DefragModel.paper(forest, random_state=0),
@@ -45,11 +46,11 @@ models = {
     "DTree2": DepthTwoTree(forest),
 }
 results = {}
-print(f"{'':15s} regions  error  overlap")
+print(f"{'':15s} regions  error  overlap_share")
 for name, model in models.items():
     scores = model.fit(X_train, y_train).evaluate(X_test, y_test)
     results[name] = [(scores["n_conditions"], scores["error"])]
-    print(f"{name:15s} {scores['n_regions']:7d}  {scores['error']:.3f}  {scores['overlap']:.2f}")
+    print(f"{name:15s} {scores['n_regions']:7d}  {scores['error']:.3f}  {scores['overlap_share']:.2f}")
 
 # %%
 # Conditions printed against test error, one point per method (the layout of the paper's

@@ -54,7 +54,8 @@
 #include "dfg_common.h"
 
 /* Grows the path. S: n_samples x n_splits, entries 0 or 1 (n_samples at most INT32_MAX);
- * T: n_samples x n_targets, finite; max_splits >= 0 (at most INT32_MAX / 2), min_leaf >= 1,
+ * T: n_samples x n_targets, finite (S's and T's values: the caller's check; sizes and
+ * settings are checked here); max_splits >= 0 (at most INT32_MAX / 2), min_leaf >= 1,
  * backfit_rounds >= 0, rel_tol finite and >= 0, n_threads >= 1. Output: *n_steps steps,
  * step t splitting node step_node[t] of term step_term[t] on split step_split[t]
  * (max_splits entries each); base (n_targets); leaf_values (2 max_splits x n_targets):

@@ -613,15 +613,9 @@ int dfg_refine_check(const uint8_t *S, const double *T, int64_t n, int64_t L, in
         return DFG_EINVAL;
     if ((n * L > 0 && !S) || (n * d > 0 && !T) || (L > 0 && (!literal_feature || !literal_group)))
         return DFG_EINVAL;
-    uint8_t bits = 0; /* every entry 0 or 1: their OR is */
-    for (int64_t i = 0; i < n * L; i++) bits |= S[i];
-    if (bits > 1) return DFG_EINVAL;
-    for (int64_t i = 0; i < n * d; i++)
-        if (!isfinite(T[i])) return DFG_EINVAL;
-    for (int64_t j = 0; j < 2 * L; j++)
-        if (literal_feature[j] < 0) return DFG_EINVAL;
     if (dfg_list_search_box_bound(cand_ptr, n_candidates, max_moves, bound) != DFG_OK) return DFG_EINVAL;
     if (cand_ptr[n_candidates] > 0 && !cand_literals) return DFG_EINVAL;
+    /* the one check of values: a candidate literal indexes S's columns and the literals' bits */
     for (int64_t q = 0; q < cand_ptr[n_candidates]; q++)
         if (cand_literals[q] < 0 || cand_literals[q] >= 2 * L) return DFG_EINVAL;
     return DFG_OK;
@@ -796,7 +790,7 @@ int dfg_refine_init(dfg_refine *c, const uint8_t *S, const double *T, int64_t n,
         for (int64_t l = 0; l < L; l++) {
             const uint8_t *col = S + r0 * L + l;
             uint64_t x = 0;
-            for (int64_t i = 0; i < rows; i++) x |= (uint64_t)col[i * L] << i;
+            for (int64_t i = 0; i < rows; i++) x |= (uint64_t)(col[i * L] != 0) << i; /* as dfg_literal_holds */
             c->lit_bits[l * c->nw + w] = x;
         }
         for (int64_t m = 0; m < n_candidates; m++) {

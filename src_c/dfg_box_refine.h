@@ -89,10 +89,11 @@ int dfg_list_search_box_bound(const int64_t *cand_ptr, int64_t n_candidates, int
                               int64_t *bound);
 
 /* Checks a problem as the searches take it: sizes (n, L, d >= 0, their products within
- * range), S n x L with entries 0 or 1, T n x d finite, literal_feature >= 0 (2 L entries,
- * as literal_group), the candidates in CSR form (cand_ptr: n_candidates + 1 entries from
- * 0, nondecreasing; literals in [0, 2 L)), max_moves >= 0. *bound is set to
- * dfg_list_search_box_bound's. DFG_EINVAL where one fails. */
+ * range), the pointers, the candidates in CSR form (cand_ptr: n_candidates + 1 entries from
+ * 0, nondecreasing; literals in [0, 2 L): they index S's columns), max_moves >= 0. *bound
+ * is set to dfg_list_search_box_bound's. DFG_EINVAL where one fails. The values of S (0 or
+ * 1), T (finite) and literal_feature (>= 0) are the caller's to check, once (the growth
+ * runs once per price and fold of a fit): none of them indexes memory. */
 int dfg_refine_check(const uint8_t *S, const double *T, int64_t n, int64_t L, int64_t d,
                      const int64_t *literal_feature, const int64_t *literal_group, const int64_t *cand_ptr,
                      const int64_t *cand_literals, int64_t n_candidates, int64_t max_moves, int64_t *bound);

@@ -112,12 +112,8 @@ static int check_inputs(const uint8_t *S, const double *T, int64_t n, int64_t L,
     if (L > INT64_MAX / 4 || (L > 0 && n > INT64_MAX / 8 / L) || (d > 0 && n > INT64_MAX / 8 / d) ||
         d > INT64_MAX / 8 - 1 || (L > 0 && d + 1 > INT64_MAX / 8 / L) || p->max_rules > INT64_MAX / 8)
         return DFG_EINVAL;
+    /* S's and T's values are the caller's check (dfg_refine_check) */
     if ((n * L > 0 && !S) || (n * d > 0 && !T) || (capacity > 0 && !step_literals)) return DFG_EINVAL;
-    uint8_t bits = 0; /* every entry 0 or 1: their OR is */
-    for (int64_t i = 0; i < n * L; i++) bits |= S[i];
-    if (bits > 1) return DFG_EINVAL;
-    for (int64_t i = 0; i < n * d; i++)
-        if (!isfinite(T[i])) return DFG_EINVAL;
     /* the literals and candidate boxes: dfg_list_search_grow checks them on every call */
     if (dfg_list_search_box_bound(cand_ptr, n_candidates, p->max_moves, bound) != DFG_OK) return DFG_EINVAL;
     if (*bound > INT64_MAX / 8 - p->max_rules) return DFG_EINVAL;

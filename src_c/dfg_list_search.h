@@ -26,9 +26,9 @@ typedef struct {
 } dfg_list_params;
 
 /* Grows the list. S: n_samples x n_splits (entries 0 or 1); T: n_samples x n_targets
- * (finite); literal_feature (>= 0) and literal_group: 2 n_splits each; candidates in
- * CSR form: cand_ptr (n_candidates + 1, from 0, nondecreasing) into cand_literals
- * (each in [0, 2 n_splits)). Output: *n_boxes boxes, box i the literals
+ * (finite); literal_feature (>= 0) and literal_group: 2 n_splits each (these values are
+ * the caller's check: dfg_refine_check); candidates in CSR form: cand_ptr (n_candidates +
+ * 1, from 0, nondecreasing) into cand_literals (each in [0, 2 n_splits), checked here). Output: *n_boxes boxes, box i the literals
  * box_literals[box_ptr[i] .. box_ptr[i + 1]) (box_ptr: max_rules + 1 entries;
  * box_literals: capacity entries, at least max_rules times dfg_list_search_box_bound's
  * bound). stop: the caller's stop flag (dfg_common.h) or NULL, read before each move. */

@@ -69,9 +69,10 @@ typedef struct {
 } dfg_tree_scores;
 
 /* Grows the tree. S: n_samples x n_splits (entries 0 or 1); T: n_samples x n_targets
- * (finite); literal_feature (>= 0) and literal_group: 2 n_splits each; candidates in CSR
- * form: cand_ptr (n_candidates + 1, from 0, nondecreasing) into cand_literals (each in
- * [0, 2 n_splits)). Output: *n_steps steps (at most max_leaves - 1), step t splitting leaf
+ * (finite); literal_feature (>= 0) and literal_group: 2 n_splits each (these values, and
+ * those of scores, are the caller's check: dfg_refine_check); candidates in CSR form:
+ * cand_ptr (n_candidates + 1, from 0, nondecreasing) into cand_literals (each in
+ * [0, 2 n_splits), checked here). Output: *n_steps steps (at most max_leaves - 1), step t splitting leaf
  * step_leaf[t] by the box step_literals[step_ptr[t] .. step_ptr[t + 1]), sorted
  * (duplicates, which a threshold move can make, kept). step_leaf: max_leaves - 1 entries;
  * step_ptr: max_leaves; step_literals: capacity entries, at least (max_leaves - 1) times

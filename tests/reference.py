@@ -2,6 +2,8 @@
 slow on purpose: the tests compare the C kernels against them."""
 import numpy as np
 
+from defrag.rules.conditions import printed_between
+
 
 def binary_features(X, feature, threshold):
     """s_nl = [x_{n, d_l} > t_l] (sec. 4.1), dense N x L."""
@@ -126,3 +128,11 @@ def emkl_bound(logf, beta):
 def emkl_posterior(S, eta, w):
     """q(k | x, s) proportional to q(s | k) q(k | x), N x K."""
     return softmax(log_bernoulli(S, eta) + gate_log_prob(S, w))
+
+
+def printed_bound(value, column):
+    """The bound printed for value on a training column (NaN ignored): the shortest decimal
+    that splits the column's values as value does, from its neighbours in the column."""
+    column = column[~np.isnan(column)]
+    below, above = column[column <= value], column[column > value]
+    return printed_between(value, below.max() if below.size else -np.inf, above.min() if above.size else np.inf)

@@ -255,8 +255,6 @@ def _kernel_args():
 # hostile arguments of the kernel entry point: each a change of _kernel_args()
 KERNEL_BAD = {
     "T rows": lambda a: (a[0], a[1][:-1]) + a[2:],
-    "S not 0/1": lambda a: (np.where(a[0] > 0, 2, 0).astype(np.uint8),) + a[1:],
-    "T NaN": lambda a: (a[0], np.full_like(a[1], np.nan)) + a[2:],
     "negative splits": lambda a: a[:2] + (-1,) + a[3:],
     "too many splits": lambda a: a[:2] + (2 ** 40,) + a[3:],
     "min_leaf 0": lambda a: a[:3] + (0,) + a[4:],
@@ -275,6 +273,25 @@ def test_kernel_accepts_good_arrays():
 def test_kernel_checks_its_arrays(case):
     with pytest.raises(ValueError):
         _additive_search.additive_path_grow(*KERNEL_BAD[case](_kernel_args()))
+
+
+# values the kernel takes as grow_additive_path checked them (once): given others, its
+# answer is not meant, but it reads no memory outside the arrays
+KERNEL_TRUSTED = {
+    "S of 2 and 255": lambda a: (np.where(a[0] > 0, 255, 2 * (np.arange(a[0].size).reshape(a[0].shape) % 2))
+                                 .astype(np.uint8),) + a[1:],
+    "T NaN": lambda a: (a[0], np.where(np.arange(a[1].size).reshape(a[1].shape) % 3 == 0, np.nan, a[1])) + a[2:],
+    "T inf": lambda a: (a[0], np.full_like(a[1], np.inf)) + a[2:],
+}
+
+
+@pytest.mark.parametrize("case", sorted(KERNEL_TRUSTED))
+def test_kernel_reads_within_its_arrays_whatever_the_values(case):
+    args = KERNEL_TRUSTED[case](_kernel_args())
+    term, node, split, base, values = _additive_search.additive_path_grow(*args)
+    assert term.size == node.size == split.size == values.shape[0] <= args[2] and base.shape == (2,)
+    assert np.all((split >= 0) & (split < args[0].shape[1]))
+    assert np.all((term >= 0) & (term <= np.arange(term.size))) and np.all(node >= 0)
 
 
 def test_kernel_reads_the_stop_flag():
@@ -317,7 +334,23 @@ def test_splits_that_cut_alike_tie_to_the_lower():
 WITHIN_THE_BOUND = r"""
 import resource
 import numpy as np
-from defrag.rules.additive_search import additive_path_bytes, grow_additive_path
+from defrag.rules.additive_search import grow_additive_path
+
+
+def additive_path_bytes(n_samples, n_splits, n_targets, max_splits):
+    # the most the kernel allocates for a path of max_splits splits on n_samples rows,
+    # n_splits splits (L) and n_targets targets (d), its outputs left out: the targets less
+    # base and row scratch, each term's leaf per row, per leaf (at most 2 max_splits and the
+    # root) its sums, scratch and a pointer per earlier leaf, and the counts two leaves of
+    # different terms share (L 4-byte counts per pair; at most 2 max_splits^2 pairs, reached
+    # when every split makes a new term), with the allocator's overhead per array
+    n, L, d, m = (float(v) for v in (n_samples, n_splits, n_targets, max_splits))
+    rows = 8.0 * n * d + 8.0 * 4 * n + 4.0 * n * m
+    leaves = (2 * m + 2) * (8.0 * (2 * d + 2) * L + 8.0 * 4 * d + 16.0 * 2 * m + 256.0)
+    pairs = 2.0 * m * m * (4.0 * L + 64.0)
+    return rows + leaves + pairs + 64.0 * m
+
+
 rng = np.random.default_rng(0)
 n, L, m = 2000, 1000, 40
 S = np.tile(rng.random((n, m)) > 0.5, (1, L // m + 1))[:, :L]  # m splits, repeated

@@ -5,7 +5,8 @@ import pytest
 
 from defrag.rules import _rules_eval
 from defrag.splits.inputs import ZERO_THRESHOLD
-from defrag.rules.conditions import Condition, conditions_on_training_rows, printed_bound
+from defrag.rules.conditions import Condition, conditions_on_training_rows
+from reference import printed_bound
 from defrag.rules.extract import _unit_columns
 
 

@@ -14,7 +14,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestClassifi
 from conftest import categorical_frame  # noqa: E402
 from defrag import DefragModel  # noqa: E402
 from defrag.utils.dask_collections import is_dask_collection  # noqa: E402
-from defrag.utils.exact import exact_mean, exact_partial, mean_and_variance, squared_deviations  # noqa: E402
+from defrag.utils.exact import exact_mean, exact_partial, squared_deviations  # noqa: E402
 
 CHUNKS = (1000, 2500, 500, 2000)  # uneven partitions of 6,000 rows
 FIT = dict(n_restarts=4, subsample=1500, max_iter=30, random_state=3)
@@ -71,9 +71,10 @@ def test_exact_sums_do_not_depend_on_partitions():
     exact = sum(Fraction(float(x)) for x in v)
     for parts in (1, 3, 17):
         assert exact_mean([exact_partial(p) for p in np.array_split(v, parts)], v.size) == float(exact / v.size)
-    mean, var = mean_and_variance(v)
+    mean = exact_mean([exact_partial(v)], v.size)
     assert mean == float(exact / v.size)
-    terms = squared_deviations(v, mean)  # the variance's terms, each rounded
+    terms = squared_deviations(v, mean)  # the variance's terms, each rounded (fit/rows.py's variance)
+    var = exact_mean([exact_partial(p) for p in np.array_split(terms, 7)], v.size)
     assert var == float(sum(Fraction(float(t)) for t in terms) / v.size)
     assert var == pytest.approx(np.var(v), rel=1e-12)
 

@@ -168,7 +168,10 @@ def test_predict_is_the_mixture_of_experts_and_evaluate_reports_the_rules(xor_mo
     ev = model.evaluate(Xtr, ytr)
     assert ev["error"] == pytest.approx(np.mean((model.predict(Xtr) - ytr) ** 2))
     assert ev["error_rules"] == pytest.approx(np.mean((model.rules_.predict(Xtr) - ytr) ** 2))
-    assert 0.95 <= ev["coverage"] <= 1.0 and 0.95 <= ev["overlap"] <= 1.1
+    # the regions of the rules as printed (a list: its first rule that holds, else the default)
+    first = model.rules_.first_match(model.rules_.encode(Xtr))
+    assert ev["largest_region"] == pytest.approx(np.max(np.unique(first, return_counts=True)[1]) / len(Xtr))
+    assert ev["regions_reached"] == np.unique(first).size and ev["overlap_share"] <= 0.05
     assert model.gate_weights_.shape == model.eta_.shape
     assert "EM-KL" in str(model)
 
@@ -209,7 +212,7 @@ def test_sources_classification_and_rule_lists(n_classes):
     pred = model.predict(X)
     assert np.all(np.isfinite(pred)) if n_classes == 0 else set(pred) <= set(model.classes_)
     ev = model.evaluate(X, y)
-    assert {"error", "error_mixture_map", "error_rules", "coverage", "overlap"} <= set(ev)
+    assert {"error", "error_mixture_map", "error_rules", "largest_region", "regions_reached", "overlap_share"} <= set(ev)
     assert ev["error_rules"] == pytest.approx(
         np.mean(model.rules_.predict(X) != y) if n_classes else
         np.mean((model.rules_.predict(X) - y) ** 2))

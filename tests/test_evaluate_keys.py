@@ -76,3 +76,45 @@ def test_the_one_table_documents_exactly_the_keys_evaluate_returns():
     documented = _table_keys()
     assert len(documented) == len(set(documented))
     assert set(documented) == keys
+
+
+def _shares(region):
+    """The share of rows in each region a row falls in (rows of region: one per row)."""
+    counts = np.unique(np.asarray(region).reshape(len(region), -1), axis=0, return_counts=True)[1]
+    return counts / len(region)
+
+
+def test_region_keys_say_where_the_rows_fall_in_every_form():
+    # issue 49.6: the same meaning for a tree, a sum and a list (coverage and overlap were 1
+    # for every tree, whatever the rows)
+    rf, Xtr, _, Xte, yte = _forest(True)
+    tree = DefragModel(rf, n_restarts=2, random_state=0, form="tree").fit(Xtr)
+    listed = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(Xtr)
+    # an additive target: a sum of several parts, whose regions are combinations of leaves
+    rng = np.random.default_rng(0)
+    X = rng.random((600, 3))
+    y = (X[:, 0] > 0.5) + 2.0 * (X[:, 1] > 0.3) + (X[:, 1] > 0.8) + 0.1 * rng.standard_normal(600)
+    additive = RandomForestRegressor(n_estimators=10, max_depth=4, random_state=0).fit(X[:400], y[:400])
+    the_sum = DefragModel(additive, n_restarts=2, random_state=0, form="sum", max_conditions=6).fit(X[:400])
+    assert len(the_sum.rules_.terms) >= 2, str(the_sum)
+    for model, Xe, ye in ((tree, Xte, yte), (listed, Xte, yte), (the_sum, X[400:], y[400:])):
+        ev, shares = model.evaluate(Xe, ye), _shares(model.rules_.apply(Xe))  # a sum: a leaf per part
+        assert ev["largest_region"] == pytest.approx(shares.max())
+        assert ev["regions_reached"] == shares.size <= ev["n_regions"]
+    assert the_sum.evaluate(X[400:], y[400:])["regions_reached"] > len(the_sum.rules_.leaves(0))
+    cover = listed.rules_.covers(Xte)
+    assert listed.evaluate(Xte, yte)["overlap_share"] == pytest.approx(np.mean(cover.sum(axis=1) > 1))
+    # a leaf's conditions are those of its path: no row satisfies two regions of a tree or a sum
+    assert tree.evaluate(Xte, yte)["overlap_share"] == the_sum.evaluate(X[400:], y[400:])["overlap_share"] == 0.0
+
+
+def test_region_keys_of_the_paper_are_its_map_components():
+    # form "paper" predicts by the most probable component: that is a row's region, not the
+    # first of its rules that holds
+    rf, Xtr, ytr, Xte, yte = _forest(False)
+    paper = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, ytr)
+    ev, shares = paper.evaluate(Xte, yte), _shares(paper.apply_map(Xte))
+    assert ev["largest_region"] == pytest.approx(shares.max())
+    assert ev["regions_reached"] == shares.size <= paper.n_regions_
+    cover = paper.rules_.covers(Xte)
+    assert ev["overlap_share"] == pytest.approx(np.mean(cover.sum(axis=1) > 1))

@@ -74,15 +74,21 @@ def test_no_zero_note_without_a_bound_at_the_zero_threshold(forest):
 # ----------------------------------------------------------- parameters taken by their truth value
 
 @pytest.mark.parametrize("params, words", [
-    ({"keep_duplicate_splits": "yes"}, "keep_duplicate_splits must be True or False"),
-    ({"keep_duplicate_splits": None}, "keep_duplicate_splits must be True or False"),
-    ({"keep_duplicate_splits": 1}, "keep_duplicate_splits must be True or False"),
+    ({"keep_duplicate_splits": "yes"}, "The 'keep_duplicate_splits' parameter of DefragModel must be an instance "
+                                       "of 'bool'"),
+    ({"keep_duplicate_splits": None}, "The 'keep_duplicate_splits' parameter of DefragModel must be an instance "
+                                      "of 'bool'"),
+    ({"keep_duplicate_splits": 1}, "The 'keep_duplicate_splits' parameter of DefragModel must be an instance "
+                                   "of 'bool'"),
     ({"feature_names": "abcd"}, "feature_names must be a sequence of names"),
     ({"feature_names": {"a", "b", "c", "d"}}, "feature_names must be a sequence of names"),
     ({"eps_schedule": 0.3}, "eps_schedule must be a sequence of numbers"),
     ({"eps_schedule": "0.3"}, "eps_schedule must be a sequence of numbers"),
-    ({"tol": True}, "tol must be a number"),
-    ({"prune_tol": True}, "prune_tol must be a number"),
+    ({"tol": True}, r"The 'tol' parameter of DefragModel must be a float in the range \[0.0, inf\). Got True"),
+    ({"prune_tol": True}, r"The 'prune_tol' parameter of DefragModel must be a float in the range \[0.0, 1.0\]. "
+                          "Got True"),
+    ({"n_components": True}, r"The 'n_components' parameter of DefragModel must be an int in the range \[1, inf\). "
+                             "Got True"),
 ])
 def test_defrag_model_refuses_a_parameter_of_another_kind(forest, params, words):
     with pytest.raises(ValueError, match=words):

@@ -155,8 +155,6 @@ KERNEL_BAD = {
     "cand_ptr past the literals": lambda a: a[:4] + (np.array([0, 3], np.int64),) + a[5:],
     "cand_ptr not from 0": lambda a: a[:4] + (np.array([1, 2], np.int64),) + a[5:],
     "literal out of range": lambda a: a[:5] + (np.array([0, 8], np.int64),) + a[6:],
-    "S not 0/1": lambda a: (np.where(a[0] > 0, 2, 0).astype(np.uint8),) + a[1:],
-    "T NaN": lambda a: (a[0], np.full_like(a[1], np.nan)) + a[2:],
     "negative rules": lambda a: a[:6] + (-1,) + a[7:],
     "negative moves": lambda a: a[:8] + (-1,) + a[9:],
     "NaN tolerance": lambda a: a[:10] + (float("nan"),),
@@ -176,6 +174,29 @@ def test_kernels_accept_good_arrays():
 def test_kernels_check_their_arrays(kernel, case):
     with pytest.raises(ValueError):
         getattr(_list_search, kernel)(*KERNEL_BAD[case](_kernel_args()))
+
+
+# values the kernels take as grow_boxes checked them (once, not on every growth): given
+# others, their answer is not meant, but they read no memory outside the arrays
+KERNEL_TRUSTED = {
+    "S of 2 and 255": lambda a: (np.where(a[0] > 0, 255, 2 * (np.arange(a[0].size).reshape(a[0].shape) % 2))
+                                 .astype(np.uint8),) + a[1:],
+    "T NaN": lambda a: (a[0], np.where(np.arange(a[1].size).reshape(a[1].shape) % 3 == 0, np.nan, a[1])) + a[2:],
+    "T inf": lambda a: (a[0], np.full_like(a[1], np.inf)) + a[2:],
+    "feature negative": lambda a: a[:2] + (np.full_like(a[2], -1),) + a[3:],
+}
+
+
+@pytest.mark.parametrize("case", sorted(KERNEL_TRUSTED))
+def test_kernels_read_within_their_arrays_whatever_the_values(case):
+    args = KERNEL_TRUSTED[case](_kernel_args())
+    L2 = 2 * args[0].shape[1]
+    box_ptr, box_literals = _list_search.list_search_grow(*args)
+    assert box_ptr[0] == 0 and np.all(np.diff(box_ptr) >= 0) and box_ptr[-1] == box_literals.size
+    kind, rule, step_ptr, literals = _list_search.list_path_grow(*args)
+    assert kind.size == rule.size == step_ptr.size - 1 and step_ptr[-1] == literals.size
+    assert np.all((box_literals >= 0) & (box_literals < L2)) and np.all((literals >= 0) & (literals < L2))
+    assert np.all((rule >= 0) & (rule <= np.arange(rule.size)))  # a rule goes into the list so far
 
 
 @pytest.mark.parametrize("kind,d", [("class", 2), ("class", 3), ("class", 5), ("reg", 1), ("reg", 2)])

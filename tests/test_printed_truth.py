@@ -6,7 +6,7 @@ and LightGBM's zero-as-missing included.
 
 The parser reads only the text (``str(model)``): the rule lines, the default and the note
 below them on missing values. The rows are training rows with values knocked out, so
-that each printed threshold splits them as the real one does (printed_bound).
+that each printed threshold splits them as the real one does (conditions.printed_between).
 """
 import re
 

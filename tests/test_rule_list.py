@@ -7,9 +7,9 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from conftest import xor_data
+from reference import printed_bound
 from defrag import Condition, DefragModel, Rule
 from defrag.rules.lists import fit_rule_list, list_loss
-from defrag.rules.conditions import printed_bound
 from defrag.sources import adapt
 
 

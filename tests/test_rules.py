@@ -8,7 +8,7 @@ import pytest
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier
 
 from defrag import DefragModel, RuleSet, split_table_from_estimator
-from defrag.rules.extract import component_bounds
+from defrag.rules.extract import components_bounds
 from defrag.splits.table import SplitTable
 
 
@@ -64,7 +64,7 @@ def test_component_bounds_merge_per_feature():
     t = SplitTable([0, 0, 0, 1, 1], [0.1, 0.4, 0.8, 0.3, 0.6], n_features=2,
                    missing_right=[1, 1, 1, 1, 0])
     eta = np.array([1 - 1e-10, 1 - 1e-10, 1e-10, 0.5, 1e-10])
-    lower, upper, missing_ok = component_bounds(eta, t, 1e-6)
+    (lower,), (upper,), (missing_ok,) = components_bounds(eta[None, :], t, 1e-6)
     np.testing.assert_array_equal(lower, [0.4, -np.inf])
     np.testing.assert_array_equal(upper, [0.8, 0.6])
     np.testing.assert_array_equal(missing_ok, [False, True])

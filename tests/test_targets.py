@@ -99,7 +99,8 @@ def test_a_model_of_several_outputs_is_named(regression):
 def test_restarts_are_bounded_and_counted(regression):
     rf, X, y = regression
     for n in (MAX_RESTARTS + 1, 10**20):
-        with pytest.raises(ValueError, match=rf"^n_restarts must be at most {MAX_RESTARTS}; got {n}$"):
+        with pytest.raises(ValueError, match=rf"^The 'n_restarts' parameter of DefragModel must be an int in the "
+                                             rf"range \[1, {MAX_RESTARTS}\] or a str among {{'auto'}}. Got {n} instead.$"):
             DefragModel(rf, n_restarts=n, form="list").fit(X, y)
     # the searched list keeps every restart's components: counted by the memory guard
     with defrag.max_memory("2M"), pytest.raises(DefragMemoryError, match="the restarts' components"):

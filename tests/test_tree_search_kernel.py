@@ -244,9 +244,6 @@ KERNEL_BAD = {
     "cand_ptr not from 0": _change(4, np.array([1, 2], np.int64)),
     "cand_ptr decreasing": _change(4, np.array([0, 2, 1, 2], np.int64)),
     "literal out of range": _change(5, np.array([0, 8], np.int64)),
-    "S not 0/1": lambda a: (np.where(a[0] > 0, 2, 0).astype(np.uint8),) + a[1:],
-    "T NaN": lambda a: (a[0], np.full_like(a[1], np.nan)) + a[2:],
-    "feature negative": lambda a: a[:2] + (np.full_like(a[2], -1),) + a[3:],
     "no leaves": _change(6, 0),
     "negative price": _change(7, -1.0),
     "infinite price": _change(7, float("inf")),
@@ -460,16 +457,12 @@ def _kernel_scored(**change):
 
 
 KERNEL_BAD_SCORED = {
-    "S_val not 0/1": {"S_val": np.full((10, 4), 2, np.uint8)},
     "S_val columns": {"S_val": np.zeros((10, 3), np.uint8)},
     "codes short": {"codes_val": np.zeros(9, np.int64)},
     "codes missing": {"codes_val": None},
-    "code out of range": {"codes_val": np.full(10, 2, np.int64)},
-    "code negative": {"codes_val": np.full(10, -1, np.int64)},
     "n_classes not T's columns": {"n_classes": 3},
     "n_classes negative": {"n_classes": -1},
     "y missing": {"n_classes": 0},
-    "y NaN": {"n_classes": 0, "y_val": np.full(10, np.nan)},
     "y short": {"n_classes": 0, "y_val": np.zeros(9)},
     "no sizes": {"n_sizes": 0},
 }
@@ -479,6 +472,33 @@ KERNEL_BAD_SCORED = {
 def test_kernel_checks_its_validation_arrays(case):
     with pytest.raises(ValueError):
         _tree_search.tree_path_grow(*_kernel_args(), **_kernel_scored(**KERNEL_BAD_SCORED[case]))
+
+
+# values the kernel takes as grow_tree_path(_scored) checked them (once, not on each of a
+# fit's growths): given others, its answer is not meant, but it reads no memory outside
+# the arrays (a class code is compared, never an index)
+KERNEL_TRUSTED = {
+    "S of 2 and 255": (lambda a: (np.where(a[0] > 0, 255, 2 * (np.arange(a[0].size).reshape(a[0].shape) % 2))
+                                  .astype(np.uint8),) + a[1:], {}),
+    "T NaN": (lambda a: (a[0], np.where(np.arange(a[1].size).reshape(a[1].shape) % 3 == 0, np.nan, a[1]))
+              + a[2:], {}),
+    "feature negative": (lambda a: a[:2] + (np.full_like(a[2], -1),) + a[3:], {}),
+    "S_val of 2": (lambda a: a, {"S_val": np.full((10, 4), 2, np.uint8)}),
+    "codes out of range": (lambda a: a, {"codes_val": np.arange(-5, 5, dtype=np.int64) * 10 ** 12}),
+    "y NaN": (lambda a: a, {"n_classes": 0, "y_val": np.full(10, np.nan)}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KERNEL_TRUSTED))
+def test_kernel_reads_within_its_arrays_whatever_the_values(case):
+    change, scored = KERNEL_TRUSTED[case]
+    args = change(_kernel_args())
+    if "y_val" in scored:  # regression: T's first column
+        args = (args[0], np.ascontiguousarray(args[1][:, :1])) + args[2:]
+    leaf, step_ptr, literals, losses, checks = _tree_search.tree_path_grow(*args, **_kernel_scored(**scored))
+    assert leaf.size == step_ptr.size - 1 and step_ptr[-1] == literals.size and losses.shape == checks.shape == (4, 10)
+    assert np.all((literals >= 0) & (literals < 2 * args[0].shape[1]))
+    assert np.all((leaf >= 0) & (leaf <= 2 * np.arange(leaf.size)))  # a leaf made by an earlier step
 
 
 def test_kernel_scores_good_validation_arrays():

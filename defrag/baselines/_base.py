@@ -199,7 +199,7 @@ class BaselineModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
         return self._proba_coded(self._check_X(X))
 
     def evaluate(self, X, y):
-        """Test error, coverage, overlap and fidelity on (X, y), as ``DefragModel.evaluate``.
+        """Test error, fidelity and where the rows fall in the regions, as ``DefragModel.evaluate``.
 
         Parameters
         ----------
@@ -212,9 +212,11 @@ class BaselineModel(EnsembleExplainerMixin, RuleEstimatorMixin, BaseEstimator):
         -------
         dict
             ``error`` (misclassification rate or mean squared error of predict),
-            ``coverage`` and ``overlap`` (share of points covered by a rule of ``rules_``,
-            mean number of rules covering a point), ``fidelity`` (agreement with
-            ``estimator_``: the share of equal classes, R^2 in regression), ``n_regions``
-            and ``n_conditions``.
+            ``model_error`` (the model's, on the same rows), ``r2`` and ``model_r2``
+            (regression), ``fidelity`` (agreement with ``estimator_``: the share of equal
+            classes, R^2 in regression), ``n_regions``, ``largest_region``,
+            ``regions_reached`` and ``overlap_share`` (where the rows fall in the regions
+            of ``rules_``), ``n_conditions`` and ``mean_checks``
+            (docs/user_guide/reading.rst).
         """
         return self._scores(X, y)[2]

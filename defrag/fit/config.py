@@ -1,8 +1,10 @@
 """The fit's parameters, checked once and handed to the stages as plain data.
 
-``FitConfig.from_params(estimator.get_params())`` checks DefragModel's parameters (a
-ValueError naming the bad one) and resolves what depends on the data's size: the rows
-each restart is fitted on (``subsample``) and the splits kept (``max_splits``).
+Each parameter's own bounds are PARAMETER_CONSTRAINTS (DefragModel's
+``_parameter_constraints``, checked by scikit-learn's ``_validate_params``);
+``FitConfig.from_params(estimator.get_params())`` checks how they combine (a ValueError
+naming them) and resolves what depends on the data's size: the rows each restart is fitted
+on (``subsample``) and the splits kept (``max_splits``).
 """
 import numbers
 import os
@@ -14,8 +16,6 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from ..rules import RuleSet, RuleTree, from_json
 from ..utils.files import MAX_RULES_BYTES, read_file_bytes
-from ..utils.progress import check_verbose
-from ..utils.validation import check_bool, check_n_jobs, check_positive_int, is_number
 
 # subsample="auto": restarts are fitted on this many rows above AUTO_SUBSAMPLE_ABOVE rows.
 # On the 1,000,000-row benchmark a restart on all rows takes about 30 s on one core and
@@ -50,9 +50,6 @@ MAX_RESTARTS = 20_000
 # subsample="auto" with form="list": the restarts are fitted on the rows the list is
 # searched on (fit/list_path.py's SEARCH_ROWS): only their components' boxes are read.
 AUTO_SEARCH_ROWS = 3000
-
-
-_is_real = is_number
 
 
 def _schedule(eps_schedule):
@@ -121,22 +118,9 @@ class FitConfig:
 
     @classmethod
     def from_params(cls, params):
-        """The config of DefragModel's get_params(); ValueError for a bad parameter."""
-        check_positive_int("n_components", params["n_components"])
-        if not (isinstance(params["n_restarts"], str) and params["n_restarts"] == "auto"):
-            check_positive_int("n_restarts", params["n_restarts"])
-        check_positive_int("max_iter", params["max_iter"])
-        if params["method"] not in METHODS:
-            raise ValueError(f"method must be 'fab', 'em' or 'em-kl'; got {params['method']!r}")
-        gate_l2 = params["gate_l2"]
-        if not (_is_real(gate_l2) and 0.0 <= gate_l2 < np.inf):
-            raise ValueError(f"gate_l2 must be a finite number >= 0; got {gate_l2!r}")
-        if params["task"] not in ("auto", "regression", "classification"):
-            raise ValueError(f"task must be 'auto', 'regression' or 'classification'; got {params['task']!r}")
-        for name, lo, hi in (("tol", 0.0, np.inf), ("kappa", 0.0, 0.5), ("delta", 0.0, 1.0), ("eps", 0.0, 0.5)):
-            v = params[name]
-            if not _is_real(v) or not (lo <= v < hi) or (name in ("kappa", "eps") and v <= 0):
-                raise ValueError(f"{name} must be a number in the range ({lo}, {hi}); got {v!r}")
+        """The config of DefragModel's get_params(), its parameters each already checked
+        against PARAMETER_CONSTRAINTS (BaseEstimator._validate_params): ValueError where
+        parameters do not go together."""
         if params["kappa"] <= params["eps"]:
             raise ValueError("kappa must be larger than eps")
         try:
@@ -145,34 +129,8 @@ class FitConfig:
             raise ValueError(f"eps_schedule must be a sequence of numbers; got {params['eps_schedule']!r}") from exc
         if np.any(~(sched >= params["eps"])) or np.any(sched >= 0.5) or sched.size > 100:
             raise ValueError(f"eps_schedule values must lie in [eps, 0.5) (at most 100); got {params['eps_schedule']!r}")
-        if params["max_iter"] > 10**7:
-            raise ValueError(f"max_iter must be at most 10**7; got {params['max_iter']}")
-        # each restart has its seed and thread share set up before the first one runs, and
-        # the searched list keeps every restart's components: 10**7 restarts took 7 GB
-        if not isinstance(params["n_restarts"], str) and params["n_restarts"] > MAX_RESTARTS:
-            raise ValueError(f"n_restarts must be at most {MAX_RESTARTS}; got {params['n_restarts']}")
-        sub = params["subsample"]
-        if not (sub is None or (isinstance(sub, str) and sub == "auto")
-                or (isinstance(sub, numbers.Integral) and not isinstance(sub, bool) and sub >= 1)
-                or (_is_real(sub) and not isinstance(sub, numbers.Integral) and 0.0 < sub <= 1.0)):
-            raise ValueError(f"subsample must be 'auto', None, an integer >= 1 or a float in (0, 1]; got {sub!r}")
-        check_n_jobs(params["n_jobs"])
-        check_verbose(params["verbose"])
-        ms = params["max_splits"]
-        if not (ms is None or (isinstance(ms, str) and ms == "auto")
-                or (isinstance(ms, numbers.Integral) and not isinstance(ms, bool) and ms >= 1)):
-            raise ValueError(f"max_splits must be 'auto', None or an integer >= 1; got {ms!r}")
-        if params["penalty_splits"] not in ("all", "selected"):
-            raise ValueError(f"penalty_splits must be 'all' or 'selected'; got {params['penalty_splits']!r}")
         form, method = params["form"], params["method"]
-        if not (isinstance(form, str) and form in FORMS):
-            raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))}; got {form!r}")
         searched = form in ("auto", "tree", "sum", "list") and method != "em-kl"
-        for name in ("n_regions", "max_regions"):
-            if params[name] is not None:
-                check_positive_int(name, params[name])
-        if params["max_conditions"] is not None:
-            check_positive_int("max_conditions", params["max_conditions"], low=0)
         if params["n_regions"] is not None and params["max_conditions"] is not None:
             raise ValueError("set n_regions (the regions) or max_conditions (the comparisons printed), not both")
         if (params["n_regions"] is not None or params["max_conditions"] is not None) and not searched:
@@ -191,9 +149,6 @@ class FitConfig:
         if method == "em-kl" and form not in ("auto", "restarts", "paper"):
             raise ValueError(f"method='em-kl' prints its kept restart's rules (form 'restarts', 'auto') or its "
                              f"components' (form 'paper'); got form={form!r}")
-        check_bool("keep_duplicate_splits", params["keep_duplicate_splits"])
-        if not (_is_real(params["prune_tol"]) and 0.0 <= params["prune_tol"] <= 1.0):
-            raise ValueError(f"prune_tol must be a number in [0, 1]; got {params['prune_tol']!r}")
         fields = {name: params[name] for name in cls.__dataclass_fields__ if name != "reference_rules"}
         fields["reference_rules"] = _reference_rules(params.get("reference_rules"), form, method)
         fields.update(eps_schedule=tuple(float(e) for e in sched),
@@ -276,35 +231,46 @@ class FitConfig:
         )
 
 
+class Number(Interval):
+    """scikit-learn's Interval that no bool satisfies: a flag given where a number is asked
+    is a mistake to point out, not 1 or 0 (utils/validation.py's is_number)."""
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, bool) and super().is_satisfied_by(val)
+
+
 # DefragModel's parameters as scikit-learn declares them (``_parameter_constraints``, checked
-# by BaseEstimator._validate_params at fit, before from_params' checks of how parameters
-# combine and of bounds it words itself)
+# by BaseEstimator._validate_params at fit): every bound of one parameter; from_params checks
+# how parameters combine
 PARAMETER_CONSTRAINTS = {
     "estimator": "no_validation",  # a fitted or unfitted ensemble, a Booster or an array of splits
-    "max_conditions": [Interval(Integral, 0, None, closed="left"), None],
-    "n_regions": [Interval(Integral, 1, None, closed="left"), None],
+    "max_conditions": [Number(Integral, 0, None, closed="left"), None],
+    "n_regions": [Number(Integral, 1, None, closed="left"), None],
     "form": [StrOptions(set(FORMS))],
     "random_state": ["random_state"],
-    "n_jobs": [Integral, None],
+    # scikit-learn's convention: -1 all cores, -2 all but one, ...; 0 means nothing
+    "n_jobs": [Number(Integral, 1, None, closed="left"), Number(Integral, None, -1, closed="right"), None],
     "verbose": [StrOptions({"auto"}), "verbose"],
     "method": [StrOptions(set(METHODS))],
-    "n_components": [Interval(Integral, 1, None, closed="left")],
-    "n_restarts": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "tol": [Interval(Real, 0, None, closed="left")],
-    "kappa": [Interval(Real, 0, 0.5, closed="neither")],
-    "delta": [Interval(Real, 0, 1, closed="left")],
-    "eps": [Interval(Real, 0, 0.5, closed="neither")],
-    "eps_schedule": "no_validation",  # (from_params: "a sequence of numbers", within [eps, 0.5))
-    "keep_duplicate_splits": "no_validation",  # (from_params: "must be True or False")
+    "n_components": [Number(Integral, 1, None, closed="left")],
+    # each restart has its seed and thread share set up before the first one runs, and the
+    # searched list keeps every restart's components: 10**7 restarts took 7 GB
+    "n_restarts": [Number(Integral, 1, MAX_RESTARTS, closed="both"), StrOptions({"auto"})],
+    "max_iter": [Number(Integral, 1, 10**7, closed="both")],
+    "tol": [Number(Real, 0, np.inf, closed="left")],
+    "kappa": [Number(Real, 0, 0.5, closed="neither")],
+    "delta": [Number(Real, 0, 1, closed="left")],
+    "eps": [Number(Real, 0, 0.5, closed="neither")],
+    "eps_schedule": "no_validation",  # (from_params: a sequence of numbers within [eps, 0.5))
+    "keep_duplicate_splits": ["boolean"],
     "task": [StrOptions({"auto", "regression", "classification"})],
     "feature_names": "no_validation",  # checked_names says what a name list must be
-    "subsample": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"),
-                  Interval(RealNotInt, 0, 1, closed="right"), None],
-    "max_splits": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"), None],
+    "subsample": [StrOptions({"auto"}), Number(Integral, 1, None, closed="left"),
+                  Number(RealNotInt, 0, 1, closed="right"), None],
+    "max_splits": [StrOptions({"auto"}), Number(Integral, 1, None, closed="left"), None],
     "penalty_splits": [StrOptions({"all", "selected"})],
-    "max_regions": [Interval(Integral, 1, None, closed="left"), None],
-    "prune_tol": [Interval(Real, 0, 1, closed="both")],
-    "gate_l2": [Interval(Real, 0, None, closed="left")],
+    "max_regions": [Number(Integral, 1, None, closed="left"), None],
+    "prune_tol": [Number(Real, 0, 1, closed="both")],
+    "gate_l2": [Number(Real, 0, np.inf, closed="left")],
     "reference_rules": "no_validation",  # (_reference_rules: a RuleTree, a RuleSet or its JSON's path)
 }

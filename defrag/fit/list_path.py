@@ -205,7 +205,7 @@ def _grown_side_by_side(jobs, feature, group, candidates, max_regions):
         return [f.result() for f in futures]
 
 
-def _read_out(lists, splits, kappa, X, names):
+def read_out(lists, splits, kappa, X, names):
     """The rules (conditions only) of the lists' boxes as printed (rules/extract.py's
     readout of a component's eta, on the restarts' rows X), per size; each distinct box is
     read out once, on its own."""
@@ -229,6 +229,45 @@ def _search_splits(config, splits, n_rows):
     return splits.top(kept), np.sort(np.argsort(-splits.gain, kind="stable")[:kept])
 
 
+@dataclasses.dataclass
+class SearchInputs:
+    """What a search of printed forms (a list here, a tree or a sum in fit/tree_path.py)
+    reads: rows, at most SEARCH_ROWS of the restarts' rows drawn by rng (which draws the
+    folds next); the split table of the search and the rows' sides of its splits, S; the
+    literals' feature and group (literal_groups); the components' distinct boxes over
+    those splits, simplified on S, as CandidateBoxes (checked and packed once for every
+    growth of the cross-validation)."""
+
+    rng: np.random.Generator
+    rows: np.ndarray
+    splits: object
+    S: np.ndarray
+    feature: np.ndarray
+    group: np.ndarray
+    candidates: object
+
+
+def search_inputs(config, prepared, component_etas, stream):
+    """The SearchInputs of the restarts' components (component_etas: eta arrays, one row per
+    component, of every restart in index order); stream: the search's own random stream of
+    the fit's entropy."""
+    p = prepared
+    rng = np.random.default_rng(np.random.SeedSequence([p.entropy, stream]))
+    rows = np.arange(p.X_fit.shape[0])
+    if rows.size > SEARCH_ROWS:
+        rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
+    # the splits the fit keeps for this many rows (max_splits="auto"'s rule, by gain): the
+    # literals of the search; the components' boxes keep the literals among them
+    splits, keep = _search_splits(config, p.splits, rows.size)
+    S = splits.binary_features(p.X_fit[rows])
+    feature, group = literal_groups(splits)
+    # restarts often fix the same literals: each distinct box simplified once
+    raw = component_boxes(component_etas, config.kappa, keep)
+    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
+    candidates = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
+    return SearchInputs(rng, rows, splits, S, feature, group, candidates)
+
+
 def search_list(config, prepared, component_etas, restarts_list=None, predict=None):
     """The SearchedList of the restarts' components (component_etas: eta arrays, one row
     per component, of every restart in index order). restarts_list: the kept restart's
@@ -238,21 +277,10 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
     second list is grown on them, and the one-SE rule on y picks one of the two."""
     p = prepared
     X, y, n_classes = p.X_fit, np.asarray(p.fit_target.y), p.fit_target.n_classes
-    rng = np.random.default_rng(np.random.SeedSequence([p.entropy, 25]))
-    rows = np.arange(X.shape[0])
-    if rows.size > SEARCH_ROWS:
-        rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
-    # the splits the fit keeps for this many rows (max_splits="auto"'s rule, by gain): the
-    # literals of the search; the components' boxes keep the literals among them
-    splits, keep = _search_splits(config, p.splits, rows.size)
-    S = splits.binary_features(X[rows])
+    inputs = search_inputs(config, p, component_etas, 25)
+    rng, rows, splits, S = inputs.rng, inputs.rows, inputs.splits, inputs.S
+    feature, group, candidates = inputs.feature, inputs.group, inputs.candidates
     T = _targets(y[rows], n_classes)
-    feature, group = literal_groups(splits)
-    # restarts often fix the same literals: each distinct box simplified once
-    raw = component_boxes(component_etas, config.kappa, keep)
-    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
-    # checked and packed once for the lists of the cross-validation
-    candidates = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
     # a region keeps at least one of the search's rows (grow_list_sizes stops there): the
     # rows bound the sizes before any array is sized by them (a validation array of
     # n_regions sizes; a constant target, fitted with one component, passes any size here)
@@ -283,7 +311,7 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
             size_p = one_se_size(losses_p)
             # each box is read out on its own (a rule prints the same in every list it is
             # in): the distinct boxes of both lists in one readout
-            both = _read_out(list(full) + list(boxes_p), splits, config.kappa, X, p.names)
+            both = read_out(list(full) + list(boxes_p), splits, config.kappa, X, p.names)
             rules, rules_p = both[:len(full)], both[len(full):]
             if _simpler_within_one_se((losses[best - 1], _n_conditions(rules, best)),
                                       (losses_p[size_p - 1], _n_conditions(rules_p, size_p))):
@@ -309,7 +337,7 @@ def search_list(config, prepared, component_etas, restarts_list=None, predict=No
                           f"loss; the list has {len(full)}", UserWarning, stacklevel=user_stacklevel())
         size = len(full)
     if rules is None:
-        rules = _read_out(full, splits, config.kappa, X, p.names)
+        rules = read_out(full, splits, config.kappa, X, p.names)
     # classification: each size's conditions pruned against its training loss, as the
     # restarts' lists are (rules/lists.py's prune_rule_lists). A region's majority class is
     # flat in most of its conditions: on the 6 multiclass cases of benchmarks/quality.py

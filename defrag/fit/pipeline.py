@@ -82,7 +82,7 @@ class FitResult:
         elif r.path is not None:  # form "list": every size of the list
             out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error",
                                                 "printed", "restarts_validation_error")}
-            out.update(path_rules_=r.path["rules"], path_defaults_=r.path["default"])
+            out["path_rules_"] = r.path["rules"]
         return out
 
 

@@ -178,7 +178,6 @@ def _searched_readout(p, params, searched, rows):
         train_error=np.array([fitted.loss / n for fitted in lists]),
         validation_error=np.asarray(searched.validation_error, dtype=np.float64),
         rules=printed,
-        default=[(fitted.default_prediction, fitted.default_proba) for fitted in lists],
         printed="restarts" if searched.restarts_list_chosen else "searched",
         restarts_validation_error=searched.restarts_list_validation_error,
     )
@@ -198,32 +197,6 @@ def _printed_list(p, rows, fitted, printed_rules):
     supports = [rule.support for rule in rules]
     out.set_first_match_counts([rows.n_samples - sum(supports)] + supports)
     return out
-
-
-def prefix_rule_set(full, defaults, size):
-    """The list of ``size`` regions on the path of a model fitted before the sizes were
-    grown apart (path_rules_ one RuleSet, the longest list, every size its prefix): the
-    first size - 1 rules of full and the default of the points they leave (defaults[size -
-    1]: prediction, probabilities). A rule's first-match points do not depend on the rules
-    after it; the default's are those of the rules left out too."""
-    out = copy.copy(full)
-    out.__dict__.pop("_arrays", None)
-    out.rules, left_out = list(full.rules[:size - 1]), full.rules[size - 1:]
-    out.default_prediction, proba = defaults[size - 1]
-    out.default_proba = None if proba is None else np.asarray(proba)
-    if getattr(full, "default_support", None) is not None:
-        out.default_support = full.default_support + sum(r.support for r in left_out)
-    if getattr(full, "default_share", None) is not None and all(r.share is not None for r in left_out):
-        out.default_share = full.default_share + sum(r.share for r in left_out)
-    return out
-
-
-def rule_set_of_size(path_rules, path_defaults, size):
-    """The printed list of ``size`` regions on a fitted model's path: path_rules holds one
-    RuleSet per size (or, in a model fitted before, the longest list: its prefix)."""
-    if isinstance(path_rules, RuleSet):
-        return prefix_rule_set(path_rules, path_defaults, size)
-    return path_rules[size - 1]
 
 
 def sized_model(model, n_regions=None, max_conditions=None):
@@ -246,7 +219,7 @@ def sized_model(model, n_regions=None, max_conditions=None):
         if n_regions > top:
             raise ValueError(f"n_regions must be an integer in [1, {top}] (path_['size']); got {n_regions!r}")
         out.n_regions = out.n_regions_ = int(n_regions)
-        out.rules_ = rule_set_of_size(model.path_rules_, model.path_defaults_, int(n_regions))
+        out.rules_ = model.path_rules_[int(n_regions) - 1]
     else:
         path = model.path_
         cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
@@ -306,6 +279,11 @@ class MixtureReadoutMixin:
     def _by_rules(self):
         return self.form != "paper" and not self._emkl_fitted()
 
+    def _row_regions(self, Xf):
+        # form "paper" predicts by the MAP component: a row's region is its component's rule
+        # (EM-KL weighs every expert: its regions are those of the rules as printed)
+        return self._mixture().components(Xf) if self.form == "paper" and not self._emkl_fitted() else None
+
     def apply_map(self, X):
         """Index of each point's MAP component of the mixture (eq. 10).
 
@@ -342,11 +320,11 @@ class MixtureReadoutMixin:
         return self._mixture().predict(Xf)
 
     def evaluate(self, X, y):
-        """Test error, coverage, overlap and fidelity of the rules on (X, y).
+        """Test error, fidelity and where the rows fall in the regions, on (X, y).
 
         EM-KL: ``error`` is that of the mixture of experts (predict),
-        ``error_mixture_map`` that of the expert of largest weight, and ``error_rules`` that of the rules as printed
-        (``rules_.predict``), which coverage and overlap describe.
+        ``error_mixture_map`` that of the expert of largest weight, and ``error_rules`` that
+        of the rules as printed (``rules_.predict``), whose regions the region keys describe.
 
         Parameters
         ----------
@@ -362,11 +340,13 @@ class MixtureReadoutMixin:
             as printed), ``error_mixture_map`` (the same of the mixture the rules were
             searched from, by its MAP prediction, predict_map: not the printed
             explanation's), ``model_error`` (the model's, on the same rows), ``r2`` and
-            ``model_r2`` (regression: R^2 of both on y), ``coverage`` (share of points covered by at least one rule),
-            ``overlap`` (mean number of rules covering a point), ``fidelity`` (agreement
-            with ``estimator_``'s predictions: the share of equal classes, R^2 in
-            regression; None for a split array), ``n_regions``, ``n_conditions`` and, for
-            a tree, ``mean_checks``.
+            ``model_r2`` (regression: R^2 of both on y), ``fidelity`` (agreement with
+            ``estimator_``'s predictions: the share of equal classes, R^2 in regression;
+            None for a split array), ``n_regions``, ``largest_region`` (share of the rows
+            in the region holding most), ``regions_reached`` (regions holding a row),
+            ``overlap_share`` (share of the rows the conditions of more than one region
+            hold for: 0 for a tree or a sum), ``n_conditions`` and ``mean_checks``
+            (comparisons read per row); docs/user_guide/reading.rst.
         """
         Xf, y, scores = self._scores(X, y)
         emkl = self._emkl_fitted()

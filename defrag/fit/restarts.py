@@ -257,17 +257,3 @@ def _selection_key(r):
     bound = r.final_bound if r.final_bound == r.final_bound else -np.inf
     n_rules = r.n_components if r.rule_list is None else len(r.rule_list.rules)
     return (error, n_rules, -bound, r.index)
-
-
-def run_screened_restarts(problem, sub_problem, target, sub_target, options, n_restarts,
-                          random_state, n_jobs, rule_list=None, **kernels):
-    """Restarts fitted on a subsample (sub_problem), selected by training error on all rows.
-
-    Rule models fitted on a few tens of thousands of rows generalise to the rest:
-    on the 1,000,000-row benchmark every restart's error on all rows was within
-    0.003 of its error on a 30,000-row subsample, at a fraction of the time.
-    kernels: run_restarts' restart and score (EM-KL's, defrag/fit/emkl.py).
-    Returns (all restarts, with their errors on all rows; the selected one)."""
-    return run_restarts(sub_problem, sub_target, options, n_restarts, random_state, n_jobs,
-                        score_problem=problem, score_target=target, rule_list=rule_list,
-                        **kernels)

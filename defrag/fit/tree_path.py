@@ -53,14 +53,13 @@ import numpy as np
 
 from ..rules.additive_search import additive_value_path, grow_additive_path
 from ..rules import RuleSet
-from ..rules.list_search import candidate_boxes, component_boxes, literal_groups, simplified_boxes
 from ..rules.conditions import comparisons
 from ..rules.tree import Leaf, Node, RuleTree
 from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
 from ..utils.validation import user_stacklevel
-from .list_path import MIN_VALIDATION, N_FOLDS, SEARCH_ROWS, _read_out, _search_splits
+from .list_path import MIN_VALIDATION, N_FOLDS, read_out, search_inputs
 
 # The prices of a box's conditions beyond the first (multiples of the region's squared
 # error a condition must drop); inf: a condition a node (a plain tree).
@@ -293,19 +292,12 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     restarts' rows (class probabilities, columns soft_classes) or None."""
     p = prepared
     X, y, n_classes = p.X_fit, np.asarray(p.fit_target.y), p.fit_target.n_classes
-    rng = np.random.default_rng(np.random.SeedSequence([p.entropy, 36]))
-    rows = np.arange(X.shape[0])
-    if rows.size > SEARCH_ROWS:
-        rows = np.sort(rng.choice(rows, SEARCH_ROWS, replace=False))
-    splits, keep = _search_splits(config, p.splits, rows.size)
-    S = splits.binary_features(X[rows])
+    inputs = search_inputs(config, p, component_etas, 36)
+    rng, rows, splits, S = inputs.rng, inputs.rows, inputs.splits, inputs.S
+    feature, group, candidates_boxes = inputs.feature, inputs.group, inputs.candidates
     T, _ = growth_targets(None if soft is None else np.asarray(soft)[rows], y[rows], n_classes, p.classes,
                           soft_classes)
     y_s = y[rows] if n_classes else y[rows].astype(np.float64)
-    feature, group = literal_groups(splits)
-    raw = component_boxes(component_etas, config.kappa, keep)
-    boxes = {tuple(box) for box in simplified_boxes(S, sorted(raw), group)}
-    candidates_boxes = candidate_boxes(sorted(b for b in boxes if b), 2 * len(splits))
 
     budget, n_regions = config.max_conditions, config.n_regions
     default = budget is None and n_regions is None
@@ -390,7 +382,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     grown = {price: paths[-1] for price, paths in tree_paths.items()}
     sum_steps = sum_paths[-1] if sum_size else []
     distinct = sorted({tuple(b) for steps in grown.values() for _, b in steps} | {(l,) for _, _, l in sum_steps})
-    read = dict(zip(distinct, _read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
+    read = dict(zip(distinct, read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
     values = {price: leaf_values(node_outputs(steps, S, U), p.classes, n_classes) for price, steps in grown.items()}

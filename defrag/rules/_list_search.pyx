@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The greedy rule-list search (src_c/dfg_list_search.h: the boxes of one list) and the
-list at every size (src_c/dfg_list_path.h), for defrag/rules/list_search.py. Arrays are
-checked here; the algorithm is all in the kernels. Stops (KernelInterrupted) when the fit
+list at every size (src_c/dfg_list_path.h), for defrag/rules/list_search.py, and the size
+checks every box search shares (_list_search.pxd; _tree_search.pyx cimports them). Arrays
+are checked here; the algorithm is all in the kernels. Stops (KernelInterrupted) when the fit
 it works for is interrupted."""
 import numpy as np
 
@@ -23,16 +24,16 @@ def list_search_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int6
     cdef const int *stop = stop_pointer(flag)
     n_threads = kernel_threads(n_threads)
     cdef int64_t n = S.shape[0], L = S.shape[1], d = T.shape[1]
-    cdef int64_t n_cand = _checked_sizes(S, T, literal_feature, literal_group, cand_ptr, cand_literals, max_rules,
-                                         max_moves, n_starts)
-    cdef int64_t bound = _box_bound(cand_ptr, max_rules, max_moves, 0)
+    cdef int64_t n_cand = checked_sizes(S, T, literal_feature, literal_group, cand_ptr, cand_literals, max_rules,
+                                        max_moves, n_starts)
+    cdef int64_t bound = box_bound(cand_ptr, max_rules, max_moves, 0)
     cdef int64_t capacity = max(max_rules * bound, 1)
     box_ptr = np.zeros(max_rules + 1, dtype=np.int64)
     box_literals = np.zeros(capacity, dtype=np.int64)
     cdef int64_t[::1] ptr_view = box_ptr
     cdef int64_t[::1] lit_view = box_literals
     cdef dfg_list_params params = _params(max_rules, min_support, max_moves, n_starts, rel_tol)
-    cdef _Inputs p = _pointers(S, T, literal_feature, literal_group, cand_literals)
+    cdef SearchInputs p = search_pointers(S, T, literal_feature, literal_group, cand_literals)
     cdef int64_t n_boxes = 0
     cdef int status
     with nogil:
@@ -57,11 +58,11 @@ def list_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     cdef const int *stop = stop_pointer(flag)
     n_threads = kernel_threads(n_threads)
     cdef int64_t n = S.shape[0], L = S.shape[1], d = T.shape[1]
-    cdef int64_t n_cand = _checked_sizes(S, T, literal_feature, literal_group, cand_ptr, cand_literals, max_rules,
-                                         max_moves, n_starts)
+    cdef int64_t n_cand = checked_sizes(S, T, literal_feature, literal_group, cand_ptr, cand_literals, max_rules,
+                                        max_moves, n_starts)
     max_rules = min(max_rules, max(n - 1, 0))
     # a split adds one literal to a box
-    cdef int64_t longest = _box_bound(cand_ptr, max_rules, max_moves, max_rules)
+    cdef int64_t longest = box_bound(cand_ptr, max_rules, max_moves, max_rules)
     cdef int64_t capacity = max(max_rules * longest, 1)
     kind = np.zeros(max(max_rules, 1), dtype=np.int64)
     rule = np.zeros(max(max_rules, 1), dtype=np.int64)
@@ -72,7 +73,7 @@ def list_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     cdef int64_t[::1] ptr_view = step_ptr
     cdef int64_t[::1] lit_view = step_literals
     cdef dfg_list_params params = _params(max_rules, min_support, max_moves, n_starts, rel_tol)
-    cdef _Inputs p = _pointers(S, T, literal_feature, literal_group, cand_literals)
+    cdef SearchInputs p = search_pointers(S, T, literal_feature, literal_group, cand_literals)
     cdef int64_t n_steps = 0
     cdef int status
     with nogil:
@@ -83,19 +84,11 @@ def list_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     return kind[:n_steps], rule[:n_steps], step_ptr[:n_steps + 1], step_literals[:step_ptr[n_steps]]
 
 
-cdef struct _Inputs:
-    # the kernels' input pointers, NULL for an empty array
-    const uint8_t *S
-    const double *T
-    const int64_t *feature
-    const int64_t *group
-    const int64_t *cand_literals
-
-
-cdef _Inputs _pointers(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,
-                       const int64_t[::1] literal_group, const int64_t[::1] cand_literals):
-    """Pointers to checked arrays (_checked_sizes), valid while the caller holds them."""
-    cdef _Inputs p
+cdef SearchInputs search_pointers(const uint8_t[:, ::1] S, const double[:, ::1] T,
+                                  const int64_t[::1] literal_feature, const int64_t[::1] literal_group,
+                                  const int64_t[::1] cand_literals):
+    """Pointers to checked arrays (checked_sizes), valid while the caller holds them."""
+    cdef SearchInputs p
     p.S = &S[0, 0] if S.shape[0] * S.shape[1] > 0 else NULL
     p.T = &T[0, 0] if T.shape[0] * T.shape[1] > 0 else NULL
     p.feature = &literal_feature[0] if literal_feature.shape[0] > 0 else NULL
@@ -104,10 +97,10 @@ cdef _Inputs _pointers(const uint8_t[:, ::1] S, const double[:, ::1] T, const in
     return p
 
 
-cdef int64_t _checked_sizes(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,
-                            const int64_t[::1] literal_group, const int64_t[::1] cand_ptr,
-                            const int64_t[::1] cand_literals, int64_t max_rules, int64_t max_moves,
-                            int64_t n_starts) except -1:
+cdef int64_t checked_sizes(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_t[::1] literal_feature,
+                           const int64_t[::1] literal_group, const int64_t[::1] cand_ptr,
+                           const int64_t[::1] cand_literals, int64_t max_rules, int64_t max_moves,
+                           int64_t n_starts) except -1:
     """The number of candidate boxes, once the arrays' sizes agree."""
     cdef int64_t n = S.shape[0], L = S.shape[1]
     if T.shape[0] != n:
@@ -124,14 +117,14 @@ cdef int64_t _checked_sizes(const uint8_t[:, ::1] S, const double[:, ::1] T, con
     return n_cand
 
 
-cdef int64_t _box_bound(const int64_t[::1] cand_ptr, int64_t max_rules, int64_t max_moves, int64_t extra) except -1:
+cdef int64_t box_bound(const int64_t[::1] cand_ptr, int64_t max_rules, int64_t max_moves, int64_t extra) except -1:
     """The literals a box may hold (the kernel's bound plus extra), its total over
     max_rules boxes checked for overflow."""
     cdef int64_t bound = 0
     check_status(dfg_list_search_box_bound(&cand_ptr[0], cand_ptr.shape[0] - 1, max_moves, &bound),
                  "list_search_box_bound")
     if bound > 2 ** 61 - extra or (max_rules > 0 and bound + extra > (2 ** 61) // max_rules):
-        raise ValueError("list_search: too many rules or moves")
+        raise ValueError("box search: too many boxes or moves")
     return bound + extra
 
 

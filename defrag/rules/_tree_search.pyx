@@ -6,7 +6,8 @@ import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t
 
-from defrag._cdefs cimport dfg_list_search_box_bound, dfg_tree_params, dfg_tree_path_grow, dfg_tree_scores
+from defrag._cdefs cimport dfg_tree_params, dfg_tree_path_grow, dfg_tree_scores
+from defrag.rules._list_search cimport SearchInputs, box_bound, checked_sizes, search_pointers
 from defrag.utils._common cimport check_status, kernel_threads, stop_flag, stop_pointer
 
 
@@ -32,24 +33,12 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     cdef const int *stop = stop_pointer(flag)
     n_threads = kernel_threads(n_threads)
     cdef int64_t n = S.shape[0], L = S.shape[1], d = T.shape[1]
-    if T.shape[0] != n:
-        raise ValueError(f"T has {T.shape[0]} rows for {n} rows of S")
-    if literal_feature.shape[0] != 2 * L or literal_group.shape[0] != 2 * L:
-        raise ValueError(f"literal_feature and literal_group must have 2 L = {2 * L} entries")
-    if cand_ptr.shape[0] < 1 or cand_ptr[0] != 0:
-        raise ValueError("cand_ptr must start with 0")
-    cdef int64_t n_cand = cand_ptr.shape[0] - 1
-    if cand_ptr[n_cand] != cand_literals.shape[0]:
-        raise ValueError("cand_ptr must end at the number of candidate literals")
+    cdef int64_t n_cand = checked_sizes(S, T, literal_feature, literal_group, cand_ptr, cand_literals, 0,
+                                        max_moves, n_starts)
     if max_leaves < 1 or min_leaf < 1:
         raise ValueError("max_leaves and min_leaf must be >= 1")
-    if max_moves < 0 or n_starts < 0:
-        raise ValueError("max_moves and n_starts must be >= 0")
     max_leaves = min(max_leaves, max(n, 1))
-    cdef int64_t bound = 0
-    check_status(dfg_list_search_box_bound(&cand_ptr[0], n_cand, max_moves, &bound), "tree_path_grow")
-    if bound > 2 ** 61 // max_leaves:
-        raise ValueError("tree_path_grow: too many leaves or moves")
+    cdef int64_t bound = box_bound(cand_ptr, max_leaves, max_moves, 0)
     cdef int64_t capacity = max((max_leaves - 1) * bound, 1)
     leaf = np.zeros(max(max_leaves - 1, 1), dtype=np.int64)
     step_ptr = np.zeros(max_leaves, dtype=np.int64)
@@ -64,11 +53,7 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     params.max_moves = max_moves
     params.n_starts = n_starts
     params.rel_tol = rel_tol
-    cdef const uint8_t *S_ptr = &S[0, 0] if n * L > 0 else NULL
-    cdef const double *T_ptr = &T[0, 0] if n * d > 0 else NULL
-    cdef const int64_t *feature_ptr = &literal_feature[0] if L > 0 else NULL
-    cdef const int64_t *group_ptr = &literal_group[0] if L > 0 else NULL
-    cdef const int64_t *cand_lit_ptr = &cand_literals[0] if cand_literals.shape[0] > 0 else NULL
+    cdef SearchInputs p = search_pointers(S, T, literal_feature, literal_group, cand_literals)
     cdef int64_t n_steps = 0
     cdef int status
     cdef dfg_tree_scores scores
@@ -106,7 +91,7 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
         scores.checks = &checks_view[0, 0]
         scores_ptr = &scores
     with nogil:
-        status = dfg_tree_path_grow(S_ptr, T_ptr, n, L, d, feature_ptr, group_ptr, &cand_ptr[0], cand_lit_ptr,
+        status = dfg_tree_path_grow(p.S, p.T, n, L, d, p.feature, p.group, &cand_ptr[0], p.cand_literals,
                                     n_cand, &params, &leaf_view[0], &ptr_view[0], &lit_view[0], capacity,
                                     &n_steps, scores_ptr, n_threads, stop)
     check_status(status, "tree_path_grow")

@@ -35,61 +35,25 @@ any number of splits b is their first b steps replayed with the same backfitting
 (additive_values; additive_value_path gives every b from one replay), and additive_leaves
 routes rows through its terms.
 """
-import numbers
 
 import numpy as np
 
 from ..utils.threads import threads_now
 from . import _additive_search
-from .list_search import REL_TOL
+from .list_search import REL_TOL, checked_count, checked_split_matrix, checked_targets
 
 # Splits a path may take at most: the search keeps, for every two leaves of different
 # terms, the rows they share per split (memory up to (2 max_splits)^2 / 2 x L x 4 bytes);
 # an additive form of hundreds of splits is no explanation a reader can take in.
 MAX_SPLITS = 256
-# |T| times the rows must stay below this: the squares of the sums stay finite.
-_MAX_MAGNITUDE = 1e150
-
-
-def _checked_count(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, not {value}")
-    return int(value)
 
 
 def _checked_S(S):
-    """S as a C-ordered bool array (n, L), n >= 1; entries must be 0/1 (or booleans)."""
-    S = np.asarray(S)
-    if S.ndim != 2:
-        raise ValueError(f"S must be 2-D (rows x splits), not of shape {S.shape}")
-    if S.dtype.kind not in "biuf":
-        raise TypeError(f"S must be boolean, not {S.dtype}")
+    """S as checked_split_matrix gives it, with at least one row."""
+    S = checked_split_matrix(S)
     if S.shape[0] == 0:
         raise ValueError("S has no rows")
-    if S.dtype.kind != "b" and not np.all((S == 0) | (S == 1)):
-        raise ValueError("S must hold only 0 and 1 (the sides of the splits)")
-    return np.ascontiguousarray(S, dtype=bool)
-
-
-def _checked_T(T, n):
-    """T as a C-ordered float64 array (n, d), d >= 1, finite and not too large."""
-    T = np.asarray(T)
-    if T.dtype.kind not in "biuf":
-        raise TypeError(f"T must be numeric, not {T.dtype}")
-    if T.ndim == 1:
-        T = T.reshape(-1, 1)
-    if T.ndim != 2 or T.shape[0] != n:
-        raise ValueError(f"T must have one row per row of S ({n}), not shape {T.shape}")
-    if T.shape[1] == 0:
-        raise ValueError("T must have at least one column")
-    T = np.ascontiguousarray(T, dtype=np.float64)
-    if not np.all(np.isfinite(T)):
-        raise ValueError("T holds NaN or infinite values")
-    if np.abs(T).max() * n >= _MAX_MAGNITUDE:
-        raise ValueError(f"T's values are too large for squared sums over {n} rows: rescale T")
-    return T
+    return S
 
 
 def grow_additive_path(S, T, max_splits, min_leaf=1, backfit_rounds=3, n_threads=None):
@@ -110,44 +74,30 @@ def _kernel_path(S, T, max_splits, min_leaf, backfit_rounds, n_threads):
     """(steps (m, 3) int64, base (d,), leaf_values (m, 2, d)) of the kernel, the last the
     final values of the nodes each step made (NaN where split later)."""
     S = _checked_S(S)
-    T = _checked_T(T, S.shape[0])
-    max_splits = _checked_count(max_splits, "max_splits", 0)
+    T = checked_targets(T, S.shape[0])
+    max_splits = checked_count(max_splits, "max_splits", 0)
     if max_splits > MAX_SPLITS:
         raise ValueError(f"max_splits must be at most {MAX_SPLITS}, not {max_splits}")
-    min_leaf = _checked_count(min_leaf, "min_leaf", 1)
-    backfit_rounds = _checked_count(backfit_rounds, "backfit_rounds", 0)
-    n_threads = threads_now() if n_threads is None else _checked_count(n_threads, "n_threads", 1)
+    min_leaf = checked_count(min_leaf, "min_leaf", 1)
+    backfit_rounds = checked_count(backfit_rounds, "backfit_rounds", 0)
+    n_threads = threads_now() if n_threads is None else checked_count(n_threads, "n_threads", 1)
     term, node, split, base, values = _additive_search.additive_path_grow(
         S.view(np.uint8), T, max_splits, min_leaf, backfit_rounds, REL_TOL, n_threads)
     return np.column_stack([term, node, split]), base, values
-
-
-def additive_path_bytes(n_samples, n_splits, n_targets, max_splits):
-    """Bytes the kernel of grow_additive_path allocates at most for a path of max_splits
-    splits on n_samples rows, n_splits splits (L) and n_targets targets (d), its outputs
-    left out: the targets less base and row scratch, each term's leaf per row, per leaf
-    (at most 2 max_splits and the root) its sums, scratch and a pointer per earlier leaf,
-    and the counts two leaves of different terms share (L 4-byte counts per pair; at most
-    2 max_splits^2 pairs, reached when every split makes a new term)."""
-    n, L, d, m = (float(v) for v in (n_samples, n_splits, n_targets, max_splits))
-    rows = 8.0 * n * d + 8.0 * 4 * n + 4.0 * n * m
-    leaves = (2 * m + 2) * (8.0 * (2 * d + 2) * L + 8.0 * 4 * d + 16.0 * 2 * m + 256.0)
-    pairs = 2.0 * m * m * (4.0 * L + 64.0)  # (and the allocator's overhead per array)
-    return rows + leaves + pairs + 64.0 * m
 
 
 def _checked_steps(steps, n_splits, L):
     """The first n_splits steps as a list of (term, node, split) ints, once they describe
     a path: each term the next one or an existing one, each node a leaf of its term."""
     steps = [tuple(s) for s in steps]
-    n_splits = _checked_count(n_splits, "n_splits", 0)
+    n_splits = checked_count(n_splits, "n_splits", 0)
     if n_splits > len(steps):
         raise ValueError(f"n_splits = {n_splits} is more than the {len(steps)} steps")
     out, leaves = [], []
     for i, step in enumerate(steps[:n_splits]):  # over the steps (at most MAX_SPLITS), not rows
         if len(step) != 3:
             raise ValueError(f"step {i} must be (term, node, split), not {step!r}")
-        term, node, split = (_checked_count(v, f"step {i}'s entries", 0) for v in step)
+        term, node, split = (checked_count(v, f"step {i}'s entries", 0) for v in step)
         if term > len(leaves):
             raise ValueError(f"step {i} splits term {term} of {len(leaves)}")
         if term == len(leaves):
@@ -194,7 +144,7 @@ def additive_values(S, T, steps, n_splits, backfit_rounds=3):
     them (module docstring), vectorised over rows; the values are the kernel's to
     rounding."""
     S = _checked_S(S)
-    T = _checked_T(T, S.shape[0])
+    T = checked_targets(T, S.shape[0])
     steps = _checked_steps(steps, n_splits, S.shape[1])
     path = additive_value_path(S, T, steps, backfit_rounds)
     return path[-1] if path else (T.mean(axis=0), [])
@@ -206,9 +156,9 @@ def additive_value_path(S, T, steps, backfit_rounds=3):
     backfitting (the model of b steps is where the replay of more steps stands then)."""
     S = _checked_S(S)
     n = S.shape[0]
-    T = _checked_T(T, n)
+    T = checked_targets(T, n)
     steps = _checked_steps(steps, len(list(steps)), S.shape[1])
-    backfit_rounds = _checked_count(backfit_rounds, "backfit_rounds", 0)
+    backfit_rounds = checked_count(backfit_rounds, "backfit_rounds", 0)
     d = T.shape[1]
     base = T.mean(axis=0)
     T0 = T - base

@@ -62,18 +62,6 @@ def _at_zero_threshold(c):
 _EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)  # any double, exactly
 
 
-def printed_bound(value, column):
-    """The shortest decimal p with the same training split as the bound value: every
-    training value of column (NaN ignored) is <= p exactly when it is <= value. Printed
-    instead of the bound, and used in its place once printed (conditions_printed): no
-    training point lies between the two."""
-    column = column[~np.isnan(column)]
-    below = column[column <= value]
-    above = column[column > value]
-    return printed_between(value, below.max() if below.size else -np.inf,
-                           above.min() if above.size else np.inf)
-
-
 def printed_thresholds(X, features, thresholds, n_threads=1):
     """For each split ``x[feature] > threshold``, the shortest decimal that splits the rows of
     X (NaN ignored) as the threshold does (printed_between of its neighbours in X, found
@@ -85,8 +73,11 @@ def printed_thresholds(X, features, thresholds, n_threads=1):
 
 
 def printed_between(value, lo, hi):
-    """printed_bound of value given its training neighbours: lo, the largest training
-    value <= value (-inf if none), and hi, the smallest > value (+inf if none)."""
+    """The shortest decimal p with the same training split as the bound value, given its
+    training neighbours: lo, the largest training value <= value (-inf if none), and hi,
+    the smallest > value (+inf if none); every training value is <= p exactly when it is <=
+    value. Printed instead of the bound, and used in its place once printed
+    (conditions_printed): no training point lies between the two."""
     if not np.isfinite(value):
         return float(value)
     exact = decimal.Decimal(float(value))
@@ -146,13 +137,6 @@ def conditions_holds(conditions, X, n_threads=1):
     pass over X."""
     return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64),
                                        n_threads=n_threads, **holds_arrays(list(conditions)))
-
-
-def conditions_bits(conditions, X, n_threads=1):
-    """Condition.holds of each condition on X, bit-packed over the samples:
-    uint64 (n_conditions, ceil(n_samples / 64)), from one pass over X."""
-    return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64), n_threads=n_threads,
-                                       output="bits", **holds_arrays(list(conditions)))
 
 
 def pruned_by_support(columns, n_samples):
@@ -343,7 +327,7 @@ class Condition:
         self.negated = bool(negated)
         self.category_names = None if category_names is None else tuple(str(n) for n in category_names)
         self.zero_missing = bool(zero_missing)
-        # how the bounds print (printed_bound; None: 6 significant digits), and whether the
+        # how the bounds print (printed_between; None: 6 significant digits), and whether the
         # training data had missing values here (if not, a rule set's listing marks a
         # condition that lets a missing value through with MISSING_MARK, explained below
         # the listing, rather than "(or missing)")

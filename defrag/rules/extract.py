@@ -18,18 +18,11 @@ from . import _rules_eval
 from .conditions import Condition, count_all, part_arrays, pruned_by_support
 
 
-def component_bounds(eta_k, splits, kappa):
-    """Per-feature interval (lower, upper) of one component (eta > 1-kappa / eta < kappa)
-    from its numeric splits, and whether a missing value lies in the region: every
-    split that fixes the region (eta near 0 or 1) must send missing values to the
-    region's side."""
-    lower, upper, missing_ok = components_bounds(np.asarray(eta_k, dtype=np.float64)[None, :], splits, kappa)
-    return lower[0], upper[0], missing_ok[0]
-
-
 def components_bounds(etas, splits, kappa):
-    """component_bounds of each row of etas (K x L): lower, upper and missing_ok, each
-    K x n_features, every component at once: the splits are in feature order
+    """Per component (row of etas, K x L), the per-feature interval (lower, upper) from its
+    numeric splits (eta > 1 - kappa / eta < kappa), and whether a missing value lies in its
+    region (missing_ok: every split that fixes the region, eta near 0 or 1, sends missing
+    values to the region's side); each K x n_features, every component at once: the splits are in feature order
     (splits.feat_ptr), so a feature's bound is one max (min) over its run of splits."""
     K, D = etas.shape[0], splits.n_features
     lower, upper = np.full((K, D), -np.inf), np.full((K, D), np.inf)
@@ -69,7 +62,7 @@ def component_sets(eta_k, splits, kappa):
 
 def _unit_columns(X, units, missing, n_threads=1):
     """Bits over the samples of the prunable parts of conditions (see
-    extract_rule_conditions), all from one pass over X: (n_units, ceil(N / 64)); missing:
+    extract_rules_conditions), all from one pass over X: (n_units, ceil(N / 64)); missing:
     per unit, whether a missing value satisfies it. The parts' kernel arrays are built
     from their fields (conditions.part_arrays), without a Condition per part."""
     arrays = part_arrays([d for d, _, _ in units],
@@ -81,14 +74,6 @@ def _unit_columns(X, units, missing, n_threads=1):
     return _rules_eval.condition_holds(np.ascontiguousarray(X, dtype=np.float64), n_threads=n_threads,
                                        output="bits", zero_threshold=ZERO_THRESHOLD,
                                        zero_missing=np.zeros(len(units), dtype=np.uint8), **arrays)
-
-
-def extract_rule_conditions(eta_k, splits, kappa, X_train, feature_names, n_threads=1):
-    """Merged and pruned conditions of one component, and its training support.
-
-    X_train is the prepared (float64, C-contiguous) training input, as the model reads it.
-    """
-    return extract_rules_conditions([eta_k], splits, kappa, X_train, feature_names, n_threads)[0]
 
 
 def _prunable_units(eta_k, splits, kappa, bounds):
@@ -114,8 +99,9 @@ def _prunable_units(eta_k, splits, kappa, bounds):
 
 
 def extract_rules_conditions(etas, splits, kappa, X_train, feature_names, n_threads=1):
-    """extract_rule_conditions of several components: [(conditions, support), ...], the
-    columns of all their parts from one pass over X_train."""
+    """The merged and pruned conditions of each component of etas and its training support:
+    [(conditions, support), ...], the columns of all their parts from one pass over X_train
+    (the prepared input: float64, C-contiguous, as the model reads it)."""
     etas = np.asarray(etas, dtype=np.float64).reshape(len(etas), len(splits))
     lower, upper, missing_ok = components_bounds(etas, splits, kappa)
     per_component = [_prunable_units(eta_k, splits, kappa, (lo, up, ok))

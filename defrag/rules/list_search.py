@@ -45,6 +45,50 @@ MAX_MOVES = 12
 N_STARTS = 2
 # A move must raise the score by this share of the constant's loss (rounding).
 REL_TOL = 1e-9
+# |T| times the rows must stay below this: the squares of the sums stay finite.
+MAX_MAGNITUDE = 1e150
+
+
+def checked_count(value, name, low=0):
+    """value as an int; TypeError unless it is an integer (not a bool), ValueError below low."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, not {value}")
+    return int(value)
+
+
+def checked_split_matrix(S, name="S"):
+    """S (rows x splits: each row's sides of the splits) as a C-ordered bool array; entries
+    must be 0/1 (or booleans). The searches' kernels take its values as checked here."""
+    S = np.asarray(S)
+    if S.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows x splits), not of shape {S.shape}")
+    if S.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be boolean, not {S.dtype}")
+    if S.dtype.kind != "b" and not np.all((S == 0) | (S == 1)):
+        raise ValueError(f"{name} must hold only 0 and 1 (the sides of the splits)")
+    return np.ascontiguousarray(S, dtype=bool)
+
+
+def checked_targets(T, n):
+    """T as a C-ordered float64 array (n, d), d >= 1 (a 1-D T: one column), finite and small
+    enough for squared sums over n rows. The searches' kernels take its values as checked here."""
+    T = np.asarray(T)
+    if T.dtype.kind not in "biuf":
+        raise TypeError(f"T must be numeric, not {T.dtype}")
+    if T.ndim == 1:
+        T = T.reshape(-1, 1)
+    if T.ndim != 2 or T.shape[0] != n:
+        raise ValueError(f"T must have one row per row of S ({n}), not shape {T.shape}")
+    if T.shape[1] == 0:
+        raise ValueError("T must have at least one column")
+    T = np.ascontiguousarray(T, dtype=np.float64)
+    if not np.all(np.isfinite(T)):
+        raise ValueError("T holds NaN or infinite values")
+    if T.size and np.abs(T).max() * n >= MAX_MAGNITUDE:
+        raise ValueError(f"T's values are too large for squared sums over {n} rows: rescale T")
+    return T
 
 
 def _int_array(values, name, size):
@@ -105,20 +149,12 @@ def grow_boxes(S, T, literal_feature, literal_group, candidates, max_rules, min_
     wherever the target sums are exact (counts, class indicators, small integers), and
     may differ in near ties otherwise. n_threads: the kernel's threads (None: as many as this thread
     may use); the result does not depend on it."""
-    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, min_support, n_threads)
-    return _grown(problem, _checked_count(max_rules, "max_rules"))
-
-
-def _checked_count(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, not {value}")
-    return int(value)
+    problem = checked_problem(S, T, literal_feature, literal_group, candidates, min_support, n_threads)
+    return _grown(problem, checked_count(max_rules, "max_rules"))
 
 
 @dataclass
-class _Problem:
+class Problem:
     """A search's checked inputs: the kernel's arrays and settings."""
 
     S: np.ndarray  # (n, L) bool, C order
@@ -131,24 +167,12 @@ class _Problem:
     n_threads: int
 
 
-def _checked_problem(S, T, literal_feature, literal_group, candidates, min_support, n_threads):
-    S = np.asarray(S)
-    if S.ndim != 2:
-        raise ValueError(f"S must be 2-D (rows x splits), not of shape {S.shape}")
-    if S.dtype.kind not in "biuf":
-        raise TypeError(f"S must be boolean, not {S.dtype}")
-    S = np.ascontiguousarray(S, dtype=bool)
+def checked_problem(S, T, literal_feature, literal_group, candidates, min_support, n_threads):
+    """The Problem of a box search's inputs (grow_boxes' arguments), each checked once: the
+    kernels check only their sizes."""
+    S = checked_split_matrix(S)
     n, L = S.shape
-    T = np.asarray(T)
-    if T.dtype.kind not in "biuf":
-        raise TypeError(f"T must be numeric, not {T.dtype}")
-    if T.ndim == 1:
-        T = T.reshape(-1, 1)
-    if T.ndim != 2 or T.shape[0] != n:
-        raise ValueError(f"T must have one row per row of S ({n}), not shape {T.shape}")
-    T = np.ascontiguousarray(T, dtype=np.float64)
-    if not np.all(np.isfinite(T)):
-        raise ValueError("T holds NaN or infinite values")
+    T = checked_targets(T, n)
     feature = _int_array(literal_feature, "literal_feature", 2 * L)
     group = _int_array(literal_group, "literal_group", 2 * L)
     if feature.size and feature.min() < 0:
@@ -159,9 +183,9 @@ def _checked_problem(S, T, literal_feature, literal_group, candidates, min_suppo
         ptr, literals = candidates.ptr, candidates.literals
     else:
         ptr, literals = _candidate_csr(candidates, 2 * L)
-    min_support = _checked_count(min_support, "min_support")
-    n_threads = threads_now() if n_threads is None else int(n_threads)
-    return _Problem(S, T, feature, group, ptr, literals, min_support, n_threads)
+    min_support = checked_count(min_support, "min_support")
+    n_threads = threads_now() if n_threads is None else checked_count(n_threads, "n_threads", 1)
+    return Problem(S, T, feature, group, ptr, literals, min_support, n_threads)
 
 
 def _grown(problem, max_rules):
@@ -194,8 +218,8 @@ def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules,
     26.2 for CART on the forest's predictions). The sizes are therefore not prefixes of one
     list. The growth runs in C (src_c/dfg_list_path.h); its NumPy reference is
     tests/list_search_reference.py's grow_list_sizes. n_threads: as grow_boxes's."""
-    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, 1, n_threads)
-    max_rules = _checked_count(max_rules, "max_rules")
+    problem = checked_problem(S, T, literal_feature, literal_group, candidates, 1, n_threads)
+    max_rules = checked_count(max_rules, "max_rules")
     n, L = problem.S.shape
     if n < 2 or L == 0:
         return [[]]
@@ -256,16 +280,11 @@ def box_cover(S, box):
     return out
 
 
-def simplified_box(S, box, literal_group):
-    """The box without literals that change no row's cover on S: of the nested thresholds
-    of one group (a feature's side) only the tightest, then, the most often true first,
-    each literal whose removal leaves the covered rows as they are (FAB fixes many
-    nested thresholds of one feature)."""
-    return simplified_boxes(S, [box], literal_group)[0]
-
-
 def simplified_boxes(S, boxes, literal_group):
-    """simplified_box of each of boxes (sorted lists), S's columns counted once."""
+    """Each of boxes (sorted lists) without the literals that change no row's cover on S: of
+    the nested thresholds of one group (a feature's side) only the tightest, then, the most
+    often true first, each literal whose removal leaves the covered rows as they are (FAB
+    fixes many nested thresholds of one feature); S's columns counted once."""
     n_true = np.count_nonzero(S, axis=0)  # rows where each split holds
     literal_group = np.asarray(literal_group)
     return [_simplified(S, box, literal_group, n_true) for box in boxes]

@@ -7,19 +7,18 @@ is written to and read from JSON (``document``) and exported to SQL, Python and 
 """
 import copy
 import functools
-import json
 import warnings
 
 import numpy as np
 
-from . import _route, _rules_eval, diff as diffs, display, document, export
+from . import _route, _rules_eval, display, document, export
 from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, user_stacklevel
-from .conditions import (Condition, condition_arrays, conditions_on_training_rows, reading_arrays,
-                         missing_value_note)
+from .conditions import Condition, condition_arrays, conditions_on_training_rows, reading_arrays
+from .explanation import Explanation
 from .tree_nodes import number_text, rounded, spread_decimals
 
 
@@ -194,7 +193,7 @@ def prediction_text(prediction, proba):
     return f"{printed_label(prediction)} (p={float(np.max(proba)):.3f})"
 
 
-class RuleSet:
+class RuleSet(Explanation):
     """An ordered list of rules and the prediction for rows no rule covers.
 
     ``predict`` uses the rules as written: a row takes the prediction of the first rule
@@ -792,30 +791,12 @@ class RuleSet:
             state.pop(key, None)  # rebuilt on first use
         return state
 
+    _exports = export
+
+    def _conditions(self):
+        return (c for r in self.rules for c in r.conditions)
+
     # ------------------------------------------------------------------ exports
-    def diff(self, other, X=None, tol=None):
-        """Say what changed from these rules to other.
-
-        A rule's region is its own conditions; the default, "otherwise", is the last region.
-
-        Parameters
-        ----------
-        other : RuleSet or RuleTree
-            The other explanation, over the same features.
-        X : array-like of shape (n_samples, n_features), default=None
-            Rows on which to count the changed predictions and regions.
-        tol : float, default=None
-            In regression, a prediction changed where it moved by more than tol; None: 1% of
-            the standard deviation of this one's predictions on X (without X: of its values'
-            range), stated in the result.
-
-        Returns
-        -------
-        ExplanationDiff
-            The regions kept, changed, added and removed, and on X the rows that changed.
-        """
-        return diffs.explanation_diff(self, other, X, tol)
-
     def to_dict(self):
         """Return a JSON-ready dict that rebuilds the rule set (``from_dict``).
 
@@ -851,119 +832,6 @@ class RuleSet:
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)
 
-    def to_json(self, indent=None):
-        """Return ``to_dict`` as JSON text (strict JSON: infinite numbers as strings).
-
-        Parameters
-        ----------
-        indent : int, default=None
-            The indentation of ``json.dumps``.
-
-        Returns
-        -------
-        str
-            The JSON text.
-        """
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text):
-        """Rebuild the rule set of ``to_json`` (imports neither scikit-learn nor pandas).
-
-        Parameters
-        ----------
-        text : str
-            The JSON text.
-
-        Returns
-        -------
-        RuleSet
-            The rule set.
-
-        Raises
-        ------
-        RulesDocumentError
-            A bad document (see ``from_dict``), text that is not JSON or nests too deep.
-        """
-        return cls.from_dict(document.parse(text))
-
-    def to_frame(self, X=None, y=None):
-        """Return one row per rule and a last one for the default, as a pandas DataFrame.
-
-        The columns: rule text, n_conditions, prediction, support (training points it predicts
-        for), weight, coverage (share of the training points satisfying it), share (share of
-        the training points it is the first match for; None where unknown) and proba_<class>;
-        given X, X_coverage, X_support and X_share; given y too, precision and error
-        (classification) or error (regression: mean squared error) on those rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), default=None
-            Rows on which to count each row's support and share.
-        y : array-like of shape (n_samples,), default=None
-            The targets of X, for the error on those rows.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The table.
-        """
-        return export.to_frame(self, X, y)
-
-    def to_sql(self, table=None, column_names=None):
-        """Return one SQL ``CASE WHEN ... THEN ... ELSE ... END`` expression giving ``predict``.
-
-        The table holds the columns as a DataFrame would (missing values as NULL, categorical
-        columns as their labels); the expression is NULL where ``predict`` raises.
-
-        Parameters
-        ----------
-        table : str, default=None
-            The table that qualifies the column names.
-        column_names : list or dict, default=None
-            The table's names of the columns: a list in the rules' column order, or a dict
-            from the rules' names to the table's.
-
-        Returns
-        -------
-        str
-            The SQL expression.
-        """
-        return export.to_sql(self, table, column_names)
-
-    def to_python(self, name="predict"):
-        """Return the source of a dependency-free Python function ``name(row)``.
-
-        The function takes a dict or pandas Series by column name, or a sequence in column
-        order, and returns ``predict``'s value for the row.
-
-        Parameters
-        ----------
-        name : str, default="predict"
-            The function's name.
-
-        Returns
-        -------
-        str
-            The Python source.
-        """
-        return export.to_python(self, name)
-
-    def query_strings(self, column_names=None):
-        """Return pandas ``DataFrame.query`` expressions selecting the rows each rule covers.
-
-        Parameters
-        ----------
-        column_names : list or dict, default=None
-            The DataFrame's names of the columns (as ``to_sql``'s).
-
-        Returns
-        -------
-        list of str
-            One expression per rule (column names in backticks; missing values as ``x != x``).
-        """
-        return export.query_strings(self, column_names)
-
     # ------------------------------------------------------------- for readers
     def table_rows(self):
         """Return the cells of the rule set's table, one tuple per rule and the default last.
@@ -983,20 +851,6 @@ class RuleSet:
                      "" if self.default_support is None else str(self.default_support), share(self.default_share)))
         return rows
 
-    def missing_note(self):
-        """Return the line printed below the listing on where missing values go.
-
-        Returns
-        -------
-        str or None
-            The line, or None where the conditions say it all.
-        """
-        enc = self.encoding
-        unknown_missing = () if enc is None or enc.unknown != "missing" else \
-            {d for d, cats in enumerate(enc.categories) if cats is not None}
-        return missing_value_note((c for r in self.rules for c in r.conditions), self.supports_missing,
-                                  unknown_missing)
-
     def to_markdown(self):
         """Return the rules as a Markdown table.
 
@@ -1007,9 +861,6 @@ class RuleSet:
             last, then the note on missing values where the listing has one.
         """
         return display.markdown_table(self.table_rows(), self.missing_note())
-
-    def _repr_markdown_(self):
-        return self.to_markdown()
 
     def to_html(self, above=()):
         """Return the table of ``to_markdown`` in HTML (every text escaped).

@@ -20,7 +20,6 @@ not over rows), so that predict's memory is its output and a bounded block.
 import copy
 import functools
 import html
-import json
 import math
 
 import numpy as np
@@ -28,10 +27,10 @@ import numpy as np
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
-from . import diff as diffs, document, tree_export
 from ..utils.threads import checked_threads
-from . import _route
-from .conditions import Condition, comparisons, conditions_on_training_rows, missing_value_note, reading_arrays
+from . import _route, document, tree_export
+from .conditions import Condition, comparisons, conditions_on_training_rows, reading_arrays
+from .explanation import Explanation
 from .ruleset import Rule, RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
@@ -43,7 +42,7 @@ ROUTE_BLOCK_BYTES = 1 << 20
 _BYTES_PER_ITEM = 16
 
 
-class RuleTree:
+class RuleTree(Explanation):
     """A tree of rules, or a sum of small trees.
 
     A tree of rules (one term, ``base`` None) tests a box of conditions at each inner node:
@@ -248,6 +247,11 @@ class RuleTree:
         for key in ("_box_set", "_flat", "_printed_arrays"):
             state.pop(key, None)  # rebuilt on first use
         return state
+
+    _exports = tree_export
+
+    def _conditions(self):
+        return (c for n in self.nodes() for c in n.conditions)
 
     # ------------------------------------------------------------ reading rows
     def encode(self, X, matched=False):
@@ -575,38 +579,6 @@ class RuleTree:
         self._route(X_coded, n_threads, items=False, visits=visits)
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
-    # ------------------------------------------------------------ diff
-    def diff(self, other, X=None, tol=None):
-        """Say what changed from this explanation to other.
-
-        The regions kept, changed (with their threshold moves), added and removed, and on the
-        rows of X the share whose prediction changed and whose region changed, and the rows
-        that moved between which regions. ``str()``, ``_repr_html_`` and ``to_json()`` show
-        the result.
-
-        Parameters
-        ----------
-        other : RuleTree or RuleSet
-            The other explanation, over the same features.
-        X : array-like of shape (n_samples, n_features), default=None
-            Rows on which to count the changes.
-        tol : float, default=None
-            In regression, a prediction changed where it moved by more than tol; None: 1% of
-            the standard deviation of this one's predictions on X (without X: of its values'
-            range), stated in the result.
-
-        Returns
-        -------
-        ExplanationDiff
-            The changes.
-
-        Raises
-        ------
-        ValueError
-            Where the two read different features or predict different things.
-        """
-        return diffs.explanation_diff(self, other, X, tol)
-
     # ------------------------------------------------------------ JSON
     def to_dict(self):
         """Return a JSON-ready dict that rebuilds the tree (``from_dict``).
@@ -648,119 +620,6 @@ class RuleTree:
             return Leaf(item["prediction"], item["proba"], item["support"], item["share"])
 
         return cls([built(t) for t in fields.pop("terms")], **fields)
-
-    def to_json(self, indent=None):
-        """Return ``to_dict`` as JSON text (strict JSON: infinite numbers as strings).
-
-        Parameters
-        ----------
-        indent : int, default=None
-            The indentation of ``json.dumps``.
-
-        Returns
-        -------
-        str
-            The JSON text.
-        """
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text):
-        """Rebuild the tree of ``to_json``.
-
-        Parameters
-        ----------
-        text : str
-            The JSON text.
-
-        Returns
-        -------
-        RuleTree
-            The tree.
-
-        Raises
-        ------
-        RulesDocumentError
-            A bad document (see ``from_dict``).
-        """
-        return cls.from_dict(document.parse(text))
-
-    # ------------------------------------------------------------ exports
-    def to_sql(self, table=None, column_names=None):
-        """Return one SQL expression giving ``predict`` (``CASE`` nested at most a few deep).
-
-        The table holds the columns as a DataFrame would; a sum adds integers of its unit. The
-        expression is NULL where ``predict`` raises.
-
-        Parameters
-        ----------
-        table : str, default=None
-            The table that qualifies the column names.
-        column_names : list or dict, default=None
-            The table's names of the columns: a list in the rules' column order, or a dict
-            from the rules' names to the table's.
-
-        Returns
-        -------
-        str
-            The SQL expression.
-        """
-        return tree_export.to_sql(self, table, column_names)
-
-    def to_python(self, name="predict"):
-        """Return the source of a dependency-free Python function ``name(row)``.
-
-        The function takes a mapping by column name, or a sequence in column order, and
-        returns ``predict``'s value for the row.
-
-        Parameters
-        ----------
-        name : str, default="predict"
-            The function's name.
-
-        Returns
-        -------
-        str
-            The Python source.
-        """
-        return tree_export.to_python(self, name)
-
-    def query_strings(self, column_names=None):
-        """Return pandas ``DataFrame.query`` expressions selecting each region's rows.
-
-        Parameters
-        ----------
-        column_names : list or dict, default=None
-            The DataFrame's names of the columns (as ``to_sql``'s).
-
-        Returns
-        -------
-        list of str, or list of list of str
-            One expression per region (a sum: one list per term).
-        """
-        return tree_export.query_strings(self, column_names)
-
-    def to_frame(self, X=None, y=None):
-        """Return one row per region as a pandas DataFrame.
-
-        The columns: term, region, its path, prediction (a sum: the value the term adds),
-        support and share of the training rows, proba_<class> (a tree in classification);
-        given X, X_support and X_share; given y too (a tree), error (classification: the share
-        misclassified; regression: mean squared error) on those rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), default=None
-            Rows on which to count each row's support and share.
-        y : array-like of shape (n_samples,), default=None
-            The targets of X, for the error on those rows.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The table.
-        """
-        return tree_export.to_frame(self, X, y)
 
     # ------------------------------------------------------------ printing
     def on_training_rows(self, X, n_threads=1):
@@ -894,20 +753,6 @@ class RuleTree:
             counts = f"{len(self.terms)} part{'' if len(self.terms) == 1 else 's'}, " + counts
         return counts
 
-    def missing_note(self):
-        """Return the line printed below the text on where missing values go.
-
-        Returns
-        -------
-        str or None
-            The line, or None where the conditions say it all.
-        """
-        enc = self.encoding
-        unknown_missing = () if enc is None or enc.unknown != "missing" else \
-            {d for d, cats in enumerate(enc.categories) if cats is not None}
-        return missing_value_note((c for n in self.nodes() for c in n.conditions), self.supports_missing,
-                                  unknown_missing)
-
     def __str__(self):
         if self.form == "tree":
             lines = self._lines(self.terms[0], 0)
@@ -937,9 +782,6 @@ class RuleTree:
         # (CommonMark); names cannot start a line of their own (utils/text.py)
         fence = "`" * max(3, longest_run(text, "`") + 1)
         return f"{fence}\n{text}\n{fence}"
-
-    def _repr_markdown_(self):
-        return self.to_markdown()
 
     def to_html(self, above=()):
         """Return the text in an HTML ``<pre>`` block (every text escaped).

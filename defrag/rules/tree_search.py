@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 
 from . import _tree_search
-from .list_search import MAX_MOVES, N_STARTS, REL_TOL, _checked_count, _checked_problem
+from .list_search import MAX_MOVES, N_STARTS, REL_TOL, checked_count, checked_problem, checked_split_matrix
 
 
 def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price=0.0, min_leaf=1,
@@ -68,11 +68,7 @@ def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_
     if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 0:
         raise ValueError(f"n_classes must be an integer >= 0, not {n_classes!r}")
     n_classes = int(n_classes)
-    S_val = np.asarray(S_val)
-    if S_val.ndim != 2:
-        raise ValueError(f"S_val must be 2-D (rows x splits), not of shape {S_val.shape}")
-    if S_val.dtype.kind not in "biuf":
-        raise TypeError(f"S_val must be boolean, not {S_val.dtype}")
+    S_val = checked_split_matrix(S_val, "S_val")
     y_val = np.asarray(y_val)
     if y_val.shape != (S_val.shape[0],):
         raise ValueError(f"y_val must hold one target per row of S_val ({S_val.shape[0]}), not shape {y_val.shape}")
@@ -93,28 +89,20 @@ def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_
         if outputs.shape != np.shape(T) or not np.all(np.isfinite(outputs)):
             raise ValueError(f"outputs must be finite, of T's shape {np.shape(T)}, not {outputs.shape}")
     return _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf,
-                  n_threads, (np.ascontiguousarray(S_val, dtype=bool), y_val, n_classes, outputs))
+                  n_threads, (S_val, y_val, n_classes, outputs))
 
 
 def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf, n_threads, val):
     """grow_tree_path's steps; val: (S_val, y_val, n_classes), checked, or None; where given,
     (steps, losses, checks)."""
-    max_leaves = _checked_count(max_leaves, "max_leaves")
-    if max_leaves < 1:
-        raise ValueError(f"max_leaves must be >= 1, not {max_leaves}")
-    min_leaf = _checked_count(min_leaf, "min_leaf")
-    if min_leaf < 1:
-        raise ValueError(f"min_leaf must be >= 1, not {min_leaf}")
+    max_leaves = checked_count(max_leaves, "max_leaves", 1)
+    min_leaf = checked_count(min_leaf, "min_leaf", 1)
     if isinstance(literal_price, bool) or not isinstance(literal_price, numbers.Real):
         raise TypeError(f"literal_price must be a real number, not {literal_price!r}")
     literal_price = float(literal_price)
     if not (np.isfinite(literal_price) and literal_price >= 0.0):
         raise ValueError(f"literal_price must be finite and >= 0, not {literal_price}")
-    if n_threads is not None:
-        n_threads = _checked_count(n_threads, "n_threads")
-        if n_threads < 1:
-            raise ValueError(f"n_threads must be >= 1 or None, not {n_threads}")
-    problem = _checked_problem(S, T, literal_feature, literal_group, candidates, min_leaf, n_threads)
+    problem = checked_problem(S, T, literal_feature, literal_group, candidates, min_leaf, n_threads)
     n, L = problem.S.shape
     n_sizes = max_leaves
     max_leaves = min(max_leaves, max(n // min_leaf, 1))  # every leaf keeps min_leaf rows

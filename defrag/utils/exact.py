@@ -46,14 +46,6 @@ def exact_mean(partials, n):
     return sum(partials) / (int(n) << SCALE)  # int / int: correctly rounded
 
 
-def mean_and_variance(values):
-    """(mean, variance) of float64 values, each correctly rounded from the exact sums of
-    the values and of their rounded squared deviations from that mean."""
-    v = np.asarray(values, dtype=np.float64)
-    mean = exact_mean([exact_partial(v)], v.size)
-    return mean, exact_mean([exact_partial(squared_deviations(v, mean))], v.size)
-
-
 def squared_deviations(values, mean):
     """(values - mean)**2, elementwise: the terms of the variance."""
     d = np.asarray(values, dtype=np.float64) - mean

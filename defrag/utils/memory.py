@@ -303,12 +303,6 @@ def memory_room():
     return avail, source
 
 
-def available_memory():
-    """Bytes of memory available to this process now (None when the OS does not say):
-    the smallest of MemAvailable, the room under a cgroup limit and under RLIMIT_AS."""
-    return memory_room()[0]
-
-
 def memory_limit():
     """(limit in bytes or None for no limit, where it comes from)."""
     local = getattr(_state, "limit", None)

@@ -24,11 +24,6 @@ def user_stacklevel(skip=()):
     return level
 
 
-def warn_user(message, category=UserWarning):
-    """``warnings.warn`` located at the user's line (``user_stacklevel``)."""
-    warnings.warn(message, category, stacklevel=user_stacklevel())
-
-
 def check_not_sparse(X, what="X"):
     """TypeError for a SciPy sparse matrix or array: defrag needs dense input."""
     if hasattr(X, "nnz") and hasattr(X, "toarray"):
@@ -201,13 +196,6 @@ def is_number(value):
     """value is a real number (an int, a float, a NumPy scalar), and not a bool: a flag
     given where a number is asked is a mistake to point out, not 1 or 0."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-def check_bool(name, value):
-    """ValueError unless value is True or False (a NumPy bool too): 'yes', 0.3 or None
-    would be read by their truth value."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False; got {value!r}")
 
 
 def check_n_threads(n_threads, what="n_threads"):
