@@ -289,6 +289,7 @@ cdef extern from "dfg_tree_path.h":
         int64_t n_sizes
         double *losses
         double *checks
+        double *node_outputs
     int dfg_tree_path_grow(const uint8_t *S, const double *T, int64_t n_samples, int64_t n_splits,
                            int64_t n_targets, const int64_t *literal_feature, const int64_t *literal_group,
                            const int64_t *cand_ptr, const int64_t *cand_literals, int64_t n_candidates,

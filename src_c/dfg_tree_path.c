@@ -129,6 +129,7 @@ static int ts_init(ts_ctx *s, const dfg_tree_scores *v, const uint8_t *S, const 
     for (int64_t k = 0; k < d; k++) out[k] = n > 0 ? out[k] / (double)n : 0.0;
     memcpy(s->all_mean, out, (size_t)d * sizeof(double));
     if (d == 1 && n > 0) s->all_mean[0] = dfg_pairwise_sum(T, n) / (double)n;
+    if (v->node_outputs) memcpy(v->node_outputs, s->all_mean, (size_t)d * sizeof(double));
     for (int64_t i = 0; i < m; i++) {
         v->losses[i] = ts_loss(s, out, i);
         v->checks[i] = 0.0;
@@ -141,8 +142,16 @@ static int ts_init(ts_ctx *s, const dfg_tree_scores *v, const uint8_t *S, const 
 static void ts_step(ts_ctx *s, const int64_t *node, int64_t t, int64_t g, const int64_t *box, int64_t len,
                     int64_t then_node, int64_t else_node) {
     const dfg_tree_scores *v = s->v;
-    const int64_t m = v->n_val, L = s->L;
-    if (t + 1 >= v->n_sizes) return;
+    const int64_t m = v->n_val, L = s->L, d = s->d;
+    const int scored = t + 1 < v->n_sizes;
+    if (!scored && !v->node_outputs) return;
+    ts_child_output(s, node, then_node, s->then_out);
+    ts_child_output(s, node, else_node, s->else_out);
+    if (v->node_outputs) {
+        memcpy(v->node_outputs + then_node * d, s->then_out, (size_t)d * sizeof(double));
+        memcpy(v->node_outputs + else_node * d, s->else_out, (size_t)d * sizeof(double));
+    }
+    if (!scored) return;
     /* as printed: the literal the leaf's training rows hold least often first */
     for (int64_t i = 0; i < len; i++) s->cnt[i] = 0;
     for (int64_t r = 0; r < s->n; r++) {
@@ -158,8 +167,6 @@ static void ts_step(ts_ctx *s, const int64_t *node, int64_t t, int64_t g, const 
         }
         s->order[j] = i;
     }
-    ts_child_output(s, node, then_node, s->then_out);
-    ts_child_output(s, node, else_node, s->else_out);
     const double *loss0 = v->losses + t * m, *check0 = v->checks + t * m;
     double *loss1 = v->losses + (t + 1) * m, *check1 = v->checks + (t + 1) * m;
     if (m > 0) {

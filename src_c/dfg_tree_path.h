@@ -66,6 +66,9 @@ typedef struct {
     int64_t n_sizes;      /* rows of losses and checks, >= 1 */
     double *losses;       /* n_sizes x n_val, row-major */
     double *checks;       /* n_sizes x n_val, row-major */
+    double *node_outputs; /* (2 max_leaves - 1) x n_targets, or NULL: every node's output (row g: node g's,
+                             as a leaf's above; node 0 all rows' mean summed as a child's), written for
+                             the nodes the path makes, whatever n_sizes and n_val (0 allowed) */
 } dfg_tree_scores;
 
 /* Grows the tree. S: n_samples x n_splits (entries 0 or 1); T: n_samples x n_targets

@@ -531,3 +531,36 @@ def test_scores_read_leaf_outputs_from_outputs_where_given(kind, d):
     assert not np.array_equal(plain, losses)  # the outputs are read
     with pytest.raises(ValueError, match="outputs must be finite"):
         grow_tree_path_scored(S, T, feature, group, cand, 12, S_val, y_val, n_classes, outputs=outputs[:5])
+
+
+def _node_means(steps, S, U):
+    """Every node's mean of U over its rows, as NumPy sums them (np.add.reduce over the
+    node's rows, then / count; node 0 U.mean): the values a fit prints at its leaves."""
+    node = np.zeros(S.shape[0], dtype=np.int64)
+    means = {0: U.mean(axis=0)}
+    for t, (leaf, box) in enumerate(steps):  # over the steps
+        here = node == leaf
+        then = box_cover(S, box)
+        for child, rows in ((2 * t + 1, here & then), (2 * t + 2, here & ~then)):
+            node[rows] = child
+            means[child] = np.add.reduce(U[rows], axis=0) / np.count_nonzero(rows)
+    return means
+
+
+@pytest.mark.parametrize("kind,d", [("class", 3), ("reg", 1), ("reg", 2)])
+@pytest.mark.parametrize("with_outputs", [False, True])
+def test_node_outputs_are_numpys_means_bit_for_bit(kind, d, with_outputs):
+    """Arbitrary float targets and outputs (sums that round): the kernel's node outputs are
+    the numbers NumPy's means give, so a fit prints them without a replay in Python."""
+    rng = np.random.default_rng(d + 10 * with_outputs)
+    for rep in range(3):
+        n, L = int(rng.integers(30, 400)), int(rng.integers(2, 40))
+        S, T, feature, group, cand = _problem(900 + rep, n, L, d, kind, 6)
+        T = T + rng.normal(scale=1e-3, size=T.shape) * (kind == "reg")  # (class targets stay indicators)
+        U = rng.random(T.shape) * 1e3 + np.pi if with_outputs else None
+        steps, nodes = grow_tree_path(S, T, feature, group, cand, 9, 0.05, 2, outputs=U, node_outputs=True)
+        assert steps == grow_tree_path(S, T, feature, group, cand, 9, 0.05, 2)
+        expected = _node_means(steps, S, T if U is None else U)
+        assert sorted(nodes) == sorted(expected) == list(range(2 * len(steps) + 1))
+        for g, mean in expected.items():
+            assert np.array_equal(nodes[g], mean), (rep, g)

@@ -332,8 +332,10 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         # scored: the validation rows, whose (steps, losses, checks) at every size it returns
         price = min(price, ONE_CONDITION_PRICE)
         if scored is None:
+            # all the rows: the tree printed, its every node's output from the kernel
             return grow_tree_path(S[part], T[part], feature, group, candidates_boxes, max_regions,
-                                  literal_price=price, min_leaf=leaf_rows(part), n_threads=n_threads)
+                                  literal_price=price, min_leaf=leaf_rows(part), n_threads=n_threads,
+                                  outputs=None if U is T else U[part], node_outputs=True)
         return grow_tree_path_scored(S[part], T[part], feature, group, candidates_boxes, max_regions, S[scored],
                                      y_s[scored], n_classes, literal_price=price, min_leaf=leaf_rows(part),
                                      n_threads=n_threads, outputs=None if U is T else U[part])
@@ -379,13 +381,13 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
             c.validation_error = float(c.losses.mean())
 
     # every candidate as grown on all the search rows: its boxes read out as conditions
-    grown = {price: paths[-1] for price, paths in tree_paths.items()}
+    grown = {price: paths[-1][0] for price, paths in tree_paths.items()}
     sum_steps = sum_paths[-1] if sum_size else []
     distinct = sorted({tuple(b) for steps in grown.values() for _, b in steps} | {(l,) for _, _, l in sum_steps})
     read = dict(zip(distinct, read_out([distinct], splits, config.kappa, X, p.names)[0])) if distinct else {}
     names = dict(feature_names=p.names, classes=p.classes, supports_missing=p.splits.supports_missing,
                  encoding=p.splits.encoding)
-    values = {price: leaf_values(node_outputs(steps, S, U), p.classes, n_classes) for price, steps in grown.items()}
+    values = {price: leaf_values(paths[-1][1], p.classes, n_classes) for price, paths in tree_paths.items()}
     sum_values = additive_value_path(S, U_sum, sum_steps, BACKFIT_ROUNDS) if sum_size else []
     boxes_grown = {tuple(b) for steps in grown.values() for _, b in steps}
     trees = GrownTrees(grown, {box: read[box].conditions for box in boxes_grown}, values, names)
@@ -519,7 +521,7 @@ def _copied(root, leaf_number, outputs):
 
 
 def _region_means(region, U, n_leaves):
-    """The mean of U over each region's rows (as node_outputs computes a node's), the mean
+    """The mean of U over each region's rows (as the tree kernel computes a node's), the mean
     over all rows where a region has none: (n_leaves, d)."""
     overall = U.mean(axis=0)
     means = np.empty((n_leaves, U.shape[1]))
@@ -547,29 +549,9 @@ def _constant_losses(T_tr, y_va, n_classes):
     return ((m > 0.5) != y_va).astype(np.float64) if n_classes else (m - y_va) ** 2
 
 
-def node_outputs(steps, S, T):
-    """The mean target vector of every node of the tree of steps on the rows of S (node id
-    -> vector): each size's leaves are among them (a node keeps its rows once made)."""
-    L = S.shape[1]
-    by_split = np.ascontiguousarray(S.T)  # a split's rows side by side: a box's columns gathered at once
-    node = np.zeros(S.shape[0], dtype=np.int64)
-    means = {0: T.mean(axis=0)}
-    for t, (leaf, box) in enumerate(steps):  # over steps, not rows
-        box = np.asarray(box, dtype=np.int64)
-        negated = box >= L
-        holds = (by_split[np.where(negated, box - L, box)] ^ negated[:, None]).all(axis=0)
-        at = node == leaf
-        for child, rows in ((2 * t + 1, at & holds), (2 * t + 2, at & ~holds)):
-            node[rows] = child
-            count = np.count_nonzero(rows)
-            # T[rows].mean(axis=0), the same sum and division, without mean's overhead
-            means[child] = np.add.reduce(T[rows], axis=0) / count if count else means[leaf]
-    return means
-
-
 def leaf_values(means, classes, n_classes):
     """Each node's (prediction, class probabilities or None) as a leaf, from its mean target
-    vector (node_outputs): once per node for the trees of every size."""
+    vector (the tree kernel's node outputs): once per node for the trees of every size."""
     if n_classes:
         return {v: (classes[int(np.argmax(out))], out / max(out.sum(), 1e-300)) for v, out in means.items()}
     return {v: (float(out[0]), None) for v, out in means.items()}

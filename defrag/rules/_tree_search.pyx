@@ -17,7 +17,7 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
                    int64_t min_leaf, int64_t max_moves, int64_t n_starts, double rel_tol, int n_threads=1,
                    const uint8_t[:, ::1] S_val=None, const double[::1] y_val=None,
                    const int64_t[::1] codes_val=None, int64_t n_classes=0, int64_t n_sizes=1,
-                   const double[:, ::1] outputs=None):
+                   const double[:, ::1] outputs=None, bint node_outputs=False):
     """(leaf, step_ptr, step_literals): the steps of the box tree grown best-first, step t
     splitting leaf[t] by the box step_literals[step_ptr[t]:step_ptr[t + 1]] into nodes
     2t + 1 (its rows where the box holds) and 2t + 2. S (n, L) 0/1, T (n, d), literal_feature
@@ -27,8 +27,9 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     With validation rows S_val (m, L) 0/1 and their targets (y_val (m,) where n_classes is
     0, else class codes codes_val (m,) in [0, n_classes), n_classes = d): also (losses,
     checks), each (n_sizes, m), the rows' scores at every size (src_c/dfg_tree_path.h's
-    dfg_tree_scores); outputs (n, d) or None: the leaves' outputs scored are its means (T's
-    where None)."""
+    dfg_tree_scores); outputs (n, d) or None: the leaves' outputs are its means (T's where
+    None). node_outputs: also the output of every node the path makes, (2 max_leaves - 1,
+    d), last (row g: node g's), with or without validation rows."""
     flag = stop_flag(False)  # the kernel reads it
     cdef const int *stop = stop_pointer(flag)
     n_threads = kernel_threads(n_threads)
@@ -61,7 +62,18 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     cdef double[:, ::1] losses_view
     cdef double[:, ::1] checks_view
     cdef int64_t m = 0
-    losses = checks = None
+    losses = checks = nodes = None
+    cdef double[:, ::1] nodes_view
+    if outputs is not None and (outputs.shape[0] != n or outputs.shape[1] != d):
+        raise ValueError(f"outputs must have T's shape ({n}, {d})")
+    if S_val is not None or node_outputs:
+        scores.S = NULL
+        scores.y = NULL
+        scores.codes = NULL
+        scores.n_val = 0
+        scores.n_classes = n_classes
+        scores.n_sizes = 1
+        scores.node_outputs = NULL
     if S_val is not None:
         m = S_val.shape[0]
         if S_val.shape[1] != L:
@@ -74,28 +86,32 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
             raise ValueError(f"codes_val must hold one class code per row of S_val ({m})")
         if n_sizes < 1:
             raise ValueError(f"n_sizes must be >= 1, not {n_sizes}")
-        losses = np.zeros((n_sizes, max(m, 1)), dtype=np.float64)
-        checks = np.zeros((n_sizes, max(m, 1)), dtype=np.float64)
-        losses_view = losses
-        checks_view = checks
         scores.S = &S_val[0, 0] if m * L > 0 else NULL
         scores.y = &y_val[0] if n_classes == 0 and m > 0 else NULL
         scores.codes = &codes_val[0] if n_classes > 0 and m > 0 else NULL
         scores.n_val = m
-        scores.n_classes = n_classes
-        if outputs is not None and (outputs.shape[0] != n or outputs.shape[1] != d):
-            raise ValueError(f"outputs must have T's shape ({n}, {d})")
-        scores.outputs = &outputs[0, 0] if outputs is not None and n * d > 0 else NULL
         scores.n_sizes = n_sizes
+    elif node_outputs:
+        scores.n_classes = 0 if d < 1 else d  # (no rows are scored: a class count the check accepts)
+    if S_val is not None or node_outputs:
+        losses = np.zeros((scores.n_sizes, max(m, 1)), dtype=np.float64)
+        checks = np.zeros((scores.n_sizes, max(m, 1)), dtype=np.float64)
+        losses_view = losses
+        checks_view = checks
+        scores.outputs = &outputs[0, 0] if outputs is not None and n * d > 0 else NULL
         scores.losses = &losses_view[0, 0]
         scores.checks = &checks_view[0, 0]
         scores_ptr = &scores
+    if node_outputs:
+        nodes = np.zeros((max(2 * max_leaves - 1, 1), max(d, 1)), dtype=np.float64)
+        nodes_view = nodes
+        scores.node_outputs = &nodes_view[0, 0]
     with nogil:
         status = dfg_tree_path_grow(p.S, p.T, n, L, d, p.feature, p.group, &cand_ptr[0], p.cand_literals,
                                     n_cand, &params, &leaf_view[0], &ptr_view[0], &lit_view[0], capacity,
                                     &n_steps, scores_ptr, n_threads, stop)
     check_status(status, "tree_path_grow")
     steps = leaf[:n_steps], step_ptr[:n_steps + 1], step_literals[:step_ptr[n_steps]]
-    if S_val is None:
-        return steps
-    return steps + (losses[:, :m], checks[:, :m])
+    if S_val is not None:
+        steps += (losses[:, :m], checks[:, :m])
+    return steps + ((nodes[:2 * n_steps + 1, :d],) if node_outputs else ())

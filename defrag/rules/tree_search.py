@@ -27,7 +27,7 @@ from .list_search import MAX_MOVES, N_STARTS, REL_TOL, checked_count, checked_pr
 
 
 def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price=0.0, min_leaf=1,
-                   n_threads=None):
+                   n_threads=None, outputs=None, node_outputs=False):
     """The box tree at every size: a list of steps [(leaf, box), ...], box a sorted list of
     literals. Node 0 is the root leaf (all rows); step t splits leaf ``leaf`` into node
     2t + 1 (its rows where every literal of box holds) and node 2t + 2 (the others), so the
@@ -45,9 +45,14 @@ def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves,
     their mean. Each step splits the leaf whose box has the largest drop (ties: the lower
     node id); the growth stops when no leaf's box drops the loss by more than REL_TOL times
     that of all rows. n_threads: the kernel's threads (None: as many as this thread may
-    use); the steps do not depend on it."""
+    use); the steps do not depend on it.
+
+    node_outputs: also return every node's output, as (steps, {node id: vector (d,)}): the
+    mean of outputs (n, d; T where None) over the node's rows, as the kernel computes the
+    leaves' outputs it scores (grow_tree_path_scored), node 0 all rows' mean."""
+    val = None if not node_outputs else (None, None, 0, _checked_outputs(outputs, T))
     return _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf,
-                  n_threads, None)
+                  n_threads, val)
 
 
 def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_leaves, S_val, y_val, n_classes=0,
@@ -84,17 +89,22 @@ def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_
         y_val = np.ascontiguousarray(y_val, dtype=np.float64)
         if not np.all(np.isfinite(y_val)):
             raise ValueError("y_val holds NaN or infinite values")
-    if outputs is not None:
-        outputs = np.ascontiguousarray(outputs, dtype=np.float64)
-        if outputs.shape != np.shape(T) or not np.all(np.isfinite(outputs)):
-            raise ValueError(f"outputs must be finite, of T's shape {np.shape(T)}, not {outputs.shape}")
     return _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf,
-                  n_threads, (S_val, y_val, n_classes, outputs))
+                  n_threads, (S_val, y_val, n_classes, _checked_outputs(outputs, T)))
+
+
+def _checked_outputs(outputs, T):
+    if outputs is None:
+        return None
+    outputs = np.ascontiguousarray(outputs, dtype=np.float64)
+    if outputs.shape != np.shape(T) or not np.all(np.isfinite(outputs)):
+        raise ValueError(f"outputs must be finite, of T's shape {np.shape(T)}, not {outputs.shape}")
+    return outputs
 
 
 def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf, n_threads, val):
-    """grow_tree_path's steps; val: (S_val, y_val, n_classes), checked, or None; where given,
-    (steps, losses, checks)."""
+    """grow_tree_path's steps; val: (S_val, y_val, n_classes, outputs), checked, or None;
+    where given, (steps, losses, checks), or (steps, node outputs) where S_val is None."""
     max_leaves = checked_count(max_leaves, "max_leaves", 1)
     min_leaf = checked_count(min_leaf, "min_leaf", 1)
     if isinstance(literal_price, bool) or not isinstance(literal_price, numbers.Real):
@@ -110,6 +120,8 @@ def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal
         if L == 0 or max_leaves < 2:
             return []
         scored = {}
+    elif val[0] is None:
+        scored = dict(outputs=val[3], node_outputs=True)
     else:
         S_val, y_val, n_classes, outputs = val
         if S_val.shape[1] != L:
@@ -123,4 +135,8 @@ def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal
         max_leaves, literal_price, min_leaf, MAX_MOVES, N_STARTS, REL_TOL, problem.n_threads, **scored)
     leaf, ptr, literals = out[:3]
     steps = [(int(leaf[t]), literals[ptr[t]:ptr[t + 1]].tolist()) for t in range(leaf.size)]  # over the steps
-    return steps if val is None else (steps, out[3], out[4])
+    if val is None:
+        return steps
+    if val[0] is None:
+        return steps, dict(enumerate(out[3]))
+    return steps, out[3], out[4]
