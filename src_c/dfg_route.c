@@ -40,6 +40,50 @@ static inline int rule_reading(const double *x, const dfg_ruleset *rules, const 
     return 1;
 }
 
+/* The box items of a list in its order, when the tree is one (one term whose boxes are rule 0,
+   1, ... in turn down the "else" branches, each "then" a leaf, the last "else" a leaf): their
+   count, else -1. at (n_rules entries) gets each rule's item. */
+static int64_t list_items(const dfg_route_tree *tree, int64_t n_rules, int64_t *at) {
+    if (tree->n_terms != 1) return -1;
+    int64_t i = tree->roots[0], r = 0;
+    while (tree->box[i] >= 0) {
+        if (tree->box[i] != r || r >= n_rules || tree->box[tree->then_item[i]] >= 0) return -1;
+        at[r++] = i;
+        i = tree->else_item[i];
+    }
+    return r == n_rules ? r : -1;
+}
+
+/* items of a list through dfg_rules_first (its dense boxes where they suit): 1 and *status
+   set, or 0 where the tree is no list. */
+static int route_list(const double *X, int64_t n_samples, int64_t n_features, const dfg_ruleset *boxes,
+                      const dfg_route_tree *tree, const int64_t *label, int64_t *items, int n_threads,
+                      int *status) {
+    const int64_t R = boxes->n_rules;
+    int64_t *at = (int64_t *)malloc((size_t)(R > 0 ? R : 1) * sizeof(int64_t));
+    int32_t *first = (int32_t *)malloc((size_t)(n_samples > 0 ? n_samples : 1) * sizeof(int32_t));
+    if (!at || !first) {
+        free(at); free(first);
+        *status = DFG_ENOMEM;
+        return 1;
+    }
+    if (R == 0 || list_items(tree, R, at) != R) {
+        free(at); free(first);
+        return 0;
+    }
+    *status = dfg_rules_first(X, n_samples, n_features, boxes, first, n_threads);
+    if (*status == DFG_OK || *status == DFG_ENAN) {
+        int64_t last = at[R - 1];
+        last = tree->else_item[last];  /* the default's leaf */
+        for (int64_t n = 0; n < n_samples; n++) {
+            const int64_t i = first[n] >= 0 ? tree->then_item[at[first[n]]] : last;
+            items[n] = label ? label[i] : i;
+        }
+    }
+    free(at); free(first);
+    return 1;
+}
+
 int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_ruleset *boxes,
               const dfg_route_tree *tree, const uint8_t *cost, const int64_t *label, int64_t *items,
               double *reads, int64_t *visits, int n_threads) {
@@ -48,11 +92,34 @@ int dfg_route(const double *X, int64_t n_samples, int64_t n_features, const dfg_
     if (status == DFG_OK && reads && !cost && boxes->rule_ptr[boxes->n_rules] > 0) status = DFG_EINVAL;
     if (status == DFG_OK) status = dfg_route_check(tree, boxes->n_rules);
     if (status != DFG_OK) return status;
+    /* a list read for its rows' leaves alone: the first rule that holds, tested rule by rule
+       in dfg_rules.c (its dense boxes test a row's values at once where they suit) */
+    if (items && !reads && !visits && route_list(X, n_samples, n_features, boxes, tree, label, items, n_threads,
+                                                 &status))
+        return status;
     int32_t *strict;
     int64_t n_strict;
     if (dfg_ruleset_strict_features(boxes, n_features, &strict, &n_strict) != DFG_OK) return DFG_ENOMEM;
     const int64_t T = tree->n_terms, I = tree->n_items;
     const int team = n_samples > 4096 ? dfg_team(n_threads) : 1;
+    if (items && !reads && !visits) { /* predict's walk: the leaves alone */
+        const int64_t *restrict box = tree->box, *restrict then_item = tree->then_item;
+        const int64_t *restrict else_item = tree->else_item, *restrict roots = tree->roots;
+        int nan = 0;
+        #pragma omp parallel for schedule(static) num_threads(team) reduction(|:nan) if(team > 1)
+        for (int64_t n = 0; n < n_samples; n++) {
+            DFG_PREFETCH_ROW(X, n, n_samples, n_features);
+            const double *x = X + n * n_features;
+            for (int64_t s = 0; s < n_strict; s++) nan |= x[strict[s]] != x[strict[s]];
+            for (int64_t t = 0; t < T; t++) {
+                int64_t i = roots[t], b;
+                while ((b = box[i]) >= 0) i = dfg_rule_covers(x, boxes, b) ? then_item[i] : else_item[i];
+                items[n * T + t] = label ? label[i] : i;
+            }
+        }
+        free(strict);
+        return nan ? DFG_ENAN : DFG_OK;
+    }
     /* one count per thread and item, added in thread order (integers: any order gives the same) */
     int64_t *counts = NULL;
     if (visits) {

@@ -24,6 +24,9 @@
  *           a < x <= b, 1 for any other) where it holds; where it fails, 1 if the value is
  *           missing or its lower bound fails, else cost[c];
  *   visits  (n_items): the rows that pass through each item, added to what it holds.
+ * Where only items are asked for and the tree is a list (one term, rule r the r-th box down the
+ * "else" branches, every "then" a leaf), the rows go through dfg_rules_first, whose dense
+ * boxes test a row's values at once: the same items.
  * Results do not depend on the thread count.
  */
 #ifndef DFG_ROUTE_H
