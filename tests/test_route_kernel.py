@@ -13,8 +13,8 @@ from test_rule_tree import by_hand
 N_FEATURES = 4
 
 
-def random_condition(rng):
-    f = int(rng.integers(N_FEATURES))
+def random_condition(rng, n_features=N_FEATURES):
+    f = int(rng.integers(n_features))
     kind = rng.integers(5)
     missing = bool(rng.random() < 0.3)
     if f == 3:  # a categorical feature: codes 0..5
@@ -134,3 +134,25 @@ def test_the_kernel_refuses_outputs_of_the_wrong_size():
         _route.route(np.zeros((2, 1)), visits=np.zeros(2, dtype=np.int64), **kernel_arrays())
     with pytest.raises(ValueError, match="cost"):
         _route.route(np.zeros((2, 1)), reads=True, **kernel_arrays())
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("intervals_only", [False, True])  # (only intervals: the dense boxes suit)
+def test_a_list_takes_the_dense_first_match_and_reaches_the_walks_leaves(seed, intervals_only):
+    """A list (each box's "then" a leaf, the boxes in turn down the "else" branches) read for
+    its leaves alone goes through dfg_rules_first; asked for readings too, the router walks
+    it: the same leaves, NaN and categories included."""
+    from defrag.rules import Rule, RuleSet
+
+    rng = np.random.default_rng(seed)
+    rules = [Rule([random_condition(rng, 3 if intervals_only else N_FEATURES) for _ in range(int(rng.integers(1, 4)))],
+                  float(r)) for r in range(7)]
+    rs = RuleSet(rules, -1.0, feature_names=["a", "b", "c", "d"], supports_missing=True)
+    X = rs.encode(random_rows(rng, 5000))
+    arrays = dict(rs._chain(), **rs._compiled())
+    dense, _ = _route.route(X, **arrays)
+    walked, _ = _route.route(X, reads=True, cost=np.ones(len(arrays["feature"]), dtype=np.uint8), **arrays)
+    np.testing.assert_array_equal(dense, walked)
+    by_hand = [next((r for r, rule in enumerate(rules)
+                     if all(c.holds(x[None, :])[0] for c in rule.conditions)), -1) for x in X[:300]]
+    np.testing.assert_array_equal(rs.apply(X[:300]), by_hand)
