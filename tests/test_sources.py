@@ -2,7 +2,7 @@
 sample the way the library's own trees do."""
 import numpy as np
 import pytest
-from sklearn.datasets import make_friedman1
+from sklearn.datasets import load_wine, make_friedman1
 from sklearn.ensemble import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
@@ -203,7 +203,11 @@ def test_splits_that_differ_only_in_an_idle_missing_direction_are_duplicates():
 
 def test_a_forest_with_n_jobs_predicts_on_one_thread_and_stays_as_it_was(monkeypatch):
     # its joblib threads would sum the trees in the order they finish: the fit predicts
-    # on a shallow copy with n_jobs=1, and leaves the model's own n_jobs alone
+    # on a shallow copy with n_jobs=1, and leaves the model's own n_jobs alone (where the
+    # source does not sum the trees itself: a forest's sums are left out here)
+    import defrag.sources.sklearn_trees as sklearn_trees
+
+    monkeypatch.setattr(sklearn_trees, "_summed_trees", lambda est, X, last=None: (None, None))
     X, y = make_friedman1(300, noise=1.0, random_state=0)
     y = (y > np.median(y)).astype(int)
     forest = RandomForestClassifier(n_estimators=20, n_jobs=2, random_state=0).fit(X, y)
@@ -267,3 +271,28 @@ def test_a_regression_forest_sums_its_trees_as_its_own_predict_does(Forest, monk
     with pytest.raises(ValueError, match="infinity or a value too large"):
         source.predict(huge)
     assert called == [1, 1]
+
+
+@pytest.mark.parametrize("forest", ["RandomForestClassifier", "ExtraTreesClassifier", "RandomForestRegressor"])
+def test_a_forests_summed_trees_are_its_own_predictions_and_are_not_kept_past_their_rows(forest):
+    """The source sums a forest's trees itself (labels of a classifier: the first most
+    probable class of the sums): its own predict and predict_proba, bit for bit. The sums
+    of the last rows are kept for the next call on the same values: another X is summed
+    anew, and a caller that writes into a result does not change the next one."""
+    import sklearn.ensemble as ensemble
+
+    from defrag.sources import matched_source
+
+    X, y = load_wine(return_X_y=True)
+    Forest = getattr(ensemble, forest)
+    model = Forest(n_estimators=40, random_state=0).fit(X, y if "Classifier" in forest else y.astype(float))
+    source, _ = matched_source(model, X)
+    np.testing.assert_array_equal(source.predict(X), model.predict(X))
+    if "Classifier" in forest:
+        proba = source.predict_proba(X)  # (the sums kept from predict)
+        np.testing.assert_array_equal(proba, model.predict_proba(X))
+        proba[:] = -1.0
+        np.testing.assert_array_equal(source.predict_proba(X), model.predict_proba(X))
+    other = X[::-1] + 0.5
+    np.testing.assert_array_equal(source.predict(other), model.predict(other))
+    np.testing.assert_array_equal(source.predict(X), model.predict(X))

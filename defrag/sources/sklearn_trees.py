@@ -5,6 +5,8 @@ thresholds are converted to the float64 thresholds with the same outcome on
 unrounded inputs (``float32_threshold``). Forests route missing values by each
 node's ``missing_go_to_left`` (scikit-learn >= 1.4); gradient boosting rejects NaN.
 """
+import hashlib
+
 import numpy as np
 import sklearn
 from sklearn.ensemble import BaggingRegressor, ExtraTreesRegressor, RandomForestRegressor
@@ -110,14 +112,29 @@ class SklearnTreesSource(SourceModel):
     def predict(self, X):
         """The model's predictions of X. A random-forest or extra-trees regressor of one
         output sums its trees here (``_summed_trees``: the same values as its own predict
-        on one thread, a quarter of the time on a fit's few hundred rows); anything else
-        goes to the model's predict."""
+        on one thread, a quarter of the time on a fit's few hundred rows), and such a
+        classifier takes the first most probable class of those sums (its own predict's
+        argmax of predict_proba); anything else goes to the model's predict."""
         _check_float32_range(X)
-        if type(self.estimator).__name__ in ("RandomForestRegressor", "ExtraTreesRegressor"):
-            out = _summed_trees(self.estimator, X)
+        name = type(self.estimator).__name__
+        if name in ("RandomForestRegressor", "ExtraTreesRegressor"):
+            out = self._summed(X)
             if out is not None:
                 return out[:, 0]
+        if name in ("RandomForestClassifier", "ExtraTreesClassifier") and _VALUE_IS_SHARE:
+            out = self._summed(X)
+            if out is not None:
+                return self.estimator.classes_.take(np.argmax(out[:, :self.estimator.n_classes_], axis=1), axis=0)
         return super().predict(X)
+
+    def _summed(self, X):
+        """_summed_trees of X, kept for the next call on the same values: a fit asks for
+        the labels of its rows, then for their class probabilities (or values again)."""
+        out, key = _summed_trees(self.estimator, X, self.__dict__.get("_last_summed"))
+        if out is None:
+            return None
+        self._last_summed = (key, out)
+        return out.copy()  # (the kept sums stay as they are, whatever the caller does with these)
 
     def predict_proba(self, X):
         """The model's class probabilities of X. A random-forest or extra-trees classifier
@@ -126,7 +143,7 @@ class SklearnTreesSource(SourceModel):
         model's predict_proba."""
         _check_float32_range(X)
         if type(self.estimator).__name__ in ("RandomForestClassifier", "ExtraTreesClassifier") and _VALUE_IS_SHARE:
-            out = _summed_trees(self.estimator, X)
+            out = self._summed(X)
             if out is not None:
                 return out[:, :self.estimator.n_classes_]
         return super().predict_proba(X)
@@ -221,7 +238,7 @@ def bagged_members(est):
     return None
 
 
-def _summed_trees(est, X):
+def _summed_trees(est, X, last=None):
     """The mean of the trees' leaf values over X (tree_.predict: (rows, 1) for a regressor,
     (rows, classes) for a classifier of one output), summed in the
     forest's order as its own predict and predict_proba do on one thread (the same values),
@@ -230,24 +247,30 @@ def _summed_trees(est, X):
     model's inputs (or a DataFrame of its own columns, in order), or has a value that is
     infinite or too large for float32, or the forest has several outputs: the model's own
     method then, with its own messages. The fit calls it with the model's own columns, so
-    the model's feature-name warning is not given on this path."""
+    the model's feature-name warning is not given on this path.
+
+    Returns (the mean, or None; a key of the float32 rows compared): last, an earlier
+    call's (key, mean), gives its mean back where the rows are the same values."""
     if est.n_outputs_ != 1:
-        return None
+        return None, None
     names = getattr(est, "feature_names_in_", None)
     A = X.to_numpy() if names is not None and hasattr(X, "columns") and list(X.columns) == list(names) else X
     if not (isinstance(A, np.ndarray) and A.ndim == 2 and A.shape[1] == est.n_features_in_
             and A.dtype.kind in "fiub"):
-        return None
+        return None, None
     with np.errstate(over="ignore"):  # (too large for float32: inf, sent on below)
         X32 = np.ascontiguousarray(A, dtype=np.float32)  # what the trees compare (_validate_X_predict)
     if np.isinf(X32).any():
-        return None
+        return None, None
+    key = (X32.shape, hashlib.blake2b(X32.tobytes(), digest_size=16).digest())
+    if last is not None and last[0] == key:
+        return last[1], key
     # the first tree's values, then each other tree's added in order (the forest adds them to
     # zeros: 0.0 + v is v)
     out = est.estimators_[0].tree_.predict(X32).copy()
     for tree in est.estimators_[1:]:  # over trees, not rows
         out += tree.tree_.predict(X32)
-    return out / len(est.estimators_)
+    return out / len(est.estimators_), key
 
 
 def _check_float32_range(X):
