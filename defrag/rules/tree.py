@@ -12,12 +12,11 @@ predicts the base plus one value from each term: the value of the leaf its row r
 (in classification with two classes, the sum is the probability of the second class,
 which is predicted where it exceeds one half).
 
-Rows are coded and boxes tested as a RuleSet of the boxes does (rules/ruleset.py: column
-matching by name, the source model's categories, missing values, the C kernel), and routed
-down the trees a block of rows at a time, every term at once (a loop over the trees' depth,
-not over rows), so that predict's memory is its output and a bounded block.
+Rows are read as every explanation reads them (rules/explanation.py: column matching by
+name, the source model's categories, missing values) and sent down every term by the C
+router (src_c/dfg_route.h) a block of rows at a time, so that predict's memory is its
+output and a bounded block.
 """
-import copy
 import functools
 import html
 import math
@@ -29,9 +28,9 @@ from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
 from ..utils.threads import checked_threads
 from . import _route, document, tree_export
-from .conditions import Condition, comparisons, conditions_on_training_rows, reading_arrays
+from .conditions import Condition, comparisons, conditions_on_training_rows
 from .explanation import Explanation
-from .ruleset import Rule, RuleSet, prediction_text
+from .ruleset import RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
 # Bytes one block of rows may take while it is routed (the items its rows reach, rows x
@@ -51,7 +50,7 @@ class RuleTree(Explanation):
     the base plus the value of the leaf each term's tree sends the row to; with two
     classes, the sum is the second class's probability, predicted where it exceeds one
     half. A sum's numbers are rounded to the decimals it prints. Rows are read as a
-    RuleSet of the boxes reads them.
+    RuleSet reads them (``encode``).
 
     Parameters
     ----------
@@ -147,11 +146,7 @@ class RuleTree(Explanation):
         self.classes = None if classes is None else np.asarray(classes)
         if self.base is not None and self.classes is not None and len(self.classes) != 2:
             raise ValueError("a sum of trees classifies two classes (it sums the second one's probability)")
-        self.feature_names = feature_names
-        self.supports_missing = bool(supports_missing)
-        self.encoding = encoding
-        self.feature_names_in = feature_names_in
-        self._boxes()  # checks the names as a RuleSet does
+        self._read_as(feature_names, feature_names_in, encoding, supports_missing)
 
     # ------------------------------------------------------------ structure
     @property
@@ -231,47 +226,12 @@ class RuleTree(Explanation):
         return (np.array(box, dtype=np.int64), np.array(then, dtype=np.int64), np.array(other, dtype=np.int64),
                 np.array(leaf, dtype=np.int64), np.array(roots, dtype=np.int64))
 
-    def _boxes(self):
-        """The boxes as a RuleSet (one rule per inner node, in reading order): its reading of
-        X (columns, coding, missing values) and its C kernel test them."""
-        cached = self.__dict__.get("_box_set")
-        if cached is None:
-            cached = self._box_set = RuleSet(
-                [Rule(n.conditions, None) for n in self.nodes()], None, None, self.feature_names, None,
-                supports_missing=self.supports_missing, encoding=self.encoding,
-                feature_names_in=self.feature_names_in)
-        return cached
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        for key in ("_box_set", "_flat", "_printed_arrays"):
-            state.pop(key, None)  # rebuilt on first use
-        return state
-
     _exports = tree_export
 
-    def _conditions(self):
-        return (c for n in self.nodes() for c in n.conditions)
+    def _boxes(self):
+        return [n.conditions for n in self.nodes()]
 
     # ------------------------------------------------------------ reading rows
-    def encode(self, X, matched=False):
-        """Return X as the tree reads it (see ``RuleSet.encode``).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows.
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_features)
-            C-contiguous float64.
-        """
-        return self._boxes()._encoded(X) if matched else self._boxes().encode(X)
-
     def route(self, X_coded, n_threads=1):
         """Return the leaf each row reaches in each term.
 
@@ -290,19 +250,6 @@ class RuleTree(Explanation):
         return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda leaves: leaves,
                             "RuleTree.route", label=self._flat[3])
 
-    def _box_arrays(self, printed=False):
-        """The boxes' conditions as the router takes them (one rule per inner node, in
-        reading order): as the RuleSet of the boxes tests them (within a box, the
-        condition most rows fail first), or printed (their printed order, with each
-        condition's comparisons: the per-row checks read them)."""
-        if not printed:
-            return self._boxes()._compiled()
-        cached = self.__dict__.get("_printed_arrays")
-        if cached is None:
-            cached = self._printed_arrays = reading_arrays([nd.conditions for nd in self.nodes()],
-                                                           self.supports_missing)
-        return cached
-
     def _route(self, X_coded, n_threads, label=None, items=True, reads=False, visits=None):
         """The router (src_c/dfg_route.h) on rows of X as the tree reads them: (items,
         reads), the item (``_flat``'s numbering) each row reaches in each term, or its
@@ -311,7 +258,7 @@ class RuleTree(Explanation):
         box, then, other, _, roots = self._flat
         return _route.route(np.ascontiguousarray(X_coded, dtype=np.float64), box, then, other, roots,
                             n_threads=checked_threads(n_threads), label=label, items=items, reads=reads,
-                            visits=visits, **self._box_arrays(printed=reads))
+                            visits=visits, **(self._printed_boxes() if reads else self._compiled()))
 
     def _routed(self, X_coded, n_threads, dtype, width, result, what, label=None):
         """result(items) of each block of rows (the item each row of the block reaches in
@@ -666,9 +613,7 @@ class RuleTree(Explanation):
         RuleTree
             The copy.
         """
-        new = copy.copy(self)
-        for key in ("_box_set", "_flat", "_printed_arrays"):
-            new.__dict__.pop(key, None)
+        new = self._copy()
 
         def copied(item):
             if isinstance(item, Leaf):
