@@ -9,14 +9,17 @@ of each box it tests, in reading order: a list's rules, a tree's inner nodes) an
 ``_exports`` (rules/export.py or rules/tree_export.py), and calls ``_read_as`` when it
 is built."""
 import copy
+import functools
 import json
 import warnings
 
 import numpy as np
 
 from ..splits import ZERO_THRESHOLD
+from ..utils.dask_collections import is_dask_collection, map_rows
+from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, checked_names, user_stacklevel
-from . import diff as diffs, document
+from . import _route, diff as diffs, document
 from .conditions import box_arrays, missing_value_note, reading_arrays
 
 
@@ -111,6 +114,40 @@ class Explanation:
             state.pop(key, None)  # rebuilt on first use
         return state
 
+    # ------------------------------------------------------------ routing rows
+    def _route(self, X_coded, n_threads, label=None, items=True, reads=False, visits=None, arrays=None):
+        """The router (src_c/dfg_route.h) on rows as read (``encode``), down the form's items
+        (``_items()``: a list's chain, a tree's nodes and leaves): (items, reads), the item
+        each row reaches in each term, or its label (one per item), and the comparisons a
+        reader makes per row; visits gets the rows through each item added. arrays: the
+        boxes' (None: ``_compiled()``, or as printed where reads)."""
+        if arrays is None:
+            arrays = self._printed_boxes() if reads else self._compiled()
+        return _route.route(np.ascontiguousarray(X_coded, dtype=np.float64), **self._items(),
+                            n_threads=checked_threads(n_threads), label=label, items=items, reads=reads,
+                            visits=visits, **arrays)
+
+    def checks(self, X_coded, n_threads=1):
+        """Count the comparisons a reader makes for each row.
+
+        A reader goes through a list's rules in order, or down each term of a tree; in each
+        rule or box, the conditions in printed order until the first that fails (an interval
+        whose lower bound fails costs one), all of them where the box holds.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the explanation reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The comparisons of each row (float64).
+        """
+        return self._route(X_coded, n_threads, items=False, reads=True)[1]
+
     # ------------------------------------------------------------ reading rows
     def encode(self, X, matched=False):
         """Return X as the explanation reads it.
@@ -178,6 +215,133 @@ class Explanation:
             raise ValueError("X has repeated column names")
         position = {c: i for i, c in enumerate(columns)}
         return [position[n] for n in names]
+
+    # ------------------------------------------------------------ predicting
+    def predict(self, X, n_threads=1, matched=False):
+        """Predict each row as the text reads.
+
+        A list predicts its first rule that holds (else its default), a tree its leaf, a
+        sum its base plus its terms' values. Only the features the conditions name are read, in C. A NaN in a feature where the
+        source model has no direction for missing values is a ValueError. With two
+        classes, a sum predicts the second class where it exceeds one half.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows: array-like, a DataFrame (matched by column name where the explanation
+            was fitted on one), or a Dask collection (a lazy Dask array comes back).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+        matched : bool, default=False
+            Whether X's columns are already those read, in order (an estimator has matched
+            them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
+        n_threads = checked_threads(n_threads)
+        if is_dask_collection(X):
+            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
+                            self._prediction_dtype())
+        return self._predict(X, n_threads, matched)
+
+    def predict_proba(self, X, n_threads=1, matched=False):
+        """Return the class probabilities of each row (classification).
+
+        A list's and a tree's are those of the region the row takes; a sum's, its
+        second-class probability clipped to [0, 1]. AttributeError in regression.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them (a Dask collection gives a lazy Dask
+            array).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+        matched : bool, default=False
+            Whether X's columns are already those read, in order (an estimator has matched
+            them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            The probabilities.
+        """
+        if self.classes is None:
+            raise AttributeError("class probabilities are for classification")
+        n_threads = checked_threads(n_threads)
+        if is_dask_collection(X):
+            return map_rows(functools.partial(self.predict_proba, n_threads=n_threads, matched=matched), X,
+                            np.float64, len(self.classes))
+        return self._predict_proba(X, n_threads, matched)
+
+    def apply(self, X, n_threads=1, matched=False):
+        """Return the region of each row: a list's rule that predicts it, a tree's leaf.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them (a Dask collection gives a lazy Dask
+            array; not for a sum).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+        matched : bool, default=False
+            Whether X's columns are already those read, in order (an estimator has matched
+            them by name).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_terms)
+            A list's first covering rule (-1: the default); the number of a tree's leaf in
+            reading order; a sum's leaf in each term.
+        """
+        n_threads = checked_threads(n_threads)
+        if is_dask_collection(X):
+            if self._regions_per_row() != 1:
+                raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
+            return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
+        return self._apply(X, n_threads, matched)
+
+    def _regions_per_row(self):
+        return 1
+
+    # ------------------------------------------------------------ documents
+    def to_dict(self):
+        """Return a JSON-ready dict that rebuilds the explanation (``from_dict``).
+
+        Returns
+        -------
+        dict
+            Its rules, or its nodes and leaves; exact bounds and outputs, the feature names,
+            the input encoding and a schema version.
+        """
+        return self._document()
+
+    @classmethod
+    def from_dict(cls, d):
+        """Rebuild the explanation of ``to_dict``; it predicts as the original did.
+
+        The whole document is checked before anything is built. Documents of schema 1 (a
+        rule set) and 2 (a rule tree) load.
+
+        Parameters
+        ----------
+        d : dict
+            The document.
+
+        Returns
+        -------
+        RuleSet or RuleTree
+            The explanation, of the class this is called on.
+
+        Raises
+        ------
+        RulesDocumentError
+            A ValueError naming the JSON path of a bad field.
+        """
+        return cls._from_document(d)
 
     def diff(self, other, X=None, tol=None):
         """Say what changed from this explanation to other.

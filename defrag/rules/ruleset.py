@@ -6,12 +6,10 @@ is written to and read from JSON (``document``) and exported to SQL, Python and 
 (``export``).
 """
 import copy
-import functools
 
 import numpy as np
 
-from . import _route, _rules_eval, display, document, export
-from ..utils.dask_collections import is_dask_collection, map_rows
+from . import _rules_eval, display, document, export
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column
@@ -339,31 +337,27 @@ class RuleSet(Explanation):
         ndarray of shape (n_samples,)
             The index of the first covering rule, -1 where none does.
         """
-        return self._routed_first(np.ascontiguousarray(X_coded, dtype=np.float64), self._compiled(),
-                                  checked_threads(n_threads))[0]
+        return self._routed_first(X_coded, self._compiled(), n_threads)
 
-    def _chain(self):
+    def _items(self):
         """The list as the router's items (src_c/dfg_route.h): rule r's box at item 2r, its
-        leaf at 2r + 1, the default's leaf last; each leaf labelled with its rule (-1: the
-        default)."""
+        leaf at 2r + 1, the default's leaf last."""
         cached = self.__dict__.get("_chain_arrays")
         if cached is None:
-            R = len(self.rules)
-            item = np.arange(2 * R + 1, dtype=np.int64)
+            item = np.arange(2 * len(self.rules) + 1, dtype=np.int64)
             box = np.where(item % 2 == 0, item // 2, -1)
             box[-1] = -1
-            label = np.where(item % 2 == 1, item // 2, -1)
             cached = self._chain_arrays = dict(box=box, then_item=np.where(box >= 0, item + 1, -1),
                                                else_item=np.where(box >= 0, item + 2, -1),
-                                               roots=np.zeros(1, dtype=np.int64), label=label)
+                                               roots=np.zeros(1, dtype=np.int64))
         return cached
 
-    def _routed_first(self, X_coded, arrays, n_threads, reads=False):
-        """(first, reads) of the router down the chain: each row's first covering rule, -1
-        where none does (int32), and the comparisons a reader makes where reads (else None)."""
-        items, read = _route.route(X_coded, n_threads=n_threads, items=not reads, reads=reads,
-                                   **self._chain(), **arrays)
-        return (None if reads else items[:, 0].astype(np.int32)), read
+    def _routed_first(self, X_coded, arrays, n_threads):
+        """Each row's first covering rule, -1 where none does (int32): the router down the
+        chain, each leaf labelled with its rule (-1: the default)."""
+        label = np.arange(2 * len(self.rules) + 1, dtype=np.int64)
+        label = np.where(label % 2 == 1, label // 2, -1)
+        return self._route(X_coded, n_threads, label=label, arrays=arrays)[0][:, 0].astype(np.int32)
 
     def predictions(self):
         """Return the rules' predictions followed by the default's.
@@ -404,99 +398,16 @@ class RuleSet(Explanation):
         """
         return self.predictions()[self.first_match(X_coded, n_threads)]
 
-    def predict_proba(self, X, n_threads=1, matched=False):
-        """Return the class probabilities of the rule that predicts each row (classification).
+    def _prediction_dtype(self):
+        return self.predictions().dtype
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-        matched : bool, default=False
-            Whether X's columns are already those the rules read, in order (an estimator has
-            matched them by name).
+    def _predict(self, X, n_threads, matched):
+        return self.predictions()[self._first_matches(X, n_threads, matched)]  # -1 (no rule): the default
 
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            The probabilities of each row's first covering rule, else the default's.
-        """
+    def _predict_proba(self, X, n_threads, matched):
         return self.probabilities()[self._first_matches(X, n_threads, matched)]
 
-    def checks(self, X_coded, n_threads=1):
-        """Count the comparisons a reader makes for each row.
-
-        A reader goes through the rules in order, each rule's conditions as printed until the
-        first that fails (an interval whose lower bound fails costs one), all of them in the
-        rule that holds.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the rules read them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The comparisons of each row (float64).
-        """
-        return self._routed_first(np.ascontiguousarray(X_coded, dtype=np.float64), self._printed_boxes(),
-                                  checked_threads(n_threads), reads=True)[1]
-
-    def predict(self, X, n_threads=1, matched=False):
-        """Predict each row: the prediction of its first covering rule, else the default.
-
-        Only the features the rules name are read, in C, without a copy of the others. A NaN in
-        a feature where the rules' source has no direction for missing values is a ValueError.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask array or DataFrame gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the rules read, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predictions.
-        """
-        n_threads = checked_threads(n_threads)
-        if is_dask_collection(X):
-            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
-                            self.predictions().dtype)
-        first = self._first_matches(X, n_threads, matched)
-        return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
-
-    def apply(self, X, n_threads=1, matched=False):
-        """Return the rule that predicts each row of X.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask array or DataFrame gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the rules read, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The index of each row's first covering rule, -1 for the default.
-        """
-        n_threads = checked_threads(n_threads)
-        if is_dask_collection(X):
-            return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
+    def _apply(self, X, n_threads, matched):
         return self._first_matches(X, n_threads, matched)
 
     def _first_matches(self, X, n_threads=1, matched=False):
@@ -567,8 +478,7 @@ class RuleSet(Explanation):
         first = np.empty(n_rows, dtype=np.int32)
         for r0 in range(0, n_rows, BLOCK_ROWS):
             r1 = min(r0 + BLOCK_ROWS, n_rows)
-            first[r0:r1] = self._routed_first(np.ascontiguousarray(block(r0, r1), dtype=np.float64), arrays,
-                                              n_threads)[0]
+            first[r0:r1] = self._routed_first(block(r0, r1), arrays, n_threads)
         return first
 
     def on_training_rows(self, X, n_threads=1):
@@ -651,37 +561,11 @@ class RuleSet(Explanation):
         return [r.conditions for r in self.rules]
 
     # ------------------------------------------------------------------ exports
-    def to_dict(self):
-        """Return a JSON-ready dict that rebuilds the rule set (``from_dict``).
-
-        Returns
-        -------
-        dict
-            Exact bounds, outputs, feature names, the input encoding and a schema version.
-        """
+    def _document(self):
         return document.ruleset_to_dict(self)
 
     @classmethod
-    def from_dict(cls, d):
-        """Rebuild the rule set of ``to_dict``; it predicts as the original did.
-
-        The whole document is checked before anything is built.
-
-        Parameters
-        ----------
-        d : dict
-            The document.
-
-        Returns
-        -------
-        RuleSet
-            The rule set.
-
-        Raises
-        ------
-        RulesDocumentError
-            A ValueError naming the JSON path of a bad field.
-        """
+    def _from_document(cls, d):
         fields = document.ruleset_fields(d)
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)

@@ -23,11 +23,9 @@ import math
 
 import numpy as np
 
-from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
-from ..utils.threads import checked_threads
-from . import _route, document, tree_export
+from . import document, tree_export
 from .conditions import Condition, comparisons, conditions_on_training_rows
 from .explanation import Explanation
 from .ruleset import RuleSet, prediction_text
@@ -250,15 +248,9 @@ class RuleTree(Explanation):
         return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda leaves: leaves,
                             "RuleTree.route", label=self._flat[3])
 
-    def _route(self, X_coded, n_threads, label=None, items=True, reads=False, visits=None):
-        """The router (src_c/dfg_route.h) on rows of X as the tree reads them: (items,
-        reads), the item (``_flat``'s numbering) each row reaches in each term, or its
-        label (one per item), and the comparisons a reader makes per row; visits gets the
-        rows through each item added."""
+    def _items(self):
         box, then, other, _, roots = self._flat
-        return _route.route(np.ascontiguousarray(X_coded, dtype=np.float64), box, then, other, roots,
-                            n_threads=checked_threads(n_threads), label=label, items=items, reads=reads,
-                            visits=visits, **(self._printed_boxes() if reads else self._compiled()))
+        return dict(box=box, then_item=then, else_item=other, roots=roots)
 
     def _routed(self, X_coded, n_threads, dtype, width, result, what, label=None):
         """result(items) of each block of rows (the item each row of the block reaches in
@@ -279,29 +271,10 @@ class RuleTree(Explanation):
             out[r0:r0 + step] = result(self._route(X_coded[r0:r0 + step], n_threads, label)[0])
         return out
 
-    def apply(self, X, n_threads=1, matched=False):
-        """Return the region of each row: the number of the leaf it reaches in reading order.
+    def _regions_per_row(self):
+        return len(self.terms)
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask collection gives a lazy Dask array (a tree of rules only).
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_terms)
-            The leaf of a tree; a sum's leaf in each term.
-        """
-        if is_dask_collection(X):
-            if self.form == "sum":
-                raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
-            return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
+    def _apply(self, X, n_threads, matched):
         leaves = self.route(self.encode(X, matched), n_threads)
         return leaves[:, 0] if self.form == "tree" else leaves
 
@@ -360,30 +333,10 @@ class RuleTree(Explanation):
                               lambda items: 2 * self._sums(items, units) > half, "RuleTree.predict")
         return np.where(second, self.classes[1], self.classes[0])  # (no index array as large as the output)
 
-    def predict(self, X, n_threads=1, matched=False):
-        """Predict each row as the text reads: a tree's leaf, or the sum of the terms' values.
+    def _prediction_dtype(self):
+        return np.float64 if self.classes is None else self.classes.dtype
 
-        With two classes, a sum predicts the second class where it exceeds one half.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask collection gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predictions.
-        """
-        if is_dask_collection(X):
-            dtype = np.float64 if self.classes is None else self.classes.dtype
-            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X, dtype)
+    def _predict(self, X, n_threads, matched):
         return self.predict_coded(self.encode(X, matched), n_threads)
 
     def probabilities_coded(self, X_coded, n_threads=1):
@@ -418,28 +371,7 @@ class RuleTree(Explanation):
 
         return self._routed(X_coded, n_threads, np.float64, 2, both, "RuleTree.predict_proba")
 
-    def predict_proba(self, X, n_threads=1, matched=False):
-        """Return the class probabilities of each row (see ``probabilities_coded``).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask collection gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            The probabilities.
-        """
-        if is_dask_collection(X):
-            return map_rows(functools.partial(self.predict_proba, n_threads=n_threads, matched=matched), X,
-                            np.float64, len(self.classes))
+    def _predict_proba(self, X, n_threads, matched):
         return self.probabilities_coded(self.encode(X, matched), n_threads)
 
     def covering(self, X_coded, n_threads=1):
@@ -485,27 +417,6 @@ class RuleTree(Explanation):
         """
         return self.covering(self.encode(X), n_threads)
 
-    def checks(self, X_coded, n_threads=1):
-        """Count the comparisons a reader makes for each row.
-
-        A reader goes down each term; at each box, the conditions in printed order until the
-        first that fails (an interval whose lower bound fails costs one), all of them where
-        the box holds.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The comparisons of each row (float64).
-        """
-        return self._route(X_coded, n_threads, items=False, reads=True)[1]
-
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
 
@@ -527,38 +438,11 @@ class RuleTree(Explanation):
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
     # ------------------------------------------------------------ JSON
-    def to_dict(self):
-        """Return a JSON-ready dict that rebuilds the tree (``from_dict``).
-
-        Returns
-        -------
-        dict
-            Its nodes and leaves, exact bounds and outputs, names, the input encoding and a
-            schema version.
-        """
+    def _document(self):
         return document.tree_to_dict(self)
 
     @classmethod
-    def from_dict(cls, d):
-        """Rebuild the tree of ``to_dict``; it predicts as the original did.
-
-        The whole document is checked before anything is built.
-
-        Parameters
-        ----------
-        d : dict
-            The document.
-
-        Returns
-        -------
-        RuleTree
-            The tree.
-
-        Raises
-        ------
-        RulesDocumentError
-            A ValueError naming the JSON path of a bad field.
-        """
+    def _from_document(cls, d):
         fields = document.tree_fields(d)
 
         def built(item):
