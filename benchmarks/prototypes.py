@@ -88,10 +88,10 @@ def run_split(X, y, seed, trees):
     for dist in DISTANCES:
         est = gb if dist == "gbt" else rf
         if dist == "euclidean":
-            Dtr = distance._euclidean(Xtr, Xtr)
+            Dtr = distance.euclidean_distances(Xtr, Xtr)
             scale = Dtr.max()
             Dtr, Dva, Dte = ((D / scale).astype(np.float32)
-                             for D in (Dtr, distance._euclidean(Xva, Xtr), distance._euclidean(Xte, Xtr)))
+                             for D in (Dtr, distance.euclidean_distances(Xva, Xtr), distance.euclidean_distances(Xte, Xtr)))
         else:
             L = P.leaf_matrix(est, Xtr)
             w = P.tree_weights(est, L, dist)

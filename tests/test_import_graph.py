@@ -1,5 +1,5 @@
 """The package's import graph, read from the source with ast: no cycles, no private names
-taken from a room above, no imports inside functions but optional dependencies and
+taken from a room above nor from another module, no imports inside functions but optional dependencies and
 commented lazy loading (README, "How the code is laid out")."""
 import ast
 import os
@@ -13,11 +13,12 @@ OPTIONAL = {"dask", "distributed", "pandas", "pyarrow", "matplotlib", "xgboost",
             "catboost", "skops", "joblib", "tqdm", "IPython", "imodels"}
 
 
-def _modules():
-    """{dotted module name: (path, is_package)} of every .py, .pyx and .pxd file of the package."""
+def _modules_in(package_dir):
+    """{dotted module name: (path, is_package)} of every .py, .pyx and .pxd file of the
+    package at package_dir."""
     found = {}
-    for folder, _, files in os.walk(PACKAGE_DIR):
-        rel = os.path.relpath(folder, os.path.dirname(PACKAGE_DIR)).split(os.sep)
+    for folder, _, files in os.walk(package_dir):
+        rel = os.path.relpath(folder, os.path.dirname(package_dir)).split(os.sep)
         for name in files:
             stem, ext = os.path.splitext(name)
             if ext not in (".py", ".pyx", ".pxd"):
@@ -29,7 +30,7 @@ def _modules():
     return found
 
 
-MODULES = _modules()
+MODULES = _modules_in(PACKAGE_DIR)
 
 
 def _is_private(part):
@@ -155,6 +156,24 @@ def private_imports():
     return bad
 
 
+def private_names_from_modules():
+    """Imports of a private attribute (a name starting with _) of another Python module of
+    the package: what a module shares is public. A compiled extension module (``_x``, a
+    .pyx file) and a private module of the importer's own package are modules, not names
+    (``private_imports`` judges those)."""
+    bad = []
+    for module, (path, _) in MODULES.items():
+        if not path.endswith(".py"):
+            continue
+        for target, names, line, *_ in _imports(module):
+            if not target.startswith(PACKAGE + ".") or target not in MODULES:
+                continue
+            for name in names:
+                if _is_private(name) and f"{target}.{name}" not in MODULES:
+                    bad.append(f"{module}:{line} imports {target}.{name}")
+    return bad
+
+
 def function_imports():
     """Imports inside functions that are neither an optional dependency nor commented."""
     bad = []
@@ -175,6 +194,26 @@ def test_no_import_cycles():
 def test_no_private_names_from_a_room_above():
     bad = private_imports()
     assert not bad, "\n".join(bad)
+
+
+def test_no_private_names_from_another_module():
+    bad = private_names_from_modules()
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_name_check_finds_one(tmp_path, monkeypatch):
+    # a module that imports a private function of a sibling is refused; the sibling's
+    # compiled module (a .pyx) and a private module of the same package are not
+    pkg = tmp_path / PACKAGE / "room"
+    pkg.mkdir(parents=True)
+    (tmp_path / PACKAGE / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def _helper():\n    pass\n")
+    (pkg / "_kernel.pyx").write_text("")
+    (pkg / "_base.py").write_text("")
+    (pkg / "b.py").write_text("from . import _kernel\nfrom ._base import *\nfrom .a import _helper\n")
+    monkeypatch.setitem(globals(), "MODULES", _modules_in(str(tmp_path / PACKAGE)))
+    assert private_names_from_modules() == [f"{PACKAGE}.room.b:3 imports {PACKAGE}.room.a._helper"]
 
 
 def test_imports_inside_functions_are_optional_or_commented():

@@ -270,7 +270,7 @@ def test_all_prototypes_is_1nn(cancer, distance, method):
     assert sorted(ex.prototypes_) == list(range(len(ytr)))
     # 1-NN under the same distance (ties to the lower training index)
     if distance == "euclidean":
-        D = proximity._euclidean(Xte, Xtr)
+        D = proximity.euclidean_distances(Xte, Xtr)
     else:
         lt, lr = P.leaf_matrix(est, Xte), P.leaf_matrix(est, Xtr)
         D = P.tree_distance(lt, lr, P.tree_weights(est, lr, distance))
@@ -400,7 +400,7 @@ def test_constant_boosting_model_is_rejected():
     source = SimpleNamespace(leaf_values=lambda: [np.full(3, 0.05), np.full(3, 0.05)])
     leaves = np.array([[1, 2], [2, 1], [1, 1]], dtype=np.int32)
     with pytest.raises(ValueError, match="constant"):
-        proximity._tree_weights(source, leaves, "gbt")
+        proximity.source_tree_weights(source, leaves, "gbt")
 
 
 def definition3_from_margins(stages, K, centre_first=False):

@@ -19,7 +19,7 @@ from .errors import CommandError, library_error, optional_import
 # MODEL_FORMATS: (name, test of (path, bytes), loader(path, bytes) -> model),
 # first match wins. A new format is one test, one loader and one entry.
 
-def _is_lightgbm_text(path, data):
+def is_lightgbm_text(path, data):
     return data.startswith((b"tree\n", b"tree\r\n"))
 
 
@@ -33,7 +33,7 @@ def _is_ubjson(path, data):
     return data.startswith(b"{L") or (path.lower().endswith(".ubj") and data.startswith(b"{"))
 
 
-def _is_zip(path, data):
+def is_zip(path, data):
     return data.startswith((b"PK\x03\x04", b"PK\x05\x06"))
 
 
@@ -149,15 +149,15 @@ def _load_catboost(path, data):
 
 
 MODEL_FORMATS = (
-    ("LightGBM model text", _is_lightgbm_text, _load_lightgbm_text),
+    ("LightGBM model text", is_lightgbm_text, _load_lightgbm_text),
     ("XGBoost JSON", _is_json, _load_json),
     ("XGBoost UBJSON", _is_ubjson, _load_ubjson),
-    ("skops", _is_zip, _load_skops),
+    ("skops", is_zip, _load_skops),
     ("CatBoost", _is_catboost, _load_catboost),
 )
 
 # first bytes of a pickle (protocol 2 and later) and of joblib's compressed files
-_PICKLE_MAGIC = (b"\x80", b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda", b"\x1f\x8b", b"BZh",
+PICKLE_MAGIC = (b"\x80", b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda", b"\x1f\x8b", b"BZh",
                  b"\xfd7zXZ", b"\x5d\x00\x00", b"\x04\x22\x4d\x18")
 
 
@@ -173,7 +173,7 @@ def _load_pickle(path, data):
 
 def _not_a_model(path, data):
     """The one-line reason a file that no loader took is refused."""
-    if data.startswith(_PICKLE_MAGIC):
+    if data.startswith(PICKLE_MAGIC):
         return (f"{path} is a pickle or joblib file; loading one runs any code it holds, so defrag "
                 "loads it only with --allow-pickle (give it only for files you trust; save "
                 "scikit-learn models with skops as .skops to need no flag)")

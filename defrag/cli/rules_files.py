@@ -6,15 +6,15 @@ import json
 from ..utils.files import MAX_RULES_BYTES
 from .data_files import read_file
 from .errors import CommandError
-from .models import _PICKLE_MAGIC, _is_lightgbm_text, _is_zip
+from .models import PICKLE_MAGIC, is_lightgbm_text, is_zip
 
 
 # what a rules file that is not one may be instead, by its first bytes
 _NOT_RULES = (
-    (_is_lightgbm_text, "a LightGBM model"),
+    (is_lightgbm_text, "a LightGBM model"),
     (lambda path, data: data.startswith(b"{L"), "an XGBoost UBJSON model"),
-    (_is_zip, "a zip archive (a skops model?)"),
-    (lambda path, data: data.startswith(_PICKLE_MAGIC), "a pickle or joblib file"),
+    (is_zip, "a zip archive (a skops model?)"),
+    (lambda path, data: data.startswith(PICKLE_MAGIC), "a pickle or joblib file"),
 )
 
 

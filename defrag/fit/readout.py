@@ -14,7 +14,7 @@ from ..rules.extract import extract_rules_conditions
 from ..rules.tree import explanation_conditions
 from ..evaluation import prediction_error
 from ..utils.dask_collections import map_rows
-from ..utils.validation import check_predict_X
+from ..utils.validation import check_predict_X, checked_names
 from .mixture import FittedMixture
 from .tree_path import REFERENCE_FORMS, Candidate, SearchedTree, choose
 
@@ -85,9 +85,9 @@ def _tree_readout(params, searched, rows):
     sums = {i: c.tree for i, c in enumerate(cands) if c.form == "sum"}
     # a warm start's candidates (REFERENCE_FORMS): built by the search, as the sums
     refs = {i: c.tree for i, c in enumerate(cands) if c.form in REFERENCE_FORMS}
+    names_in = None if rows.names_in is None else checked_names(rows.names_in, "feature_names_in")
     for tree in [*sums.values(), *refs.values()]:
-        tree.feature_names_in = rows.names_in
-        tree.__dict__.pop("_box_set", None)
+        tree.feature_names_in = names_in
     conds = [x for box_conditions in grown.read.values() for x in box_conditions]
     conds += [x for tree in [*sums.values(), *refs.values()] for nd in tree.nodes() for x in nd.conditions]
     conds = list({id(x): x for x in conds}.values())

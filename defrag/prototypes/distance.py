@@ -16,10 +16,10 @@ def leaf_matrix(estimator, X):
     per-class trees as separate trees) and XGBoost's scikit-learn models,
     ``predict(X, pred_leaf=True)`` for LightGBM's, HistGradientBoosting's trees walked
     level by level."""
-    return _int32_leaves(adapt(estimator).checked().leaves(X))
+    return int32_leaves(adapt(estimator).checked().leaves(X))
 
 
-def _int32_leaves(leaves):
+def int32_leaves(leaves):
     if leaves.size and (leaves.min() < 0 or leaves.max() > np.iinfo(np.int32).max):
         raise ValueError("leaf ids do not fit in int32")
     return np.ascontiguousarray(leaves, dtype=np.int32)
@@ -31,10 +31,10 @@ def tree_weights(estimator, leaves, kind):
     tree i that s reaches, learning rate included (``Tree.value``: scikit-learn's
     stored values times the learning rate; XGBoost's, LightGBM's and
     HistGradientBoosting's leaf outputs are already shrunk). S = the rows of ``leaves``."""
-    return _tree_weights(adapt(estimator), leaves, kind)
+    return source_tree_weights(adapt(estimator), leaves, kind)
 
 
-def _tree_weights(source, leaves, kind):
+def source_tree_weights(source, leaves, kind):
     n_trees = leaves.shape[1]
     if kind == "rf":
         return np.ones(n_trees, dtype=np.float32)
@@ -92,7 +92,7 @@ def tree_distance(leaves_a, leaves_b, weights, n_threads=1):
     return _proximity.tree_distance(la, lbt, w, n_threads)
 
 
-def _euclidean(A, B):
+def euclidean_distances(A, B):
     aa = np.einsum("ij,ij->i", A, A)[:, None]
     bb = np.einsum("ij,ij->i", B, B)[None, :]
     d2 = np.maximum(aa + bb - 2.0 * (A @ B.T), 0.0)

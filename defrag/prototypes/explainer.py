@@ -27,7 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .distance import _euclidean, _int32_leaves, _tree_weights, tree_distance
+from .distance import euclidean_distances, int32_leaves, source_tree_weights, tree_distance
 from .selection import select_submodular, select_supervised
 from ..utils.interrupt import interruptible_fit
 from ..utils.memory import check_memory, prototype_estimate
@@ -241,11 +241,11 @@ class PrototypeExplainer(ExplanationDisplayMixin, EnsembleExplainerMixin, Classi
     def _leaves(self, X, Xf):
         # a DataFrame goes to the estimator as it is, so that it checks the column names
         # (and does not warn that an array has none)
-        return _int32_leaves(self._source().leaves(X if hasattr(X, "columns") else Xf))
+        return int32_leaves(self._source().leaves(X if hasattr(X, "columns") else Xf))
 
     def _dist(self, A_X, A_leaves, B_X, B_leaves):
         if self.distance_ == "euclidean":
-            return (_euclidean(A_X, B_X) / self._scale).astype(np.float32)
+            return (euclidean_distances(A_X, B_X) / self._scale).astype(np.float32)
         return tree_distance(A_leaves, B_leaves, self.tree_weights_, self._threads())
 
     @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
@@ -322,14 +322,14 @@ class PrototypeExplainer(ExplanationDisplayMixin, EnsembleExplainerMixin, Classi
         if kind == "euclidean":
             leaves = None
             self._scale = 1.0
-            D = _euclidean(Xf[cand], Xf)
+            D = euclidean_distances(Xf[cand], Xf)
             m = float(D.max())
             self._scale = m if m > 0 else 1.0
             D = (D / self._scale).astype(np.float32)
             self.tree_weights_ = None
         else:
             leaves = self._leaves(X, Xf)
-            self.tree_weights_ = _tree_weights(self._source(), leaves, kind)
+            self.tree_weights_ = source_tree_weights(self._source(), leaves, kind)
             D = tree_distance(leaves[cand], leaves, self.tree_weights_, self._threads())
 
         if self.method == "sg":

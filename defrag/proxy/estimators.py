@@ -26,12 +26,12 @@ from ..utils.validation import (
     is_number,
 )
 from . import _proxy_split
-from .grow import _goes_right, _grow, _node_stats, _node_stats_proba
+from .grow import goes_right, grow, node_stats, node_stats_proba
 from .local import local_explanation, nan_safe_scale
-from .prune import _apply, _leaf_mask, _pruning_path, _select
+from .prune import apply_pruned, leaf_mask, pruning_path, select_subtree
 from .reference import (
-    _as_1d_float,
-    _check_variance,
+    as_1d_float,
+    check_variance,
     check_reference_missing,
     handles_missing,
     reference_predictions,
@@ -183,13 +183,13 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: "
                              "without an estimator, fit needs the targets y")
         y = np.asarray(y)
-        mean = _as_1d_float(column_or_1d(y, warn=True) if y.ndim == 2 and y.shape[1] == 1 else y, n, "y")
+        mean = as_1d_float(column_or_1d(y, warn=True) if y.ndim == 2 and y.shape[1] == 1 else y, n, "y")
         if variance is None:
             var = np.zeros(n)
         elif callable(variance):
-            var = _check_variance(variance(X), n)
+            var = check_variance(variance(X), n)
         else:
-            var = _check_variance(variance, n)
+            var = check_variance(variance, n)
         return mean, var
 
     @interruptible_fit(threads=lambda est: threads_from_n_jobs(est.n_jobs))
@@ -270,9 +270,9 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
         root = (var.sum() + ((mean - mean.mean()) ** 2).sum()) / mean.size
         floor = max(_REL_VAR_FLOOR * root, 1e-300)
         leaf, threads = _leaf_rows(self.min_samples_leaf, X), threads_from_n_jobs(self.n_jobs)
-        grown = _grow(X, lambda rows: _proxy_split.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
-                      lambda rows: _node_stats(mean, var, rows), leaf, self.max_depth)
-        return grown, _pruning_path(grown, floor)
+        grown = grow(X, lambda rows: _proxy_split.proxy_best_split(X, rows, mean, var, leaf, floor, threads),
+                     lambda rows: node_stats(mean, var, rows), leaf, self.max_depth)
+        return grown, pruning_path(grown, floor)
 
     @staticmethod
     def _heldout_loss(values, targets, held):
@@ -284,15 +284,15 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
         grown, (alphas, n_leaves, fits, order) = self._grow_and_path(X, targets)
         self.pruning_path_ = {"alphas": alphas, "n_leaves": n_leaves, "fit": fits}
         if self.alpha is not None:
-            k = _select(fits, n_leaves, float(self.alpha))
+            k = select_subtree(fits, n_leaves, float(self.alpha))
             self.alpha_ = float(self.alpha)
         elif self.max_leaves is not None:
             k = int(np.flatnonzero(n_leaves <= self.max_leaves)[0])
             self.alpha_ = float(alphas[k])  # NaN when no alpha selects this subtree
         else:
             self.alpha_ = self._cv_alpha(X, targets, alphas)
-            k = _select(fits, n_leaves, self.alpha_)
-        self.tree_ = self._compact(grown, _leaf_mask(grown, order, k))
+            k = select_subtree(fits, n_leaves, self.alpha_)
+        self.tree_ = self._compact(grown, leaf_mask(grown, order, k))
         self.decimals_ = None
         if not is_classifier(self):  # the values as rules_ prints them (predict is the text)
             self.decimals_ = spread_decimals(self.tree_["value"][self.tree_["feature"] < 0])
@@ -320,7 +320,7 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
             Xt = np.ascontiguousarray(X[train])
             grown, (_, nl, fit, order) = self._grow_and_path(Xt, tuple(t[train] for t in targets))
             for i, b in enumerate(betas):
-                leaf = _apply(grown, _leaf_mask(grown, order, _select(fit, nl, b)), X[held])
+                leaf = apply_pruned(grown, leaf_mask(grown, order, select_subtree(fit, nl, b)), X[held])
                 loss[i] += self._heldout_loss(grown.value[leaf], targets, held)
         loss /= n
         self.cv_alphas_, self.cv_loss_ = betas, loss
@@ -328,17 +328,17 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
         return float(betas[best[-1]])  # ties: the smaller tree
 
     @staticmethod
-    def _compact(grown, leaf_mask):
+    def _compact(grown, stops):
         keep, new_id, stack = [], {}, [0]
         while stack:
             v = stack.pop()
             new_id[v] = len(keep)
             keep.append(v)
-            if not leaf_mask[v]:
+            if not stops[v]:
                 stack.append(int(grown.right[v]))
                 stack.append(int(grown.left[v]))
         keep = np.asarray(keep)
-        internal = ~leaf_mask[keep]
+        internal = ~stops[keep]
         left = np.where(internal, [new_id.get(int(grown.left[v]), -1) for v in keep], -1)
         right = np.where(internal, [new_id.get(int(grown.right[v]), -1) for v in keep], -1)
         return {
@@ -386,7 +386,7 @@ class ProxyTree(ExplanationDisplayMixin, EnsembleExplainerMixin, RegressorMixin,
                 return node
             nd = node[idx]
             mr = t["missing_right"][nd]
-            right = _goes_right(X[idx, t["feature"][nd]], t["threshold"][nd], mr)
+            right = goes_right(X[idx, t["feature"][nd]], t["threshold"][nd], mr)
             node[idx] = np.where(right, t["children_right"][nd], t["children_left"][nd])
 
     def predict(self, X):
@@ -635,9 +635,9 @@ class ProxyTreeClassifier(ClassifierMixin, ProxyTree):
     def _grow_and_path(self, X, targets):
         P = np.ascontiguousarray(targets[0])
         leaf, threads = _leaf_rows(self.min_samples_leaf, X), threads_from_n_jobs(self.n_jobs)
-        grown = _grow(X, lambda rows: _proxy_split.proxy_best_split_proba(X, rows, P, leaf, threads),
-                      lambda rows: _node_stats_proba(P, rows), leaf, self.max_depth)
-        return grown, _pruning_path(grown, None)
+        grown = grow(X, lambda rows: _proxy_split.proxy_best_split_proba(X, rows, P, leaf, threads),
+                     lambda rows: node_stats_proba(P, rows), leaf, self.max_depth)
+        return grown, pruning_path(grown, None)
 
     @staticmethod
     def _heldout_loss(values, targets, held):

@@ -29,26 +29,26 @@ class _Grown:
         return self
 
 
-def _goes_right(x, threshold, missing_right):
+def goes_right(x, threshold, missing_right):
     """Which values x of a split's feature go right: x > threshold, NaN by missing_right."""
     return np.where(np.isnan(x), missing_right, x > threshold)
 
 
-def _node_stats(mean, var, rows):
+def node_stats(mean, var, rows):
     m = mean[rows]
     mu = float(m.mean())
     sse = float(var[rows].sum() + ((m - mu) ** 2).sum())
     return mu, sse
 
 
-def _node_stats_proba(P, rows):
+def node_stats_proba(P, rows):
     """Mean class probabilities and the node's additive cost 2 n H(p) (= -2 log-lik)."""
     p = P[rows].mean(axis=0)
     nz = p[p > 0]
     return p, float(-2.0 * rows.size * np.sum(nz * np.log(nz)))
 
 
-def _grow(X, split, stats, min_samples_leaf, max_depth):
+def grow(X, split, stats, min_samples_leaf, max_depth):
     """Depth-first growth: split(rows) -> (feature, threshold, gain, n_left, missing_right)
     from the C split search, stats(rows) -> (value, cost), until no split is allowed."""
     tree = _Grown()
@@ -62,7 +62,7 @@ def _grow(X, split, stats, min_samples_leaf, max_depth):
         f, t, gain, n_left, missing_right = split(rows)
         if f < 0 or not gain > 0.0:
             continue
-        go_right = _goes_right(X[rows, f], t, missing_right)
+        go_right = goes_right(X[rows, f], t, missing_right)
         lrows, rrows = rows[~go_right], rows[go_right]
         tree.feature[node], tree.threshold[node] = f, t
         tree.missing_right[node] = missing_right

@@ -1,7 +1,7 @@
 """Weakest-link pruning of a grown proxy tree (eq. 9) and applying a pruned subtree."""
 import numpy as np
 
-from .grow import _goes_right
+from .grow import goes_right
 
 
 def _log_var(total_sse, S, var_floor):
@@ -10,14 +10,14 @@ def _log_var(total_sse, S, var_floor):
     return np.log(np.maximum(total_sse / S, var_floor))
 
 
-def _pruning_path(tree, var_floor):
+def pruning_path(tree, var_floor):
     """Weakest-link sequence of eq. 9 on a grown tree (var_floor None: the
     classification cost, the sum over leaves of 2 n_i H(p_i), in place of S log sigma2).
 
     Step k prunes the internal node h of subtree k-1 with the smallest
     alpha_h = (C(h) - C(T)) / (|leaves(T_h)| - 1), C = S log(sigma2_T) (sec. 3.1.2).
     Returns (alphas, n_leaves, fit, order): subtree k is the grown tree cut at the
-    nodes order[:k] (``_leaf_mask``), fit[k] = S log(sigma2_Tk). As S log(sigma2) is
+    nodes order[:k] (``leaf_mask``), fit[k] = S log(sigma2_Tk). As S log(sigma2) is
     not a sum over leaves, a weakest-link subtree need not minimise C_alpha for any
     alpha; alphas[k] is the smallest alpha at which subtree k minimises C_alpha
     among the path's subtrees (their lower convex hull), NaN if it never does.
@@ -67,7 +67,7 @@ def _pruning_path(tree, var_floor):
     return _hull_alphas(fits, n_leaves), n_leaves, fits, np.asarray(order, dtype=np.int64)
 
 
-def _leaf_mask(tree, order, k):
+def leaf_mask(tree, order, k):
     """Nodes where traversal stops in subtree k (nodes below them are unreachable)."""
     mask = tree.left < 0
     mask[order[:k]] = True
@@ -93,22 +93,23 @@ def _hull_alphas(fits, n_leaves):
     return alphas
 
 
-def _select(fits, n_leaves, alpha):
+def select_subtree(fits, n_leaves, alpha):
     """Index of the path subtree minimising fit + alpha * n_leaves (ties: fewer leaves)."""
     cost = fits + alpha * n_leaves
     tol = 1e-12 * (np.abs(cost).max() + 1.0)
     return int(np.flatnonzero(cost <= cost.min() + tol)[-1])
 
 
-def _apply(tree, leaf_mask, X):
-    """Node index (in the grown tree) of the leaf of each row, cutting at leaf_mask."""
+def apply_pruned(tree, stops, X):
+    """Node index (in the grown tree) of the leaf of each row, cutting where stops (a
+    ``leaf_mask``) holds."""
     node = np.zeros(X.shape[0], dtype=np.int64)
     active = np.ones(X.shape[0], dtype=bool)
     while True:
-        active &= ~leaf_mask[node]
+        active &= ~stops[node]
         if not active.any():
             return node
         idx = np.flatnonzero(active)
         nd = node[idx]
-        right = _goes_right(X[idx, tree.feature[nd]], tree.threshold[nd], tree.missing_right[nd])
+        right = goes_right(X[idx, tree.feature[nd]], tree.threshold[nd], tree.missing_right[nd])
         node[idx] = np.where(right, tree.right[nd], tree.left[nd])

@@ -9,7 +9,7 @@ from ..sources.sklearn_trees import bagged_members
 from ..utils.validation import as_2d_float
 
 
-def _as_1d_float(a, n, what):
+def as_1d_float(a, n, what):
     try:
         arr = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -25,8 +25,8 @@ def _as_1d_float(a, n, what):
     return np.ascontiguousarray(arr)
 
 
-def _check_variance(var, n):
-    var = _as_1d_float(var, n, "variance")
+def check_variance(var, n):
+    var = as_1d_float(var, n, "variance")
     if np.any(var < 0):
         raise ValueError(f"variance must be >= 0; got {int((var < 0).sum())} negative values "
                          f"(min {var.min():.6g})")
@@ -134,13 +134,13 @@ def reference_predictions(estimator, X, variance=None):
         for s in range(0, n, 8192):
             var[s:s + 8192] = preds[:, s:s + 8192].var(axis=0)
         return mean, var
-    mean = _as_1d_float(estimator.predict(X_in), n, "the reference's predictions")
+    mean = as_1d_float(estimator.predict(X_in), n, "the reference's predictions")
     if variance is None:
         var = np.zeros(n)
     elif callable(variance):
-        var = _check_variance(variance(X_in), n)
+        var = check_variance(variance(X_in), n)
     else:
-        var = _check_variance(variance, n)
+        var = check_variance(variance, n)
     return mean, var
 
 

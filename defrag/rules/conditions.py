@@ -512,6 +512,16 @@ def comparisons(condition):
     return 2 if (not condition.is_set and condition.lower is not None and condition.upper is not None) else 1
 
 
+def box_arrays(boxes, supports_missing=True):
+    """The router's arrays (src_c/dfg_route.h) of boxes (each a sequence of conditions) as
+    the kernels test them: within a box, the condition most training rows fail comes
+    first (a row leaves the box after fewer comparisons; the result does not depend on
+    the order)."""
+    ordered = [sorted(box, key=lambda c: 1.0 if c.train_share is None else c.train_share) for box in boxes]
+    return dict(rule_ptr=np.cumsum([0] + [len(box) for box in ordered], dtype=np.int64),
+                **condition_arrays([c for box in ordered for c in box], supports_missing))
+
+
 def reading_arrays(boxes, supports_missing=True):
     """The router's arrays (src_c/dfg_route.h) of boxes (each a sequence of conditions) as
     a reader checks them: each box's conditions in printed order, with the comparisons each

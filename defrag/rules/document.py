@@ -60,7 +60,7 @@ class RulesDocumentError(ValueError):
         super().__init__(f"{path}: {problem}" if path else problem)
 
 
-def _plain(value):
+def json_value(value):
     """A JSON value of a label, a category or a number (NumPy scalars unwrapped)."""
     if isinstance(value, np.generic):
         value = value.item()
@@ -76,18 +76,18 @@ def _array(values):
     """A 1-D array to JSON: its values and its dtype (so that it reads back as it was)."""
     arr = np.asarray(values)
     kind = "object" if arr.dtype == object or arr.dtype.kind in "US" else arr.dtype.str
-    return {"dtype": kind, "values": [_plain(v) for v in arr.tolist()]}
+    return {"dtype": kind, "values": [json_value(v) for v in arr.tolist()]}
 
 
 def condition_to_dict(c):
     return {
-        "feature": c.feature, "name": c.name, "lower": _plain(c.lower), "upper": _plain(c.upper),
+        "feature": c.feature, "name": c.name, "lower": json_value(c.lower), "upper": json_value(c.upper),
         "categories": c._labels() if c.is_set else None,
         "codes": None if not c.is_set else list(c.categories),
         "negated": c.negated, "missing": c.missing, "zero_missing": c.zero_missing,
         "train_share": c.train_share,
         "category_names": None if c.category_names is None else list(c.category_names),
-        "printed_lower": _plain(c.printed_lower), "printed_upper": _plain(c.printed_upper),
+        "printed_lower": json_value(c.printed_lower), "printed_upper": json_value(c.printed_upper),
         "missing_seen": c.missing_seen,
     }
 
@@ -95,7 +95,7 @@ def condition_to_dict(c):
 def rule_to_dict(r):
     return {
         "conditions": [condition_to_dict(c) for c in r.conditions],
-        "prediction": _plain(r.prediction),
+        "prediction": json_value(r.prediction),
         "proba": None if r.proba is None else [float(p) for p in r.proba],
         "support": r.support, "weight": r.weight, "coverage": r.coverage,
     }
@@ -124,7 +124,7 @@ def _written_names(rs):
     if rs.feature_names is not None or getattr(rs, "feature_names_in", None) is not None:
         return rs.feature_names
     named = {}
-    for c in (c for r in rs.rules for c in r.conditions):
+    for c in rs._conditions():
         if named.setdefault(c.feature, c.name) != c.name:
             raise ValueError(f"feature {c.feature} is named both {named[c.feature]!r} and {c.name!r} by the "
                              "rule set's conditions, which has no feature_names: give feature_names")
@@ -142,7 +142,7 @@ def ruleset_to_dict(rs):
     return {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
         "rules": [rule_to_dict(r) for r in rs.rules],
-        "default_prediction": _plain(rs.default_prediction),
+        "default_prediction": json_value(rs.default_prediction),
         "default_proba": None if rs.default_proba is None else [float(p) for p in rs.default_proba],
         "decimals": getattr(rs, "decimals", None),
         "feature_names": _written_names(rs),
@@ -575,7 +575,7 @@ def tree_to_dict(tree):
         roots.append(len(nodes))
         for x in order:
             if isinstance(x, Leaf):
-                item = {"prediction": _plain(x.prediction), "support": x.support}
+                item = {"prediction": json_value(x.prediction), "support": x.support}
                 if x.proba is not None:
                     item["proba"] = [float(p) for p in x.proba]
                 if x.share is not None:
@@ -588,9 +588,9 @@ def tree_to_dict(tree):
     return {
         "schema": SCHEMA, "schema_version": TREE_SCHEMA_VERSION, "form": tree.form,
         "nodes": nodes, "terms": roots,
-        "base": None if tree.base is None else _plain(tree.base), "decimals": tree.decimals,
-        "feature_names": _written_names(tree._boxes()),
-        "feature_names_in": tree._boxes().feature_names_in,
+        "base": None if tree.base is None else json_value(tree.base), "decimals": tree.decimals,
+        "feature_names": _written_names(tree),
+        "feature_names_in": tree.feature_names_in,
         "classes": None if classes is None else classes["values"],
         "classes_dtype": None if classes is None else classes["dtype"],
         "supports_missing": tree.supports_missing,

@@ -51,24 +51,24 @@ import numpy as np
 from ..splits import ZERO_THRESHOLD
 from ..splits.inputs import category_text
 from ..utils.validation import checked_names
-from .document import _plain
+from .document import json_value
 
 
 # ------------------------------------------------------------ how a feature is read
 class _Feature:
-    """How predict reads feature d of a rule set, for the exports."""
+    """How predict reads feature d of an explanation, for the exports."""
 
     def __init__(self, rs, d):
         enc = rs.encoding
         self.d = d
-        conds = [c for r in rs.rules for c in r.conditions if c.feature == d]
+        conds = [c for c in rs._conditions() if c.feature == d]
         self.zero_missing = any(c.zero_missing for c in conds) or bool(
             enc is not None and enc.zero_missing[d])
         self.lightgbm = bool(enc is not None and enc.lightgbm_reads)
         cats = None if enc is None else enc.categories[d]
         # CatBoost's labels are read by their text (20 and "20" are one category)
         self.text_labels = bool(getattr(enc, "text_labels", False)) and cats is not None
-        self.labels = None if cats is None else [category_text(v) if self.text_labels else _plain(v)
+        self.labels = None if cats is None else [category_text(v) if self.text_labels else json_value(v)
                                                  for v in np.asarray(cats, dtype=object).tolist()]
         self.unknown_error = bool(enc is not None and enc.unknown == "error")
         self.categorical = bool(enc is not None and enc.categorical[d]) or any(c.is_set for c in conds)
@@ -91,10 +91,6 @@ def _is_integer_text(label):
     return isinstance(label, str) and label.lstrip("-").isdigit() and str(int(label)) == label
 
 
-def _used_features(rs):
-    return sorted({c.feature for r in rs.rules for c in r.conditions})
-
-
 def _code_runs(codes):
     """Consecutive runs (first, last) of sorted integer codes."""
     runs = []
@@ -110,7 +106,7 @@ def _code_runs(codes):
 _POWER_STEP = 62
 
 
-def _sql_double(value):
+def sql_double(value):
     """A float as SQL text that SQLite and DuckDB (and any engine with IEEE doubles) read
     as exactly that double; see the module doc."""
     value = float(value)
@@ -151,7 +147,7 @@ def grouped(parts, op):
     return "(" + op.join(parts) + ")"
 
 
-class _Dialect:
+class Dialect:
     """Boolean expressions on one row in SQL or in pandas query syntax (raw values), or
     in Python on the values the generated function has read (coded)."""
 
@@ -164,7 +160,7 @@ class _Dialect:
                                  "python": ("True", "False")}[kind]
 
     def literal(self, value):
-        value = _plain(value)
+        value = json_value(value)
         if isinstance(value, bool):
             return ("TRUE" if value else "FALSE") if self.sql else repr(value)
         if isinstance(value, str):
@@ -172,7 +168,7 @@ class _Dialect:
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{value!r} cannot be written as a literal here")
         if isinstance(value, float) and self.sql:
-            return _sql_double(value)
+            return sql_double(value)
         return repr(value)
 
     def is_null(self, x):
@@ -313,16 +309,26 @@ class _Dialect:
             return self.all_of([f"{self.NOT}({missing})", test])
         return test
 
-    def rule(self, rule, features):
-        return self.all_of([self.condition(features[c.feature], c) for c in rule.conditions])
+    def box(self, conditions, features):
+        """True where every condition holds."""
+        return self.all_of([self.condition(features[c.feature], c) for c in conditions])
+
+    def refused(self, features):
+        """True where predict raises (FALSE where it never does): a missing value that a
+        condition has no direction for, an unknown label, a fractional code."""
+        return self.any_of([self.missing(f) for f in features.values() if f.missing_error]
+                           + [self.unknown(f) for f in features.values()]
+                           + [self.fractional(f) for f in features.values()])
 
 
-def _features(rs):
-    return {d: _Feature(rs, d) for d in _used_features(rs)}
+def feature_readings(rs):
+    """{feature: how predict reads it} of the features an explanation's conditions read."""
+    return {d: _Feature(rs, d) for d in rs._used_features()}
 
 
-def _column_names(rs, column_names):
-    """Names of the data's columns, by feature index (never empty nor repeated)."""
+def data_column_names(rs, column_names):
+    """Names of the data's columns, by feature index (never empty nor repeated): the
+    fitted ones, renamed by the exports' column_names (a list, or a dict by fitted name)."""
     names = getattr(rs, "feature_names_in", None) or rs.feature_names
     n = rs._n_features()
     if names is None:
@@ -359,21 +365,30 @@ def _sql_table(table):
     return ".".join(_sql_identifier(p, "table name part") for p in parts)
 
 
+def sql_dialect(rs, table=None, column_names=None):
+    """The SQL Dialect of an explanation's columns (quoted, qualified by table) and how
+    predict reads each of its features (``feature_readings``)."""
+    names = data_column_names(rs, column_names)
+    prefix = "" if table is None else _sql_table(table) + "."
+    return Dialect("sql", {d: prefix + _sql_identifier(names[d]) for d in rs._used_features()}), feature_readings(rs)
+
+
+def query_dialect(rs, column_names=None):
+    """The pandas query Dialect of an explanation's columns and how predict reads each of
+    its features (``feature_readings``)."""
+    names = data_column_names(rs, column_names)
+    return Dialect("query", {d: _query_name(names[d]) for d in rs._used_features()}), feature_readings(rs)
+
+
 def to_sql(rs, table=None, column_names=None):
     """One SQL ``CASE WHEN ... THEN ... ELSE ... END`` expression (see the module doc)."""
-    names = _column_names(rs, column_names)
-    prefix = "" if table is None else _sql_table(table) + "."
-    refs = {d: prefix + _sql_identifier(names[d]) for d in _used_features(rs)}
-    sql = _Dialect("sql", refs)
-    features = _features(rs)
+    sql, features = sql_dialect(rs, table, column_names)
     lines = ["CASE"]
-    refused = sql.any_of([sql.missing(f) for f in features.values() if f.missing_error]
-                         + [sql.unknown(f) for f in features.values()]
-                         + [sql.fractional(f) for f in features.values()])
+    refused = sql.refused(features)
     if refused != sql.FALSE:  # predict raises here
         lines.append(f"  WHEN {refused} THEN NULL")
     for r in rs.rules:
-        lines.append(f"  WHEN {sql.rule(r, features)} THEN {sql.literal(r.prediction)}")
+        lines.append(f"  WHEN {sql.box(r.conditions, features)} THEN {sql.literal(r.prediction)}")
     if len(lines) > 1:
         lines.append(f"  ELSE {sql.literal(rs.default_prediction)}")
     else:  # no rule and nothing refused: a CASE needs a WHEN
@@ -385,11 +400,8 @@ def to_sql(rs, table=None, column_names=None):
 def query_strings(rs, column_names=None):
     """pandas ``DataFrame.query`` expressions, one per rule: the rows the rule covers
     (the rows it predicts for are those it covers and no earlier rule does)."""
-    names = _column_names(rs, column_names)
-    refs = {d: _query_name(names[d]) for d in _used_features(rs)}
-    q = _Dialect("query", refs)
-    features = _features(rs)
-    return [q.rule(r, features) for r in rs.rules]
+    q, features = query_dialect(rs, column_names)
+    return [q.box(r.conditions, features) for r in rs.rules]
 
 
 def _query_name(name):
@@ -503,7 +515,7 @@ def python_reader(columns, features, docstring):
     """The start of an exported module's body (rules/tree_export.py's too): the helpers
     the columns' readers call, COLUMNS and the category codes, and ``predict(row)`` up to
     reading each feature the rules test into x<d>."""
-    py = _Dialect("python", {d: f"x{d}" for d in features})
+    py = Dialect("python", {d: f"x{d}" for d in features})
     lines, used = [], set()
     for f in features.values():
         col = repr(columns[f.d])
@@ -543,6 +555,23 @@ def _indented(text, prefix="    "):
     return "\n".join(prefix + line if line else line for line in text.split("\n"))
 
 
+def checked_function_name(name):
+    """name, the exported function's: ValueError unless a Python identifier that is not a
+    keyword."""
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"name must be a Python identifier that is not a keyword; got {name!r}")
+    return name
+
+
+def python_module(name, body, doc):
+    """The exported module: doc, then ``_defrag_rules()`` holding body (python_reader's
+    lines and what follows them), which returns the function bound to name."""
+    body = body + ["", f"predict.__name__ = predict.__qualname__ = {name!r}", "return predict"]
+    out = [f'"""{doc}"""', "", "", "def _defrag_rules():", _indented("\n".join(body)), "", "",
+           f"{name} = _defrag_rules()"]
+    return "\n".join(out) + "\n"
+
+
 def to_python(rs, name="predict"):
     """Source of a dependency-free function ``name(row)`` that returns what
     ``rs.predict`` returns for one row: a mapping from column name to value (a dict, a
@@ -551,18 +580,14 @@ def to_python(rs, name="predict"):
     Everything the function needs is built inside ``_defrag_rules()``, which returns it,
     so that any identifier works as ``name`` (``ZERO``, ``COLUMNS``, ``math``...): the
     module binds only ``_defrag_rules`` and ``name``. A keyword cannot name a function."""
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise ValueError(f"name must be a Python identifier that is not a keyword; got {name!r}")
-    features = _features(rs)
-    body, py = python_reader(_column_names(rs, None), features,
+    checked_function_name(name)
+    features = feature_readings(rs)
+    body, py = python_reader(data_column_names(rs, None), features,
                              "The prediction of the first rule that holds for row, else the default.")
     for r in rs.rules:
-        body += [f"    if {py.rule(r, features)}:", f"        return {py.literal(r.prediction)}"]
-    body += [f"    return {py.literal(rs.default_prediction)}", "",
-             f"predict.__name__ = predict.__qualname__ = {name!r}", "return predict"]
-    out = [f'"""Rules exported by defrag: {name}(row) reproduces RuleSet.predict."""', "", "",
-           "def _defrag_rules():", _indented("\n".join(body)), "", "", f"{name} = _defrag_rules()"]
-    return "\n".join(out) + "\n"
+        body += [f"    if {py.box(r.conditions, features)}:", f"        return {py.literal(r.prediction)}"]
+    body.append(f"    return {py.literal(rs.default_prediction)}")
+    return python_module(name, body, f"Rules exported by defrag: {name}(row) reproduces RuleSet.predict.")
 
 
 # ------------------------------------------------------------------------ the table

@@ -6,19 +6,15 @@ is written to and read from JSON (``document``) and exported to SQL, Python and 
 (``export``).
 """
 import copy
-import functools
-import warnings
 
 import numpy as np
 
-from . import _route, _rules_eval, display, document, export
-from ..splits import ZERO_THRESHOLD
-from ..utils.dask_collections import is_dask_collection, map_rows
+from . import _rules_eval, display, document, export
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, user_stacklevel
-from .conditions import Condition, condition_arrays, conditions_on_training_rows, reading_arrays
-from .explanation import Explanation
+from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column
+from .conditions import Condition, conditions_on_training_rows
+from .explanation import Explanation, zero_as_missing
 from .tree_nodes import number_text, rounded, spread_decimals
 
 
@@ -164,11 +160,6 @@ class Rule:
 BLOCK_ROWS = 65536
 
 
-def _zero_as_missing(values):
-    """values (float64) with |x| <= ZERO_THRESHOLD as NaN (a copy)."""
-    return np.where(np.abs(values) <= ZERO_THRESHOLD, np.nan, values)
-
-
 def rule_count_text(n_rules):
     """How a count of rules reads wherever it is printed (headers, titles, reprs):
     n_rules rules before the default, "1 rule and otherwise", "3 rules and otherwise"."""
@@ -268,13 +259,7 @@ class RuleSet(Explanation):
 
     def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
                  classes=None, supports_missing=False, encoding=None, feature_names_in=None, decimals=None):
-        self.supports_missing = bool(supports_missing)
         self.default_support = self.default_share = None  # (set_first_match_counts)
-        # the DataFrame columns the rules were fitted on (None: fitted on an array); a
-        # DataFrame given to predict is matched by these names. Names are never empty
-        # nor repeated: printed rules and exports name columns by them
-        self.feature_names_in = None if feature_names_in is None else checked_names(feature_names_in,
-                                                                                    "feature_names_in")
         self.rules = list(rules)
         self.default_prediction = default_prediction
         self.default_proba = None if default_proba is None else np.asarray(default_proba)
@@ -289,29 +274,8 @@ class RuleSet(Explanation):
             self.rules = [r if float(r.prediction) == v else _with_prediction(r, float(v))
                           for r, v in zip(self.rules, exact[:-1])]
             self.default_prediction = float(exact[-1])
-        self.feature_names = None if feature_names is None else checked_names(feature_names)
-        if self.feature_names is not None and self.feature_names_in is not None and \
-                len(self.feature_names) != len(self.feature_names_in):
-            raise ValueError(f"feature_names has {len(self.feature_names)} names but feature_names_in "
-                             f"{len(self.feature_names_in)}")
         self.classes = classes
-        self.encoding = encoding
-        if self.feature_names is not None:
-            self._check_condition_names()
-
-    def _check_condition_names(self):
-        """ValueError unless every condition is on a feature of feature_names and prints its
-        name: the exports name the column by feature_names, the printout by the condition
-        (a rule set that printed "income > 0" and read column "b" would say one thing and do
-        another). Without feature_names the features are positions (x0, x1, ...)."""
-        names = self.feature_names
-        for c in (c for r in self.rules for c in r.conditions):
-            if not 0 <= c.feature < len(names):
-                raise ValueError(f"a condition is on feature {c.feature}, outside the {len(names)} "
-                                 "features of feature_names")
-            if c.name != names[c.feature]:
-                raise ValueError(f"a condition names feature {c.feature} {c.name!r}, but feature_names "
-                                 f"calls it {names[c.feature]!r}")
+        self._read_as(feature_names, feature_names_in, encoding, supports_missing)
 
     def __len__(self):
         return len(self.rules)
@@ -321,107 +285,6 @@ class RuleSet(Explanation):
 
     def __getitem__(self, i):
         return self.rules[i]
-
-    def _n_features(self):
-        if self.feature_names is not None:
-            return len(self.feature_names)
-        return 1 + max((c.feature for r in self.rules for c in r.conditions), default=0)
-
-    def _used_features(self):
-        """The features the rules name, in order."""
-        return sorted({c.feature for r in self.rules for c in r.conditions})
-
-    def _compiled(self, used_only=False):
-        """Flat arrays of the conditions for the C kernels (built once, cached); with
-        used_only, their features numbered among the used ones (_used_features), for
-        blocks holding only those columns."""
-        cached = self.__dict__.get("_arrays")
-        if cached is None:
-            cached = self._arrays = {}
-        key = "used" if used_only else "all"
-        if key not in cached:
-            # within a rule, the condition most training points fail comes first: a row
-            # leaves the rule after fewer comparisons (the result does not depend on order)
-            def order(rule):
-                return sorted(rule.conditions, key=lambda c: 1.0 if c.train_share is None else c.train_share)
-
-            conds = [c for r in self.rules for c in order(r)]
-            ptr = np.zeros(len(self.rules) + 1, dtype=np.int64)
-            np.cumsum([len(r.conditions) for r in self.rules], out=ptr[1:])
-            arrays = dict(rule_ptr=ptr, **condition_arrays(conds, self.supports_missing))
-            if used_only:
-                arrays["feature"] = np.searchsorted(self._used_features(), arrays["feature"]).astype(np.int32)
-            cached[key] = arrays
-        return cached[key]
-
-    def encode(self, X):
-        """Return X as the rules read it.
-
-        X becomes float64 with categorical columns as category codes (by the source model's
-        encoding, when the rule set has one; otherwise X must hold codes). A DataFrame is
-        matched by column name when the rules were fitted on one. The kernels then refuse a
-        NaN where the rules' source has no direction for missing values, and read -inf as
-        below every threshold.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_features)
-            C-contiguous float64; a value that reads as missing is NaN.
-        """
-        return self._encoded(self._by_column_name(X))
-
-    def _encoded(self, X):
-        """encode of X whose columns are in the fitted order."""
-        if self.encoding is not None:
-            X = self.encoding.transform(X, allow_nan=True, allow_inf=True)
-        else:
-            X = as_2d_float(X, allow_nan=True, allow_inf=True)
-        if X.shape[1] != self._n_features():
-            raise ValueError(f"X has {X.shape[1]} features but the rules use {self._n_features()}")
-        zero = self._zero_features()
-        if zero:  # zero reads as missing on these features (idempotent after the encoding)
-            X = np.array(X, dtype=np.float64)
-            X[:, zero] = _zero_as_missing(X[:, zero])
-        return np.ascontiguousarray(X, dtype=np.float64)
-
-    def _zero_features(self):
-        """Features where a condition reads zero as missing."""
-        return sorted({c.feature for r in self.rules for c in r.conditions if c.zero_missing})
-
-    def _by_column_name(self, X):
-        positions = self._column_positions(X)
-        return X if positions is None else X.iloc[:, positions]
-
-    def _column_positions(self, X):
-        """Where a DataFrame holds the fitted columns, in the fitted order (None: as they
-        are), warning where names are there on one side only."""
-        names = self.feature_names_in
-        is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
-        if names is None:
-            if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
-                warnings.warn("X has feature names, but the rules were fitted without feature "
-                              "names: its columns are read in order", UserWarning, stacklevel=user_stacklevel())
-            return None
-        if not is_frame:
-            warnings.warn("X does not have valid feature names, but the rules were fitted with "
-                          "feature names: its columns are read in the fitted order", UserWarning,
-                          stacklevel=user_stacklevel())
-            return None
-        columns = [str(c) for c in X.columns]
-        if columns == names:
-            return None
-        missing = [n for n in names if n not in columns]
-        if missing:
-            raise ValueError(f"X lacks the columns the rules were fitted with: {', '.join(map(repr, missing[:10]))}")
-        if len(set(columns)) != len(columns):
-            raise ValueError("X has repeated column names")
-        position = {c: i for i, c in enumerate(columns)}
-        return [position[n] for n in names]
 
     def covers(self, X, n_threads=1):
         """Tell which rules cover which rows (evaluated in C).
@@ -474,31 +337,27 @@ class RuleSet(Explanation):
         ndarray of shape (n_samples,)
             The index of the first covering rule, -1 where none does.
         """
-        return self._routed_first(np.ascontiguousarray(X_coded, dtype=np.float64), self._compiled(),
-                                  checked_threads(n_threads))[0]
+        return self._routed_first(X_coded, self._compiled(), n_threads)
 
-    def _chain(self):
+    def _items(self):
         """The list as the router's items (src_c/dfg_route.h): rule r's box at item 2r, its
-        leaf at 2r + 1, the default's leaf last; each leaf labelled with its rule (-1: the
-        default)."""
+        leaf at 2r + 1, the default's leaf last."""
         cached = self.__dict__.get("_chain_arrays")
         if cached is None:
-            R = len(self.rules)
-            item = np.arange(2 * R + 1, dtype=np.int64)
+            item = np.arange(2 * len(self.rules) + 1, dtype=np.int64)
             box = np.where(item % 2 == 0, item // 2, -1)
             box[-1] = -1
-            label = np.where(item % 2 == 1, item // 2, -1)
             cached = self._chain_arrays = dict(box=box, then_item=np.where(box >= 0, item + 1, -1),
                                                else_item=np.where(box >= 0, item + 2, -1),
-                                               roots=np.zeros(1, dtype=np.int64), label=label)
+                                               roots=np.zeros(1, dtype=np.int64))
         return cached
 
-    def _routed_first(self, X_coded, arrays, n_threads, reads=False):
-        """(first, reads) of the router down the chain: each row's first covering rule, -1
-        where none does (int32), and the comparisons a reader makes where reads (else None)."""
-        items, read = _route.route(X_coded, n_threads=n_threads, items=not reads, reads=reads,
-                                   **self._chain(), **arrays)
-        return (None if reads else items[:, 0].astype(np.int32)), read
+    def _routed_first(self, X_coded, arrays, n_threads):
+        """Each row's first covering rule, -1 where none does (int32): the router down the
+        chain, each leaf labelled with its rule (-1: the default)."""
+        label = np.arange(2 * len(self.rules) + 1, dtype=np.int64)
+        label = np.where(label % 2 == 1, label // 2, -1)
+        return self._route(X_coded, n_threads, label=label, arrays=arrays)[0][:, 0].astype(np.int32)
 
     def predictions(self):
         """Return the rules' predictions followed by the default's.
@@ -539,102 +398,16 @@ class RuleSet(Explanation):
         """
         return self.predictions()[self.first_match(X_coded, n_threads)]
 
-    def predict_proba(self, X, n_threads=1, matched=False):
-        """Return the class probabilities of the rule that predicts each row (classification).
+    def _prediction_dtype(self):
+        return self.predictions().dtype
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-        matched : bool, default=False
-            Whether X's columns are already those the rules read, in order (an estimator has
-            matched them by name).
+    def _predict(self, X, n_threads, matched):
+        return self.predictions()[self._first_matches(X, n_threads, matched)]  # -1 (no rule): the default
 
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            The probabilities of each row's first covering rule, else the default's.
-        """
+    def _predict_proba(self, X, n_threads, matched):
         return self.probabilities()[self._first_matches(X, n_threads, matched)]
 
-    def checks(self, X_coded, n_threads=1):
-        """Count the comparisons a reader makes for each row.
-
-        A reader goes through the rules in order, each rule's conditions as printed until the
-        first that fails (an interval whose lower bound fails costs one), all of them in the
-        rule that holds.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the rules read them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The comparisons of each row (float64).
-        """
-        cached = self.__dict__.get("_printed_arrays")
-        if cached is None:
-            cached = self._printed_arrays = reading_arrays([r.conditions for r in self.rules], self.supports_missing)
-        return self._routed_first(np.ascontiguousarray(X_coded, dtype=np.float64), cached,
-                                  checked_threads(n_threads), reads=True)[1]
-
-    def predict(self, X, n_threads=1, matched=False):
-        """Predict each row: the prediction of its first covering rule, else the default.
-
-        Only the features the rules name are read, in C, without a copy of the others. A NaN in
-        a feature where the rules' source has no direction for missing values is a ValueError.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask array or DataFrame gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the rules read, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predictions.
-        """
-        n_threads = checked_threads(n_threads)
-        if is_dask_collection(X):
-            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
-                            self.predictions().dtype)
-        first = self._first_matches(X, n_threads, matched)
-        return self.predictions()[first]  # -1 (no rule) selects the default, the last entry
-
-    def apply(self, X, n_threads=1, matched=False):
-        """Return the rule that predicts each row of X.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask array or DataFrame gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the rules read, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The index of each row's first covering rule, -1 for the default.
-        """
-        n_threads = checked_threads(n_threads)
-        if is_dask_collection(X):
-            return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
+    def _apply(self, X, n_threads, matched):
         return self._first_matches(X, n_threads, matched)
 
     def _first_matches(self, X, n_threads=1, matched=False):
@@ -694,7 +467,7 @@ class RuleSet(Explanation):
         def used_block(r0, r1):
             out = block(r0, r1)
             if zero_at:
-                out[:, zero_at] = _zero_as_missing(out[:, zero_at])
+                out[:, zero_at] = zero_as_missing(out[:, zero_at])
             return out
 
         return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads)
@@ -705,8 +478,7 @@ class RuleSet(Explanation):
         first = np.empty(n_rows, dtype=np.int32)
         for r0 in range(0, n_rows, BLOCK_ROWS):
             r1 = min(r0 + BLOCK_ROWS, n_rows)
-            first[r0:r1] = self._routed_first(np.ascontiguousarray(block(r0, r1), dtype=np.float64), arrays,
-                                              n_threads)[0]
+            first[r0:r1] = self._routed_first(block(r0, r1), arrays, n_threads)
         return first
 
     def on_training_rows(self, X, n_threads=1):
@@ -728,9 +500,7 @@ class RuleSet(Explanation):
             The copy.
         """
         n_threads = checked_threads(n_threads)
-        new = copy.copy(self)
-        new.__dict__.pop("_arrays", None)
-        new.__dict__.pop("_printed_arrays", None)
+        new = self._copy()
         new.rules = [copy.copy(r) for r in self.rules]
         printed = iter(conditions_on_training_rows([c for r in self.rules for c in r.conditions], X,
                                                       n_threads))
@@ -785,49 +555,17 @@ class RuleSet(Explanation):
         for rule, count in zip(self.rules, counts[1:]):
             rule.share = float(count / total)
 
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        for key in ("_arrays", "_printed_arrays", "_chain_arrays"):
-            state.pop(key, None)  # rebuilt on first use
-        return state
-
     _exports = export
 
-    def _conditions(self):
-        return (c for r in self.rules for c in r.conditions)
+    def _boxes(self):
+        return [r.conditions for r in self.rules]
 
     # ------------------------------------------------------------------ exports
-    def to_dict(self):
-        """Return a JSON-ready dict that rebuilds the rule set (``from_dict``).
-
-        Returns
-        -------
-        dict
-            Exact bounds, outputs, feature names, the input encoding and a schema version.
-        """
+    def _document(self):
         return document.ruleset_to_dict(self)
 
     @classmethod
-    def from_dict(cls, d):
-        """Rebuild the rule set of ``to_dict``; it predicts as the original did.
-
-        The whole document is checked before anything is built.
-
-        Parameters
-        ----------
-        d : dict
-            The document.
-
-        Returns
-        -------
-        RuleSet
-            The rule set.
-
-        Raises
-        ------
-        RulesDocumentError
-            A ValueError naming the JSON path of a bad field.
-        """
+    def _from_document(cls, d):
         fields = document.ruleset_fields(d)
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)

@@ -12,26 +12,23 @@ predicts the base plus one value from each term: the value of the leaf its row r
 (in classification with two classes, the sum is the probability of the second class,
 which is predicted where it exceeds one half).
 
-Rows are coded and boxes tested as a RuleSet of the boxes does (rules/ruleset.py: column
-matching by name, the source model's categories, missing values, the C kernel), and routed
-down the trees a block of rows at a time, every term at once (a loop over the trees' depth,
-not over rows), so that predict's memory is its output and a bounded block.
+Rows are read as every explanation reads them (rules/explanation.py: column matching by
+name, the source model's categories, missing values) and sent down every term by the C
+router (src_c/dfg_route.h) a block of rows at a time, so that predict's memory is its
+output and a bounded block.
 """
-import copy
 import functools
 import html
 import math
 
 import numpy as np
 
-from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
-from ..utils.threads import checked_threads
-from . import _route, document, tree_export
-from .conditions import Condition, comparisons, conditions_on_training_rows, reading_arrays
+from . import document, tree_export
+from .conditions import Condition, comparisons, conditions_on_training_rows
 from .explanation import Explanation
-from .ruleset import Rule, RuleSet, prediction_text
+from .ruleset import RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
 # Bytes one block of rows may take while it is routed (the items its rows reach, rows x
@@ -51,7 +48,7 @@ class RuleTree(Explanation):
     the base plus the value of the leaf each term's tree sends the row to; with two
     classes, the sum is the second class's probability, predicted where it exceeds one
     half. A sum's numbers are rounded to the decimals it prints. Rows are read as a
-    RuleSet of the boxes reads them.
+    RuleSet reads them (``encode``).
 
     Parameters
     ----------
@@ -147,11 +144,7 @@ class RuleTree(Explanation):
         self.classes = None if classes is None else np.asarray(classes)
         if self.base is not None and self.classes is not None and len(self.classes) != 2:
             raise ValueError("a sum of trees classifies two classes (it sums the second one's probability)")
-        self.feature_names = feature_names
-        self.supports_missing = bool(supports_missing)
-        self.encoding = encoding
-        self.feature_names_in = feature_names_in
-        self._boxes()  # checks the names as a RuleSet does
+        self._read_as(feature_names, feature_names_in, encoding, supports_missing)
 
     # ------------------------------------------------------------ structure
     @property
@@ -231,47 +224,12 @@ class RuleTree(Explanation):
         return (np.array(box, dtype=np.int64), np.array(then, dtype=np.int64), np.array(other, dtype=np.int64),
                 np.array(leaf, dtype=np.int64), np.array(roots, dtype=np.int64))
 
-    def _boxes(self):
-        """The boxes as a RuleSet (one rule per inner node, in reading order): its reading of
-        X (columns, coding, missing values) and its C kernel test them."""
-        cached = self.__dict__.get("_box_set")
-        if cached is None:
-            cached = self._box_set = RuleSet(
-                [Rule(n.conditions, None) for n in self.nodes()], None, None, self.feature_names, None,
-                supports_missing=self.supports_missing, encoding=self.encoding,
-                feature_names_in=self.feature_names_in)
-        return cached
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        for key in ("_box_set", "_flat", "_printed_arrays"):
-            state.pop(key, None)  # rebuilt on first use
-        return state
-
     _exports = tree_export
 
-    def _conditions(self):
-        return (c for n in self.nodes() for c in n.conditions)
+    def _boxes(self):
+        return [n.conditions for n in self.nodes()]
 
     # ------------------------------------------------------------ reading rows
-    def encode(self, X, matched=False):
-        """Return X as the tree reads it (see ``RuleSet.encode``).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows.
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_features)
-            C-contiguous float64.
-        """
-        return self._boxes()._encoded(X) if matched else self._boxes().encode(X)
-
     def route(self, X_coded, n_threads=1):
         """Return the leaf each row reaches in each term.
 
@@ -290,28 +248,9 @@ class RuleTree(Explanation):
         return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda leaves: leaves,
                             "RuleTree.route", label=self._flat[3])
 
-    def _box_arrays(self, printed=False):
-        """The boxes' conditions as the router takes them (one rule per inner node, in
-        reading order): as the RuleSet of the boxes tests them (within a box, the
-        condition most rows fail first), or printed (their printed order, with each
-        condition's comparisons: the per-row checks read them)."""
-        if not printed:
-            return self._boxes()._compiled()
-        cached = self.__dict__.get("_printed_arrays")
-        if cached is None:
-            cached = self._printed_arrays = reading_arrays([nd.conditions for nd in self.nodes()],
-                                                           self.supports_missing)
-        return cached
-
-    def _route(self, X_coded, n_threads, label=None, items=True, reads=False, visits=None):
-        """The router (src_c/dfg_route.h) on rows of X as the tree reads them: (items,
-        reads), the item (``_flat``'s numbering) each row reaches in each term, or its
-        label (one per item), and the comparisons a reader makes per row; visits gets the
-        rows through each item added."""
+    def _items(self):
         box, then, other, _, roots = self._flat
-        return _route.route(np.ascontiguousarray(X_coded, dtype=np.float64), box, then, other, roots,
-                            n_threads=checked_threads(n_threads), label=label, items=items, reads=reads,
-                            visits=visits, **self._box_arrays(printed=reads))
+        return dict(box=box, then_item=then, else_item=other, roots=roots)
 
     def _routed(self, X_coded, n_threads, dtype, width, result, what, label=None):
         """result(items) of each block of rows (the item each row of the block reaches in
@@ -332,29 +271,10 @@ class RuleTree(Explanation):
             out[r0:r0 + step] = result(self._route(X_coded[r0:r0 + step], n_threads, label)[0])
         return out
 
-    def apply(self, X, n_threads=1, matched=False):
-        """Return the region of each row: the number of the leaf it reaches in reading order.
+    def _regions_per_row(self):
+        return len(self.terms)
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask collection gives a lazy Dask array (a tree of rules only).
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_terms)
-            The leaf of a tree; a sum's leaf in each term.
-        """
-        if is_dask_collection(X):
-            if self.form == "sum":
-                raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
-            return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
+    def _apply(self, X, n_threads, matched):
         leaves = self.route(self.encode(X, matched), n_threads)
         return leaves[:, 0] if self.form == "tree" else leaves
 
@@ -413,30 +333,10 @@ class RuleTree(Explanation):
                               lambda items: 2 * self._sums(items, units) > half, "RuleTree.predict")
         return np.where(second, self.classes[1], self.classes[0])  # (no index array as large as the output)
 
-    def predict(self, X, n_threads=1, matched=False):
-        """Predict each row as the text reads: a tree's leaf, or the sum of the terms' values.
+    def _prediction_dtype(self):
+        return np.float64 if self.classes is None else self.classes.dtype
 
-        With two classes, a sum predicts the second class where it exceeds one half.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask collection gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predictions.
-        """
-        if is_dask_collection(X):
-            dtype = np.float64 if self.classes is None else self.classes.dtype
-            return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X, dtype)
+    def _predict(self, X, n_threads, matched):
         return self.predict_coded(self.encode(X, matched), n_threads)
 
     def probabilities_coded(self, X_coded, n_threads=1):
@@ -471,28 +371,7 @@ class RuleTree(Explanation):
 
         return self._routed(X_coded, n_threads, np.float64, 2, both, "RuleTree.predict_proba")
 
-    def predict_proba(self, X, n_threads=1, matched=False):
-        """Return the class probabilities of each row (see ``probabilities_coded``).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-            A Dask collection gives a lazy Dask array.
-        matched : bool, default=False
-            Whether X's columns are already those the tree reads, in order (an estimator has
-            matched them by name).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            The probabilities.
-        """
-        if is_dask_collection(X):
-            return map_rows(functools.partial(self.predict_proba, n_threads=n_threads, matched=matched), X,
-                            np.float64, len(self.classes))
+    def _predict_proba(self, X, n_threads, matched):
         return self.probabilities_coded(self.encode(X, matched), n_threads)
 
     def covering(self, X_coded, n_threads=1):
@@ -538,27 +417,6 @@ class RuleTree(Explanation):
         """
         return self.covering(self.encode(X), n_threads)
 
-    def checks(self, X_coded, n_threads=1):
-        """Count the comparisons a reader makes for each row.
-
-        A reader goes down each term; at each box, the conditions in printed order until the
-        first that fails (an interval whose lower bound fails costs one), all of them where
-        the box holds.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The comparisons of each row (float64).
-        """
-        return self._route(X_coded, n_threads, items=False, reads=True)[1]
-
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
 
@@ -580,38 +438,11 @@ class RuleTree(Explanation):
         return {(t, x.key): int(v) for (t, x), v in zip(items, visits) if x.key is not None}
 
     # ------------------------------------------------------------ JSON
-    def to_dict(self):
-        """Return a JSON-ready dict that rebuilds the tree (``from_dict``).
-
-        Returns
-        -------
-        dict
-            Its nodes and leaves, exact bounds and outputs, names, the input encoding and a
-            schema version.
-        """
+    def _document(self):
         return document.tree_to_dict(self)
 
     @classmethod
-    def from_dict(cls, d):
-        """Rebuild the tree of ``to_dict``; it predicts as the original did.
-
-        The whole document is checked before anything is built.
-
-        Parameters
-        ----------
-        d : dict
-            The document.
-
-        Returns
-        -------
-        RuleTree
-            The tree.
-
-        Raises
-        ------
-        RulesDocumentError
-            A ValueError naming the JSON path of a bad field.
-        """
+    def _from_document(cls, d):
         fields = document.tree_fields(d)
 
         def built(item):
@@ -666,9 +497,7 @@ class RuleTree(Explanation):
         RuleTree
             The copy.
         """
-        new = copy.copy(self)
-        for key in ("_box_set", "_flat", "_printed_arrays"):
-            new.__dict__.pop(key, None)
+        new = self._copy()
 
         def copied(item):
             if isinstance(item, Leaf):

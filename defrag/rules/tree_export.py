@@ -21,19 +21,16 @@ parent's CASE (block), each led by the side's test. Their size stays linear in t
 grows by at most that logarithm where it does not. Query strings repeat each leaf's path
 (one self-contained query per region), grouped as export.py groups long conjunctions.
 """
-import keyword
-
 import numpy as np
 
 from ..utils.memory import check_memory
-from .export import (_column_names, _Dialect, _features, _indented, _sql_double,
-                     _sql_identifier, _sql_table, _query_name, _used_features, grouped, python_reader)
-from .ruleset import Rule
+from .export import (checked_function_name, data_column_names, feature_readings, grouped, python_module,
+                     python_reader, query_dialect, sql_dialect, sql_double)
 from .tree_nodes import Leaf, Node, to_units, walk
 
 
 def _box(dialect, node, features):
-    return dialect.rule(Rule(node.conditions, None), features)
+    return dialect.box(node.conditions, features)
 
 
 def _strict_box(dialect, node, features):
@@ -59,7 +56,7 @@ def _scale(tree, total, sql):
     power = 10.0 ** abs(k)
     if sql:
         total = f"CAST({total} AS DOUBLE PRECISION)"
-        return f"{total} / {_sql_double(power)}" if k >= 0 else f"{total} * {_sql_double(power)}"
+        return f"{total} / {sql_double(power)}" if k >= 0 else f"{total} * {sql_double(power)}"
     return f"{total} / {power!r}" if k >= 0 else f"{total} * {power!r}"
 
 
@@ -133,12 +130,7 @@ def _sql_case(node, sql, features, counts, value, pad, nesting=None):
 def to_sql(tree, table=None, column_names=None):
     """One SQL expression that gives ``tree.predict`` on a table holding the columns as a
     DataFrame would (NULL where predict raises)."""
-    boxes = tree._boxes()
-    names = _column_names(boxes, column_names)
-    prefix = "" if table is None else _sql_table(table) + "."
-    refs = {d: prefix + _sql_identifier(names[d]) for d in _used_features(boxes)}
-    sql = _Dialect("sql", refs)
-    features = _features(boxes)
+    sql, features = sql_dialect(tree, table, column_names)
     counts = _leaf_counts(tree.terms)
     if tree.form == "tree":
         body = _sql_case(tree.terms[0], sql, features, counts, lambda lf: sql.literal(lf.prediction), "")
@@ -153,9 +145,7 @@ def to_sql(tree, table=None, column_names=None):
             half = 10 ** tree.decimals
             body = (f"CASE WHEN 2 * {total} > {half} THEN {sql.literal(tree.classes[1])} "
                     f"ELSE {sql.literal(tree.classes[0])} END")
-    refused = sql.any_of([sql.missing(f) for f in features.values() if f.missing_error]
-                         + [sql.unknown(f) for f in features.values()]
-                         + [sql.fractional(f) for f in features.values()])
+    refused = sql.refused(features)
     if refused != sql.FALSE:  # predict raises here
         return f"CASE\n  WHEN {refused} THEN NULL\n  ELSE {body}\nEND"
     return body
@@ -190,13 +180,11 @@ def to_python(tree, name="predict"):
     one row (a mapping by column name, or a sequence in the columns' order), built as
     rules/export.py's to_python builds a rule list's; a sum's terms are functions of the
     values they read, ``_term_<k>``."""
-    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise ValueError(f"name must be a Python identifier that is not a keyword; got {name!r}")
-    boxes = tree._boxes()
-    columns = _column_names(boxes, None)
-    features = _features(boxes)
+    checked_function_name(name)
+    features = feature_readings(tree)
     counts = _leaf_counts(tree.terms)
-    body, py = python_reader(columns, features, "The prediction of the tree (or sum of trees) for row.")
+    body, py = python_reader(data_column_names(tree, None), features,
+                             "The prediction of the tree (or sum of trees) for row.")
     if tree.form == "tree":
         body += _python_block(tree.terms[0], py, features, counts, lambda lf: f"return {py.literal(lf.prediction)}", 1)
     else:
@@ -217,10 +205,7 @@ def to_python(tree, name="predict"):
             body.append(f"    return {py.literal(tree.classes[1])} if 2 * total > {10 ** tree.decimals} "
                         f"else {py.literal(tree.classes[0])}")
         body += terms
-    body += ["", f"predict.__name__ = predict.__qualname__ = {name!r}", "return predict"]
-    out = [f'"""A rule tree exported by defrag: {name}(row) reproduces RuleTree.predict."""', "", "",
-           "def _defrag_rules():", _indented("\n".join(body)), "", "", f"{name} = _defrag_rules()"]
-    return "\n".join(out) + "\n"
+    return python_module(name, body, f"A rule tree exported by defrag: {name}(row) reproduces RuleTree.predict.")
 
 
 # ----------------------------------------------------------------- query strings
@@ -254,10 +239,7 @@ def _leaf_paths(root, then_text, else_text, what):
 def query_strings(tree, column_names=None):
     """pandas ``DataFrame.query`` expressions selecting the rows of each region: one per
     leaf of a tree, in reading order; for a sum, one list per term."""
-    boxes = tree._boxes()
-    names = _column_names(boxes, column_names)
-    q = _Dialect("query", {d: _query_name(names[d]) for d in _used_features(boxes)})
-    features = _features(boxes)
+    q, features = query_dialect(tree, column_names)
     per_term = [[q.all_of(path) for _, path in _leaf_paths(
         root, lambda n: _side_test(q, n, features, True), lambda n: _side_test(q, n, features, False),
         "RuleTree.query_strings")] for root in tree.terms]
