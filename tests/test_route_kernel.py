@@ -149,7 +149,7 @@ def test_a_list_takes_the_dense_first_match_and_reaches_the_walks_leaves(seed, i
                   float(r)) for r in range(7)]
     rs = RuleSet(rules, -1.0, feature_names=["a", "b", "c", "d"], supports_missing=True)
     X = rs.encode(random_rows(rng, 5000))
-    arrays = dict(rs._chain(), **rs._compiled())
+    arrays = dict(rs._items(), **rs._compiled())
     dense, _ = _route.route(X, **arrays)
     walked, _ = _route.route(X, reads=True, cost=np.ones(len(arrays["feature"]), dtype=np.uint8), **arrays)
     np.testing.assert_array_equal(dense, walked)
