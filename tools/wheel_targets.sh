@@ -65,7 +65,7 @@ debs_for() {
 _apt_updated=0
 need_debs() {
   local missing=() p
-  for p in "$@"; do
+  for p in $(printf '%s\n' "$@" | sort -u); do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ "${#missing[@]}" -eq 0 ] && return 0
