@@ -149,7 +149,8 @@ mapfile -t build_requires < <("$tmp/tools/bin/python" -c '
 import sys, tomllib
 print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' "$root/pyproject.toml")
 case "$ROUTE" in
-  cross) need_debs gcc-aarch64-linux-gnu ;;
+  # shellcheck disable=SC2046
+  cross) need_debs $(debs_for aarch64-glibc) ;;
   musl) MUSL_CC="$(musl_toolchain)/bin/musl-cc"; MUSL_PY="$(musl_python)" ;;
 esac
 

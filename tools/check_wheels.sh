@@ -2,7 +2,7 @@
 # Install each defrag wheel of a directory into a fresh virtual environment of its own Python,
 # where no compiler can be reached, and run it from a directory outside the checkout:
 #
-#   tools/check_wheels.sh [--python 3.X]... [--no-fingerprint] WHEELDIR
+#   tools/check_wheels.sh [--python 3.X]... [--no-fingerprint] [--forests DIR] WHEELDIR
 #   (also: tools/build_wheel.sh --check [--python 3.X]... WHEELDIR)
 #
 # For each wheel (those of the given Pythons, else all in WHEELDIR):
@@ -12,7 +12,8 @@
 #      platform tag (tools/wheel_targets.sh makes the foreign ones):
 #        x86_64 manylinux   python3.X on PATH, else pyenv's;
 #        aarch64 manylinux  Debian's arm64 CPython 3.X (3.11: bookworm, 3.13: trixie) in a root
-#                           of its own, run by qemu-user through binfmt_misc (QEMU_LD_PREFIX);
+#                           of its own, run by qemu-user (the venv's python is a script that
+#                           starts it under qemu with that root's libraries);
 #        x86_64 musllinux   the CPython built against musl, run by musl 1.2.5's loader.
 #      For the foreign ones, the host's pip installs the dependencies into the venv (for that
 #      platform: --platform, --only-binary) and the venv's own pip, run on the target, installs
@@ -30,7 +31,10 @@
 # forests of fingerprint.py are fitted once, by the first wheel checked, and read from that cache
 # by the others (scikit-learn's pickles, one version everywhere): the same forests everywhere, and
 # under qemu, where a fit takes some 20 times longer, half the fingerprint's time saved. The
-# other cases' models are fitted afresh in each environment.
+# other cases' models are fitted afresh in each environment. --forests DIR keeps that cache in
+# DIR (default: a temporary directory), so that several runs share it: the first one to reach
+# the fingerprint fits the forests, the others read them (run that first one alone: the cache
+# files are written in place).
 set -euo pipefail
 
 TESTS=(conftest.py reference.py test_import.py test_kernels.py test_rules.py)
@@ -44,18 +48,21 @@ source "$root/tools/wheel_targets.sh"
 
 pythons=()
 fingerprint=1
+forests=""
 dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --python) [ $# -ge 2 ] || die "--python needs a version (3.X)"; pythons+=("$2"); shift 2 ;;
     --python=*) pythons+=("${1#--python=}"); shift ;;
     --no-fingerprint) fingerprint=0; shift ;;
+    --forests) [ $# -ge 2 ] || die "--forests needs a directory"; forests="$(realpath -m "$2")"; shift 2 ;;
+    --forests=*) forests="$(realpath -m "${1#--forests=}")"; shift ;;
     -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) [ -z "$dir" ] || die "one WHEELDIR only"; dir="$1"; shift ;;
   esac
 done
-[ -n "$dir" ] || die "usage: tools/check_wheels.sh [--python 3.X]... [--no-fingerprint] WHEELDIR"
+[ -n "$dir" ] || die "usage: tools/check_wheels.sh [--python 3.X]... [--no-fingerprint] [--forests DIR] WHEELDIR"
 dir="$(realpath "$dir")"
 
 wheels=()
@@ -78,8 +85,9 @@ wheels=("${native[@]}" "${foreign[@]}")
 [ "${#wheels[@]}" -gt 0 ] || die "no defrag wheel in $dir"
 
 tmp="$(mktemp -d)"
-trap 'restore_qemu_aarch64; rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 logs="${CHECK_LOGS:-$tmp/logs}"
+forests="${forests:-$tmp/forests}"
 mkdir -p "$logs"
 start=$SECONDS
 tags=()
@@ -103,10 +111,8 @@ for wheel in "${wheels[@]}"; do
         -c "$root/tools/wheel-check-constraints.txt" "${deps[@]}" ;;
     aarch64-glibc)
       target="$(aarch64_root "$v")"
-      enable_qemu_aarch64
-      export QEMU_LD_PREFIX="$target"   # qemu-user: the loader and libraries of the arm64 root
       py="$target/usr/bin/python$v"
-      "$py" -m venv --without-pip "$w/venv"
+      aarch64_venv "$target" "$v" "$w/venv"
       host_pip_into "$w/venv" "$plat" "$v" -c "$root/tools/wheel-check-constraints.txt" pip "${deps[@]}" ;;
     x86_64-musl)
       py="$(musl_python)"
@@ -124,24 +130,30 @@ for wheel in "${wheels[@]}"; do
   (
     cd "$w/run"
     export PATH="$w/venv/bin" CC=/bin/false CXX=/bin/false
-    unset PYTHONPATH
+    # byte code written as a user's would be (under qemu, each start would otherwise compile
+    # every module it imports again)
+    unset PYTHONPATH PYTHONDONTWRITEBYTECODE
+    # timed VERB CMD...: runs CMD and prints how long it took
+    timed() { local t1=$SECONDS what="$1"; shift; "$@" || return; echo "check_wheels: $what took $((SECONDS - t1)) s"; }
     if command -v gcc || command -v cc || command -v c++ || command -v clang; then
       echo "check_wheels: a compiler is reachable in the wheel environment" >&2; exit 1
     fi
     # the wheel file itself (several platforms' wheels may share the directory): pip refuses one
     # whose tags this interpreter does not support
-    python -m pip install --quiet --disable-pip-version-check --no-index --only-binary=:all: "$wheel"
+    timed "pip install of the wheel" python -m pip install --quiet --disable-pip-version-check --no-index --only-binary=:all: "$wheel"
     python -c "import defrag, sys; print('check_wheels: defrag imported from', defrag.__file__); sys.exit(0 if defrag.__file__.startswith('$w/venv/') else 1)"
     python -m defrag config
-    python -m defrag demo
-    python -m pytest -q -rs -p no:cacheprovider .
+    timed "the demo" python -m defrag demo
+    timed "the test selection" python -m pytest -q -rs -p no:cacheprovider .
     if [ "$fingerprint" = 1 ]; then
       # its standard error to a file: joblib runs `cat` and `lscpu` to count the physical
       # cores, which are not on this PATH, and prints a warning with a traceback there
-      python fingerprint.py --presets default --cache "$tmp/forests" \
+      t1=$SECONDS
+      python fingerprint.py --presets default --cache "$forests" \
         > "$logs/fingerprint-$id.txt" 2> "$logs/fingerprint-$id.stderr" || {
         python -c "import sys; sys.stdout.write(open(sys.argv[1]).read())" "$logs/fingerprint-$id.stderr"
         exit 1; }
+      echo "check_wheels: the fingerprint took $((SECONDS - t1)) s"
     fi
   ) 2>&1 | tee "$logs/check-$id.log" | sed "s/^/$id: /" || die "$name failed (log above)"
   if [ "$fingerprint" = 1 ]; then sed "s/^/$id: fingerprint: /" "$logs/fingerprint-$id.txt"; fi

@@ -6,7 +6,7 @@
 #                       headers and sysconfig data of a Debian arm64 CPython, extracted with
 #                       mmdebstrap into a root of its own (3.11 from bookworm, 3.13 from trixie;
 #                       Debian has no arm64 3.10 or 3.12); that root's interpreter runs the
-#                       check under qemu-user (qemu-user-static, registered with binfmt_misc).
+#                       check under qemu-user (qemu-user-static; aarch64_venv).
 #   musllinux x86_64    a CPython built from Debian's source (python3.11 3.11.2) by musl-gcc
 #                       (musl-tools), with zlib and libffi from Debian's sources and no optional
 #                       module that needs another library; it runs on trixie's musl 1.2.5 (numpy's
@@ -35,22 +35,49 @@ plat_libc() {
   case "$1" in manylinux*) echo glibc ;; musllinux*) echo musl ;; *) return 1 ;; esac
 }
 
+# retry CMD...: runs CMD up to three times, 10 and 20 s apart (downloads on a fresh machine).
+retry() {
+  local i
+  for i in 1 2 3; do
+    "$@" && return 0
+    [ "$i" = 3 ] || { echo "wheel targets: '$1 ...' failed, try $((i + 1)) of 3 in $((i * 10)) s" >&2; sleep $((i * 10)); }
+  done
+  return 1
+}
+
+# The Debian packages each platform needs, build and check (a fresh machine has none of them):
+#   aarch64: the cross GCC with arm64's C library headers and start files (libc6-dev-arm64-cross
+#            is only a Recommends of gcc-aarch64-linux-gnu: without it the link fails on
+#            Scrt1.o), qemu-user-static to run the check, mmdebstrap for the arm64 root;
+#   musl:    musl-gcc and musl's headers, the kernel headers, patchelf (musl's SONAME),
+#            mmdebstrap (trixie's musl), make for the CPython build.
+debs_for() {
+  case "$1" in
+    aarch64-glibc) echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static mmdebstrap ;;
+    x86_64-musl) echo musl-tools musl-dev linux-libc-dev patchelf mmdebstrap make ;;
+    x86_64-glibc) ;;
+    *) return 1 ;;
+  esac
+}
+
 # need_debs PACKAGE...: installs the Debian packages that are missing (as root), else stops.
+# apt waits for another apt run's lock (tools/wheel_toolchains.sh may be installing beside).
 _apt_updated=0
 need_debs() {
   local missing=() p
-  for p in "$@"; do
+  for p in $(printf '%s\n' "$@" | sort -u); do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ "${#missing[@]}" -eq 0 ] && return 0
   [ "$(id -u)" = 0 ] || die "needs the Debian packages ${missing[*]} (apt-get install ${missing[*]})"
   echo "wheel targets: apt-get install ${missing[*]}" >&2
+  local lock=(-o DPkg::Lock::Timeout=600)
   if [ "$_apt_updated" = 0 ]; then
-    apt-get update -qq >/dev/null || die "apt-get update failed"
+    retry apt-get "${lock[@]}" update -qq >/dev/null || die "apt-get update failed"
     _apt_updated=1
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
-    >/dev/null || die "apt-get install ${missing[*]} failed"
+  retry env DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
 }
 
 # debian_root ARCH SUITE DIR PACKAGE...: DIR, a root with the packages and what they depend on,
@@ -61,9 +88,14 @@ debian_root() {
   need_debs mmdebstrap
   rm -rf "$dir.tmp"
   mkdir -p "$(dirname "$dir")"
-  mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "$*")" \
-    "$suite" "$dir.tmp" "$DEBIAN_MIRROR" > "$dir.log" 2>&1 || {
-    cat "$dir.log" >&2; die "mmdebstrap of $* ($arch, $suite) failed"; }
+  local i
+  for i in 1 2 3; do
+    rm -rf "$dir.tmp"
+    mmdebstrap --variant=extract --architectures="$arch" --include="$(IFS=,; echo "$*")" \
+      "$suite" "$dir.tmp" "$DEBIAN_MIRROR" > "$dir.log" 2>&1 && break
+    [ "$i" = 3 ] && { cat "$dir.log" >&2; die "mmdebstrap of $* ($arch, $suite) failed"; }
+    echo "wheel targets: mmdebstrap of $* failed, try $((i + 1)) of 3" >&2; sleep $((i * 10))
+  done
   # trixie's packages install under usr/ only; the /lib -> usr/lib links (where binaries look
   # for their loader) come from a setup step that an extract-only root does not run
   local d
@@ -83,10 +115,10 @@ debian_source() {
   local opts=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/dev/null
               -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" -o APT::Sandbox::User=root)
   if [ ! -f "$d/updated" ]; then
-    apt-get "${opts[@]}" update -qq >/dev/null || die "apt-get update of $suite's sources failed"
+    retry apt-get "${opts[@]}" update -qq >/dev/null || die "apt-get update of $suite's sources failed"
     touch "$d/updated"
   fi
-  (cd "$dest" && apt-get "${opts[@]}" source -qq --download-only "$pkg" >/dev/null) \
+  (cd "$dest" && retry apt-get "${opts[@]}" source -qq --download-only "$pkg" >/dev/null) \
     || die "apt-get source $pkg ($suite) failed"
 }
 
@@ -103,45 +135,42 @@ aarch64_root() {
   local v="$1" suite dir
   suite="$(aarch64_suite "$v")" || die "no Debian release has an arm64 CPython $v (3.11: bookworm, 3.13: trixie)"
   dir="$TOOLCHAINS/arm64-$suite-python$v"
-  debian_root arm64 "$suite" "$dir" "python$v" "python$v-venv" "libpython$v-dev" libstdc++6
+  if [ ! -d "$dir" ]; then
+    debian_root arm64 "$suite" "$dir" "python$v" "python$v-venv" "libpython$v-dev" libstdc++6
+    # An extract-only root has no byte code (Debian's maintainer scripts compile it), so every
+    # start of the interpreter under qemu would compile each stdlib module it imports: about
+    # 4.5 s for `import json, email, subprocess`, 1.1 s with the byte code. It is the same for
+    # every build of 3.X (the magic number is fixed within a release series), so the host's
+    # CPython 3.X writes it, natively, in a second.
+    local host_py
+    if host_py="$(find_python "$v")"; then
+      "$host_py" -m compileall -q -j 0 "$dir/usr/lib/python$v" > "$dir.compileall.log" 2>&1 || true
+    fi
+  fi
   [ -x "$dir/usr/bin/python$v" ] || die "$dir has no usr/bin/python$v"
   echo "$dir"
 }
 
-# enable_qemu_aarch64: aarch64 programs run on this machine (qemu-user through binfmt_misc, so
-# that the programs they start run too). QEMU_LD_PREFIX, set by the caller, names the root whose
-# loader and libraries they use. binfmt_misc is the kernel's, shared by everything on the machine:
-# what this mounts or registers is recorded, and restore_qemu_aarch64 (the caller's EXIT trap)
-# takes it away again, so the machine is left as it was found. An entry that was there before
-# is used and left alone.
-QEMU_MOUNTED=0
-QEMU_REGISTERED=0
-enable_qemu_aarch64() {
+# aarch64_venv ROOT 3.X VENV: a virtual environment of the root's arm64 CPython 3.X whose python
+# commands (python, python3, python3.X) are scripts that run it under qemu-user with the root's
+# loader and libraries (qemu's -L). qemu's -0 gives the interpreter the script's path as argv[0],
+# so that sys.executable is the venv's python and what the interpreter starts with it
+# (subprocess, pytest's) runs under qemu too. No binfmt_misc registration: that table is the
+# kernel's, shared by the whole machine, and a container may not have it.
+QEMU_AARCH64=/usr/bin/qemu-aarch64-static
+aarch64_venv() {
+  local target="$1" v="$2" venv="$3" n
   need_debs qemu-user-static
-  local reg=/proc/sys/fs/binfmt_misc
-  if [ ! -e "$reg/register" ]; then
-    mount -t binfmt_misc binfmt_misc "$reg" 2>/dev/null || die "binfmt_misc is not mounted (mount -t binfmt_misc binfmt_misc $reg, as root)"
-    QEMU_MOUNTED=1
-  fi
-  if [ ! -e "$reg/qemu-aarch64" ]; then
-    [ -w "$reg/register" ] || die "qemu-aarch64 is not registered with binfmt_misc (as root: cat /usr/lib/binfmt.d/qemu-aarch64.conf > $reg/register)"
-    cat /usr/lib/binfmt.d/qemu-aarch64.conf > "$reg/register" || die "could not register qemu-aarch64 with binfmt_misc"
-    QEMU_REGISTERED=1
-  fi
-  grep -qx enabled "$reg/qemu-aarch64" || die "binfmt_misc's qemu-aarch64 entry is disabled"
-}
-
-# restore_qemu_aarch64: removes the binfmt_misc entry and mount that enable_qemu_aarch64 made.
-restore_qemu_aarch64() {
-  local reg=/proc/sys/fs/binfmt_misc
-  if [ "$QEMU_REGISTERED" = 1 ] && [ -e "$reg/qemu-aarch64" ]; then
-    echo -1 > "$reg/qemu-aarch64" || echo "could not remove binfmt_misc's qemu-aarch64 entry" >&2
-    QEMU_REGISTERED=0
-  fi
-  if [ "$QEMU_MOUNTED" = 1 ]; then
-    umount "$reg" || echo "could not unmount $reg" >&2
-    QEMU_MOUNTED=0
-  fi
+  "$QEMU_AARCH64" -L "$target" "$target/usr/bin/python$v" -m venv --without-pip "$venv" \
+    || die "could not make a virtual environment of $target's python$v under qemu"
+  for n in python python3 "python$v"; do
+    rm -f "$venv/bin/$n"
+    printf '#!/bin/sh\n# %s under qemu-user (tools/wheel_targets.sh, aarch64_venv)\nexec %s -L %s -0 "$0" %s "$@"\n' \
+      "$target/usr/bin/python$v" "$QEMU_AARCH64" "$target" "$target/usr/bin/python$v" > "$venv/bin/$n"
+    chmod +x "$venv/bin/$n"
+  done
+  "$venv/bin/python" -c 'import platform, sys; sys.exit(platform.machine() != "aarch64" or sys.prefix != sys.argv[1])' "$venv" \
+    || die "$venv/bin/python does not run as an aarch64 CPython in its virtual environment"
 }
 
 # aarch64_sysconfig ROOT 3.X DIR: DIR holds _sysconfigdata__linux_aarch64-linux-gnu.py, the root's
@@ -168,7 +197,8 @@ aarch64_sysconfig() {
 musl_toolchain() {
   local t="$TOOLCHAINS/musl-x86_64"
   if [ ! -x "$t/bin/musl-cc" ]; then
-    need_debs musl-tools musl-dev linux-libc-dev patchelf
+    # shellcheck disable=SC2046
+    need_debs $(debs_for x86_64-musl)
     rm -rf "$t.tmp"
     mkdir -p "$t.tmp/bin" "$t.tmp/lib" "$t.tmp/include"
     debian_root amd64 trixie "$t.tmp/root" musl
