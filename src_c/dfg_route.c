@@ -60,16 +60,21 @@ static int route_list(const double *X, int64_t n_samples, int64_t n_features, co
                       const dfg_route_tree *tree, const int64_t *label, int64_t *items, int n_threads,
                       int *status) {
     const int64_t R = boxes->n_rules;
-    int64_t *at = (int64_t *)malloc((size_t)(R > 0 ? R : 1) * sizeof(int64_t));
-    int32_t *first = (int32_t *)malloc((size_t)(n_samples > 0 ? n_samples : 1) * sizeof(int32_t));
-    if (!at || !first) {
-        free(at); free(first);
+    if (R == 0 || tree->n_terms != 1 || tree->box[tree->roots[0]] != 0) return 0; /* (a tree's walk, cheaply) */
+    int64_t *at = (int64_t *)malloc((size_t)R * sizeof(int64_t));
+    if (!at) {
         *status = DFG_ENOMEM;
         return 1;
     }
-    if (R == 0 || list_items(tree, R, at) != R) {
-        free(at); free(first);
+    if (list_items(tree, R, at) != R) {
+        free(at);
         return 0;
+    }
+    int32_t *first = (int32_t *)malloc((size_t)(n_samples > 0 ? n_samples : 1) * sizeof(int32_t));
+    if (!first) {
+        free(at);
+        *status = DFG_ENOMEM;
+        return 1;
     }
     *status = dfg_rules_first(X, n_samples, n_features, boxes, first, n_threads);
     if (*status == DFG_OK || *status == DFG_ENAN) {
