@@ -189,7 +189,7 @@ def documents():
     X = rng.random((300, 4))
     y = (X[:, 0] + X[:, 1] > 1).astype(int)
     rules = DefragModel(RandomForestClassifier(10, random_state=0).fit(X, y), n_restarts=2,
-                        random_state=0).fit(X, y).rules_
+                        random_state=0, form="list").fit(X, y).rules_  # (a RuleSet's document: the default is a tree)
     doc = json.loads(rules.to_json())
 
     def altered(path, value):
