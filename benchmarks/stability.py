@@ -20,15 +20,21 @@ min_samples_leaf 5 for regression and above 5,000 rows, else 1), each explained 
 - changed: the share of test rows whose prediction differs between the two fits (a class
   label that differs; in regression a value that moves by more than CHANGE_TOL times the
   standard deviation of the training targets: a refit's outputs always move a little);
-- regions: ``n_regions_`` of each fit.
+- regions: ``n_regions_`` of each fit;
+- error: the second fit's test error (quality.py's: the share of wrong labels, or the mean
+  squared error), and CART-fp's and the warm start's likewise.
 
 The same for CART-fp (a DecisionTree of random_state 0, max_leaf_nodes the regions of the
 explanation of the same forest, fitted to that forest's predictions on its bootstrap rows,
 as quality.py's Split.cart), and for a warm start: the second fit with
-``reference_rules`` = the first fit's ``rules_`` (ARI and changed against the first fit).
+``reference_rules`` = the first fit's ``rules_`` (ARI and changed against the first fit;
+edits: the regions its ``reference_diff_`` counts changed, added and removed).
 
 Summary: on how many cases the default's ARI is at least CART-fp's, and the warm start's
-changed share at most CART-fp's (issue 37's acceptance counts). Writes a markdown table and
+changed share at most CART-fp's, its ARI at least CART-fp's and its test error within
+ERROR_SLACK of the fresh fit's (issue 47's counts), with its fidelity to the new model
+(R^2, or accuracy, on the test rows). ``--model lightgbm`` retrains LightGBM models in
+place of the forests (issue 47's Boston case: ``--cases bostonhousing --model lightgbm``). Writes a markdown table and
 the summary (stdout and --out).
 
 One retrain is one draw: the same code's count of cases where its ARI is at least
@@ -39,6 +45,7 @@ summary each pair's count and the mean difference of ARI (default less CART-fp, 
 case and pair) with its standard error.
 """
 import argparse
+import math
 import os
 import sys
 import time
@@ -53,6 +60,8 @@ import quality  # noqa: E402  (benchmarks/quality.py: load, CASES, the forests' 
 # deviations of the training targets
 CHANGE_TOL = 0.05
 TIE = 1e-12
+# the warm start's test error counts as the fresh fit's where at most this much (relative) above it
+ERROR_SLACK = 0.02
 
 
 def regions_of(model, X):
@@ -71,9 +80,14 @@ def changed_share(p1, p2, task, scale):
     return float(np.mean(moved)) if len(moved) else 0.0
 
 
-def forest_of(task, n_rows, seed):
+def forest_of(task, n_rows, seed, kind="forest"):
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
+    if kind == "lightgbm":
+        import lightgbm
+
+        Model = lightgbm.LGBMRegressor if task == "regression" else lightgbm.LGBMClassifier
+        return Model(n_estimators=100, random_state=seed, verbose=-1, n_jobs=1)
     leaf = 5 if task == "regression" or n_rows > 5000 else 1
     Forest = RandomForestRegressor if task == "regression" else RandomForestClassifier
     return Forest(n_estimators=100, min_samples_leaf=leaf, random_state=seed, n_jobs=-1)
@@ -112,7 +126,16 @@ def warm_start_supported():
     return "reference_rules" in DefragModel().get_params()
 
 
-def one_case(X, y, task, warm, pair=0):
+def edits_of(model):
+    """The warm start's edits of its reference: regions changed, added and removed."""
+    d = getattr(model, "reference_diff_", None)
+    if d is None:
+        return math.nan
+    counts = d.to_dict()["headline"]
+    return int(counts["changed"] + counts["added"] + counts["removed"])
+
+
+def one_case(X, y, task, warm, pair=0, kind="forest"):
     from sklearn.metrics import adjusted_rand_score
     from sklearn.model_selection import train_test_split
 
@@ -124,7 +147,7 @@ def one_case(X, y, task, warm, pair=0):
     for seed in (2 * pair, 2 * pair + 1):
         boot = np.random.default_rng(seed).integers(0, len(Xtr), len(Xtr))
         Xb, yb = Xtr[boot], ytr[boot]
-        forest = forest_of(task, len(X), seed).fit(Xb, yb)
+        forest = forest_of(task, len(X), seed, kind).fit(Xb, yb)
         t0 = time.perf_counter()
         model = DefragModel(forest, random_state=0).fit(Xb, yb)
         seconds = time.perf_counter() - t0
@@ -137,30 +160,53 @@ def one_case(X, y, task, warm, pair=0):
         regions=(int(a["model"].n_regions_), int(b["model"].n_regions_)),
         cart_ari=adjusted_rand_score(a["cart"].apply(Xte), b["cart"].apply(Xte)),
         cart_changed=changed_share(a["cart"].predict(Xte), b["cart"].predict(Xte), task, scale),
-        seconds=(a["seconds"], b["seconds"]))
+        seconds=(a["seconds"], b["seconds"]),
+        error=quality.error(b["model"].predict(Xte), yte, task),
+        cart_error=quality.error(b["cart"].predict(Xte), yte, task),
+        fidelity=fidelity(b["model"].predict(Xte), b["forest"].predict(Xte), task))
     if warm:
         w = DefragModel(b["forest"], random_state=0, reference_rules=a["model"].rules_).fit(b["Xb"], b["yb"])
         out.update(warm_ari=adjusted_rand_score(regions_of(a["model"], Xte), regions_of(w, Xte)),
                    warm_changed=changed_share(a["model"].predict(Xte), w.predict(Xte), task, scale),
-                   warm_regions=int(w.n_regions_), warm_kept=bool(getattr(w, "reference_kept_", False)))
+                   warm_regions=int(w.n_regions_), warm_kept=bool(getattr(w, "reference_kept_", False)),
+                   warm_error=quality.error(w.predict(Xte), yte, task), warm_edits=edits_of(w),
+                   warm_fidelity=fidelity(w.predict(Xte), b["forest"].predict(Xte), task))
     return out
+
+
+def fidelity(pred, model_pred, task):
+    """Agreement with the model on the test rows: R^2 in regression, accuracy else."""
+    if task == "regression":
+        from sklearn.metrics import r2_score
+
+        return float(r2_score(model_pred, pred))
+    return float(np.mean(np.asarray(pred) == np.asarray(model_pred)))
+
+
+def within_error(r):
+    """The warm start's test error within ERROR_SLACK of the fresh fit's."""
+    return r["warm_error"] <= (1 + ERROR_SLACK) * r["error"] + TIE
 
 
 def fmt(v):
     return "n/a" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.2f}"
 
 
+def efmt(v):
+    return f"{v:.4g}"
+
+
 def table(rows, warm):
-    head = ["case", "task", "regions", "ARI", "changed", "CART-fp ARI", "CART-fp changed"]
+    head = ["case", "task", "regions", "ARI", "changed", "error", "CART-fp ARI", "CART-fp changed", "CART-fp error"]
     if warm:
-        head += ["warm regions", "warm kept", "warm ARI", "warm changed"]
+        head += ["warm regions", "warm kept", "warm edits", "warm ARI", "warm changed", "warm error"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, task, r in rows:
         cells = [name, task, f"{r['regions'][0]}, {r['regions'][1]}", fmt(r["ari"]), fmt(r["changed"]),
-                 fmt(r["cart_ari"]), fmt(r["cart_changed"])]
+                 efmt(r["error"]), fmt(r["cart_ari"]), fmt(r["cart_changed"]), efmt(r["cart_error"])]
         if warm:
-            cells += [str(r["warm_regions"]), "yes" if r["warm_kept"] else "no", fmt(r["warm_ari"]),
-                      fmt(r["warm_changed"])]
+            cells += [str(r["warm_regions"]), "yes" if r["warm_kept"] else "no", str(r["warm_edits"]),
+                      fmt(r["warm_ari"]), fmt(r["warm_changed"]), efmt(r["warm_error"])]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -178,9 +224,15 @@ def summary(rows, warm):
     if warm:
         changed = sum(at_least(r["cart_changed"], r["warm_changed"]) for _, _, r in rows)
         kept = sum(r["warm_kept"] for _, _, r in rows)
+        ari = sum(at_least(r["warm_ari"], r["cart_ari"]) for _, _, r in rows)
+        within = sum(within_error(r) for _, _, r in rows)
         lines.append(f"warm start: prediction changes <= CART-fp's on {changed} of {n} cases "
                      f"(mean changed {np.mean([r['warm_changed'] for _, _, r in rows]):.2f} against "
-                     f"{np.mean([r['cart_changed'] for _, _, r in rows]):.2f}; the reference kept on {kept})")
+                     f"{np.mean([r['cart_changed'] for _, _, r in rows]):.2f}; the reference kept on {kept}); "
+                     f"ARI >= CART-fp's on {ari} of {n}; test error within {ERROR_SLACK:.0%} of the fresh "
+                     f"fit's on {within} of {n}; fidelity to the new model (R^2 / accuracy on the test rows) "
+                     f"{np.mean([r['warm_fidelity'] for _, _, r in rows]):.3f} against the fresh fit's "
+                     f"{np.mean([r['fidelity'] for _, _, r in rows]):.3f} (mean)")
     else:
         lines.append("warm start: not measured (this defrag has no reference_rules)")
     return "\n".join(lines)
@@ -197,7 +249,7 @@ def pairs_table(rows):
     return "\n".join(lines)
 
 
-def pairs_summary(rows):
+def pairs_summary(rows, warm=False):
     n_pairs = len(rows[0][2])
     counts = [sum(at_least(runs[k]["ari"], runs[k]["cart_ari"]) for _, _, runs in rows) for k in range(n_pairs)]
     diff = np.array([r["ari"] - r["cart_ari"] for _, _, runs in rows for r in runs])
@@ -207,7 +259,23 @@ def pairs_summary(rows):
     return (f"over {n_pairs} pairs of seeds: default ARI >= CART-fp's on {', '.join(map(str, counts))} "
             f"of {len(rows)} cases (pair 0, 1, ...); mean ARI difference (default - CART-fp) "
             f"{diff.mean():+.3f} (standard error {se:.3f}); mean ARI over the pairs >= CART-fp's on "
-            f"{means} of {len(rows)}")
+            f"{means} of {len(rows)}") + (warm_pairs_summary(rows) if warm else "")
+
+
+def warm_pairs_summary(rows):
+    """Per pair, on how many cases the warm start meets each of issue 47's counts, and their totals."""
+    n_pairs, n = len(rows[0][2]), len(rows)
+    tests = {"changed <= CART-fp's": lambda r: at_least(r["cart_changed"], r["warm_changed"]),
+             "ARI >= CART-fp's": lambda r: at_least(r["warm_ari"], r["cart_ari"]),
+             f"test error within {ERROR_SLACK:.0%} of the fresh fit's": within_error}
+    lines = []
+    for what, test in tests.items():
+        counts = [sum(test(runs[k]) for _, _, runs in rows) for k in range(n_pairs)]
+        lines.append(f"warm start, {what}: {', '.join(map(str, counts))} of {n} cases (pair 0, 1, ...); "
+                     f"{sum(counts)} of {n * n_pairs} in all ({sum(counts) / (n * n_pairs):.0%})")
+    edits = [r["warm_edits"] for _, _, runs in rows for r in runs]
+    lines.append(f"warm start: {np.nanmean(edits):.1f} edits of the reference's regions per fit (mean)")
+    return "\n" + "\n".join(lines)
 
 
 def main():
@@ -218,6 +286,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=1,
                     help="pairs of seeds per case (default: %(default)s, the issue's protocol); above 1 also "
                          "the mean over the pairs")
+    ap.add_argument("--model", choices=("forest", "lightgbm"), default="forest",
+                    help="the ensemble retrained (default: %(default)s; lightgbm: 100 trees, the rest its defaults)")
     ap.add_argument("--out", help="write the markdown table and the summary to this file too")
     args = ap.parse_args()
     if args.pairs < 1:
@@ -238,7 +308,7 @@ def main():
             continue
         X, y, task = data
         t0 = time.perf_counter()
-        runs = [one_case(X, y, task, warm, pair) for pair in range(args.pairs)]
+        runs = [one_case(X, y, task, warm, pair, args.model) for pair in range(args.pairs)]
         rows.append((name, task, runs))
         print(f"{name}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     if not rows:
@@ -246,7 +316,7 @@ def main():
     first = [(name, task, runs[0]) for name, task, runs in rows]
     parts = [table(first, warm), summary(first, warm)]
     if args.pairs > 1:
-        parts += [pairs_table(rows), pairs_summary(rows)]
+        parts += [pairs_table(rows), pairs_summary(rows, warm)]
     parts.append(f"({len(rows)} cases, {time.perf_counter() - start:.0f} s in all)")
     text = "\n\n".join(parts)
     print(text)

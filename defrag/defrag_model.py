@@ -129,10 +129,17 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
     gate_l2 : float, default=1.0
         EM-KL: the L2 penalty on the gate's weights.
     reference_rules : RuleTree, RuleSet or path, optional
-        A warm start: an earlier explanation (or its JSON file) over the same features. Its
-        regions, as printed (its outputs as they were, else refitted), are candidates of the
-        search, kept where their validation error is within 1% or one standard error of the
-        candidate chosen otherwise (``reference_kept_``, ``reference_diff_``).
+        A warm start: an earlier explanation (or its JSON file) over the same features,
+        edited on today's rows: its boxes kept where they still hold, thresholds moved to
+        today's split points, regions removed or added, outputs re-estimated where they
+        moved beyond their noise, each edit only where it pays ``reference_edit_price``.
+        The edited reference is cross-validated as every candidate (its edits made on each
+        fold's training part) and printed where its validation error is within 1% or one
+        standard error of the candidate chosen otherwise (``reference_kept_``,
+        ``reference_diff_``).
+    reference_edit_price : float in [0, 1], default=0.02
+        A warm start's price of an edit (a moved threshold, a region removed or added): the
+        share of the squared error of the rows (about their mean) an edit must gain.
 
     See Also
     --------
@@ -157,7 +164,7 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
                  tol=1e-6, kappa=1e-6, delta=1e-8, eps=1e-10, eps_schedule=(0.3, 0.1, 0.03, 0.01, 0.001),
                  keep_duplicate_splits=False, task="auto", feature_names=None, subsample="auto",
                  max_splits="auto", penalty_splits="all", max_regions=None, prune_tol=0.0, gate_l2=1.0,
-                 reference_rules=None):
+                 reference_rules=None, reference_edit_price=0.02):
         self.estimator = estimator
         self.max_conditions = max_conditions
         self.n_regions = n_regions
@@ -184,6 +191,7 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
         self.prune_tol = prune_tol
         self.gate_l2 = gate_l2
         self.reference_rules = reference_rules
+        self.reference_edit_price = reference_edit_price
 
     @classmethod
     def paper(cls, estimator=None, **params):

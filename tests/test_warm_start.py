@@ -1,13 +1,15 @@
-"""A warm start from earlier rules (DefragModel's reference_rules, fit/tree_path.py; issue 37):
-the reference's regions are a cross-validated candidate, kept within REFERENCE_TOLERANCE of
-the candidate chosen otherwise; a refit with the same model gives the same rules."""
+"""A warm start from earlier rules (DefragModel's reference_rules, fit/tree_path.py and
+fit/warm_start.py; issues 37 and 47): the reference's regions and the reference edited on
+today's rows are cross-validated candidates, kept within REFERENCE_TOLERANCE of the candidate
+chosen otherwise; the edits match a plain NumPy reading of their rule; a refit with the same
+model gives the same rules."""
 import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes
 from sklearn.ensemble import RandomForestRegressor
 
 from defrag import DefragModel
-from defrag.fit import tree_path
+from defrag.fit import tree_path, warm_start
 from defrag.rules import RuleTree
 from defrag.rules.tree import Leaf
 
@@ -45,34 +47,28 @@ def test_the_reference_is_kept_within_the_tolerance_and_dropped_beyond(fitted):
     assert dropped.reference_kept_ is False
     assert str(dropped.rules_) == str(first.rules_)
     chosen = dropped.path_["chosen"]
-    for form in tree_path.REFERENCE_FORMS:
-        i = list(dropped.path_["form"]).index(form)
-        assert dropped.path_["n_regions"][i] == 1
-        assert dropped.path_["validation_error"][i] > (1 + tree_path.REFERENCE_TOLERANCE) * \
-            dropped.path_["validation_error"][chosen]
-    # the first fit's rules on another forest's predictions: kept where within the tolerance,
-    # its regions then exactly the reference's, its outputs refitted
+    i = list(dropped.path_["form"]).index("reference")
+    assert dropped.path_["n_regions"][i] == 1
+    assert dropped.path_["validation_error"][i] > (1 + tree_path.REFERENCE_TOLERANCE) * \
+        dropped.path_["validation_error"][chosen]
+    # the first fit's rules on another forest's predictions: the first reference form within
+    # the tolerance of the searched choice is printed, else the searched choice
     other = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, random_state=1).fit(X, forest.predict(X))
     warm = DefragModel(other, random_state=0, n_restarts=2, reference_rules=first.rules_).fit(X)
     forms, errors = list(warm.path_["form"]), warm.path_["validation_error"]
     best = tree_path.choose([c for c in _candidates(warm) if not c.form.startswith("reference")])
-    se = warm.path_["reference_se"][best]  # of the paired differences from the best, per reference form
-    limit = [errors[best] + max(tree_path.REFERENCE_TOLERANCE * errors[best], s) + 1e-12 for s in se]
-    as_is, refitted = (forms.index(f) for f in tree_path.REFERENCE_FORMS)
+    limit = errors[best] * (1 + tree_path.REFERENCE_TOLERANCE) + 1e-12
+    within = [f for f in tree_path.REFERENCE_FORMS if errors[forms.index(f)] <= limit]
     chosen = forms[warm.path_["chosen"]]
-    # with_size at the same size reads the same choice off the path
-    assert warm.with_size(n_regions=int(warm.n_regions_)).path_["chosen"] == warm.path_["chosen"]
-    if errors[as_is] <= limit[0]:  # the earlier rules as they were: the same predictions
-        assert chosen == "reference" and warm.reference_kept_
-        assert np.array_equal(warm.predict(X), first.predict(X))
-        assert warm.reference_diff_.unchanged and not any(
-            x["old_prediction"] != x["new_prediction"] for x in warm.reference_diff_.kept)
-    elif errors[refitted] <= limit[1]:  # their regions, today's outputs
-        assert chosen == "reference refitted" and warm.reference_kept_
+    assert chosen == (within[0] if within else forms[best])
+    assert warm.reference_kept_ == bool(within)
+    # with_size reads its choice off the path (the reference edited as this fit edited it:
+    # a fit of another size edits against another floor)
+    k = int(warm.n_regions_)
+    again = warm.with_size(n_regions=k)
+    assert again.rules_ is warm.path_rules_[again.path_["chosen"]] and again.n_regions_ == k
+    if chosen == "reference":  # the earlier regions: rows fall as they did
         assert np.array_equal(warm.rules_.apply(X), first.rules_.apply(X))
-        assert warm.reference_diff_.unchanged
-    else:
-        assert not warm.reference_kept_ and not chosen.startswith("reference")
 
 
 def _candidates(model):
@@ -87,9 +83,9 @@ def test_a_rule_list_warm_starts_a_tree(fitted):
     X, _, forest, _ = fitted
     listed = DefragModel(forest, random_state=0, n_restarts=2, form="list").fit(X)
     warm = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=listed.rules_).fit(X)
-    i = list(warm.path_["form"]).index("reference refitted")
+    i = list(warm.path_["form"]).index("reference")
     assert warm.path_["n_regions"][i] == len(listed.rules_) + 1
-    if warm.reference_kept_:
+    if warm.path_["form"][warm.path_["chosen"]] == "reference":
         assert np.array_equal(warm.rules_.apply(X), np.where(listed.rules_.apply(X) < 0, len(listed.rules_),
                                                              listed.rules_.apply(X)))
 
@@ -179,20 +175,67 @@ def test_reference_rules_read_regular_files_only_and_within_a_size(fitted, tmp_p
     assert str(warm.rules_) == str(first.rules_)
 
 
-def test_the_reference_as_it_is_never_scores_better_than_its_regions_cross_validated():
-    """Issue 47, item 1: yesterday's outputs were fitted on rows much like today's, so on
-    them they score in-sample; the reference as it is scores no better than its regions with
-    outputs refitted on each fold (before, it often scored below every searched tree)."""
-    from sklearn.datasets import make_friedman1
-
-    X, y = make_friedman1(600, noise=1.0, random_state=0)
+def test_split_drops_and_moves_match_plain_numpy():
+    """split_drops is CART's drop of the squared error; moved_box moves a literal to the one
+    of its group with the largest drop where that pays more than the price, as a loop over
+    the group in plain NumPy finds it."""
     rng = np.random.default_rng(0)
-    first, second = rng.integers(0, 600, 600), rng.integers(0, 600, 600)
-    yesterday = RandomForestRegressor(n_estimators=30, random_state=0).fit(X[first], y[first])
-    today = RandomForestRegressor(n_estimators=30, random_state=1).fit(X[second], y[second])
-    reference = DefragModel(yesterday, random_state=0).fit(X[first]).rules_
-    warm = DefragModel(today, random_state=0, reference_rules=reference).fit(X[second])
+    n, L = 300, 6
+    S = rng.random((n, L)) < 0.5
+    T = rng.normal(size=(n, 2)) + 3.0 * S[:, [2]]
+    then = rng.random((n, 4)) < 0.3
+
+    def drop(mask):
+        def sse(A):
+            return float(((A - A.mean(axis=0)) ** 2).sum()) if len(A) else 0.0
+        return sse(T) - sse(T[mask]) - sse(T[~mask])
+
+    np.testing.assert_allclose(warm_start.split_drops(T, then, 1), [drop(then[:, k]) for k in range(4)])
+    assert warm_start.split_drops(T, then, n)[0] == -np.inf  # a side below min_leaf
+    group = np.array([0, 0, 0, 1, 1, 2, 3, 3, 3, 4, 4, 5])  # literal l < L: s_l = 1; L + l: s_l = 0
+    cols = warm_start.literal_columns(S, np.arange(2 * L))
+    assert np.array_equal(cols[:, :L], S) and np.array_equal(cols[:, L:], ~S)
+    rows = np.arange(n)
+    for price in (0.0, 1e9):
+        box, best, moves = warm_start.moved_box(S, rows, T, [0], group, 1, price)
+        drops = {j: drop(cols[:, j]) for j in np.flatnonzero(group == group[0])}
+        j = max(drops, key=drops.get)
+        if price == 0.0:
+            assert box == [j] == [2] and moves == 1 and np.isclose(best, drops[j])
+        else:  # no move pays a huge price
+            assert box == [0] and moves == 0 and np.isclose(best, drops[0])
+
+
+def test_an_edited_reference_moves_removes_and_adds_where_the_data_say_so():
+    """A reference with a threshold in the wrong place and a missing split, edited on rows
+    whose model says otherwise: the threshold moves to today's split point and the missing
+    split is added; with today's own tree as the reference, nothing is edited."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    X = rng.random((n, 3))
+    y = 4.0 * (X[:, 0] > 0.6) + 2.0 * (X[:, 1] > 0.5) + 0.1 * rng.normal(size=n)
+    forest = RandomForestRegressor(n_estimators=20, min_samples_leaf=5, random_state=0).fit(X, y)
+    fresh = DefragModel(forest, random_state=0, n_restarts=2).fit(X)
+    from defrag.rules.conditions import Condition
+    from defrag.rules.tree import Node
+
+    names = fresh.rules_.feature_names
+    wrong = RuleTree([Node([Condition(0, names[0], lower=0.3)],
+                           Node([Condition(2, names[2], lower=0.9999)], Leaf(4.0), Leaf(4.0)), Leaf(0.0))],
+                     feature_names=names)
+    warm = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=wrong).fit(X)
     forms = list(warm.path_["form"])
-    as_is, refitted = forms.index("reference"), forms.index("reference refitted")
-    errors = warm.path_["validation_error"]
-    assert errors[as_is] >= errors[refitted]
+    edited = warm.path_rules_[forms.index("reference edited")]
+    text = str(edited)
+    assert "x0 > 0.6" in text or "x0 > 0.59" in text or "x0 <= 0.6" in text or "x0 <= 0.59" in text, text
+    assert "x1" in text, text
+    assert warm.path_["validation_error"][forms.index("reference edited")] < \
+        warm.path_["validation_error"][forms.index("reference")]
+    same = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=fresh.rules_).fit(X)
+    assert str(same.rules_) == str(fresh.rules_) and same.reference_diff_.unchanged
+
+
+def test_reference_edit_price_is_checked(fitted):
+    X, _, forest, first = fitted
+    with pytest.raises(ValueError, match="reference_edit_price"):
+        DefragModel(forest, reference_rules=first.rules_, reference_edit_price=-0.1).fit(X)

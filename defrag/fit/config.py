@@ -115,6 +115,7 @@ class FitConfig:
     n_jobs: object
     verbose: object  # "auto" or an int (utils/progress.py)
     reference_rules: object = None  # None, or the RuleTree / RuleSet of a warm start (read from its JSON)
+    reference_edit_price: float = 0.02  # a warm start's price of an edit (fit/warm_start.py)
 
     @classmethod
     def from_params(cls, params):
@@ -150,6 +151,7 @@ class FitConfig:
             raise ValueError(f"method='em-kl' prints its kept restart's rules (form 'restarts', 'auto') or its "
                              f"components' (form 'paper'); got form={form!r}")
         fields = {name: params[name] for name in cls.__dataclass_fields__ if name != "reference_rules"}
+        fields["reference_edit_price"] = float(params["reference_edit_price"])
         fields["reference_rules"] = _reference_rules(params.get("reference_rules"), form, method)
         fields.update(eps_schedule=tuple(float(e) for e in sched),
                       form="restarts" if method == "em-kl" and form == "auto" else form,
@@ -273,4 +275,5 @@ PARAMETER_CONSTRAINTS = {
     "prune_tol": [Number(Real, 0, 1, closed="both")],
     "gate_l2": [Number(Real, 0, np.inf, closed="left")],
     "reference_rules": "no_validation",  # (_reference_rules: a RuleTree, a RuleSet or its JSON's path)
+    "reference_edit_price": [Number(Real, 0, 1, closed="both")],
 }

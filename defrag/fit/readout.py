@@ -115,8 +115,6 @@ def _tree_readout(params, searched, rows):
         validation_error=np.array([c.validation_error for c in cands]),
         mean_checks=np.array([c.checks for c in cands]),
         chosen=int(searched.chosen), trees=trees)
-    if cands[0].reference_se is not None:  # a warm start (fit/tree_path.py's choose reads them)
-        path["reference_se"] = np.array([c.reference_se for c in cands])
     return Readout(params, chosen, int(chosen.n_regions), path)
 
 
@@ -226,9 +224,6 @@ def sized_model(model, n_regions=None, max_conditions=None):
                  for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],
                                                   path["validation_error"], path["mean_checks"],
                                                   path["n_conditions"], path["n_regions"])]
-        if "reference_se" in path:  # a warm start
-            for c, se in zip(cands, path["reference_se"]):
-                c.reference_se = tuple(map(float, se))
         i = choose(cands, max_conditions, n_regions)
         out.n_regions, out.max_conditions = n_regions, max_conditions
         out.rules_ = model.path_rules_[i]
