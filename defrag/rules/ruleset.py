@@ -9,7 +9,7 @@ import copy
 
 import numpy as np
 
-from . import _rules_eval, display, document, export
+from . import _rules_eval, display, document, document_reader, export
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column
@@ -566,7 +566,7 @@ class RuleSet(Explanation):
 
     @classmethod
     def _from_document(cls, d):
-        fields = document.ruleset_fields(d)
+        fields = document_reader.ruleset_fields(d)
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)
 

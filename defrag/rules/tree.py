@@ -25,7 +25,7 @@ import numpy as np
 
 from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
-from . import document, tree_export
+from . import document, document_reader, tree_export
 from .conditions import Condition, comparisons, conditions_on_training_rows
 from .explanation import Explanation
 from .ruleset import RuleSet, prediction_text
@@ -443,7 +443,7 @@ class RuleTree(Explanation):
 
     @classmethod
     def _from_document(cls, d):
-        fields = document.tree_fields(d)
+        fields = document_reader.tree_fields(d)
 
         def built(item):
             if "conditions" in item:
