@@ -11,21 +11,16 @@ is built."""
 import copy
 import functools
 import json
-import warnings
 
 import numpy as np
 
-from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, checked_names, user_stacklevel
+from ..utils.validation import as_2d_float, checked_names
 from . import _route, diff as diffs, document
-from .conditions import box_arrays, missing_value_note, reading_arrays
-
-
-def zero_as_missing(values):
-    """values (float64) with |x| <= ZERO_THRESHOLD as NaN (a copy)."""
-    return np.where(np.abs(values) <= ZERO_THRESHOLD, np.nan, values)
+from .columns import column_positions, zero_as_missing
+from .conditions import (box_arrays, comparisons, conditions_on_training_rows, missing_value_note,
+                         reading_arrays)
 
 
 class Explanation:
@@ -148,6 +143,88 @@ class Explanation:
         """
         return self._route(X_coded, n_threads, items=False, reads=True)[1]
 
+    def covering(self, X_coded, n_threads=1):
+        """Tell which regions each row of X (as the explanation reads it) lies in.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the explanation reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
+            Boolean: a list's rule j covers row i (first match or not); row i reaches a
+            tree's leaf j, over the leaves of every term in reading order.
+        """
+        return self._covering(X_coded, n_threads)
+
+    def covers(self, X, n_threads=1):
+        """Tell which regions each row lies in (``covering`` of ``encode(X)``, in C).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
+            Boolean, as ``covering``'s.
+        """
+        n_threads = checked_threads(n_threads)
+        return self.covering(self.encode(X), n_threads)
+
+    def predict_coded(self, X_coded, n_threads=1):
+        """Predict the rows of X as the explanation reads it (see ``predict``).
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the explanation reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
+        return self._predict_coded(X_coded, n_threads)
+
+    def on_training_rows(self, X, n_threads=1):
+        """Return a copy printed for the training rows X.
+
+        The conditions print for X (``Condition.on_training_rows``). A list counts each
+        rule's ``coverage`` and ``share`` and the default's support and share on X; a tree
+        orders each box's conditions by their share (the one most rows fail first: a reader
+        stops there) and counts each leaf's support and share on X.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The training rows, prepared as the model reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        RuleSet or RuleTree
+            The copy.
+        """
+        n_threads = checked_threads(n_threads)
+        return self._on_training_rows(X, conditions_on_training_rows(list(self._conditions()), X, n_threads),
+                                      n_threads)
+
+    @property
+    def n_conditions(self):
+        """The comparisons the text prints, each once (an interval ``a < x <= b`` two)."""
+        return int(sum(comparisons(c) for c in self._conditions()))
+
     # ------------------------------------------------------------ reading rows
     def encode(self, X, matched=False):
         """Return X as the explanation reads it.
@@ -172,7 +249,7 @@ class Explanation:
             C-contiguous float64; a value that reads as missing is NaN.
         """
         if not matched:
-            positions = self._column_positions(X)
+            positions = column_positions(self.feature_names_in, X)
             X = X if positions is None else X.iloc[:, positions]
         return self._encoded(X)
 
@@ -189,32 +266,6 @@ class Explanation:
             X = np.array(X, dtype=np.float64)
             X[:, zero] = zero_as_missing(X[:, zero])
         return np.ascontiguousarray(X, dtype=np.float64)
-
-    def _column_positions(self, X):
-        """Where a DataFrame holds the fitted columns, in the fitted order (None: as they
-        are), warning where names are there on one side only."""
-        names = self.feature_names_in
-        is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
-        if names is None:
-            if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
-                warnings.warn("X has feature names, but the rules were fitted without feature "
-                              "names: its columns are read in order", UserWarning, stacklevel=user_stacklevel())
-            return None
-        if not is_frame:
-            warnings.warn("X does not have valid feature names, but the rules were fitted with "
-                          "feature names: its columns are read in the fitted order", UserWarning,
-                          stacklevel=user_stacklevel())
-            return None
-        columns = [str(c) for c in X.columns]
-        if columns == names:
-            return None
-        missing = [n for n in names if n not in columns]
-        if missing:
-            raise ValueError(f"X lacks the columns the rules were fitted with: {', '.join(map(repr, missing[:10]))}")
-        if len(set(columns)) != len(columns):
-            raise ValueError("X has repeated column names")
-        position = {c: i for i, c in enumerate(columns)}
-        return [position[n] for n in names]
 
     # ------------------------------------------------------------ predicting
     def predict(self, X, n_threads=1, matched=False):
@@ -306,6 +357,17 @@ class Explanation:
 
     def _regions_per_row(self):
         return 1
+
+    def _predict(self, X, n_threads, matched):
+        return self.predict_coded(self.encode(X, matched), n_threads)
+
+    def _predict_proba(self, X, n_threads, matched):
+        return self.probabilities_coded(self.encode(X, matched), n_threads)
+
+    def _labels(self, values):
+        """values as an array of the classes' dtype (NumPy's own strings would drop a
+        label's trailing NULs), or as NumPy reads them in regression."""
+        return np.asarray(values, dtype=None if self.classes is None else self.classes.dtype)
 
     # ------------------------------------------------------------ documents
     def to_dict(self):

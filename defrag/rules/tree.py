@@ -26,7 +26,7 @@ import numpy as np
 from ..utils.memory import check_memory
 from ..utils.text import longest_run, printed_label
 from . import document, document_reader, tree_export
-from .conditions import Condition, comparisons, conditions_on_training_rows
+from .conditions import Condition
 from .explanation import Explanation
 from .ruleset import RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
@@ -185,11 +185,6 @@ class RuleTree(Explanation):
         counts = [len(self.leaves(t)) for t in range(len(self.terms))]
         return math.prod(counts) if self.form == "sum" else counts[0]  # (exact: int64 wraps past 63 parts)
 
-    @property
-    def n_conditions(self):
-        """The comparisons the text prints, each once (an interval ``a < x <= b`` two)."""
-        return int(sum(comparisons(c) for n in self.nodes() for c in n.conditions))
-
     def __len__(self):
         """The regions (``n_regions``)."""
         return self.n_regions
@@ -300,25 +295,9 @@ class RuleTree(Explanation):
         """
         if self.form != "tree":
             raise AttributeError("a sum of trees predicts the sum of its terms' values")
-        # (of the classes' dtype: NumPy's own strings would drop a label's trailing NULs)
-        return np.asarray([lf.prediction for lf in self.leaves()], dtype=None if self.classes is None
-                          else self.classes.dtype)
+        return self._labels([lf.prediction for lf in self.leaves()])
 
-    def predict_coded(self, X_coded, n_threads=1):
-        """Predict the rows of X as the tree reads it (see ``predict``).
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predictions.
-        """
+    def _predict_coded(self, X_coded, n_threads):
         if self.form == "tree":
             values = self.predictions()
             return self._routed(X_coded, n_threads, values.dtype, None, lambda leaves: values[leaves[:, 0]],
@@ -335,9 +314,6 @@ class RuleTree(Explanation):
 
     def _prediction_dtype(self):
         return np.float64 if self.classes is None else self.classes.dtype
-
-    def _predict(self, X, n_threads, matched):
-        return self.predict_coded(self.encode(X, matched), n_threads)
 
     def probabilities_coded(self, X_coded, n_threads=1):
         """Return the class probabilities of the rows of X as the tree reads it.
@@ -371,24 +347,7 @@ class RuleTree(Explanation):
 
         return self._routed(X_coded, n_threads, np.float64, 2, both, "RuleTree.predict_proba")
 
-    def _predict_proba(self, X, n_threads, matched):
-        return self.probabilities_coded(self.encode(X, matched), n_threads)
-
-    def covering(self, X_coded, n_threads=1):
-        """Tell which leaves each row of X (as the tree reads it) reaches, one per term.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_leaves)
-            Boolean over the leaves of every term, in reading order.
-        """
+    def _covering(self, X_coded, n_threads):
         # leaves are numbered across the terms in reading order, as the items are
         number = np.cumsum(self._flat[3] >= 0) - 1
         n_leaves = int(number[-1]) + 1
@@ -399,23 +358,6 @@ class RuleTree(Explanation):
             return out
 
         return self._routed(X_coded, n_threads, bool, n_leaves, block, "RuleTree.covering")
-
-    def covers(self, X, n_threads=1):
-        """Tell which leaves each row reaches, one per term (``covering`` of ``encode(X)``).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_leaves)
-            Boolean over the leaves of every term, in reading order.
-        """
-        return self.covering(self.encode(X), n_threads)
 
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
@@ -453,27 +395,8 @@ class RuleTree(Explanation):
         return cls([built(t) for t in fields.pop("terms")], **fields)
 
     # ------------------------------------------------------------ printing
-    def on_training_rows(self, X, n_threads=1):
-        """Return a copy printed for the training rows X.
-
-        The conditions print for X (``Condition.on_training_rows``), each box's conditions
-        in order of their share (the one most rows fail first: a reader stops there), and
-        each leaf's support and share are counted on X.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features)
-            The training rows, prepared as the model reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        RuleTree
-            The copy.
-        """
-        conds = [c for nd in self.nodes() for c in nd.conditions]
-        printed = dict(zip(map(id, conds), conditions_on_training_rows(conds, X, n_threads)))
+    def _on_training_rows(self, X, printed, n_threads):
+        printed = dict(zip(map(id, self._conditions()), printed))
         leaves = self.route(X, n_threads)
         counts = [np.bincount(leaves[:, t], minlength=len(self.leaves(t))) for t in range(len(self.terms))]
         return self.printed(printed, counts, X.shape[0])
@@ -636,10 +559,8 @@ class RuleTree(Explanation):
 
 def explanation_conditions(rules):
     """The comparisons an explanation (a RuleTree or a RuleSet) prints, each once (an
-    interval a < x <= b two)."""
-    if isinstance(rules, RuleTree):
-        return rules.n_conditions
-    return int(sum(comparisons(c) for r in rules.rules for c in r.conditions))
+    interval a < x <= b two): its ``n_conditions``."""
+    return rules.n_conditions
 
 
 def from_json(text):
