@@ -9,7 +9,7 @@ import copy
 
 import numpy as np
 
-from . import _rules_eval, display, document, document_reader, export
+from . import _rules_eval, document, document_reader, export
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, is_frame
@@ -523,34 +523,14 @@ class RuleSet(Explanation):
                      "" if self.default_support is None else str(self.default_support), share(self.default_share)))
         return rows
 
-    def to_markdown(self):
-        """Return the rules as a Markdown table.
+    def _table(self):
+        return self.table_rows()
 
-        Returns
-        -------
-        str
-            One row per rule (number, conditions, prediction, support, share), the default
-            last, then the note on missing values where the listing has one.
-        """
-        return display.markdown_table(self.table_rows(), self.missing_note())
+    def _heading(self):
+        return f"RuleSet: {rule_count_text(len(self.rules))}"
 
-    def to_html(self, above=()):
-        """Return the table of ``to_markdown`` in HTML (every text escaped).
-
-        Parameters
-        ----------
-        above : sequence of str, default=()
-            Lines of text printed above the table.
-
-        Returns
-        -------
-        str
-            The HTML.
-        """
-        return display.html_table(self.table_rows(), self.missing_note(), above)
-
-    def _repr_html_(self):
-        return self.to_html([f"RuleSet: {rule_count_text(len(self.rules))}; {FIRST_MATCH}"])
+    def _guide(self):
+        return FIRST_MATCH
 
     def __str__(self):
         """The listing: one line per rule, in order, then the default; below it, where
@@ -569,5 +549,3 @@ class RuleSet(Explanation):
             lines.append(note)
         return "\n".join(lines)
 
-    def __repr__(self):
-        return f"<RuleSet: {rule_count_text(len(self.rules))}>"

@@ -18,13 +18,12 @@ router (src_c/dfg_route.h) a block of rows at a time, so that predict's memory i
 output and a bounded block.
 """
 import functools
-import html
 import math
 
 import numpy as np
 
 from ..utils.memory import check_memory
-from ..utils.text import longest_run, printed_label
+from ..utils.text import printed_label
 from . import document, document_reader, tree_export
 from .conditions import Condition
 from .explanation import Explanation
@@ -518,43 +517,13 @@ class RuleTree(Explanation):
             lines.append(note)
         return "\n".join(lines)
 
-    def __repr__(self):
-        return f"<RuleTree ({self.form}): {self.title()}>"
+    def _table(self):
+        return None  # displayed as its text
 
-    def to_markdown(self):
-        """Return the text as a Markdown code block (a tree reads by its indentation).
+    def _heading(self):
+        return f"RuleTree ({self.form}): {self.title()}"
 
-        Returns
-        -------
-        str
-            The Markdown.
-        """
-        text = str(self)
-        # a fence longer than any run of backquotes in the text, which then cannot close it
-        # (CommonMark); names cannot start a line of their own (utils/text.py)
-        fence = "`" * max(3, longest_run(text, "`") + 1)
-        return f"{fence}\n{text}\n{fence}"
-
-    def to_html(self, above=()):
-        """Return the text in an HTML ``<pre>`` block (every text escaped).
-
-        Parameters
-        ----------
-        above : sequence of str, default=()
-            Lines of text printed above the block.
-
-        Returns
-        -------
-        str
-            The HTML.
-        """
-        parts = ['<div class="defrag-rules">']
-        parts += [f"<p>{html.escape(line)}</p>" for line in above]
-        parts.append(f"<pre>{html.escape(str(self))}</pre></div>")
-        return "\n".join(parts)
-
-    def _repr_html_(self):
-        return self.to_html([f"RuleTree ({self.form}): {self.title()}; {self.reading_guide()}"])
+    _guide = reading_guide
 
 
 def explanation_conditions(rules):
