@@ -193,30 +193,21 @@ class RuleTree(Explanation):
         """Routing arrays over every term's nodes and leaves: (box of each item, or -1 for
         a leaf; then / else item of a box; leaf number within its term of a leaf, or -1;
         the root item of each term)."""
-        items, box, then, other, leaf, roots = [], [], [], [], [], []
-        n_boxes = 0
+        items, then, other, roots = [], [], [], []
         for root in self.terms:
             roots.append(len(items))
-            base = len(items)
             order = list(walk(root))
-            index = {id(x): base + i for i, x in enumerate(order)}
-            k = 0
-            for x in order:
-                items.append(x)
-                if isinstance(x, Node):
-                    box.append(n_boxes)
-                    n_boxes += 1
-                    then.append(index[id(x.then)])
-                    other.append(index[id(x.otherwise)])
-                    leaf.append(-1)
-                else:
-                    box.append(-1)
-                    then.append(-1)
-                    other.append(-1)
-                    leaf.append(k)
-                    k += 1
-        return (np.array(box, dtype=np.int64), np.array(then, dtype=np.int64), np.array(other, dtype=np.int64),
-                np.array(leaf, dtype=np.int64), np.array(roots, dtype=np.int64))
+            index = {id(x): len(items) + i for i, x in enumerate(order)}  # (within the term)
+            then += [index[id(x.then)] if isinstance(x, Node) else -1 for x in order]
+            other += [index[id(x.otherwise)] if isinstance(x, Node) else -1 for x in order]
+            items += order
+        is_node = np.array([isinstance(x, Node) for x in items], dtype=bool)
+        is_leaf = ~is_node
+        leaves_before = np.concatenate([[0], np.cumsum(is_leaf)])[roots]  # each term's first leaf
+        term = np.repeat(np.arange(len(roots)), np.diff(roots + [len(items)]))
+        leaf = np.where(is_leaf, np.cumsum(is_leaf) - 1 - leaves_before[term], -1)
+        return (np.where(is_node, np.cumsum(is_node) - 1, -1).astype(np.int64), np.array(then, dtype=np.int64),
+                np.array(other, dtype=np.int64), leaf.astype(np.int64), np.array(roots, dtype=np.int64))
 
     _exports = tree_export
 
