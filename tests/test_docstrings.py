@@ -91,8 +91,8 @@ def test_the_methods_are_found():
     assert "defrag.baselines._base.BaselineModel.predict_proba" in METHODS  # behind available_if
     assert "defrag.rules.ruleset.RuleSet.predictions" in METHODS
     assert "defrag.rules.explanation.Explanation.predict" in METHODS  # every form's
-    assert "defrag.rules.explanation.Explanation.from_dict" in METHODS  # a classmethod
-    assert "defrag.rules.explanation.Explanation.from_json" in METHODS  # RuleSet's and RuleTree's
+    assert "defrag.rules.deliverables.Deliverables.from_dict" in METHODS  # a classmethod
+    assert "defrag.rules.deliverables.Deliverables.from_json" in METHODS  # RuleSet's and RuleTree's
     assert "defrag.splits.table.SplitTable.ranks" in METHODS
     assert len(METHODS) > 80
 

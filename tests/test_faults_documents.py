@@ -9,7 +9,7 @@ import pytest
 
 from defrag import Condition, Rule, RuleSet
 from defrag.rules import RulesDocumentError
-from defrag.rules.document import MAX_UNNAMED_FEATURES
+from defrag.rules.document_reader import MAX_UNNAMED_FEATURES
 
 
 def document(feature, name, **extra):

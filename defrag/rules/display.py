@@ -1,10 +1,12 @@
-"""A rule set as a table for readers, in Markdown (``RuleSet.to_markdown``, its
-``_repr_markdown_``, the CLI's ``--format markdown``) and in HTML (``RuleSet._repr_html_``, a
-fitted model's notebook display). The cells are the rule set's (``RuleSet.table_rows``):
-these functions only write them, escaped for each format, so that every table of rules
-is the same table."""
+"""An explanation as readers see it in Markdown (``to_markdown``, ``_repr_markdown_``, the
+CLI's ``--format markdown``) and in HTML (``_repr_html_``, a fitted model's notebook
+display): a rule list as a table whose cells are the rule set's (``RuleSet.table_rows``),
+so that every table of rules is the same table; a tree or a sum as its text, which reads
+by its indentation. These functions only write them, escaped for each format."""
 import html
 import re
+
+from ..utils.text import longest_run
 
 # (header, alignment) of the table's columns
 COLUMNS = (("#", "right"), ("if", "left"), ("then", "left"), ("support", "right"), ("first match", "right"))
@@ -51,4 +53,20 @@ def html_table(rows, note=None, above=()):
     if note:
         parts.append(f"<p>{html.escape(note)}</p>")
     parts.append("</div>")
+    return "\n".join(parts)
+
+
+def markdown_code(text):
+    """text as a Markdown code block: a fence longer than any run of backquotes in the text,
+    which then cannot close it (CommonMark); names cannot start a line of their own
+    (utils/text.py)."""
+    fence = "`" * max(3, longest_run(text, "`") + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def html_text(text, above=()):
+    """text in an HTML ``<pre>`` block under the lines above; every text is escaped."""
+    parts = ['<div class="defrag-rules">']
+    parts += [f"<p>{html.escape(line)}</p>" for line in above]
+    parts.append(f"<pre>{html.escape(text)}</pre></div>")
     return "\n".join(parts)

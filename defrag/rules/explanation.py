@@ -1,37 +1,31 @@
 """What every printed explanation does the same way, whatever its form (a RuleSet: an
 ordered list; a RuleTree: a tree of rules or a sum of trees): how it reads rows (column
 matching by name, the source model's encoding, zero read as missing, the count of
-features) and the arrays of its boxes the C kernels test, its JSON text, its exports
-(SQL, Python, pandas queries and tables, through the form's export module), the note on
-missing values, the diff against another explanation and its Markdown display. A
-subclass gives ``to_dict``, ``from_dict``, ``to_markdown``, ``_boxes()`` (the conditions
-of each box it tests, in reading order: a list's rules, a tree's inner nodes) and
-``_exports`` (rules/export.py or rules/tree_export.py), and calls ``_read_as`` when it
-is built."""
+features), the arrays of its boxes the C kernels test and the router over them, its
+predictions, regions and per-row checks, and the copy printed for its training rows; what
+it delivers besides (documents, exports, displays, diffs) it inherits from
+``Deliverables`` (rules/deliverables.py). A subclass gives ``_boxes()`` (the conditions of
+each box it tests, in reading order: a list's rules, a tree's inner nodes), ``_items()``
+(the router's items), ``_covering``, ``_predict_coded``, ``_on_training_rows``,
+``_heading()`` and what ``Deliverables`` asks for, and calls ``_read_as`` when it is
+built."""
 import copy
 import functools
-import json
-import warnings
 
 import numpy as np
 
-from ..splits import ZERO_THRESHOLD
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, checked_names, user_stacklevel
-from . import _route, diff as diffs, document
-from .conditions import box_arrays, missing_value_note, reading_arrays
+from ..utils.validation import as_2d_float, checked_names
+from . import _route
+from .columns import column_positions, zero_as_missing
+from .deliverables import Deliverables
+from .conditions import box_arrays, comparisons, conditions_on_training_rows, reading_arrays
 
 
-def zero_as_missing(values):
-    """values (float64) with |x| <= ZERO_THRESHOLD as NaN (a copy)."""
-    return np.where(np.abs(values) <= ZERO_THRESHOLD, np.nan, values)
-
-
-class Explanation:
+class Explanation(Deliverables):
     """The methods a RuleSet and a RuleTree share (see the module docstring)."""
 
-    _exports = None  # the form's export module
     # arrays built from the boxes on first use: a copy or a pickle drops them
     _CACHES = ("_arrays", "_printed_arrays", "_chain_arrays", "_flat")
 
@@ -148,6 +142,88 @@ class Explanation:
         """
         return self._route(X_coded, n_threads, items=False, reads=True)[1]
 
+    def covering(self, X_coded, n_threads=1):
+        """Tell which regions each row of X (as the explanation reads it) lies in.
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the explanation reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
+            Boolean: a list's rule j covers row i (first match or not); row i reaches a
+            tree's leaf j, over the leaves of every term in reading order.
+        """
+        return self._covering(X_coded, n_threads)
+
+    def covers(self, X, n_threads=1):
+        """Tell which regions each row lies in (``covering`` of ``encode(X)``, in C).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The rows, read as ``predict`` reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
+            Boolean, as ``covering``'s.
+        """
+        n_threads = checked_threads(n_threads)
+        return self.covering(self.encode(X), n_threads)
+
+    def predict_coded(self, X_coded, n_threads=1):
+        """Predict the rows of X as the explanation reads it (see ``predict``).
+
+        Parameters
+        ----------
+        X_coded : ndarray of shape (n_samples, n_features)
+            The rows as the explanation reads them (``encode``).
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The predictions.
+        """
+        return self._predict_coded(X_coded, n_threads)
+
+    def on_training_rows(self, X, n_threads=1):
+        """Return a copy printed for the training rows X.
+
+        The conditions print for X (``Condition.on_training_rows``). A list counts each
+        rule's ``coverage`` and ``share`` and the default's support and share on X; a tree
+        orders each box's conditions by their share (the one most rows fail first: a reader
+        stops there) and counts each leaf's support and share on X.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            The training rows, prepared as the model reads them.
+        n_threads : int, default=1
+            The threads to use: an integer >= 1, at most the cores used.
+
+        Returns
+        -------
+        RuleSet or RuleTree
+            The copy.
+        """
+        n_threads = checked_threads(n_threads)
+        return self._on_training_rows(X, conditions_on_training_rows(list(self._conditions()), X, n_threads),
+                                      n_threads)
+
+    @property
+    def n_conditions(self):
+        """The comparisons the text prints, each once (an interval ``a < x <= b`` two)."""
+        return int(sum(comparisons(c) for c in self._conditions()))
+
     # ------------------------------------------------------------ reading rows
     def encode(self, X, matched=False):
         """Return X as the explanation reads it.
@@ -172,7 +248,7 @@ class Explanation:
             C-contiguous float64; a value that reads as missing is NaN.
         """
         if not matched:
-            positions = self._column_positions(X)
+            positions = column_positions(self.feature_names_in, X)
             X = X if positions is None else X.iloc[:, positions]
         return self._encoded(X)
 
@@ -189,32 +265,6 @@ class Explanation:
             X = np.array(X, dtype=np.float64)
             X[:, zero] = zero_as_missing(X[:, zero])
         return np.ascontiguousarray(X, dtype=np.float64)
-
-    def _column_positions(self, X):
-        """Where a DataFrame holds the fitted columns, in the fitted order (None: as they
-        are), warning where names are there on one side only."""
-        names = self.feature_names_in
-        is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
-        if names is None:
-            if is_frame and not all(str(c) == f"x{d}" for d, c in enumerate(X.columns)):
-                warnings.warn("X has feature names, but the rules were fitted without feature "
-                              "names: its columns are read in order", UserWarning, stacklevel=user_stacklevel())
-            return None
-        if not is_frame:
-            warnings.warn("X does not have valid feature names, but the rules were fitted with "
-                          "feature names: its columns are read in the fitted order", UserWarning,
-                          stacklevel=user_stacklevel())
-            return None
-        columns = [str(c) for c in X.columns]
-        if columns == names:
-            return None
-        missing = [n for n in names if n not in columns]
-        if missing:
-            raise ValueError(f"X lacks the columns the rules were fitted with: {', '.join(map(repr, missing[:10]))}")
-        if len(set(columns)) != len(columns):
-            raise ValueError("X has repeated column names")
-        position = {c: i for i, c in enumerate(columns)}
-        return [position[n] for n in names]
 
     # ------------------------------------------------------------ predicting
     def predict(self, X, n_threads=1, matched=False):
@@ -307,208 +357,16 @@ class Explanation:
     def _regions_per_row(self):
         return 1
 
-    # ------------------------------------------------------------ documents
-    def to_dict(self):
-        """Return a JSON-ready dict that rebuilds the explanation (``from_dict``).
+    def _predict(self, X, n_threads, matched):
+        return self.predict_coded(self.encode(X, matched), n_threads)
 
-        Returns
-        -------
-        dict
-            Its rules, or its nodes and leaves; exact bounds and outputs, the feature names,
-            the input encoding and a schema version.
-        """
-        return self._document()
+    def _predict_proba(self, X, n_threads, matched):
+        return self.probabilities_coded(self.encode(X, matched), n_threads)
 
-    @classmethod
-    def from_dict(cls, d):
-        """Rebuild the explanation of ``to_dict``; it predicts as the original did.
+    def _labels(self, values):
+        """values as an array of the classes' dtype (NumPy's own strings would drop a
+        label's trailing NULs), or as NumPy reads them in regression."""
+        return np.asarray(values, dtype=None if self.classes is None else self.classes.dtype)
 
-        The whole document is checked before anything is built. Documents of schema 1 (a
-        rule set) and 2 (a rule tree) load.
-
-        Parameters
-        ----------
-        d : dict
-            The document.
-
-        Returns
-        -------
-        RuleSet or RuleTree
-            The explanation, of the class this is called on.
-
-        Raises
-        ------
-        RulesDocumentError
-            A ValueError naming the JSON path of a bad field.
-        """
-        return cls._from_document(d)
-
-    def diff(self, other, X=None, tol=None):
-        """Say what changed from this explanation to other.
-
-        The regions kept, changed (with their threshold moves), added and removed, and on the
-        rows of X the share whose prediction changed and whose region changed, and the rows
-        that moved between which regions; a list's default, "otherwise", is its last region.
-        ``str()``, ``_repr_html_`` and ``to_json()`` show the result.
-
-        Parameters
-        ----------
-        other : RuleTree or RuleSet
-            The other explanation, over the same features.
-        X : array-like of shape (n_samples, n_features), default=None
-            Rows on which to count the changes.
-        tol : float, default=None
-            In regression, a prediction changed where it moved by more than tol; None: 1% of
-            the standard deviation of this one's predictions on X (without X: of its values'
-            range), stated in the result.
-
-        Returns
-        -------
-        ExplanationDiff
-            The changes.
-
-        Raises
-        ------
-        ValueError
-            Where the two read different features or predict different things.
-        """
-        return diffs.explanation_diff(self, other, X, tol)
-
-    def to_json(self, indent=None):
-        """Return ``to_dict`` as JSON text (strict JSON: infinite numbers as strings).
-
-        Parameters
-        ----------
-        indent : int, default=None
-            The indentation of ``json.dumps``.
-
-        Returns
-        -------
-        str
-            The JSON text.
-        """
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text):
-        """Rebuild the explanation of ``to_json`` (imports neither scikit-learn nor pandas).
-
-        Parameters
-        ----------
-        text : str
-            The JSON text.
-
-        Returns
-        -------
-        RuleSet or RuleTree
-            The explanation, of the class this is called on.
-
-        Raises
-        ------
-        RulesDocumentError
-            A bad document (see ``from_dict``), text that is not JSON or nests too deep.
-        """
-        return cls.from_dict(document.parse(text))
-
-    def to_sql(self, table=None, column_names=None):
-        """Return one SQL expression giving ``predict``.
-
-        A list is one ``CASE WHEN ... THEN ... ELSE ... END``; a tree nests ``CASE`` at most a
-        few deep; a sum adds integers of its unit. The table holds the columns as a DataFrame
-        would (missing values as NULL, categorical columns as their labels); the expression
-        is NULL where ``predict`` raises.
-
-        Parameters
-        ----------
-        table : str, default=None
-            The table that qualifies the column names.
-        column_names : list or dict, default=None
-            The table's names of the columns: a list in the rules' column order, or a dict
-            from the rules' names to the table's.
-
-        Returns
-        -------
-        str
-            The SQL expression.
-        """
-        return self._exports.to_sql(self, table, column_names)
-
-    def to_python(self, name="predict"):
-        """Return the source of a dependency-free Python function ``name(row)``.
-
-        The function takes a dict or pandas Series by column name, or a sequence in column
-        order, and returns ``predict``'s value for the row.
-
-        Parameters
-        ----------
-        name : str, default="predict"
-            The function's name.
-
-        Returns
-        -------
-        str
-            The Python source.
-        """
-        return self._exports.to_python(self, name)
-
-    def query_strings(self, column_names=None):
-        """Return pandas ``DataFrame.query`` expressions selecting the rows of each region.
-
-        Parameters
-        ----------
-        column_names : list or dict, default=None
-            The DataFrame's names of the columns (as ``to_sql``'s).
-
-        Returns
-        -------
-        list of str, or list of list of str
-            One expression per rule of a list (without its default) or per leaf of a tree;
-            a sum: one list per part. Column names in backticks; missing values as
-            ``x != x``.
-        """
-        return self._exports.query_strings(self, column_names)
-
-    def to_frame(self, X=None, y=None):
-        """Return one row per region as a pandas DataFrame.
-
-        A list: a row per rule and a last one for the default; the columns rule text,
-        n_conditions, prediction, support (training points it predicts for), weight,
-        coverage (share of the training points satisfying it), share (share of the training
-        points it is the first match for; None where unknown) and proba_<class>; given X,
-        X_coverage, X_support and X_share; given y too, precision and error
-        (classification) or error (regression: mean squared error) on those rows. A tree or
-        a sum: the columns term, region, its path, prediction (a sum: the value the part
-        adds), support and share of the training rows, proba_<class> (a tree in
-        classification); given X, X_support and X_share; given y too (a tree), error
-        (classification: the share misclassified; regression: mean squared error) on those
-        rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), default=None
-            Rows on which to count each row's support and share.
-        y : array-like of shape (n_samples,), default=None
-            The targets of X, for the error on those rows.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The table.
-        """
-        return self._exports.to_frame(self, X, y)
-
-    def missing_note(self):
-        """Return the line printed below the text on where missing values go.
-
-        Returns
-        -------
-        str or None
-            The line, or None where the conditions say it all.
-        """
-        enc = self.encoding
-        unknown_missing = () if enc is None or enc.unknown != "missing" else \
-            {d for d, cats in enumerate(enc.categories) if cats is not None}
-        return missing_value_note(self._conditions(), self.supports_missing, unknown_missing)
-
-    def _repr_markdown_(self):
-        return self.to_markdown()
+    def __repr__(self):
+        return f"<{self._heading()}>"

@@ -9,12 +9,13 @@ import copy
 
 import numpy as np
 
-from . import _rules_eval, display, document, export
+from . import _rules_eval, document, document_reader, export
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column
-from .conditions import Condition, conditions_on_training_rows
-from .explanation import Explanation, zero_as_missing
+from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, is_frame
+from .conditions import Condition
+from .columns import column_positions, zero_as_missing
+from .explanation import Explanation
 from .tree_nodes import number_text, rounded, spread_decimals
 
 
@@ -286,39 +287,7 @@ class RuleSet(Explanation):
     def __getitem__(self, i):
         return self.rules[i]
 
-    def covers(self, X, n_threads=1):
-        """Tell which rules cover which rows (evaluated in C).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_rules)
-            Boolean: rule j covers row i.
-        """
-        n_threads = checked_threads(n_threads)
-        return self.covering(self.encode(X), n_threads)
-
-    def covering(self, X_coded, n_threads=1):
-        """Tell which rules cover which rows of X as the rules read it.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the rules read them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_rules)
-            Boolean: rule j covers row i.
-        """
+    def _covering(self, X_coded, n_threads):
         return _rules_eval.rules_cover(np.ascontiguousarray(X_coded, dtype=np.float64),
                                        n_threads=checked_threads(n_threads), **self._compiled())
 
@@ -367,9 +336,7 @@ class RuleSet(Explanation):
         ndarray of shape (n_rules + 1,)
             The predictions; index -1 (``first_match``'s "no rule") is the default's.
         """
-        # (of the classes' dtype: NumPy's own strings would drop a label's trailing NULs)
-        return np.asarray([r.prediction for r in self.rules] + [self.default_prediction],
-                          dtype=None if self.classes is None else self.classes.dtype)
+        return self._labels([r.prediction for r in self.rules] + [self.default_prediction])
 
     def probabilities(self):
         """Return the rules' class probabilities followed by the default's (classification).
@@ -381,21 +348,7 @@ class RuleSet(Explanation):
         """
         return np.vstack([r.proba for r in self.rules] + [self.default_proba])
 
-    def predict_coded(self, X_coded, n_threads=1):
-        """Predict the rows of X as the rules read it.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the rules read them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The prediction of each row's first covering rule, else the default.
-        """
+    def _predict_coded(self, X_coded, n_threads):
         return self.predictions()[self.first_match(X_coded, n_threads)]
 
     def _prediction_dtype(self):
@@ -414,9 +367,9 @@ class RuleSet(Explanation):
         """first_match(encode(X)) without encoding X whole: the same values, bit for bit
         (encode converts each row on its own), with memory for the output and a block."""
         check_not_sparse(X)
-        positions = None if matched else self._column_positions(X)
-        is_frame = hasattr(X, "columns") and hasattr(X, "iloc")
-        if not is_frame:
+        positions = None if matched else column_positions(self.feature_names_in, X)
+        frame = is_frame(X)
+        if not frame:
             try:
                 X = np.asarray(X)
             except Exception:  # ragged lists and the like: encode says what is wrong
@@ -428,12 +381,12 @@ class RuleSet(Explanation):
             cols = slice(None) if positions is None else positions
 
             def block(r0, r1):
-                return self._encoded(X.iloc[r0:r1, cols] if is_frame else X[r0:r1])
+                return self._encoded(X.iloc[r0:r1, cols] if frame else X[r0:r1])
 
             return self._blockwise(len(X), block, self._compiled(), n_threads)
         used, zero = self._used_features(), self._zero_features()
         n = self._n_features()
-        if is_frame:
+        if frame:
             fitted = range(X.shape[1]) if positions is None else positions  # (extra columns ignored)
             if len(fitted) != n:
                 raise ValueError(f"X has {len(fitted)} features but the rules use {n}")
@@ -481,29 +434,10 @@ class RuleSet(Explanation):
             first[r0:r1] = self._routed_first(block(r0, r1), arrays, n_threads)
         return first
 
-    def on_training_rows(self, X, n_threads=1):
-        """Return a copy printed for the training rows X.
-
-        The conditions print for X (``Condition.on_training_rows``), and each rule's
-        ``coverage`` and ``share`` and the default's support and share are counted on X.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features)
-            The training rows, prepared as the model reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        RuleSet
-            The copy.
-        """
-        n_threads = checked_threads(n_threads)
+    def _on_training_rows(self, X, printed, n_threads):
         new = self._copy()
         new.rules = [copy.copy(r) for r in self.rules]
-        printed = iter(conditions_on_training_rows([c for r in self.rules for c in r.conditions], X,
-                                                      n_threads))
+        printed = iter(printed)
         for rule in new.rules:
             rule.conditions = [next(printed) for _ in rule.conditions]
         if X.shape[0]:
@@ -566,7 +500,7 @@ class RuleSet(Explanation):
 
     @classmethod
     def _from_document(cls, d):
-        fields = document.ruleset_fields(d)
+        fields = document_reader.ruleset_fields(d)
         rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
         return cls(rules, **fields)
 
@@ -589,34 +523,14 @@ class RuleSet(Explanation):
                      "" if self.default_support is None else str(self.default_support), share(self.default_share)))
         return rows
 
-    def to_markdown(self):
-        """Return the rules as a Markdown table.
+    def _table(self):
+        return self.table_rows()
 
-        Returns
-        -------
-        str
-            One row per rule (number, conditions, prediction, support, share), the default
-            last, then the note on missing values where the listing has one.
-        """
-        return display.markdown_table(self.table_rows(), self.missing_note())
+    def _heading(self):
+        return f"RuleSet: {rule_count_text(len(self.rules))}"
 
-    def to_html(self, above=()):
-        """Return the table of ``to_markdown`` in HTML (every text escaped).
-
-        Parameters
-        ----------
-        above : sequence of str, default=()
-            Lines of text printed above the table.
-
-        Returns
-        -------
-        str
-            The HTML.
-        """
-        return display.html_table(self.table_rows(), self.missing_note(), above)
-
-    def _repr_html_(self):
-        return self.to_html([f"RuleSet: {rule_count_text(len(self.rules))}; {FIRST_MATCH}"])
+    def _guide(self):
+        return FIRST_MATCH
 
     def __str__(self):
         """The listing: one line per rule, in order, then the default; below it, where
@@ -635,5 +549,3 @@ class RuleSet(Explanation):
             lines.append(note)
         return "\n".join(lines)
 
-    def __repr__(self):
-        return f"<RuleSet: {rule_count_text(len(self.rules))}>"

@@ -18,15 +18,14 @@ router (src_c/dfg_route.h) a block of rows at a time, so that predict's memory i
 output and a bounded block.
 """
 import functools
-import html
 import math
 
 import numpy as np
 
 from ..utils.memory import check_memory
-from ..utils.text import longest_run, printed_label
-from . import document, tree_export
-from .conditions import Condition, comparisons, conditions_on_training_rows
+from ..utils.text import printed_label
+from . import document, document_reader, tree_export
+from .conditions import Condition
 from .explanation import Explanation
 from .ruleset import RuleSet, prediction_text
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
@@ -185,11 +184,6 @@ class RuleTree(Explanation):
         counts = [len(self.leaves(t)) for t in range(len(self.terms))]
         return math.prod(counts) if self.form == "sum" else counts[0]  # (exact: int64 wraps past 63 parts)
 
-    @property
-    def n_conditions(self):
-        """The comparisons the text prints, each once (an interval ``a < x <= b`` two)."""
-        return int(sum(comparisons(c) for n in self.nodes() for c in n.conditions))
-
     def __len__(self):
         """The regions (``n_regions``)."""
         return self.n_regions
@@ -199,30 +193,21 @@ class RuleTree(Explanation):
         """Routing arrays over every term's nodes and leaves: (box of each item, or -1 for
         a leaf; then / else item of a box; leaf number within its term of a leaf, or -1;
         the root item of each term)."""
-        items, box, then, other, leaf, roots = [], [], [], [], [], []
-        n_boxes = 0
+        items, then, other, roots = [], [], [], []
         for root in self.terms:
             roots.append(len(items))
-            base = len(items)
             order = list(walk(root))
-            index = {id(x): base + i for i, x in enumerate(order)}
-            k = 0
-            for x in order:
-                items.append(x)
-                if isinstance(x, Node):
-                    box.append(n_boxes)
-                    n_boxes += 1
-                    then.append(index[id(x.then)])
-                    other.append(index[id(x.otherwise)])
-                    leaf.append(-1)
-                else:
-                    box.append(-1)
-                    then.append(-1)
-                    other.append(-1)
-                    leaf.append(k)
-                    k += 1
-        return (np.array(box, dtype=np.int64), np.array(then, dtype=np.int64), np.array(other, dtype=np.int64),
-                np.array(leaf, dtype=np.int64), np.array(roots, dtype=np.int64))
+            index = {id(x): len(items) + i for i, x in enumerate(order)}  # (within the term)
+            then += [index[id(x.then)] if isinstance(x, Node) else -1 for x in order]
+            other += [index[id(x.otherwise)] if isinstance(x, Node) else -1 for x in order]
+            items += order
+        is_node = np.array([isinstance(x, Node) for x in items], dtype=bool)
+        is_leaf = ~is_node
+        leaves_before = np.concatenate([[0], np.cumsum(is_leaf)])[roots]  # each term's first leaf
+        term = np.repeat(np.arange(len(roots)), np.diff(roots + [len(items)]))
+        leaf = np.where(is_leaf, np.cumsum(is_leaf) - 1 - leaves_before[term], -1)
+        return (np.where(is_node, np.cumsum(is_node) - 1, -1).astype(np.int64), np.array(then, dtype=np.int64),
+                np.array(other, dtype=np.int64), leaf.astype(np.int64), np.array(roots, dtype=np.int64))
 
     _exports = tree_export
 
@@ -300,25 +285,9 @@ class RuleTree(Explanation):
         """
         if self.form != "tree":
             raise AttributeError("a sum of trees predicts the sum of its terms' values")
-        # (of the classes' dtype: NumPy's own strings would drop a label's trailing NULs)
-        return np.asarray([lf.prediction for lf in self.leaves()], dtype=None if self.classes is None
-                          else self.classes.dtype)
+        return self._labels([lf.prediction for lf in self.leaves()])
 
-    def predict_coded(self, X_coded, n_threads=1):
-        """Predict the rows of X as the tree reads it (see ``predict``).
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The predictions.
-        """
+    def _predict_coded(self, X_coded, n_threads):
         if self.form == "tree":
             values = self.predictions()
             return self._routed(X_coded, n_threads, values.dtype, None, lambda leaves: values[leaves[:, 0]],
@@ -335,9 +304,6 @@ class RuleTree(Explanation):
 
     def _prediction_dtype(self):
         return np.float64 if self.classes is None else self.classes.dtype
-
-    def _predict(self, X, n_threads, matched):
-        return self.predict_coded(self.encode(X, matched), n_threads)
 
     def probabilities_coded(self, X_coded, n_threads=1):
         """Return the class probabilities of the rows of X as the tree reads it.
@@ -371,24 +337,7 @@ class RuleTree(Explanation):
 
         return self._routed(X_coded, n_threads, np.float64, 2, both, "RuleTree.predict_proba")
 
-    def _predict_proba(self, X, n_threads, matched):
-        return self.probabilities_coded(self.encode(X, matched), n_threads)
-
-    def covering(self, X_coded, n_threads=1):
-        """Tell which leaves each row of X (as the tree reads it) reaches, one per term.
-
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_leaves)
-            Boolean over the leaves of every term, in reading order.
-        """
+    def _covering(self, X_coded, n_threads):
         # leaves are numbered across the terms in reading order, as the items are
         number = np.cumsum(self._flat[3] >= 0) - 1
         n_leaves = int(number[-1]) + 1
@@ -399,23 +348,6 @@ class RuleTree(Explanation):
             return out
 
         return self._routed(X_coded, n_threads, bool, n_leaves, block, "RuleTree.covering")
-
-    def covers(self, X, n_threads=1):
-        """Tell which leaves each row reaches, one per term (``covering`` of ``encode(X)``).
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            The rows, read as ``predict`` reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_leaves)
-            Boolean over the leaves of every term, in reading order.
-        """
-        return self.covering(self.encode(X), n_threads)
 
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
@@ -443,7 +375,7 @@ class RuleTree(Explanation):
 
     @classmethod
     def _from_document(cls, d):
-        fields = document.tree_fields(d)
+        fields = document_reader.tree_fields(d)
 
         def built(item):
             if "conditions" in item:
@@ -453,27 +385,8 @@ class RuleTree(Explanation):
         return cls([built(t) for t in fields.pop("terms")], **fields)
 
     # ------------------------------------------------------------ printing
-    def on_training_rows(self, X, n_threads=1):
-        """Return a copy printed for the training rows X.
-
-        The conditions print for X (``Condition.on_training_rows``), each box's conditions
-        in order of their share (the one most rows fail first: a reader stops there), and
-        each leaf's support and share are counted on X.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features)
-            The training rows, prepared as the model reads them.
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
-
-        Returns
-        -------
-        RuleTree
-            The copy.
-        """
-        conds = [c for nd in self.nodes() for c in nd.conditions]
-        printed = dict(zip(map(id, conds), conditions_on_training_rows(conds, X, n_threads)))
+    def _on_training_rows(self, X, printed, n_threads):
+        printed = dict(zip(map(id, self._conditions()), printed))
         leaves = self.route(X, n_threads)
         counts = [np.bincount(leaves[:, t], minlength=len(self.leaves(t))) for t in range(len(self.terms))]
         return self.printed(printed, counts, X.shape[0])
@@ -595,51 +508,19 @@ class RuleTree(Explanation):
             lines.append(note)
         return "\n".join(lines)
 
-    def __repr__(self):
-        return f"<RuleTree ({self.form}): {self.title()}>"
+    def _table(self):
+        return None  # displayed as its text
 
-    def to_markdown(self):
-        """Return the text as a Markdown code block (a tree reads by its indentation).
+    def _heading(self):
+        return f"RuleTree ({self.form}): {self.title()}"
 
-        Returns
-        -------
-        str
-            The Markdown.
-        """
-        text = str(self)
-        # a fence longer than any run of backquotes in the text, which then cannot close it
-        # (CommonMark); names cannot start a line of their own (utils/text.py)
-        fence = "`" * max(3, longest_run(text, "`") + 1)
-        return f"{fence}\n{text}\n{fence}"
-
-    def to_html(self, above=()):
-        """Return the text in an HTML ``<pre>`` block (every text escaped).
-
-        Parameters
-        ----------
-        above : sequence of str, default=()
-            Lines of text printed above the block.
-
-        Returns
-        -------
-        str
-            The HTML.
-        """
-        parts = ['<div class="defrag-rules">']
-        parts += [f"<p>{html.escape(line)}</p>" for line in above]
-        parts.append(f"<pre>{html.escape(str(self))}</pre></div>")
-        return "\n".join(parts)
-
-    def _repr_html_(self):
-        return self.to_html([f"RuleTree ({self.form}): {self.title()}; {self.reading_guide()}"])
+    _guide = reading_guide
 
 
 def explanation_conditions(rules):
     """The comparisons an explanation (a RuleTree or a RuleSet) prints, each once (an
-    interval a < x <= b two)."""
-    if isinstance(rules, RuleTree):
-        return rules.n_conditions
-    return int(sum(comparisons(c) for r in rules.rules for c in r.conditions))
+    interval a < x <= b two): its ``n_conditions``."""
+    return rules.n_conditions
 
 
 def from_json(text):

@@ -1,7 +1,7 @@
 """Trees of rules and sums of trees (rules/tree.py) as deliverables besides JSON: one SQL
 expression, a dependency-free Python function, pandas query strings (one per region), a
 table of the regions. Each reproduces ``RuleTree.predict`` as rules/export.py's exports
-reproduce a rule list's (its module doc says how a value is read: missing values,
+reproduce a rule list's (rules/dialect.py says how a value is read: missing values,
 categories, LightGBM's zero, refusals, exact numbers): a box holds where every condition
 holds; anything else, a missing value that no condition lets through included, takes the
 "else" branch.
@@ -19,13 +19,13 @@ same CASE or block, so that nesting and the tests before a leaf are bounded by l
 the leaves; past SQL_NESTING (PYTHON_NESTING) nested levels a side's leaves join their
 parent's CASE (block), each led by the side's test. Their size stays linear in the tree's where the nesting suffices and
 grows by at most that logarithm where it does not. Query strings repeat each leaf's path
-(one self-contained query per region), grouped as export.py groups long conjunctions.
+(one self-contained query per region), grouped as every long conjunction is (dialect.grouped).
 """
 import numpy as np
 
 from ..utils.memory import check_memory
-from .export import (checked_function_name, data_column_names, feature_readings, grouped, python_module,
-                     python_reader, query_dialect, sql_dialect, sql_double)
+from .dialect import data_column_names, feature_readings, grouped, query_dialect, sql_dialect, sql_double
+from .export import checked_function_name, python_module, python_reader
 from .tree_nodes import Leaf, Node, to_units, walk
 
 
