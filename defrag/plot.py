@@ -247,24 +247,20 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
 
 def _path_records(path, printed_conditions=None):
     """(series, n_conditions, validation error, chosen) of each candidate of a fitted
-    model's path_ (a searched tree: one series per form; a searched list: one), the
-    candidates without a cross-validated error left out. A list's path names no chosen
-    candidate: the printed list (printed_conditions, the model's n_conditions_) is marked
-    where its cross-validated error is known (the kept restart's, or the candidate of its
-    size)."""
+    model's path_ (one series per form), the candidates without a cross-validated error
+    left out, the printed one (``chosen``) marked; where a list's kept restart printed its
+    own list (``printed``: "restarts"), that list (printed_conditions, the model's
+    n_conditions_) is a point of its own where its cross-validated error is known."""
     n = np.asarray(path["n_conditions"], dtype=float)
     error = np.asarray(path["validation_error"], dtype=float)
-    forms = path.get("form")
-    forms = ["list"] * n.size if forms is None else [str(f) for f in forms]
-    chosen = path.get("chosen")
+    forms = [str(f) for f in path["form"]]
+    restarts = path.get("printed") == "restarts"  # a list: the kept restart's own list printed, not on the path
+    chosen = None if restarts else path.get("chosen")
     records = [(forms[k], n[k], error[k], k == chosen) for k in range(n.size) if np.isfinite(error[k])]
-    if chosen is None and printed_conditions is not None:
-        if path.get("printed") == "restarts":
-            kept = float(path.get("restarts_validation_error", np.nan))
-            if np.isfinite(kept):
-                records.append(("restarts", float(printed_conditions), kept, True))
-        else:
-            records = [(f, c, e, c == printed_conditions) for f, c, e, _ in records]
+    if restarts and printed_conditions is not None:
+        kept = float(path.get("restarts_validation_error", np.nan))
+        if np.isfinite(kept):
+            records.append(("restarts", float(printed_conditions), kept, True))
     return records
 
 

@@ -75,3 +75,30 @@ def test_a_sum_is_asked_with_a_budget_and_for_at_most_two_classes(fitted):
     wine = RandomForestClassifier(n_estimators=10, random_state=0).fit(Xw, yw)
     with pytest.raises(ValueError, match="a regression or two classes, not 3"):
         DefragModel(wine, form="sum", max_conditions=6).fit(Xw, yw)
+
+
+def test_every_searched_form_has_one_path_schema(fitted):
+    """Issue 49: path_ has the same keys and types for a list, a tree and a sum; its
+    ``chosen`` candidate is the printed explanation, and with_size of a list keeps the
+    schema."""
+    forest, X, y = fitted
+    fits = [DefragModel(forest, random_state=0, n_restarts=2, **kw).fit(X, y)
+            for kw in ({}, {"form": "list"}, {"max_conditions": 6}, {"form": "sum", "max_conditions": 6})]
+    keys = set(fits[0].path_)
+    for model in fits:
+        path = model.path_
+        assert set(path) == keys
+        n = len(path["form"])
+        assert n == len(model.path_rules_)
+        for key in ("literal_price", "size", "n_regions", "n_conditions", "validation_error", "mean_checks",
+                    "train_error"):
+            assert isinstance(path[key], np.ndarray) and path[key].shape == (n,), key
+        assert model.path_rules_[path["chosen"]] is model.rules_ or path["printed"] == "restarts"
+        assert path["printed"] in ("searched", "restarts")
+        assert np.array_equal(path["n_conditions"], [r.n_conditions for r in model.path_rules_])
+    listed = fits[1]
+    assert set(map(str, listed.path_["form"])) == {"list"} and np.all(np.isnan(listed.path_["literal_price"]))
+    assert np.array_equal(listed.path_["n_regions"], listed.path_["size"])
+    again = listed.with_size(n_regions=2)
+    assert set(again.path_) == keys and again.path_rules_[again.path_["chosen"]] is again.rules_
+    assert {"tree"} <= set(map(str, fits[0].path_["form"])) and "sum" in set(map(str, fits[3].path_["form"]))

@@ -73,16 +73,12 @@ class FitResult:
             out["gate_weights_"] = r.params["w"]
         out.update(rules_=r.rules, n_regions_=r.n_rules, n_conditions_=explanation_conditions(r.rules),
                    fit_seconds_=self.seconds)
-        if r.path is not None and "trees" in r.path:  # a searched tree: every candidate
-            out["path_"] = {k: v for k, v in r.path.items() if k != "trees"}
-            out["path_rules_"] = r.path["trees"]
+        if r.path is not None:  # a searched form: every candidate (a tree's, or each size of a list)
+            out["path_"] = {k: v for k, v in r.path.items() if k not in ("trees", "rules")}
+            out["path_rules_"] = r.path["trees"] if "trees" in r.path else r.path["rules"]
             if self.reference is not None:
                 out["reference_kept_"] = bool(r.path["form"][r.path["chosen"]] in REFERENCE_FORMS)
                 out["reference_diff_"] = explanation_diff(self.reference, r.rules)
-        elif r.path is not None:  # form "list": every size of the list
-            out["path_"] = {k: r.path[k] for k in ("size", "n_conditions", "train_error", "validation_error",
-                                                "printed", "restarts_validation_error")}
-            out["path_rules_"] = r.path["rules"]
         return out
 
 

@@ -108,13 +108,13 @@ def _tree_readout(params, searched, rows):
     counts = {price: rows.key_counts(grown.tree(price, size)) for price, size in largest.items()}
     trees = TreePath([(c.form, c.price, c.size) for c in cands], grown, counts, rows.n_samples, sums)
     chosen = trees[searched.chosen]
-    path = dict(
-        form=np.array([c.form for c in cands]), literal_price=np.array([c.price for c in cands]),
-        size=np.array([c.size for c in cands]), n_regions=np.array([c.n_regions for c in cands]),
-        n_conditions=np.array([c.n_conditions for c in cands]),
-        validation_error=np.array([c.validation_error for c in cands]),
-        mean_checks=np.array([c.checks for c in cands]),
-        chosen=int(searched.chosen), trees=trees)
+    path = path_arrays(
+        form=[c.form for c in cands], literal_price=[c.price for c in cands], size=[c.size for c in cands],
+        n_regions=[c.n_regions for c in cands], n_conditions=[c.n_conditions for c in cands],
+        validation_error=[c.validation_error for c in cands], mean_checks=[c.checks for c in cands],
+        train_error=[c.train_error for c in cands], chosen=searched.chosen, printed="searched",
+        restarts_validation_error=np.nan)
+    path["trees"] = trees
     return Readout(params, chosen, int(chosen.n_regions), path)
 
 
@@ -170,15 +170,14 @@ def _searched_readout(p, params, searched, rows):
     printed = [_printed_list(p, rows, fitted, [printed_rule[id(r)] for r in rules])
                for fitted, rules in zip(lists, searched.lists)]
     sizes = np.arange(1, len(lists) + 1)
-    path = dict(
-        size=sizes,
-        n_conditions=np.array([sum(len(r.conditions) for r in rule_set.rules) for rule_set in printed]),
-        train_error=np.array([fitted.loss / n for fitted in lists]),
-        validation_error=np.asarray(searched.validation_error, dtype=np.float64),
-        rules=printed,
+    path = path_arrays(
+        form=["list"] * len(lists), literal_price=np.full(len(lists), np.nan), size=sizes, n_regions=sizes,
+        n_conditions=[rule_set.n_conditions for rule_set in printed],
+        validation_error=searched.validation_error, mean_checks=np.full(len(lists), np.nan),
+        train_error=[fitted.loss / n for fitted in lists], chosen=searched.size - 1,
         printed="restarts" if searched.restarts_list_chosen else "searched",
-        restarts_validation_error=searched.restarts_list_validation_error,
-    )
+        restarts_validation_error=searched.restarts_list_validation_error)
+    path["rules"] = printed
     return Readout(params, printed[searched.size - 1], searched.size, path)
 
 
@@ -197,6 +196,25 @@ def _printed_list(p, rows, fitted, printed_rules):
     return out
 
 
+def path_arrays(form, literal_price, size, n_regions, n_conditions, validation_error, mean_checks, train_error,
+                chosen, printed, restarts_validation_error):
+    """``path_``, one schema for every searched form: per candidate its form ("tree", "sum",
+    "list", a warm start's "reference" ...), price of a box's extra conditions (NaN for a
+    list), size (a tree's grown regions, a sum's splits, a list's regions), regions and
+    comparisons printed, cross-validated error, comparisons read per validation row and
+    training error (NaN where not measured); the index of the candidate printed
+    (``chosen``); which list was printed (``printed``: "searched", or "restarts" where the
+    kept restart's own list won, its cross-validated error ``restarts_validation_error``;
+    a tree's: "searched", NaN)."""
+    return dict(form=np.array(form), literal_price=np.asarray(literal_price, dtype=np.float64),
+                size=np.asarray(size, dtype=np.int64), n_regions=np.asarray(n_regions, dtype=np.int64),
+                n_conditions=np.asarray(n_conditions, dtype=np.int64),
+                validation_error=np.asarray(validation_error, dtype=np.float64),
+                mean_checks=np.asarray(mean_checks, dtype=np.float64),
+                train_error=np.asarray(train_error, dtype=np.float64), chosen=int(chosen), printed=printed,
+                restarts_validation_error=float(restarts_validation_error))
+
+
 def sized_model(model, n_regions=None, max_conditions=None):
     """A copy of the fitted DefragModel as a fit with n_regions (or max_conditions) prints it,
     read off its path_ (a searched form): a refit with that parameter gives the same."""
@@ -210,7 +228,7 @@ def sized_model(model, n_regions=None, max_conditions=None):
                                       and value >= low):
             raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
     out = copy.copy(model)
-    if "trees" not in model.path_ and "form" not in model.path_:  # form "list": the list of each size
+    if model.path_["form"].size and model.path_["form"][0] == "list":  # form "list": the list of each size
         if max_conditions is not None:
             raise ValueError("with_size(max_conditions=) needs a searched tree (form 'auto', 'tree' or 'sum')")
         top = int(model.path_["size"][-1])
@@ -218,6 +236,7 @@ def sized_model(model, n_regions=None, max_conditions=None):
             raise ValueError(f"n_regions must be an integer in [1, {top}] (path_['size']); got {n_regions!r}")
         out.n_regions = out.n_regions_ = int(n_regions)
         out.rules_ = model.path_rules_[int(n_regions) - 1]
+        out.path_ = dict(model.path_, chosen=int(n_regions) - 1)
     else:
         path = model.path_
         cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
