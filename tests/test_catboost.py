@@ -578,7 +578,7 @@ def test_a_category_read_by_its_text_in_every_export():
     model = cb.CatBoostClassifier(iterations=30, depth=3, one_hot_max_size=255,
                                   cat_features=["colour", "size", "word"], **QUIET).fit(X, labels)
     rules = DefragModel(model, n_components=6, n_restarts=5, random_state=0, n_jobs=1, form="list").fit(X).rules_
-    assert any(c.name == "size" for r in rules for c in r.conditions)
+    assert any(c.name == "size" for r in rules.rules for c in r.conditions)
     new = X.head(300).astype({"size": object})
     new["size"] = new["size"].map(str)  # the same categories, as text (a CSV read as text)
     floats = X.head(300).astype({"size": np.float64})  # as numbers (a CSV with a blank cell)

@@ -81,7 +81,7 @@ def test_an_output_past_the_memory_guard_is_refused_before_it_is_allocated():
     tree = RuleTree([balanced(10)], feature_names=["x0", "x1"])  # 1,024 leaves
     X = np.random.RandomState(0).rand(100_000, 2)
     with max_memory("50M"), pytest.raises(DefragMemoryError, match="RuleTree.covering"):
-        tree.covering(X)  # 100,000 x 1,024 booleans
+        tree.covering(X)  # 100,000 x 1,023 booleans (its boxes)
 
 
 def test_a_sum_of_many_terms_predicts_without_rows_by_terms_of_items(sum_document):

@@ -216,7 +216,7 @@ def test_a_name_adds_no_line_no_condition_and_no_fence(form):
             assert not any(line.lstrip().startswith("```") for line in markdown.splitlines()[1:-1])
             assert markdown == f"{fence}\n{text[text.index(chr(10), text.index('DefragModel')) + 1:]}\n{fence}"
         else:
-            assert len(markdown.splitlines()) == len(model.rules_) + 3 + (model.rules_.missing_note() is not None) * 2
+            assert len(markdown.splitlines()) == len(model.rules_.rules) + 3 + (model.rules_.missing_note() is not None) * 2
 
 
 def unquote(shown):

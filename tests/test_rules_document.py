@@ -241,7 +241,7 @@ def check_loaded(rs):
             hypothesis.event(f"predict refused: {str(exc)[:40]}")
             continue
         assert predicted.shape == (len(data),)
-        first = rs.first_match(rs.encode(data))
+        first = rs.route(rs.encode(data))[:, 0]
         np.testing.assert_array_equal(predicted, rs.predictions()[first])
     hypothesis.event("loaded")
 

@@ -1,33 +1,36 @@
-"""What every printed explanation does the same way, whatever its form (a RuleSet: an
-ordered list; a RuleTree: a tree of rules or a sum of trees): how it reads rows (column
-matching by name, the source model's encoding, zero read as missing, the count of
-features), the arrays of its boxes the C kernels test and the router over them, its
-predictions, regions and per-row checks, and the copy printed for its training rows; what
-it delivers besides (documents, exports, displays, diffs) it inherits from
-``Deliverables`` (rules/deliverables.py). A subclass gives ``_boxes()`` (the conditions of
-each box it tests, in reading order: a list's rules, a tree's inner nodes), ``_items()``
-(the router's items), ``_covering``, ``_predict_coded``, ``_on_training_rows``,
-``_heading()`` and what ``Deliverables`` asks for, and calls ``_read_as`` when it is
-built."""
+"""How a rule tree (rules/tree.py: an ordered list, a tree or a sum) reads rows, whatever
+its form: column matching by name, the source model's encoding, zero read as missing, the
+count of features; the arrays of its boxes the C kernels test and the router over them
+(src_c/dfg_route.h); its predictions, regions and per-row checks, and the copy printed for
+its training rows. What it delivers besides (documents, exports, displays, diffs) it
+inherits from ``Deliverables`` (rules/deliverables.py). RuleTree gives ``_boxes()`` (the
+conditions of each box, in reading order), ``_items()`` (the router's items),
+``_predict_coded``, ``_on_training_rows``, ``_heading()`` and what ``Deliverables`` asks
+for, and calls ``_read_as`` when it is built."""
 import copy
 import functools
 
 import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
+from ..utils.memory import check_memory
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, checked_names
-from . import _route
+from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, is_frame
+from . import _route, _rules_eval
 from .columns import column_positions, zero_as_missing
 from .deliverables import Deliverables
 from .conditions import box_arrays, comparisons, conditions_on_training_rows, reading_arrays
 
 
+# rows of input converted at a time where predict cannot read the input in place
+BLOCK_ROWS = 65536
+
+
 class Explanation(Deliverables):
-    """The methods a RuleSet and a RuleTree share (see the module docstring)."""
+    """How a RuleTree reads rows (see the module docstring)."""
 
     # arrays built from the boxes on first use: a copy or a pickle drops them
-    _CACHES = ("_arrays", "_printed_arrays", "_chain_arrays", "_flat")
+    _CACHES = ("_arrays", "_printed_arrays", "_flat")
 
     def _boxes(self):
         raise NotImplementedError
@@ -143,7 +146,11 @@ class Explanation(Deliverables):
         return self._route(X_coded, n_threads, items=False, reads=True)[1]
 
     def covering(self, X_coded, n_threads=1):
-        """Tell which regions each row of X (as the explanation reads it) lies in.
+        """Tell which boxes' conditions hold on each row of X (as the explanation reads it).
+
+        A box is a list's rule or a tree's inner node, in reading order; its conditions are
+        read on their own, whether or not a row reaches the box (a list's rule covers a row
+        that an earlier rule takes).
 
         Parameters
         ----------
@@ -154,11 +161,13 @@ class Explanation(Deliverables):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
-            Boolean: a list's rule j covers row i (first match or not); row i reaches a
-            tree's leaf j, over the leaves of every term in reading order.
+        ndarray of shape (n_samples, n_boxes)
+            Boolean: every condition of box j holds on row i.
         """
-        return self._covering(X_coded, n_threads)
+        size = int(np.shape(X_coded)[0]) * len(self._boxes())  # (the guard checks it before it is allocated)
+        check_memory(size, "RuleTree.covering", "fewer rows at a time", {"the output": size})
+        return _rules_eval.rules_cover(np.ascontiguousarray(X_coded, dtype=np.float64),
+                                       n_threads=checked_threads(n_threads), **self._compiled())
 
     def covers(self, X, n_threads=1):
         """Tell which regions each row lies in (``covering`` of ``encode(X)``, in C).
@@ -172,7 +181,7 @@ class Explanation(Deliverables):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
+        ndarray of shape (n_samples, n_boxes)
             Boolean, as ``covering``'s.
         """
         n_threads = checked_threads(n_threads)
@@ -212,7 +221,7 @@ class Explanation(Deliverables):
 
         Returns
         -------
-        RuleSet or RuleTree
+        RuleTree
             The copy.
         """
         n_threads = checked_threads(n_threads)
@@ -328,7 +337,10 @@ class Explanation(Deliverables):
         return self._predict_proba(X, n_threads, matched)
 
     def apply(self, X, n_threads=1, matched=False):
-        """Return the region of each row: a list's rule that predicts it, a tree's leaf.
+        """Return the region of each row: the number of its leaf, in reading order.
+
+        A list's rule k (from 0) is region k, its default the last one (``len(rules)``); a
+        tree's leaves are numbered as printed; a sum gives the leaf of each part.
 
         Parameters
         ----------
@@ -344,24 +356,103 @@ class Explanation(Deliverables):
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_terms)
-            A list's first covering rule (-1: the default); the number of a tree's leaf in
-            reading order; a sum's leaf in each term.
+            The leaves' numbers (int64): a list's and a tree's, a sum's in each part.
         """
         n_threads = checked_threads(n_threads)
         if is_dask_collection(X):
-            if self._regions_per_row() != 1:
+            if self.form == "sum":
                 raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
             return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
-        return self._apply(X, n_threads, matched)
-
-    def _regions_per_row(self):
-        return 1
+        if self.form == "sum":
+            return self.route(self.encode(X, matched), n_threads)
+        return self._read_leaves(X, n_threads, matched)
 
     def _predict(self, X, n_threads, matched):
-        return self.predict_coded(self.encode(X, matched), n_threads)
+        if self.form == "sum":
+            return self.predict_coded(self.encode(X, matched), n_threads)
+        return self.predictions()[self._read_leaves(X, n_threads, matched)]
 
     def _predict_proba(self, X, n_threads, matched):
-        return self.probabilities_coded(self.encode(X, matched), n_threads)
+        if self.form == "sum":
+            return self.probabilities_coded(self.encode(X, matched), n_threads)
+        return self.probabilities()[self._read_leaves(X, n_threads, matched)]
+
+    def _read_leaves(self, X, n_threads=1, matched=False):
+        """The leaf of each row of a list or a tree (``route`` of ``encode(X)``) without
+        encoding X whole: the same values, bit for bit (encode converts each row on its
+        own), with memory for the output and a block of the columns the conditions read."""
+        check_not_sparse(X)
+        positions = None if matched else column_positions(self.feature_names_in, X)
+        frame = is_frame(X)
+        if not frame:
+            try:
+                X = np.asarray(X)
+            except Exception:  # ragged lists and the like: encode says what is wrong
+                return self._chain_leaves(self._encoded(X), self._compiled(), n_threads)
+            if X.ndim != 2:
+                return self._chain_leaves(self._encoded(X), self._compiled(), n_threads)  # (refused there)
+        if self.encoding is not None and not self.encoding.trivial:
+            # categories, LightGBM's reading: the encoding reads whole rows, a block at a time
+            cols = slice(None) if positions is None else positions
+
+            def block(r0, r1):
+                return self._encoded(X.iloc[r0:r1, cols] if frame else X[r0:r1])
+
+            return self._blockwise(len(X), block, self._compiled(), n_threads)
+        used, zero = self._used_features(), self._zero_features()
+        n = self._n_features()
+        if frame:
+            fitted = range(X.shape[1]) if positions is None else positions  # (extra columns ignored)
+            if len(fitted) != n:
+                raise ValueError(f"X has {len(fitted)} features but the rules use {n}")
+            for j in fitted:  # the refusals of as_2d_float, by dtype
+                check_numeric_column(X.iloc[:, j], X.columns[j])
+            take = [fitted[d] for d in used]
+
+            def block(r0, r1):
+                try:
+                    return X.iloc[r0:r1, take].to_numpy(dtype=np.float64, na_value=np.nan)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError("X has non-numeric columns; defrag needs numeric features") from exc
+        else:
+            arr = X
+            as_2d_float(arr[:0], allow_nan=True, allow_inf=True)  # its refusals, by dtype
+            if arr.shape[1] != n:
+                raise ValueError(f"X has {arr.shape[1]} features but the rules use {n}")
+            if arr.dtype == np.float64 and arr.flags.c_contiguous and not zero:
+                return self._chain_leaves(arr, self._compiled(), n_threads)  # read in place
+
+            def block(r0, r1):
+                out = np.empty((r1 - r0, len(used)))
+                for j, d in enumerate(used):  # one strided column at a time (a cast as astype's)
+                    out[:, j] = arr[r0:r1, d]
+                return out
+
+        if not used:  # no conditions: the first leaf (the first rule's, or the default's) takes every row
+            return np.zeros(len(X), dtype=np.int64)
+        zero_at = [used.index(d) for d in zero]
+
+        def used_block(r0, r1):
+            out = block(r0, r1)
+            if zero_at:
+                out[:, zero_at] = zero_as_missing(out[:, zero_at])
+            return out
+
+        return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads)
+
+    def _chain_leaves(self, X_coded, arrays, n_threads):
+        """The leaf each row reaches in a one-term explanation (int64): the router with
+        the boxes' arrays given (their features numbered as X_coded's columns)."""
+        return self._route(X_coded, n_threads, label=self._flat[3], arrays=arrays)[0][:, 0]
+
+    def _blockwise(self, n_rows, block, arrays, n_threads):
+        """Leaves of rows given BLOCK_ROWS at a time by block(r0, r1) (float64, the
+        columns the arrays number), into one int64 array."""
+        leaves = np.empty(n_rows, dtype=np.int64)
+        for r0 in range(0, n_rows, BLOCK_ROWS):
+            r1 = min(r0 + BLOCK_ROWS, n_rows)
+            leaves[r0:r1] = self._chain_leaves(block(r0, r1), arrays, n_threads)
+        return leaves
 
     def _labels(self, values):
         """values as an array of the classes' dtype (NumPy's own strings would drop a
