@@ -22,8 +22,14 @@ from .deliverables import Deliverables
 from .conditions import box_arrays, comparisons, conditions_on_training_rows, reading_arrays
 
 
-# rows of input converted at a time where predict cannot read the input in place
+# Rows are read a block at a time, so that predict, apply and their kin take their output
+# plus a bounded block, whatever the explanation's size: at most BLOCK_ROWS rows of the
+# columns read (converted where predict cannot read the input in place), and rows whose
+# items (rows x terms, and what is read of them) take at most ROUTE_BLOCK_BYTES
 BLOCK_ROWS = 65536
+ROUTE_BLOCK_BYTES = 1 << 20
+# bytes per row and term of a routed block (its item, int64, and one gather of it)
+_BYTES_PER_ITEM = 16
 
 
 class Explanation(Deliverables):
@@ -202,7 +208,7 @@ class Explanation(Deliverables):
         ndarray of shape (n_samples,)
             The predictions.
         """
-        return self._predict_coded(X_coded, n_threads)
+        return self._read_coded(X_coded, n_threads, self._reading("predict"))
 
     def on_training_rows(self, X, n_threads=1):
         """Return a copy printed for the training rows X.
@@ -304,7 +310,7 @@ class Explanation(Deliverables):
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
                             self._prediction_dtype())
-        return self._predict(X, n_threads, matched)
+        return self._read(X, n_threads, matched, self._reading("predict"))
 
     def predict_proba(self, X, n_threads=1, matched=False):
         """Return the class probabilities of each row (classification).
@@ -334,7 +340,7 @@ class Explanation(Deliverables):
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict_proba, n_threads=n_threads, matched=matched), X,
                             np.float64, len(self.classes))
-        return self._predict_proba(X, n_threads, matched)
+        return self._read(X, n_threads, matched, self._reading("predict_proba"))
 
     def apply(self, X, n_threads=1, matched=False):
         """Return the region of each row: the number of its leaf, in reading order.
@@ -363,24 +369,14 @@ class Explanation(Deliverables):
             if self.form == "sum":
                 raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
             return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
-        if self.form == "sum":
-            return self.route(self.encode(X, matched), n_threads)
-        return self._read_leaves(X, n_threads, matched)
+        return self._read(X, n_threads, matched, self._reading("apply"))
 
-    def _predict(self, X, n_threads, matched):
-        if self.form == "sum":
-            return self.predict_coded(self.encode(X, matched), n_threads)
-        return self.predictions()[self._read_leaves(X, n_threads, matched)]
-
-    def _predict_proba(self, X, n_threads, matched):
-        if self.form == "sum":
-            return self.probabilities_coded(self.encode(X, matched), n_threads)
-        return self.probabilities()[self._read_leaves(X, n_threads, matched)]
-
-    def _read_leaves(self, X, n_threads=1, matched=False):
-        """The leaf of each row of a list or a tree (``route`` of ``encode(X)``) without
-        encoding X whole: the same values, bit for bit (encode converts each row on its
-        own), with memory for the output and a block of the columns the conditions read."""
+    # ------------------------------------------------------------ the reader of rows
+    def _read(self, X, n_threads, matched, reading):
+        """What reading (``_reading``) makes of the rows of X, read as ``encode`` reads them
+        without encoding X whole: the same values, bit for bit (encode converts each row on
+        its own), with memory for the output and a block of the columns the conditions
+        read (``_blockwise``)."""
         check_not_sparse(X)
         positions = None if matched else column_positions(self.feature_names_in, X)
         frame = is_frame(X)
@@ -388,9 +384,9 @@ class Explanation(Deliverables):
             try:
                 X = np.asarray(X)
             except Exception:  # ragged lists and the like: encode says what is wrong
-                return self._chain_leaves(self._encoded(X), self._compiled(), n_threads)
+                return self._read_coded(self._encoded(X), n_threads, reading)
             if X.ndim != 2:
-                return self._chain_leaves(self._encoded(X), self._compiled(), n_threads)  # (refused there)
+                return self._read_coded(self._encoded(X), n_threads, reading)  # (refused there)
         if self.encoding is not None and not self.encoding.trivial:
             # categories, LightGBM's reading: the encoding reads whole rows, a block at a time
             cols = slice(None) if positions is None else positions
@@ -398,7 +394,7 @@ class Explanation(Deliverables):
             def block(r0, r1):
                 return self._encoded(X.iloc[r0:r1, cols] if frame else X[r0:r1])
 
-            return self._blockwise(len(X), block, self._compiled(), n_threads)
+            return self._blockwise(len(X), block, self._compiled(), n_threads, reading)
         used, zero = self._used_features(), self._zero_features()
         n = self._n_features()
         if frame:
@@ -420,7 +416,7 @@ class Explanation(Deliverables):
             if arr.shape[1] != n:
                 raise ValueError(f"X has {arr.shape[1]} features but the rules use {n}")
             if arr.dtype == np.float64 and arr.flags.c_contiguous and not zero:
-                return self._chain_leaves(arr, self._compiled(), n_threads)  # read in place
+                return self._read_coded(arr, n_threads, reading)  # read in place
 
             def block(r0, r1):
                 out = np.empty((r1 - r0, len(used)))
@@ -428,31 +424,44 @@ class Explanation(Deliverables):
                     out[:, j] = arr[r0:r1, d]
                 return out
 
-        if not used:  # no conditions: the first leaf (the first rule's, or the default's) takes every row
-            return np.zeros(len(X), dtype=np.int64)
         zero_at = [used.index(d) for d in zero]
 
         def used_block(r0, r1):
+            if not used:  # no condition: a column the router never reads
+                return np.zeros((r1 - r0, 1))
             out = block(r0, r1)
             if zero_at:
                 out[:, zero_at] = zero_as_missing(out[:, zero_at])
             return out
 
-        return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads)
+        return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads, reading)
 
-    def _chain_leaves(self, X_coded, arrays, n_threads):
-        """The leaf each row reaches in a one-term explanation (int64): the router with
-        the boxes' arrays given (their features numbered as X_coded's columns)."""
-        return self._route(X_coded, n_threads, label=self._flat[3], arrays=arrays)[0][:, 0]
+    def _read_coded(self, X_coded, n_threads, reading):
+        """``_read`` of rows as the explanation reads them (``encode``)."""
+        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
+        return self._blockwise(X_coded.shape[0], lambda r0, r1: X_coded[r0:r1], self._compiled(), n_threads,
+                               reading)
 
-    def _blockwise(self, n_rows, block, arrays, n_threads):
-        """Leaves of rows given BLOCK_ROWS at a time by block(r0, r1) (float64, the
-        columns the arrays number), into one int64 array."""
-        leaves = np.empty(n_rows, dtype=np.int64)
-        for r0 in range(0, n_rows, BLOCK_ROWS):
-            r1 = min(r0 + BLOCK_ROWS, n_rows)
-            leaves[r0:r1] = self._chain_leaves(block(r0, r1), arrays, n_threads)
-        return leaves
+    def _blockwise(self, n_rows, block, arrays, n_threads, reading):
+        """One array of what reading makes of rows given a block at a time by block(r0, r1)
+        (float64, the columns the arrays number). reading (``_reading``): (what, result,
+        dtype, width, labelled): result(items) of each block, items being the item (or
+        with labelled the leaf) each row reaches in each term, int64 (rows, n_terms), into
+        an array of dtype, (n_rows,) or (n_rows, width); the memory guard checks the output
+        and a block before any is routed."""
+        what, result, dtype, width, labelled = reading
+        shape = (n_rows,) if width is None else (n_rows, width)
+        size = int(np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize)
+        if size > ROUTE_BLOCK_BYTES:  # (below, a block's own bound holds)
+            check_memory(size + ROUTE_BLOCK_BYTES, what, "fewer rows at a time",
+                         {"the output": size, "a block of rows": ROUTE_BLOCK_BYTES})
+        out = np.empty(shape, dtype=dtype)
+        step = max(1, min(BLOCK_ROWS, ROUTE_BLOCK_BYTES // (_BYTES_PER_ITEM * len(self.terms))))
+        label = self._flat[3] if labelled else None
+        for r0 in range(0, n_rows, step):
+            r1 = min(r0 + step, n_rows)
+            out[r0:r1] = result(self._route(block(r0, r1), n_threads, label=label, arrays=arrays)[0])
+        return out
 
     def _labels(self, values):
         """values as an array of the classes' dtype (NumPy's own strings would drop a

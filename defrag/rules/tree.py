@@ -28,7 +28,6 @@ import math
 
 import numpy as np
 
-from ..utils.memory import check_memory
 from . import document, document_reader, export, tree_export
 from .conditions import Condition
 from .explanation import Explanation
@@ -36,12 +35,6 @@ from .printing import Printing
 from .ruleset import ListForm, Rule, rule_chain
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
-# Bytes one block of rows may take while it is routed (the items its rows reach, rows x
-# terms, and what is read of them): rows are routed a block at a time, so that predict,
-# apply and their kin take their output plus this much, whatever the tree's size
-ROUTE_BLOCK_BYTES = 1 << 20
-# bytes per row and term of a routed block (its item, int64, and one gather of it)
-_BYTES_PER_ITEM = 16
 
 
 class RuleTree(ListForm, Printing, Explanation):
@@ -254,31 +247,11 @@ class RuleTree(ListForm, Printing, Explanation):
         ndarray of shape (n_samples, n_terms)
             The leaves' numbers in reading order (int64).
         """
-        return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda leaves: leaves,
-                            "RuleTree.route", label=self._flat[3])
+        return self._read_coded(X_coded, n_threads, self._reading("route"))
 
     def _items(self):
         box, then, other, _, roots = self._flat
         return dict(box=box, then_item=then, else_item=other, roots=roots)
-
-    def _routed(self, X_coded, n_threads, dtype, width, result, what, label=None):
-        """result(items) of each block of rows (the item each row of the block reaches in
-        each term, or its label, int64 (rows, n_terms)) into one array of dtype, (n_samples,) or
-        (n_samples, width) where width is not None: the items of at most
-        ROUTE_BLOCK_BYTES are held at a time; the memory guard checks the output and a
-        block before any is routed."""
-        n = np.shape(X_coded)[0]
-        shape = (n,) if width is None else (n, width)
-        size = int(np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize)
-        if size > ROUTE_BLOCK_BYTES:  # (below, a block's own bound holds)
-            check_memory(size + ROUTE_BLOCK_BYTES, what, "fewer rows at a time",
-                         {"the output": size, "a block of rows": ROUTE_BLOCK_BYTES})
-        out = np.empty(shape, dtype=dtype)
-        step = max(1, ROUTE_BLOCK_BYTES // (_BYTES_PER_ITEM * len(self.terms)))
-        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-        for r0 in range(0, n, step):  # over blocks of rows
-            out[r0:r0 + step] = result(self._route(X_coded[r0:r0 + step], n_threads, label)[0])
-        return out
 
     def _item_units(self):
         """A sum's value of each item (``_flat``'s numbering) in integers of the unit
@@ -287,10 +260,39 @@ class RuleTree(ListForm, Printing, Explanation):
         units[self._flat[3] >= 0] = to_units([lf.prediction for lf in self.leaves()], self.decimals)
         return units
 
-    def _sums(self, items, units):
-        """base + the terms' values of rows at items (``_routed``), in integers of the
-        unit 10**-decimals (int64)."""
-        return to_units(self.base, self.decimals) + units[items].sum(axis=1, dtype=np.int64)
+    def _reading(self, what):
+        """How the reader of rows (rules/explanation.py, ``_blockwise``) makes what
+        ("route", "apply", "predict" or "predict_proba") of each block's items: (what,
+        result, dtype, width, labelled). A list's and a tree's read each row's leaf; a
+        sum adds its base and the values of the items reached as integers of its unit
+        10**-decimals."""
+        name = f"RuleTree.{what}"
+        if what == "predict_proba" and self.classes is None:
+            raise AttributeError("class probabilities are for classification")
+        if what == "route" or (what == "apply" and self.form == "sum"):
+            return name, lambda leaves: leaves, np.int64, len(self.terms), True
+        if what == "apply":
+            return name, lambda leaves: leaves[:, 0], np.int64, None, True
+        if self.form != "sum":
+            values = self.predictions() if what == "predict" else self.probabilities()
+            width = values.shape[1] if values.ndim > 1 else None
+            return name, lambda leaves: values[leaves[:, 0]], values.dtype, width, True
+        units, base = self._item_units(), to_units(self.base, self.decimals)
+
+        def sums(items):
+            return base + units[items].sum(axis=1, dtype=np.int64)
+
+        if what == "predict_proba":
+            def both(items):
+                p = np.clip(from_units(sums(items), self.decimals), 0.0, 1.0)
+                return np.column_stack([1.0 - p, p])
+
+            return name, both, np.float64, 2, False
+        if self.classes is None:
+            return name, lambda items: from_units(sums(items), self.decimals), np.float64, None, False
+        half = 10 ** self.decimals  # (twice the total against the unit count of 1)
+        return name, lambda items: np.where(2 * sums(items) > half, self.classes[1], self.classes[0]), \
+            self.classes.dtype, None, False
 
     def predictions(self):
         """Return the leaves' predictions in reading order.
@@ -318,21 +320,6 @@ class RuleTree(ListForm, Printing, Explanation):
             raise AttributeError("a sum of trees gives the probability its terms' values add up to")
         return np.vstack([lf.proba for lf in self.leaves()])
 
-    def _predict_coded(self, X_coded, n_threads):
-        if self.form != "sum":
-            values = self.predictions()
-            return self._routed(X_coded, n_threads, values.dtype, None, lambda leaves: values[leaves[:, 0]],
-                                "RuleTree.predict", label=self._flat[3])
-        units = self._item_units()
-        if self.classes is None:
-            return self._routed(X_coded, n_threads, np.float64, None,
-                                lambda items: from_units(self._sums(items, units), self.decimals),
-                                "RuleTree.predict")
-        half = 10 ** self.decimals  # (twice the total against the unit count of 1)
-        second = self._routed(X_coded, n_threads, bool, None,
-                              lambda items: 2 * self._sums(items, units) > half, "RuleTree.predict")
-        return np.where(second, self.classes[1], self.classes[0])  # (no index array as large as the output)
-
     def _prediction_dtype(self):
         if self.form != "sum":
             return self.predictions().dtype
@@ -356,19 +343,7 @@ class RuleTree(ListForm, Printing, Explanation):
         ndarray of shape (n_samples, n_classes)
             The probabilities.
         """
-        if self.classes is None:
-            raise AttributeError("class probabilities are for classification")
-        if self.form != "sum":
-            proba = self.probabilities()
-            return self._routed(X_coded, n_threads, np.float64, proba.shape[1],
-                                lambda leaves: proba[leaves[:, 0]], "RuleTree.predict_proba", label=self._flat[3])
-        units = self._item_units()
-
-        def both(items):
-            p = np.clip(from_units(self._sums(items, units), self.decimals), 0.0, 1.0)
-            return np.column_stack([1.0 - p, p])
-
-        return self._routed(X_coded, n_threads, np.float64, 2, both, "RuleTree.predict_proba")
+        return self._read_coded(X_coded, n_threads, self._reading("predict_proba"))
 
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
