@@ -59,7 +59,7 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
     ----------
     estimator_ : estimator or ndarray
         The model explained: ``estimator`` when fitted, else its fitted clone.
-    rules_ : RuleTree or RuleSet
+    rules_ : RuleTree
         The explanation as printed; ``predict`` is exactly its text.
     n_regions_, n_conditions_ : int
         Its regions and the comparisons it prints.

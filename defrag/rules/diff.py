@@ -630,7 +630,7 @@ def _kind(rules):
 
 
 def explanation_diff(old, new, X=None, tol=None):
-    """The ExplanationDiff from old to new (RuleTree or RuleSet, in any pairing), on the rows
+    """The ExplanationDiff from old to new (RuleTrees of any forms, in any pairing), on the rows
     of X where given (read as predict reads them). tol: a regression prediction changed where
     it moved by more than tol; None: RELATIVE_TOL of the spread of the old explanation's
     predictions (their standard deviation on X, else its values' range; the new one's where

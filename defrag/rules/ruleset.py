@@ -34,7 +34,7 @@ class Rule:
         The share of the training points that satisfy the conditions, when known.
     share : float, default=None
         The share of the training points the rule is the first match for, when known (set
-        where the rule set is printed for its training rows, ``RuleSet.on_training_rows``;
+        where the rule set is printed for its training rows, ``RuleTree.on_training_rows``;
         not kept in JSON).
 
     Attributes
