@@ -20,7 +20,7 @@ cb = pytest.importorskip("catboost", reason="catboost is not installed (pip inst
 pd = pytest.importorskip("pandas")
 
 from conftest import xor_data  # noqa: E402
-from defrag import DefragModel, PrototypeExplainer, RuleSet, cli  # noqa: E402
+from defrag import DefragModel, PrototypeExplainer, RuleTree, cli  # noqa: E402
 from defrag.sources import adapt, walk_tree  # noqa: E402
 from defrag.sources.catboost import category_hash, model_json  # noqa: E402
 from defrag.rules import from_json
@@ -585,7 +585,7 @@ def test_a_category_read_by_its_text_in_every_export():
     expected = rules.predict(X.head(300))
     np.testing.assert_array_equal(rules.predict(new), expected)
     np.testing.assert_array_equal(rules.predict(floats), expected)
-    back = RuleSet.from_json(rules.to_json())
+    back = RuleTree.from_json(rules.to_json())
     assert back.encoding.text_labels and rules.encoding.text_labels
     for frame in (new, X.head(300), floats):
         np.testing.assert_array_equal(back.predict(frame), expected)

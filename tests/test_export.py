@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from defrag import Condition, Rule, RuleSet
+from defrag import Condition, Rule, RuleSet, RuleTree
 from defrag.splits.inputs import ZERO_THRESHOLD as ZT
 from defrag.splits.inputs import InputEncoding
 
@@ -54,7 +54,7 @@ def _check_exports(rules, X):
         selected = np.zeros(len(X), dtype=bool)
         selected[X.reset_index(drop=True).query(q).index] = True
         np.testing.assert_array_equal(selected, cover[:, r], err_msg=q)
-    back = RuleSet.from_json(rules.to_json())
+    back = RuleTree.from_json(rules.to_json())
     again = back.predict(X)
     assert again.dtype == expected.dtype and np.array_equal(again, expected)
     assert back.to_dict() == rules.to_dict()
@@ -185,15 +185,15 @@ def test_json_has_schema_version_and_exact_thresholds():
     assert d["schema"] == "defrag.rules" and d["schema_version"] == 1
     assert d["rules"][1]["conditions"][0]["lower"] == 0.30000000000000004
     assert d["rules"][5]["conditions"][0]["upper"] == "-inf"  # strict JSON: no Infinity
-    back = RuleSet.from_dict(d)
+    back = RuleTree.from_dict(d)
     assert back.rules[1].conditions[0].upper == 1 / 3
     assert back.feature_names == ["a b", "colour", "code", "x"]
     np.testing.assert_array_equal(back.classes, rules.classes)
     d["schema_version"] = 99
     with pytest.raises(ValueError, match="newer"):
-        RuleSet.from_dict(d)
+        RuleTree.from_dict(d)
     with pytest.raises(ValueError, match="not a defrag rule set"):
-        RuleSet.from_dict({"schema": "other", "rules": []})
+        RuleTree.from_dict({"schema": "other", "rules": []})
 
 
 @pytest.mark.filterwarnings("ignore:X does not have valid feature names")  # an array on purpose
@@ -202,8 +202,8 @@ def test_from_json_does_not_import_sklearn(tmp_path):
     path.write_text(_edge_rules(lightgbm=False).to_json())
     code = (
         "import sys, numpy as np\n"
-        "from defrag import RuleSet\n"
-        f"rules = RuleSet.from_json(open({str(path)!r}).read())\n"
+        "from defrag import RuleTree\n"
+        f"rules = RuleTree.from_json(open({str(path)!r}).read())\n"
         "X = np.array([[0.7, 0.0, 1.0, 0.0], [0.2, 1.0, 1.0, -0.75], [np.nan, 3.0, 4.0, 2.0]])\n"
         "print(rules.predict(X).tolist(), [m for m in sys.modules if m.split('.')[0] in ('sklearn', 'pandas')])\n"
     )

@@ -275,7 +275,7 @@ def test_a_repeated_key_is_refused_with_its_path(tree_document):
         from_json(doubled)
     assert info.value.path.endswith(".prediction") and info.value.path.startswith("nodes[")
     with pytest.raises(RulesDocumentError) as info:
-        RuleSet.from_json('{"rules": [], "default_prediction": 1.0, "default_prediction": 2.0}')
+        RuleTree.from_json('{"rules": [], "default_prediction": 1.0, "default_prediction": 2.0}')
     assert info.value.path == "default_prediction"
 
 

@@ -9,7 +9,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from defrag import Condition, DefragModel, Rule, RuleSet
+from defrag import Condition, DefragModel, Rule, RuleSet, RuleTree
 from defrag.baselines import DepthTwoTree
 from defrag.rules import RulesDocumentError
 
@@ -69,7 +69,7 @@ def test_repeated_and_empty_feature_names_are_refused(forest, names, match):
     doc = RuleSet([], 0, feature_names=["a", "b", "c"]).to_dict()
     doc["feature_names"] = names
     with pytest.raises(RulesDocumentError, match=r"^feature_names\[1\]: .*" + match):
-        RuleSet.from_dict(doc)
+        RuleTree.from_dict(doc)
 
 
 def odd_rule_set(names):

@@ -12,7 +12,7 @@ from sklearn.ensemble import (
     HistGradientBoostingRegressor,
 )
 
-from defrag import DefragModel, RuleSet
+from defrag import DefragModel, RuleSet, RuleTree
 from defrag.rules import display
 from defrag.rules.conditions import MISSING_MARK
 from defrag.rules.ruleset import prediction_text
@@ -162,7 +162,7 @@ def test_shares_are_the_first_matches_on_the_training_rows(fitted):
     counts = np.bincount(first, minlength=len(model.rules_.rules) + 1)
     np.testing.assert_allclose(model.rules_.to_frame()["share"].to_numpy(dtype=float), counts / len(X))
     # a rule set read from JSON does not know them: blank cells, no error
-    back = RuleSet.from_json(model.rules_.to_json())
+    back = RuleTree.from_json(model.rules_.to_json())
     rows = _markdown_rows(back.to_markdown())
     assert all(row[4] == "" for row in rows[1:]) and back.to_frame()["share"].isna().all()
     assert rows[-1][3] == "" and back.default_support is None

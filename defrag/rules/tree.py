@@ -371,8 +371,11 @@ class RuleTree(ListForm, Printing, Explanation):
 
     @classmethod
     def _from_document(cls, d):
-        if not (isinstance(d, dict) and "nodes" in d):
-            return cls._list_document(d)
+        if not (isinstance(d, dict) and "nodes" in d):  # a list's document (schema 1)
+            fields = document_reader.ruleset_fields(d)
+            rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
+            default = fields.pop("default_prediction"), fields.pop("default_proba")
+            return cls([rule_chain(rules, *default)], form="list", **fields)
         fields = document_reader.tree_fields(d)
 
         def built(item):
@@ -381,14 +384,6 @@ class RuleTree(ListForm, Printing, Explanation):
             return Leaf(item["prediction"], item["proba"], item["support"], item["share"])
 
         return cls([built(t) for t in fields.pop("terms")], **fields)
-
-    @classmethod
-    def _list_document(cls, d):
-        """The list of a list's document (schema 1); RulesDocumentError for a tree's."""
-        fields = document_reader.ruleset_fields(d)
-        rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
-        default = fields.pop("default_prediction"), fields.pop("default_proba")
-        return cls([rule_chain(rules, *default)], form="list", **fields)
 
     # ------------------------------------------------------------ printing
     def _on_training_rows(self, X, printed, n_threads):
@@ -512,29 +507,8 @@ class RuleSet(metaclass=_ListForm):
         return RuleTree([rule_chain(rules, default_prediction, default_proba)], None, feature_names, classes,
                         supports_missing, encoding, feature_names_in, decimals, form="list")
 
-    @staticmethod
-    def from_dict(d):
-        """The list of a list's document (schema 1; ``RuleTree.from_dict`` reads any).
 
-        Parameters
-        ----------
-        d : dict
-            The document.
-
-        Returns
-        -------
-        RuleTree
-            The list.
-
-        Raises
-        ------
-        RulesDocumentError
-            A bad document, or a tree's.
-        """
-        return RuleTree._list_document(d)
-
-    @staticmethod
-    def from_json(text):
+def from_json(text):
         """The list of a list's JSON document (``from_dict`` of the parsed text).
 
         Parameters
