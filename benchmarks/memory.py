@@ -194,8 +194,8 @@ def child_predict(name, cache, params):
     rules.predict(X[:1000])  # warm-up
     out, figures = measure(None, lambda: rules.predict(X))
     figures["estimate_mb"] = (out.nbytes + 8 * rows) / 2**20
-    used = len({c.feature for r in rules for c in r.conditions})
-    return {"case": name, "N": rows, "L": used, "K": len(rules), **figures}
+    used = len({c.feature for r in rules.rules for c in r.conditions})
+    return {"case": name, "N": rows, "L": used, "K": len(rules.rules), **figures}
 
 
 def child_baseline(name, cache, data, params):

@@ -42,10 +42,10 @@ def main():
         out = rules.predict(X_new)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        rows[name] = (best, (peak - out.nbytes) / 2**20, type(rules).__name__, len(rules))
+        rows[name] = (best, (peak - out.nbytes) / 2**20, rules.form, len(rules))
     base = rows["list"][0]
     print(f"predict of {args.rows:,} x 28 rows, one thread, best of {args.repeats}")
-    print(f"{'form':<26} {'type':<9} {'size':>5} {'seconds':>8} {'/ list':>7} {'MB above output':>16}")
+    print(f"{'form':<26} {'form':<9} {'size':>5} {'seconds':>8} {'/ list':>7} {'MB above output':>16}")
     for name, (sec, mb, kind, size) in rows.items():
         print(f"{name:<26} {kind:<9} {size:>5} {sec:>8.3f} {sec / base:>7.2f} {mb:>16.1f}")
 

@@ -230,8 +230,7 @@ def list_size(model):
     """(printed rules or tree nodes, regions, conditions printed, median conditions per
     rule or node) of a fit."""
     rules = model.rules_
-    groups = [len(nd.conditions) for nd in rules.nodes()] if hasattr(rules, "nodes") else \
-        [len(rule.conditions) for rule in rules]
+    groups = [len(nd.conditions) for nd in rules.nodes()]  # (a list's nodes: its rules)
     return len(groups), int(model.n_regions_), int(model.n_conditions_), \
         float(np.median(groups)) if groups else 0.0
 
@@ -378,7 +377,7 @@ def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, fi
             out["budget"][B] = {"error": s.error(printed), "conditions": int(model.n_conditions_),
                                 "seconds": seconds, "cart_seconds": cart_seconds,
                                 "regions": int(model.n_regions_), "checks": mean_checks(model, s.Xte),
-                                "sum": model.rules_.form == "sum" if hasattr(model.rules_, "form") else False,
+                                "sum": model.rules_.form == "sum",
                                 "cart": s.cart(B + 1), "cart_depth": s.last_depth,
                                 "figs": s.figs(B) if figs else float("nan"),
                                 "figs_checks": s.figs_checks if figs else float("nan"),

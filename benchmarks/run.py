@@ -255,7 +255,7 @@ def child_ruleset(args):
         rules = DefragModel.paper(forest, random_state=0, **kw).fit(Xtr, ytr).rules_  # long rules
         rules.predict(X[:1000])
         best = min(_timed(lambda: rules.predict(X, n_threads=1)) for _ in range(max(args.reps, 5)))
-        out[name] = {"K": len(rules), "conditions": sum(len(r.conditions) for r in rules),
+        out[name] = {"K": len(rules.rules), "conditions": sum(len(r.conditions) for r in rules.rules),
                      "rows_per_s": len(X) / best}
     return {"N": len(X), "D": 28, "sets": out, "threads": 1, "peak_mb": peak_mb()}
 

@@ -182,9 +182,9 @@ def names():
 def documents():
     from sklearn.ensemble import RandomForestClassifier
 
-    from defrag import DefragModel, RuleSet
+    from defrag import DefragModel, RuleTree
 
-    print("== RuleSet.from_json on altered documents")
+    print("== RuleTree.from_json on altered documents")
     rng = np.random.default_rng(0)
     X = rng.random((300, 4))
     y = (X[:, 0] + X[:, 1] > 1).astype(int)
@@ -212,7 +212,7 @@ def documents():
         except (KeyError, IndexError, TypeError):
             print(f"  {label:20s} (field absent in this document)")
             continue
-        print(f"  {label:20s}", outcome(lambda t=text: RuleSet.from_json(t).predict(X).shape))
+        print(f"  {label:20s}", outcome(lambda t=text: RuleTree.from_json(t).predict(X).shape))
 
 
 # ============================================================================================
@@ -324,16 +324,16 @@ except Exception as exc:
 
 
 def issue40_documents():
-    from defrag import RuleSet
+    from defrag import RuleTree
 
     print("== issue 40, 7: rules documents")
     huge = json.dumps({"rules": [{"conditions": [{"feature": 16777215, "name": "x16777215", "upper": 0.5}],
                                   "prediction": 1.0}], "default_prediction": 0.0})
     print(f"  condition on feature 16777215, no feature_names ({len(huge)} bytes):",
-          outcome(lambda: f"{len(RuleSet.from_json(huge).to_python()) / 2**20:.0f} MB of Python"))
+          outcome(lambda: f"{len(RuleTree.from_json(huge).to_python()) / 2**20:.0f} MB of Python"))
     income = json.dumps({"rules": [{"conditions": [{"feature": 1, "name": "income", "lower": 0.0}],
                                     "prediction": 1.0}], "default_prediction": 0.0})
-    print("  condition 'income' on feature 1, no feature_names:", outcome(lambda: str(RuleSet.from_json(income)).splitlines()[0]))
+    print("  condition 'income' on feature 1, no feature_names:", outcome(lambda: str(RuleTree.from_json(income)).splitlines()[0]))
 
 
 def issue40_errors():

@@ -59,7 +59,7 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
     ----------
     estimator_ : estimator or ndarray
         The model explained: ``estimator`` when fitted, else its fitted clone.
-    rules_ : RuleTree or RuleSet
+    rules_ : RuleTree
         The explanation as printed; ``predict`` is exactly its text.
     n_regions_, n_conditions_ : int
         Its regions and the comparisons it prints.
@@ -281,7 +281,7 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
         return self.task
 
     def _description(self):
-        form = getattr(self.rules_, "form", None) or ("list" if self._by_rules() else "rules")
+        form = self.rules_.form if self.rules_.form != "list" or self._by_rules() else "rules"
         fitted_to = "fitted to y" if getattr(self, "fitted_to_", None) == "y" else "fitted to the model's predictions"
         return f"{self.task_}, {form}, {self.method.upper()}, {fitted_to}"
 
@@ -290,13 +290,13 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
             return "experts"
         if not self._by_rules():
             return "map"
-        return getattr(self.rules_, "form", "first match")
+        return "first match" if self.rules_.form == "list" else self.rules_.form
 
     def apply(self, X):
         """The region of each point: its leaf of ``rules_``.
 
-        A list: the first rule that covers it, -1 for its default; form "paper": the MAP
-        component (eq. 10).
+        A list: its first rule that covers it (from 0), ``len(rules_.rules)`` for its
+        default; form "paper": the MAP component (eq. 10).
 
         Parameters
         ----------

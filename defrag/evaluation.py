@@ -11,7 +11,6 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from .rules.ruleset import FIRST_MATCH
-from .rules.tree import RuleTree, explanation_conditions
 from .sources import matched_source, predict_on_one_thread, predicts, unwrap
 from .utils.config import VERSION
 from .utils.dask_collections import is_dask_collection
@@ -52,14 +51,11 @@ def region_scores(rules, X_coded, region=None):
     order decides (the default holds only where no rule does); in a tree or a sum none, as
     a leaf's conditions are those of its whole path."""
     n = X_coded.shape[0]
-    if isinstance(rules, RuleTree):
-        overlap = 0.0
-        if region is None:
-            region = rules.route(X_coded)  # (rows, parts): a sum's region is the row of its parts' leaves
-    else:
+    overlap = 0.0
+    if rules.form == "list":  # the rows more than one rule's box holds for
         overlap = float(np.mean(rules.covering(X_coded).sum(axis=1) > 1)) if n else 0.0
-        if region is None:
-            region = rules.first_match(X_coded)  # -1: the default
+    if region is None:
+        region = rules.route(X_coded)  # (rows, parts): a sum's region is the row of its parts' leaves
     counts = np.unique(np.reshape(region, (n, -1)), axis=0, return_counts=True)[1] if n else np.zeros(0, np.int64)
     return {"largest_region": float(counts.max() / n) if n else 0.0, "regions_reached": int(counts.size),
             "overlap_share": overlap}
@@ -213,7 +209,7 @@ class RuleEstimatorMixin:
         scores = rule_scores(self._predict_coded(Xf), y, self.task_,
                              region_scores(self.rules_, Xf, self._row_regions(Xf)), self.estimator_, X,
                              self.n_regions_, getattr(self, "classes_", None))
-        scores["n_conditions"] = explanation_conditions(self.rules_)
+        scores["n_conditions"] = self.rules_.n_conditions
         scores["mean_checks"] = float(np.mean(self.rules_.checks(Xf))) if Xf.shape[0] else 0.0
         return Xf, y, scores
 
@@ -273,7 +269,7 @@ class RuleEstimatorMixin:
 
     def _title(self):
         n = int(self.n_regions_)
-        c = explanation_conditions(self.rules_)
+        c = self.rules_.n_conditions
         return (f"{type(self).__name__}: {n} region{'' if n == 1 else 's'}, {c} condition{'' if c == 1 else 's'} "
                 f"({self._description()})")
 

@@ -15,7 +15,7 @@ Each function draws on a new ``Figure`` (no pyplot state; works headless) or on 
 """
 import numpy as np
 
-from .rules import RuleSet, RuleTree, rule_count_text
+from .rules import RuleTree, rule_count_text
 from .utils.text import printed_label, printed_name
 
 
@@ -37,11 +37,11 @@ def _figure(ax, figsize):
 def _rules_of(model, plot, sums=True):
     """The RuleSet or RuleTree of a fitted model or the rules themselves; a sum refused
     (one line saying why) where sums is False."""
-    rules = model if isinstance(model, (RuleSet, RuleTree)) else getattr(model, "rules_", None)
-    if not isinstance(rules, (RuleSet, RuleTree)):
+    rules = model if isinstance(model, RuleTree) else getattr(model, "rules_", None)
+    if not isinstance(rules, RuleTree):
         raise TypeError(f"{plot} expected a fitted model with rules_, a RuleSet or a RuleTree; "
                         f"got {type(model).__name__}")
-    if not sums and isinstance(rules, RuleTree) and rules.form == "sum":
+    if not sums and rules.form == "sum":
         raise ValueError(f"{plot} cannot draw a sum of trees: it adds one value from each part, so its "
                          "regions are not boxes; draw it with rule_coverage, or fit form='tree' or "
                          "form='list'")
@@ -53,8 +53,8 @@ def _regions(rules):
     prediction of the region left out (the default, or a tree's last 'else'). A rule list's
     rules; a tree's leaves, each the box of the 'then' conditions on its path (exact False
     where the path takes an 'else': the region is that box less the boxes tested before)."""
-    if isinstance(rules, RuleSet):
-        return [(r.conditions, r.prediction, True) for r in rules], rules.default_prediction
+    if rules.form == "list":
+        return [(r.conditions, r.prediction, True) for r in rules.rules], rules.default_prediction
     out, default = [], None
     stack = [(rules.terms[0], [], True)]
     while stack:
@@ -233,8 +233,8 @@ def rules_2d(model, X, y=None, features=(0, 1), ax=None, figsize=(6.4, 5.4), max
     names = rules.feature_names or [f"x{d}" for d in range(_n_features(rules))]
     ax.set_xlabel(_literal(printed_name(names[i])))
     ax.set_ylabel(_literal(printed_name(names[j])))
-    if isinstance(rules, RuleSet):
-        title = f"{rule_count_text(len(rules))} (y = {_label(default)})"
+    if rules.form == "list":
+        title = f"{rule_count_text(len(rules.rules))} (y = {_label(default)})"
     else:
         title = f"{rules.n_regions} regions, {rules.n_conditions} conditions" + \
             ("" if default is None else f" (otherwise y = {_label(default)})")
@@ -298,7 +298,7 @@ def tradeoff(results, ax=None, figsize=(6.4, 4.4), error_label=None):
     elif hasattr(results, "rules_"):
         raise ValueError(f"tradeoff needs a searched path (path_) and this {type(results).__name__} has "
                          "none: pass test errors, {method: [(n_conditions, error), ...]}")
-    elif isinstance(results, (RuleSet, RuleTree)):
+    elif isinstance(results, RuleTree):
         raise TypeError("tradeoff needs a searched path: pass the fitted model (its path_), not its rules")
     else:
         records = _records(results)
@@ -337,20 +337,20 @@ def rule_coverage(model, X, ax=None, figsize=(6.4, 4.0)):
     share of X that reaches it, labelled with the value it adds. Returns the Figure."""
     rules = _rules_of(model, "rule_coverage")
     Xc = rules.encode(X)
-    if isinstance(rules, RuleTree):
+    if rules.form != "list":
         return _leaf_coverage(rules, Xc, ax, figsize)
     n = max(Xc.shape[0], 1)
-    cover = rules.covering(Xc).mean(axis=0) if Xc.shape[0] else np.zeros(len(rules))
-    first = rules.first_match(Xc)
-    predicts = np.bincount(np.where(first < 0, len(rules), first), minlength=len(rules) + 1) / n
+    listed = rules.rules
+    cover = rules.covering(Xc).mean(axis=0) if Xc.shape[0] else np.zeros(len(listed))
+    predicts = np.bincount(rules.route(Xc)[:, 0], minlength=len(listed) + 1) / n
     fig, ax = _figure(ax, figsize)
-    pos = np.arange(len(rules) + 1)
+    pos = np.arange(len(listed) + 1)
     covered = np.append(cover, predicts[-1])
     ax.bar(pos, covered, color="0.8", label="covers")
     bars = ax.bar(pos, predicts, color="C0", label="predicts for (first match)")
-    labels = [f"y = {_label(r.prediction)}" for r in rules] + [f"y = {_label(rules.default_prediction)}"]
+    labels = [f"y = {_label(r.prediction)}" for r in listed] + [f"y = {_label(rules.default_prediction)}"]
     _bar_labels(ax, bars, covered, labels)
-    ax.set_xticks(pos, [f"[{k + 1}]" for k in range(len(rules))] + ["otherwise"])
+    ax.set_xticks(pos, [f"[{k + 1}]" for k in range(len(listed))] + ["otherwise"])
     ax.set_ylabel("share of the rows")
     ax.set_ylim(0, max(covered.max(), 1e-9) * 1.15)  # room for the labels
     ax.legend(fontsize=8)
@@ -378,7 +378,10 @@ def _sum_number(rules, value, signed=True):
 
 def _leaf_coverage(rules, Xc, ax, figsize):
     """rule_coverage of a RuleTree: the share of the rows reaching each leaf of each term."""
-    reach = rules.covering(Xc).mean(axis=0) if Xc.shape[0] else np.zeros(len(rules.leaves()))
+    n_leaves = [len(rules.leaves(t)) for t in range(len(rules.terms))]
+    route = rules.route(Xc)
+    reach = np.concatenate([np.bincount(route[:, t], minlength=k) for t, k in enumerate(n_leaves)]) / \
+        max(Xc.shape[0], 1)
     fig, ax = _figure(ax, figsize)
     pos, ticks, labels, colours = [], [], [], []
     summed = rules.form == "sum"

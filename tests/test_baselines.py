@@ -63,8 +63,8 @@ def test_rules_predict_as_the_model(cls, case, request):
 def test_depth_two_tree(xor_small, regression_small):
     for est, Xtr, ytr, Xte, _ in (xor_small, regression_small):
         model = DepthTwoTree(est, random_state=0).fit(Xtr, ytr)
-        assert model.n_regions_ == len(model.rules_) <= 4
-        assert all(len(r.conditions) <= 2 for r in model.rules_)
+        assert model.n_regions_ == len(model.rules_.rules) <= 4
+        assert all(len(r.conditions) <= 2 for r in model.rules_.rules)
         # the tree of scikit-learn, fitted to y or to the ensemble's predictions
         from sklearn.base import is_classifier
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -88,7 +88,7 @@ def test_born_again_tree_cross_validates_the_depth(xor_small):
     assert model.max_depth_ in (2, 3, 4, 6, 8, 10)
     assert sorted(model.cv_errors_) == [2, 3, 4, 6, 8, 10]
     assert model.cv_errors_[model.max_depth_] == min(model.cv_errors_.values())
-    assert max(len(r.conditions) for r in model.rules_) <= model.max_depth_
+    assert max(len(r.conditions) for r in model.rules_.rules) <= model.max_depth_
     # the same random_state gives the same tree; the tree mimics the forest
     again = BornAgainTree(est, n_generated=30, random_state=0).fit(Xtr, ytr)
     assert str(again.rules_) == str(model.rules_)
@@ -170,10 +170,10 @@ def test_intrees_prunes_and_builds_a_list(xor_small):
     est, Xtr, ytr, Xte, yte = xor_small
     model = InTrees(est).fit(Xtr, ytr)
     assert model.n_extracted_ > model.n_regions_ - 1 >= 1
-    assert all(len(r.conditions) <= 6 for r in model.rules_)
+    assert all(len(r.conditions) <= 6 for r in model.rules_.rules)
     # no decay allowed: rules keep more conditions
     strict = InTrees(est, max_decay=0.0).fit(Xtr, ytr)
-    n_cond = lambda m: sum(len(r.conditions) for r in m.rules_) / len(m.rules_)  # noqa: E731
+    n_cond = lambda m: sum(len(r.conditions) for r in m.rules_.rules) / len(m.rules_.rules)  # noqa: E731
     assert n_cond(strict) >= n_cond(model)
     # the list's rules overlap (Table 3): most rows are held by several rules
     assert model.evaluate(Xte, yte)["overlap_share"] > 0.5
@@ -238,7 +238,7 @@ def test_node_harvest_weights_solve_the_problem():
 def test_node_harvest_predicts_the_weighted_mean_of_its_nodes(xor_small, regression_small):
     for est, Xtr, ytr, Xte, yte in (xor_small, regression_small):
         model = NodeHarvest(est).fit(Xtr, ytr)
-        assert model.n_regions_ == len(model.rules_) == model.weights_.size - 1
+        assert model.n_regions_ == len(model.rules_.rules) == model.weights_.size - 1
         w = model.weights_
         assert np.all(np.diff(w[:-1]) <= 0) and np.all(w >= 0.01 * w.max() - 1e-12) or w[-1] >= 0.01 - 1e-9
         cover = model.rules_.covers(Xte).astype(float)  # the kept nodes but the root

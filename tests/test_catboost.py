@@ -20,7 +20,7 @@ cb = pytest.importorskip("catboost", reason="catboost is not installed (pip inst
 pd = pytest.importorskip("pandas")
 
 from conftest import xor_data  # noqa: E402
-from defrag import DefragModel, PrototypeExplainer, RuleSet, cli  # noqa: E402
+from defrag import DefragModel, PrototypeExplainer, RuleTree, cli  # noqa: E402
 from defrag.sources import adapt, walk_tree  # noqa: E402
 from defrag.sources.catboost import category_hash, model_json  # noqa: E402
 from defrag.rules import from_json
@@ -578,14 +578,14 @@ def test_a_category_read_by_its_text_in_every_export():
     model = cb.CatBoostClassifier(iterations=30, depth=3, one_hot_max_size=255,
                                   cat_features=["colour", "size", "word"], **QUIET).fit(X, labels)
     rules = DefragModel(model, n_components=6, n_restarts=5, random_state=0, n_jobs=1, form="list").fit(X).rules_
-    assert any(c.name == "size" for r in rules for c in r.conditions)
+    assert any(c.name == "size" for r in rules.rules for c in r.conditions)
     new = X.head(300).astype({"size": object})
     new["size"] = new["size"].map(str)  # the same categories, as text (a CSV read as text)
     floats = X.head(300).astype({"size": np.float64})  # as numbers (a CSV with a blank cell)
     expected = rules.predict(X.head(300))
     np.testing.assert_array_equal(rules.predict(new), expected)
     np.testing.assert_array_equal(rules.predict(floats), expected)
-    back = RuleSet.from_json(rules.to_json())
+    back = RuleTree.from_json(rules.to_json())
     assert back.encoding.text_labels and rules.encoding.text_labels
     for frame in (new, X.head(300), floats):
         np.testing.assert_array_equal(back.predict(frame), expected)

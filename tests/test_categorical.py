@@ -385,7 +385,7 @@ def test_rules_with_category_sets(library):
     m = DefragModel(model, n_restarts=10, random_state=0, form="list").fit(Xtr, ytr)
     assert m.splits_.has_categorical
     text = str(m)
-    sets = [c for r in m.rules_ for c in r.conditions if c.is_set]
+    sets = [c for r in m.rules_.rules for c in r.conditions if c.is_set]
     shown = printed_name(name)  # ('#' is quoted: utils/text.py)
     assert sets and f"{shown} in {{" in text or f"{shown} not in {{" in text, text
     # category names, not codes, in the printed sets
@@ -394,7 +394,7 @@ def test_rules_with_category_sets(library):
     # the C kernels, the conditions and the printed rules agree
     np.testing.assert_array_equal(m.rules_.predict(Xte).astype(object), evaluate_as_written(m.rules_.to_dict(), Xte))
     coded = m.rules_.encode(Xte)
-    np.testing.assert_array_equal(m.rules_.covers(Xte), np.stack([r.covers(coded) for r in m.rules_], axis=1))
+    np.testing.assert_array_equal(m.rules_.covers(Xte), np.stack([r.covers(coded) for r in m.rules_.rules], axis=1))
     # eq. 10 by hand on the binary features of the bit path
     S = m.splits_.binary_features(m.splits_.encoding.transform(Xte))
     logpost = S @ np.log(m.eta_).T + (~S) @ np.log1p(-m.eta_).T + np.log(m.alpha_)
@@ -464,11 +464,11 @@ def test_lightgbm_zero_as_missing_rules():
     y = ((X[:, 0] == 0) | (X[:, 1] > 0.7)).astype(int)
     model = lgb.LGBMClassifier(n_estimators=20, num_leaves=4, zero_as_missing=True, verbose=-1).fit(X, y)
     m = DefragModel(model, n_restarts=5, random_state=0, form="list").fit(X, y)
-    zero_conditions = [c for r in m.rules_ for c in r.conditions if c.feature == 0]
+    zero_conditions = [c for r in m.rules_.rules for c in r.conditions if c.feature == 0]
     assert zero_conditions and all(c.zero_missing for c in zero_conditions)
     assert all("0" in str(c) for c in zero_conditions if c.missing), str(m)
     # the rules as printed, evaluated on the raw inputs (zero included), match the C kernels
-    np.testing.assert_array_equal(m.rules_.covers(X), np.stack([r.covers(X) for r in m.rules_], axis=1))
+    np.testing.assert_array_equal(m.rules_.covers(X), np.stack([r.covers(X) for r in m.rules_.rules], axis=1))
     assert m.evaluate(X, y)["fidelity"] > 0.9, str(m)
 
 
@@ -618,7 +618,7 @@ def test_rank_and_bit_paths_fit_the_same_model(library, subsample, monkeypatch):
     # the same rules: conditions, predictions and supports exactly, weights and class
     # probabilities to rounding (sums in another order)
     assert str(by_ranks) == str(by_bits) and len(by_ranks.rules_) == len(by_bits.rules_)
-    for a, b in zip(by_ranks.rules_, by_bits.rules_):
+    for a, b in zip(by_ranks.rules_.rules, by_bits.rules_.rules):
         assert a.conditions == b.conditions and a.prediction == b.prediction and a.support == b.support
         np.testing.assert_allclose(a.proba, b.proba, rtol=1e-9)
         np.testing.assert_allclose(a.weight, b.weight, rtol=1e-9)

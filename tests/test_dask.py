@@ -56,7 +56,7 @@ def assert_same_fit(a, b, exact_outputs=True):
     assert compare(a.restart_errors_, b.restart_errors_)
     assert compare(a.rules_.predictions().astype(float), b.rules_.predictions().astype(float))
     assert a.rules_.default_share == b.rules_.default_share is not None
-    for ra, rb in zip(a.rules_, b.rules_):
+    for ra, rb in zip(a.rules_.rules, b.rules_.rules):
         assert (ra.support, ra.weight, ra.coverage, ra.share) == (rb.support, rb.weight, rb.coverage, rb.share)
         for ca, cb in zip(ra.conditions, rb.conditions):
             assert (ca.printed_lower, ca.printed_upper, ca.train_share, ca.missing_seen) == \

@@ -118,7 +118,7 @@ def test_different_features_or_predictions_are_refused_with_a_clear_error():
     classes = RuleSet([], "x", feature_names=NAMES, classes=np.array(["x", "y"]))
     with pytest.raises(ValueError, match="one classes, the other values"):
         tree().diff(classes)
-    with pytest.raises(TypeError, match="RuleTree or a RuleSet"):
+    with pytest.raises(TypeError, match="two RuleTrees"):
         tree().diff("rules.json")
 
 

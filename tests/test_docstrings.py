@@ -28,7 +28,7 @@ ESTIMATORS = [
 CLASSES = ESTIMATORS + [
     "defrag.rules.conditions.Condition",
     "defrag.rules.ruleset.Rule",
-    "defrag.rules.ruleset.RuleSet",
+    "defrag.rules.tree.RuleSet",
     "defrag.rules.tree.RuleTree",
     "defrag.splits.table.SplitTable",
     "defrag.utils.memory.DefragMemoryError",
@@ -89,10 +89,11 @@ def test_the_methods_are_found():
     assert "defrag.defrag_model.DefragModel.fit" in METHODS
     assert "defrag.fit.readout.MixtureReadoutMixin.evaluate" in METHODS
     assert "defrag.baselines._base.BaselineModel.predict_proba" in METHODS  # behind available_if
-    assert "defrag.rules.ruleset.RuleSet.predictions" in METHODS
+    assert "defrag.rules.tree.RuleTree.predictions" in METHODS
+    assert "defrag.rules.ruleset.ListForm.table_rows" in METHODS  # a list's, inherited
     assert "defrag.rules.explanation.Explanation.predict" in METHODS  # every form's
     assert "defrag.rules.deliverables.Deliverables.from_dict" in METHODS  # a classmethod
-    assert "defrag.rules.deliverables.Deliverables.from_json" in METHODS  # RuleSet's and RuleTree's
+    assert "defrag.rules.deliverables.Deliverables.from_json" in METHODS  # every form's
     assert "defrag.splits.table.SplitTable.ranks" in METHODS
     assert len(METHODS) > 80
 

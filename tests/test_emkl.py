@@ -146,7 +146,7 @@ def xor_model():
 
 def test_xor_gives_the_four_quadrants(xor_model):
     model, _, Xtr, ytr, _, _ = xor_model
-    assert model.n_components_ == 4 and len(model.rules_) == 4
+    assert model.n_components_ == 4 and len(model.rules_.rules) == 4
     for rule in model.rules_.rules:
         assert {c.feature for c in rule.conditions} == {0, 1}
         for c in rule.conditions:
@@ -169,7 +169,7 @@ def test_predict_is_the_mixture_of_experts_and_evaluate_reports_the_rules(xor_mo
     assert ev["error"] == pytest.approx(np.mean((model.predict(Xtr) - ytr) ** 2))
     assert ev["error_rules"] == pytest.approx(np.mean((model.rules_.predict(Xtr) - ytr) ** 2))
     # the regions of the rules as printed (a list: its first rule that holds, else the default)
-    first = model.rules_.first_match(model.rules_.encode(Xtr))
+    first = model.rules_.route(model.rules_.encode(Xtr))[:, 0]
     assert ev["largest_region"] == pytest.approx(np.max(np.unique(first, return_counts=True)[1]) / len(Xtr))
     assert ev["regions_reached"] == np.unique(first).size and ev["overlap_share"] <= 0.05
     assert model.gate_weights_.shape == model.eta_.shape

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from defrag import Condition, Rule, RuleSet
+from defrag import Condition, Rule, RuleSet, RuleTree
 from defrag.splits.inputs import ZERO_THRESHOLD as ZT
 from defrag.splits.inputs import InputEncoding
 
@@ -54,7 +54,7 @@ def _check_exports(rules, X):
         selected = np.zeros(len(X), dtype=bool)
         selected[X.reset_index(drop=True).query(q).index] = True
         np.testing.assert_array_equal(selected, cover[:, r], err_msg=q)
-    back = RuleSet.from_json(rules.to_json())
+    back = RuleTree.from_json(rules.to_json())
     again = back.predict(X)
     assert again.dtype == expected.dtype and np.array_equal(again, expected)
     assert back.to_dict() == rules.to_dict()
@@ -180,20 +180,20 @@ def test_sql_names_and_quoting():
 
 def test_json_has_schema_version_and_exact_thresholds():
     rules = _edge_rules()
-    rules.rules[1].conditions[0] = Condition(0, "a b", lower=0.1 + 0.2, upper=1 / 3, zero_missing=True)
+    rules.nodes()[1].conditions[0] = Condition(0, "a b", lower=0.1 + 0.2, upper=1 / 3, zero_missing=True)
     d = json.loads(rules.to_json(indent=2))
     assert d["schema"] == "defrag.rules" and d["schema_version"] == 1
     assert d["rules"][1]["conditions"][0]["lower"] == 0.30000000000000004
     assert d["rules"][5]["conditions"][0]["upper"] == "-inf"  # strict JSON: no Infinity
-    back = RuleSet.from_dict(d)
+    back = RuleTree.from_dict(d)
     assert back.rules[1].conditions[0].upper == 1 / 3
     assert back.feature_names == ["a b", "colour", "code", "x"]
     np.testing.assert_array_equal(back.classes, rules.classes)
     d["schema_version"] = 99
     with pytest.raises(ValueError, match="newer"):
-        RuleSet.from_dict(d)
+        RuleTree.from_dict(d)
     with pytest.raises(ValueError, match="not a defrag rule set"):
-        RuleSet.from_dict({"schema": "other", "rules": []})
+        RuleTree.from_dict({"schema": "other", "rules": []})
 
 
 @pytest.mark.filterwarnings("ignore:X does not have valid feature names")  # an array on purpose
@@ -202,8 +202,8 @@ def test_from_json_does_not_import_sklearn(tmp_path):
     path.write_text(_edge_rules(lightgbm=False).to_json())
     code = (
         "import sys, numpy as np\n"
-        "from defrag import RuleSet\n"
-        f"rules = RuleSet.from_json(open({str(path)!r}).read())\n"
+        "from defrag import RuleTree\n"
+        f"rules = RuleTree.from_json(open({str(path)!r}).read())\n"
         "X = np.array([[0.7, 0.0, 1.0, 0.0], [0.2, 1.0, 1.0, -0.75], [np.nan, 3.0, 4.0, 2.0]])\n"
         "print(rules.predict(X).tolist(), [m for m in sys.modules if m.split('.')[0] in ('sklearn', 'pandas')])\n"
     )
@@ -237,7 +237,7 @@ def _scoring_frame(X, n, seed):
 def _plant_thresholds(rules, X, seed):
     rng = np.random.default_rng(seed)
     X = X.copy()
-    for c in (c for r in rules for c in r.conditions if not c.is_set):
+    for c in (c for r in rules.rules for c in r.conditions if not c.is_set):
         col = X.columns[c.feature]
         for t in (c.lower, c.upper):
             if t is not None:
@@ -273,7 +273,7 @@ def test_exports_of_xgboost_and_lightgbm_rules(library):
                       cat_smooth=1.0, zero_as_missing=True, random_state=0)
     model.fit(Xtr, ytr)
     m = DefragModel(model, n_components=6, n_restarts=3, random_state=0, form="list").fit(Xtr, ytr)
-    assert any(c.is_set for r in m.rules_ for c in r.conditions), str(m)
+    assert any(c.is_set for r in m.rules_.rules for c in r.conditions), str(m)
     X = _plant_thresholds(m.rules_, _scoring_frame(Xtr, 10_000, 1), 2)
     if library != "xgboost":  # an unseen category is missing for LightGBM (XGBoost refuses it)
         X["colour"] = X["colour"].cat.add_categories(["mauve"])
@@ -305,7 +305,7 @@ def test_printed_thresholds_are_the_thresholds(cancer):
 
     lists, paper, X, _ = cancer
     n_bounds = 0
-    for m, c in ((m, c) for m in (lists, paper) for r in m.rules_ for c in r.conditions):
+    for m, c in ((m, c) for m in (lists, paper) for r in m.rules_.rules for c in r.conditions):
         printed = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", str(c).replace(c.name, ""))]
         bounds = [b for b in (c.lower, c.upper) if b is not None]
         assert printed == bounds, str(c)
@@ -327,17 +327,17 @@ def test_printed_thresholds_are_the_thresholds(cancer):
 def test_to_frame_one_row_per_rule_with_measures(cancer):
     m, _, X, y = cancer
     frame = m.rules_.to_frame()
-    assert len(frame) == len(m.rules_) + 1 and frame["rule"].iloc[-1] == "otherwise"
-    assert list(frame["rule"][:-1]) == [r.condition_text() for r in m.rules_]
+    assert len(frame) == len(m.rules_.rules) + 1 and frame["rule"].iloc[-1] == "otherwise"
+    assert list(frame["rule"][:-1]) == [r.condition_text() for r in m.rules_.rules]
     assert {"n_conditions", "prediction", "support", "coverage", "proba_0", "proba_1"} <= set(frame)
     cover = m.rules_.covers(X)
     np.testing.assert_allclose(frame["coverage"][:-1].to_numpy(dtype=float), cover.mean(axis=0))
     assert frame["support"][:-1].sum() <= len(X)
     t = m.rules_.to_frame(X, y)
-    first = m.rules_.first_match(m.rules_.encode(X))
+    first = m.rules_.route(m.rules_.encode(X))[:, 0]
     pred = m.rules_.predict(X)
-    for r in range(len(m.rules_) + 1):
-        rows = first == (r if r < len(m.rules_) else -1)
+    for r in range(len(m.rules_.rules) + 1):
+        rows = first == r
         assert t["X_support"][r] == rows.sum()
         assert t["precision"][r] == pytest.approx(np.mean(pred[rows] == y[rows]))
     # the training support is what fit counted

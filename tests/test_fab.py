@@ -32,7 +32,7 @@ def test_fab_truncates_and_em_keeps_max_rules(xor_forest):
     assert em.n_components_ == 6 and em.eta_.shape[0] == 6
     # the paper's rules: one per component
     em = DefragModel.paper(rf, method="em", n_components=6, n_restarts=2, random_state=0).fit(Xtr, ytr)
-    assert em.n_regions_ == 6 and len(em.rules_) == 6
+    assert em.n_regions_ == 6 and len(em.rules_.rules) == 6
     assert np.all(em.restart_n_regions_ == 6)
     np.testing.assert_allclose(em.alpha_.sum(), 1.0)
 

@@ -14,7 +14,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 from defrag import DefragModel, DefragMemoryError, max_memory
 from defrag.rules import Leaf, Node, RulesDocumentError, RuleTree, from_json
-from defrag.rules import tree as tree_module
+from defrag.rules import explanation as reader_module
 from defrag import Condition, Rule, RuleSet
 
 
@@ -65,7 +65,7 @@ def balanced(depth, lo=0.0, hi=1.0):
 def test_predict_of_a_large_tree_takes_its_output_and_a_bounded_block(monkeypatch):
     tree = from_json(RuleTree([balanced(12)], feature_names=["x0", "x1"]).to_json())  # 4,095 boxes
     X = np.random.RandomState(0).rand(20_000, 2)
-    monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1 << 20, raising=False)
+    monkeypatch.setattr(reader_module, "ROUTE_BLOCK_BYTES", 1 << 20)
     p, peak = traced(lambda: tree.predict(X))
     # rows x boxes booleans would be 82 MB
     assert peak < 6 * 2**20, peak
@@ -81,7 +81,7 @@ def test_an_output_past_the_memory_guard_is_refused_before_it_is_allocated():
     tree = RuleTree([balanced(10)], feature_names=["x0", "x1"])  # 1,024 leaves
     X = np.random.RandomState(0).rand(100_000, 2)
     with max_memory("50M"), pytest.raises(DefragMemoryError, match="RuleTree.covering"):
-        tree.covering(X)  # 100,000 x 1,024 booleans
+        tree.covering(X)  # 100,000 x 1,023 booleans (its boxes)
 
 
 def test_a_sum_of_many_terms_predicts_without_rows_by_terms_of_items(sum_document):
@@ -275,7 +275,7 @@ def test_a_repeated_key_is_refused_with_its_path(tree_document):
         from_json(doubled)
     assert info.value.path.endswith(".prediction") and info.value.path.startswith("nodes[")
     with pytest.raises(RulesDocumentError) as info:
-        RuleSet.from_json('{"rules": [], "default_prediction": 1.0, "default_prediction": 2.0}')
+        RuleTree.from_json('{"rules": [], "default_prediction": 1.0, "default_prediction": 2.0}')
     assert info.value.path == "default_prediction"
 
 
@@ -301,7 +301,7 @@ def test_cli_predict_of_a_large_tree_takes_a_bounded_block(tmp_path, capsys, mon
     (tmp_path / "tree.json").write_text(tree.to_json())
     X = np.random.RandomState(1).rand(30_000, 2)
     pd.DataFrame(X, columns=["x0", "x1"]).to_csv(tmp_path / "d.csv", index=False)
-    monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1 << 20, raising=False)
+    monkeypatch.setattr(reader_module, "ROUTE_BLOCK_BYTES", 1 << 20)
     status, peak = traced(lambda: cli.main(["predict", str(tmp_path / "tree.json"), str(tmp_path / "d.csv"),
                                             "--out", str(tmp_path / "p.csv")]))
     assert status == 0, capsys.readouterr().err
@@ -343,7 +343,7 @@ def test_routing_a_block_at_a_time_gives_what_routing_all_rows_at_once_gives(fri
         return out
 
     whole = [everything(rules) for rules in explanations]
-    monkeypatch.setattr(tree_module, "ROUTE_BLOCK_BYTES", 1, raising=False)  # a row per block
+    monkeypatch.setattr(reader_module, "ROUTE_BLOCK_BYTES", 1)  # a row per block
     for rules, expected in zip(explanations, whole):
         for rules in (rules, from_json(rules.to_json())):
             rules.__dict__.pop("_flat", None)

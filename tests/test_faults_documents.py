@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from defrag import Condition, Rule, RuleSet
+from defrag import Condition, Rule, RuleSet, RuleTree
 from defrag.rules import RulesDocumentError
 from defrag.rules.document_reader import MAX_UNNAMED_FEATURES
 
@@ -22,27 +22,27 @@ def test_a_small_document_cannot_index_a_huge_feature_without_names():
     assert len(text) < 150
     with pytest.raises(RulesDocumentError, match=r"rules\[0\]\.conditions\[0\]\.feature: feature 16777215 is "
                                                   r"beyond the 10000 features .* give feature_names"):
-        RuleSet.from_json(text)
+        RuleTree.from_json(text)
     # the stated bound, not less: the largest index it allows reads, its exports stay small
-    last = RuleSet.from_json(json.dumps(document(MAX_UNNAMED_FEATURES - 1, f"x{MAX_UNNAMED_FEATURES - 1}")))
+    last = RuleTree.from_json(json.dumps(document(MAX_UNNAMED_FEATURES - 1, f"x{MAX_UNNAMED_FEATURES - 1}")))
     assert last._n_features() == MAX_UNNAMED_FEATURES
     assert len(last.to_python()) < 200_000
     # with feature_names the names are the bound (and the document as long as they are)
     names = [f"f{j}" for j in range(MAX_UNNAMED_FEATURES + 5)]
-    wide = RuleSet.from_json(json.dumps(document(len(names) - 1, names[-1], feature_names=names)))
+    wide = RuleTree.from_json(json.dumps(document(len(names) - 1, names[-1], feature_names=names)))
     assert wide._n_features() == len(names)
 
 
 def test_a_condition_must_print_the_name_of_the_column_it_reads():
     with pytest.raises(RulesDocumentError, match=r"rules\[0\]\.conditions\[0\]\.name: 'income' names feature 1, "
                                                   r"but the document has no feature_names"):
-        RuleSet.from_json(json.dumps(document(1, "income")))
+        RuleTree.from_json(json.dumps(document(1, "income")))
     with pytest.raises(RulesDocumentError, match=r"'income' is not the name of feature 1 \('b'\)"):
-        RuleSet.from_json(json.dumps(document(1, "income", feature_names=["a", "b"])))
+        RuleTree.from_json(json.dumps(document(1, "income", feature_names=["a", "b"])))
     with pytest.raises(RulesDocumentError, match=r"'income' is not the name of feature 1 \('b'\)"):
-        RuleSet.from_json(json.dumps(document(1, "income", feature_names_in=["a", "b"])))
+        RuleTree.from_json(json.dumps(document(1, "income", feature_names_in=["a", "b"])))
     # by position, named as the position: read as before
-    rules = RuleSet.from_json(json.dumps(document(1, "x1")))
+    rules = RuleTree.from_json(json.dumps(document(1, "x1")))
     np.testing.assert_array_equal(rules.predict(np.array([[5.0, -1.0], [-1.0, 5.0]])), [0.0, 1.0])
 
 
@@ -57,7 +57,7 @@ def test_a_rule_set_without_feature_names_writes_the_names_it_prints():
     rules = RuleSet([Rule([Condition(1, "income", lower=0.0)], 1.0)], 0.0)
     doc = rules.to_dict()
     assert doc["feature_names"] == ["x0", "income"]
-    back = RuleSet.from_json(rules.to_json())
+    back = RuleTree.from_json(rules.to_json())
     assert str(back) == str(rules)
     X = np.array([[5.0, -1.0], [-1.0, 5.0]])
     np.testing.assert_array_equal(back.predict(X), rules.predict(X))

@@ -242,7 +242,7 @@ def test_no_rule_prints_1e35(zero_as_missing):
     assert "e-35" not in text and "e-36" not in text, text
     # the conditions mean what they print, on the raw values (no |x| <= 1e-35 but 0)
     coded = m.rules_.encode(X)
-    conditions = [c for r in m.rules_ for c in r.conditions if not c.is_set]
+    conditions = [c for r in m.rules_.rules for c in r.conditions if not c.is_set]
     assert any(c.lower is not None and abs(c.lower) == ZERO or c.upper is not None and abs(c.upper) == ZERO
                for c in conditions), text
     for cond in conditions:

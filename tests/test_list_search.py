@@ -381,7 +381,7 @@ def friedman():
 def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
     for rf, X, y in (wine, friedman):
         model = DefragModel(rf, n_restarts=4, random_state=0, form="list").fit(X, y)
-        assert model.form == "list" and model.n_regions_ == len(model.rules_) + 1
+        assert model.form == "list" and model.n_regions_ == len(model.rules_.rules) + 1
         np.testing.assert_array_equal(model.predict(X), model.rules_.predict(X))
         path = model.path_
         assert list(path["size"]) == list(range(1, len(path["size"]) + 1))
@@ -390,7 +390,7 @@ def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
         assert path["printed"] in ("searched", "restarts")
         if path["printed"] == "searched":  # the printed list is a size on the path
             k = model.n_regions_
-            assert path["n_conditions"][k - 1] == sum(len(r.conditions) for r in model.rules_)
+            assert path["n_conditions"][k - 1] == sum(len(r.conditions) for r in model.rules_.rules)
     # a 3-class forest summarised by at least one region per class
     assert DefragModel(wine[0], n_restarts=4, random_state=0, form="list").fit(*wine[1:]).n_regions_ >= 3
 
@@ -399,18 +399,18 @@ def test_searched_list_is_the_default_and_predicts_as_printed(wine, friedman):
 def test_n_rules_gives_that_many_regions_and_with_size_the_same_list(friedman, k):
     rf, X, y = friedman
     model = DefragModel(rf, n_restarts=4, random_state=0, n_regions=k, form="list").fit(X, y)
-    assert model.n_regions_ == k == len(model.rules_) + 1
+    assert model.n_regions_ == k == len(model.rules_.rules) + 1
     assert np.all(np.isnan(model.path_["validation_error"]))  # the size was given
     default = DefragModel(rf, n_restarts=4, random_state=0, form="list").fit(X, y)
     sized = default.with_size(k)
     assert sized.n_regions_ == k and sized.n_regions == k and default.n_regions is None
     assert str(sized.rules_) == str(model.rules_)
     # a size on the path counts its own default: the training rows its rules leave
-    first = sized.rules_.first_match(X)
-    assert sized.rules_.default_support == np.count_nonzero(first == -1)
-    assert sized.rules_.default_share == pytest.approx(np.mean(first == -1))
-    assert [r.share for r in sized.rules_.rules] == pytest.approx(
-        [np.mean(first == i) for i in range(len(sized.rules_))])
+    first = sized.rules_.route(X)[:, 0]
+    n_rules = len(sized.rules_.rules)
+    assert sized.rules_.default_support == np.count_nonzero(first == n_rules)
+    assert sized.rules_.default_share == pytest.approx(np.mean(first == n_rules))
+    assert [r.share for r in sized.rules_.rules] == pytest.approx([np.mean(first == i) for i in range(n_rules)])
     np.testing.assert_array_equal(sized.predict(X), model.predict(X))
     np.testing.assert_array_equal(sized.predict(X), sized.rules_.predict(X))
     assert default.with_size(default.n_regions_).rules_.predict(X).tolist() == default.predict(X).tolist()
@@ -421,7 +421,7 @@ def test_path_rules_keeps_each_sizes_own_printed_list(friedman):
     model = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, y)
     assert isinstance(model.path_rules_, list) and len(model.path_rules_) == len(model.path_["size"])
     for k, rule_set in enumerate(model.path_rules_, start=1):  # each size's own printed list
-        assert len(rule_set) == k - 1
+        assert len(rule_set.rules) == k - 1
         assert sum(len(r.conditions) for r in rule_set.rules) == model.path_["n_conditions"][k - 1]
         sized = model.with_size(k)
         assert str(sized.rules_) == str(rule_set)
@@ -576,9 +576,9 @@ def test_pruning_never_merges_a_lists_last_rule_with_the_default():
     assert [len(r.conditions) for r in prune_rule_lists([[a, b]], X, y, 2)[0]] == [1, 1]
     rf = RandomForestClassifier(30, max_depth=4, random_state=0).fit(X, y)
     model = DefragModel(rf, random_state=0, form="list").fit(X, y)
-    assert [len(rules) for rules in model.path_rules_] == [k - 1 for k in model.path_["size"]]
+    assert [len(rules.rules) for rules in model.path_rules_] == [k - 1 for k in model.path_["size"]]
     sized = DefragModel(rf, random_state=0, n_regions=3, form="list").fit(X, y)
-    assert sized.n_regions_ == 3 and len(sized.rules_) == 2
+    assert sized.n_regions_ == 3 and len(sized.rules_.rules) == 2
 
 
 def test_candidate_boxes_packed_once_search_as_the_boxes_do():

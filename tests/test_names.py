@@ -9,7 +9,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from defrag import Condition, DefragModel, Rule, RuleSet
+from defrag import Condition, DefragModel, Rule, RuleSet, RuleTree
 from defrag.baselines import DepthTwoTree
 from defrag.rules import RulesDocumentError
 
@@ -69,7 +69,7 @@ def test_repeated_and_empty_feature_names_are_refused(forest, names, match):
     doc = RuleSet([], 0, feature_names=["a", "b", "c"]).to_dict()
     doc["feature_names"] = names
     with pytest.raises(RulesDocumentError, match=r"^feature_names\[1\]: .*" + match):
-        RuleSet.from_dict(doc)
+        RuleTree.from_dict(doc)
 
 
 def odd_rule_set(names):
@@ -216,7 +216,7 @@ def test_a_name_adds_no_line_no_condition_and_no_fence(form):
             assert not any(line.lstrip().startswith("```") for line in markdown.splitlines()[1:-1])
             assert markdown == f"{fence}\n{text[text.index(chr(10), text.index('DefragModel')) + 1:]}\n{fence}"
         else:
-            assert len(markdown.splitlines()) == len(model.rules_) + 3 + (model.rules_.missing_note() is not None) * 2
+            assert len(markdown.splitlines()) == len(model.rules_.rules) + 3 + (model.rules_.missing_note() is not None) * 2
 
 
 def unquote(shown):

@@ -39,9 +39,9 @@ def test_rules_2d_draws_each_box_at_its_thresholds(xor_model, tmp_path):
     ax = fig.axes[0]
     height = image.shape[0]
     boxes = [p for p in ax.patches if str(p.get_gid()).startswith("rule-")]
-    assert len(boxes) == len(m.rules_)
+    assert len(boxes) == len(m.rules_.rules)
     checked = 0
-    for k, (rule, box) in enumerate(zip(m.rules_, boxes)):
+    for k, (rule, box) in enumerate(zip(m.rules_.rules, boxes)):
         (x0, x1), (y0, y1), exact = plot.rule_box(rule, 0, 1)
         assert exact
         colour = box.get_edgecolor()
@@ -93,7 +93,7 @@ def test_tradeoff_and_rule_coverage(xor_model, tmp_path):
     _png(fig, tmp_path / "coverage.png")
     ax = fig.axes[0]
     heights = np.array([b.get_height() for b in ax.patches])
-    n = len(m.rules_) + 1
+    n = len(m.rules_.rules) + 1
     np.testing.assert_allclose(heights[:n - 1], m.rules_.covers(Xte).mean(axis=0))
     first = m.apply(Xte)
     np.testing.assert_allclose(heights[n:], np.bincount(np.where(first < 0, n - 1, first), minlength=n) / len(Xte))
@@ -202,10 +202,12 @@ def test_every_plot_draws_each_form_or_refuses_it_in_one_line(three_forms, form,
     _png(fig, tmp_path / f"coverage-{form}.png")
     ax = fig.axes[0]
     if form == "list":
-        assert len(ax.patches) == 2 * (len(m.rules_) + 1)
+        assert len(ax.patches) == 2 * (len(m.rules_.rules) + 1)
     else:
         heights = [b.get_height() for b in ax.patches]
-        np.testing.assert_allclose(heights, m.rules_.covers(X).mean(axis=0))
+        leaves = m.rules_.route(m.rules_.encode(X))  # the share of the rows reaching each leaf
+        reach = [np.bincount(leaves[:, t], minlength=len(m.rules_.leaves(t))) for t in range(leaves.shape[1])]
+        np.testing.assert_allclose(heights, np.concatenate(reach) / len(X))
         assert len(heights) == len(m.rules_.leaves())
     # rules_2d: a tree and a list drawn; a sum refused in one line that says why
     if form == "sum":

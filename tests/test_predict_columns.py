@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import defrag.rules.ruleset as ruleset_module
+import defrag.rules.explanation as reader_module
 from defrag import Condition, Rule, RuleSet
 
 pd = pytest.importorskip("pandas")
@@ -85,7 +85,7 @@ def layouts(X):
 
 @pytest.fixture(params=[7, 65536], ids=["block7", "block65536"])
 def block_rows(request, monkeypatch):
-    monkeypatch.setattr(ruleset_module, "BLOCK_ROWS", request.param, raising=False)
+    monkeypatch.setattr(reader_module, "BLOCK_ROWS", request.param)
     return request.param
 
 
@@ -171,6 +171,6 @@ def test_no_copy_of_the_columns_no_rule_names(layout):
     rs.predict(X[:10])
     got, peak = traced_peak(lambda: rs.predict(X))
     column = 8 * n
-    block = 8 * getattr(ruleset_module, "BLOCK_ROWS", 65536) * len({c.feature for r in rs.rules for c in r.conditions})
+    block = 8 * reader_module.BLOCK_ROWS * len({c.feature for r in rs.rules for c in r.conditions})
     assert peak <= got.nbytes + 4 * n + block + column // 2, (layout, peak / column)
     np.testing.assert_array_equal(got, reference(rs, X))

@@ -352,7 +352,7 @@ def test_lightgbm_zero_as_missing_prints_the_truth():
     source = lgb.LGBMRegressor(n_estimators=15, num_leaves=6, min_child_samples=10, zero_as_missing=True,
                                n_jobs=1, verbose=-1, random_state=0).fit(X, y)
     model = DefragModel(source, n_restarts=2, random_state=0, form="list").fit(X)
-    assert any(c.zero_missing for r in model.rules_ for c in r.conditions)
+    assert any(c.zero_missing for r in model.rules_.rules for c in r.conditions)
     X_test = knock_out(X, zero=True)
     check_truthful(model, {n: X_test[:, d] for d, n in enumerate(model.rules_.feature_names)}, X_test, True)
 
@@ -406,7 +406,7 @@ def test_categorical_sets_print_the_truth(library, form):
                                                 random_state=0).fit(frame, y)
     model = DefragModel(source, n_restarts=2, random_state=0, form=form).fit(frame)
     conditions = [c for nd in model.rules_.nodes() for c in nd.conditions] if form == "auto" else \
-        [c for r in model.rules_ for c in r.conditions]
+        [c for r in model.rules_.rules for c in r.conditions]
     assert any(c.is_set for c in conditions), str(model)
     # XGBoost refuses a category it was not trained with (predict raises): none there
     test = knock_out_frame(frame, unknown=None if library == "xgboost" else "purple")
@@ -425,7 +425,7 @@ def test_lightgbm_category_codes_print_the_truth():
                                 cat_smooth=1, n_jobs=1, verbose=-1, random_state=0)
     source.fit(X, y, categorical_feature=[0])
     model = DefragModel(source, n_restarts=2, random_state=0, form="list").fit(X)
-    assert any(c.is_set for r in model.rules_ for c in r.conditions), str(model)
+    assert any(c.is_set for r in model.rules_.rules for c in r.conditions), str(model)
     X_test = knock_out(X)
     X_test[np.random.default_rng(2).random(len(X_test)) < 0.05, 0] = 9.0  # a code never seen: not in any set
     # (were the text to say that unknown categories count as missing, code 9 would be read so)

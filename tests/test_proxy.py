@@ -259,11 +259,11 @@ def test_ruleset_view_one_rule_per_leaf():
     rf = RandomForestRegressor(n_estimators=10, min_samples_leaf=3, random_state=0).fit(X, m)
     tree = ProxyTree(rf, max_leaves=6).fit(X)
     rules = tree.rules_
-    assert len(rules) == tree.n_leaves_ <= 6
+    assert len(rules.rules) == tree.n_leaves_ <= 6
     cover = rules.covers(X)
     assert np.all(cover.sum(axis=1) == 1)  # the leaves partition the input space
     np.testing.assert_allclose(rules.predict(X), tree.predict(X))
-    assert sum(r.support for r in rules) == X.shape[0]
+    assert sum(r.support for r in rules.rules) == X.shape[0]
     assert "if " in str(rules) and rules.to_dict()["rules"][0]["conditions"]
     assert tree.score(X, rf.predict(X)) > 0.5  # R^2 against the reference
 
@@ -437,9 +437,9 @@ def test_classifier_tree_path_and_rules():
         cost = sum(2 * np_neg_loglik(Pr[leaf == u]) for u in np.unique(leaf))
         assert path["fit"][k] == pytest.approx(cost, rel=1e-10, abs=1e-9)
     small = ProxyTreeClassifier(rf, max_leaves=4).fit(X)
-    assert small.n_leaves_ <= 4 and len(small.rules_) == small.n_leaves_
+    assert small.n_leaves_ <= 4 and len(small.rules_.rules) == small.n_leaves_
     np.testing.assert_array_equal(small.rules_.predict(X), small.predict(X))
-    assert small.rules_[0].proba is not None
+    assert small.rules_.rules[0].proba is not None
     np.testing.assert_allclose(small.predict_proba(X).sum(axis=1), 1.0)
     assert small.score(X, rf.predict(X)) > 0.7
     cv = ProxyTreeClassifier(rf, random_state=0).fit(X)
@@ -465,7 +465,7 @@ def test_dataframe_input_keeps_feature_names_without_warnings():
         tree = ProxyTree(gb, max_leaves=4).fit(df, variance=lambda Z: np.full(len(Z), 0.1))
         pred = tree.predict(df)
     assert list(tree.feature_names_in_) == ["age", "bmi", "bp"]
-    assert {c.name for r in tree.rules_ for c in r.conditions} <= {"age", "bmi", "bp"}
+    assert {c.name for r in tree.rules_.rules for c in r.conditions} <= {"age", "bmi", "bp"}
     np.testing.assert_allclose(tree.reference_var_, 0.1)
     np.testing.assert_allclose(pred, tree.rules_.predict(X))
 
@@ -707,7 +707,7 @@ def test_printed_rules_are_the_tree_on_new_rows(classifier):
         tree = ProxyTree(min_samples_leaf=10, max_leaves=6).fit(X, m)
     new = np.random.default_rng(9).random((5000, X.shape[1])) * np.ptp(X, axis=0) + X.min(axis=0)
     np.testing.assert_array_equal(tree.predict(new), tree.rules_.predict(new))
-    for rule in tree.rules_:
+    for rule in tree.rules_.rules:
         for c in rule.conditions:  # the text holds the bounds exactly
             for bound in (c.lower, c.upper):
                 assert bound is None or repr(bound).removesuffix(".0") in str(c)

@@ -154,5 +154,5 @@ def test_a_list_takes_the_dense_first_match_and_reaches_the_walks_leaves(seed, i
     walked, _ = _route.route(X, reads=True, cost=np.ones(len(arrays["feature"]), dtype=np.uint8), **arrays)
     np.testing.assert_array_equal(dense, walked)
     by_hand = [next((r for r, rule in enumerate(rules)
-                     if all(c.holds(x[None, :])[0] for c in rule.conditions)), -1) for x in X[:300]]
+                     if all(c.holds(x[None, :])[0] for c in rule.conditions)), len(rules)) for x in X[:300]]
     np.testing.assert_array_equal(rs.apply(X[:300]), by_hand)

@@ -21,8 +21,8 @@ def cancer():
 
 
 def first_match_by_hand(rules, X):
-    """Index of the first rule whose conditions all hold, -1 for none (plain NumPy)."""
-    first = np.full(X.shape[0], -1)
+    """Index of the first rule whose conditions all hold, len(rules) for none (plain NumPy)."""
+    first = np.full(X.shape[0], len(rules))
     for j in reversed(range(len(rules))):
         first = np.where(rules[j].covers(X), j, first)
     return first
@@ -40,13 +40,13 @@ def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
     for X in (Xtr, Xte):
         first = first_match_by_hand(m.rules_.rules, X)
         np.testing.assert_array_equal(m.apply(X), first)
-        expected = np.array([r.prediction for r in m.rules_] + [m.rules_.default_prediction])[first]
+        expected = np.array([r.prediction for r in m.rules_.rules] + [m.rules_.default_prediction])[first]
         np.testing.assert_array_equal(m.predict(X), expected)
         np.testing.assert_array_equal(m.predict(X), m.rules_.predict(X))
     # each output is refitted on the training points the rule is the first match for
     first = m.apply(Xtr)
     target = ytr  # fitted to y
-    for j, rule in enumerate(m.rules_):
+    for j, rule in enumerate(m.rules_.rules):
         assert rule.support == np.sum(first == j) > 0
         if task == "classification":
             counts = np.bincount(target[first == j], minlength=2)
@@ -55,7 +55,7 @@ def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
         else:
             # the mean, rounded to the decimals printed
             assert rule.prediction == pytest.approx(target[first == j].mean(), abs=0.5 * 10.0 ** -m.rules_.decimals)
-    rest = target[first == -1]
+    rest = target[first == len(m.rules_.rules)]
     if task == "regression":
         assert m.rules_.default_prediction == pytest.approx(rest.mean(), abs=0.5 * 10.0 ** -m.rules_.decimals)
     ev = m.evaluate(Xte, yte)
@@ -63,7 +63,7 @@ def test_predictions_are_the_printed_rules_read_first_match(task, cancer):
     assert ev["error"] == pytest.approx(error)
     assert ev["error_mixture_map"] == pytest.approx(
         np.mean(m.predict_map(Xte) != yte) if task == "classification" else np.mean((m.predict_map(Xte) - yte) ** 2))
-    assert m.n_regions_ == len(m.rules_) + 1
+    assert m.n_regions_ == len(m.rules_.rules) + 1
 
 
 def test_restart_kept_is_the_one_with_the_smallest_list_error(cancer):
@@ -146,7 +146,7 @@ def test_penalty_counts_all_splits_and_the_paper_preset_is_algorithm_1():
 def test_printed_thresholds_split_the_training_points_as_the_real_ones(cancer):
     rf, Xtr, ytr, _, _ = cancer
     m = DefragModel(rf, n_restarts=3, random_state=0, form="list").fit(Xtr, ytr)
-    for rule in m.rules_:
+    for rule in m.rules_.rules:
         for c in rule.conditions:
             column = Xtr[:, c.feature]
             for real, printed in ((c.lower, c.printed_lower), (c.upper, c.printed_upper)):
@@ -170,7 +170,7 @@ def test_or_missing_is_printed_only_where_training_had_missing_values(cancer):
     Xn[::5] = np.nan
     rfn = RandomForestClassifier(n_estimators=30, random_state=0).fit(Xn, ytr)
     mn = DefragModel(rfn, n_restarts=3, random_state=0, form="list").fit(Xn, ytr)
-    assert all(("(or missing)" in str(c)) == c.missing for r in mn.rules_ for c in r.conditions)
+    assert all(("(or missing)" in str(c)) == c.missing for r in mn.rules_.rules for c in r.conditions)
 
 
 def test_rules_the_others_predict_as_well_are_dropped():
@@ -184,7 +184,7 @@ def test_rules_the_others_predict_as_well_are_dropped():
     # a constant regression target is one rule, the default
     rf = RandomForestRegressor(n_estimators=5, random_state=0).fit(X, np.ones(300))
     m = DefragModel(rf, n_restarts=2, random_state=0, form="list").fit(X, np.ones(300))
-    assert m.n_regions_ == 1 and len(m.rules_) == 0 and m.rules_.default_prediction == 1.0
+    assert m.n_regions_ == 1 and len(m.rules_.rules) == 0 and m.rules_.default_prediction == 1.0
 
 
 def test_subsampled_fits_print_thresholds_for_all_training_rows():
@@ -193,7 +193,7 @@ def test_subsampled_fits_print_thresholds_for_all_training_rows():
     Xtr[::50, 1] = np.nan  # missing values, few enough that a subsample may hold none
     rf = RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0).fit(Xtr, ytr)
     m = DefragModel(rf, subsample=200, n_restarts=4, random_state=0, form="list").fit(Xtr, ytr)
-    for rule in m.rules_:
+    for rule in m.rules_.rules:
         for c in rule.conditions:
             column = Xtr[:, c.feature]
             assert c.missing_seen == bool(np.isnan(column).any())

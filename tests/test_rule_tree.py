@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from defrag.rules.conditions import Condition
+from defrag.rules.ruleset import Rule
 from defrag.rules.tree import Leaf, Node, RuleTree, from_units, to_units
 
 NAMES = ["a", "b", "c"]
@@ -63,8 +64,9 @@ def test_a_tree_routes_predicts_and_counts_comparisons_as_a_reader_does():
     np.testing.assert_array_equal(tree.checks(tree.encode(X)), [read for _, read in expected])
     np.testing.assert_array_equal(tree.predict_proba(X), np.vstack([leaf.proba for leaf, _ in expected]))
     assert tree.n_regions == 4 and tree.n_conditions == 5  # the interval counts two
-    cover = tree.covers(X)
-    assert cover.shape == (len(X), 4) and (cover.sum(axis=1) == 1).all()
+    cover = tree.covers(X)  # each box's conditions, read on their own
+    expected = [Rule(node.conditions, None).covers(tree.encode(X)) for node in tree.nodes()]
+    np.testing.assert_array_equal(cover, np.column_stack(expected))
 
 
 def test_a_sum_adds_one_value_per_part_in_fixed_decimals():
@@ -118,7 +120,7 @@ def test_printed_copy_keeps_predictions_and_orders_boxes_by_share():
 
 def test_a_node_needs_a_condition_and_a_sum_a_base():
     with pytest.raises(ValueError, match="at least one condition"):
-        Node([], Leaf(1), Leaf(2))
+        RuleTree([Node([], Leaf(1.0), Leaf(2.0))])  # (a list's rule may have none)
     with pytest.raises(ValueError, match="one term"):
         RuleTree([Leaf(1.0), Leaf(2.0)])
     with pytest.raises(ValueError, match="two classes"):

@@ -83,14 +83,14 @@ def fitted(xor_forest):
 def test_rules_support_and_coverage_are_consistent(fitted, xor_forest):
     m, Xtr, *_ = fitted
     cover = m.rules_.covers(Xtr)
-    first = m.rules_.first_match(Xtr)
+    first = m.rules_.route(Xtr)[:, 0]
     # a rule list's support: the training points it is the first match for
-    assert [r.support for r in m.rules_] == [int(np.sum(first == j)) for j in range(len(m.rules_))]
+    assert [r.support for r in m.rules_.rules] == [int(np.sum(first == j)) for j in range(len(m.rules_.rules))]
     # the paper's rules: the points each covers, pruned as in sec. 3.2
     rf, _, ytr, _, _ = xor_forest
     m = DefragModel.paper(rf, n_restarts=10, random_state=0).fit(Xtr, ytr)
     cover = m.rules_.covers(Xtr)
-    for j, rule in enumerate(m.rules_):
+    for j, rule in enumerate(m.rules_.rules):
         assert rule.support == cover[:, j].sum()
         # pruning: dropping any remaining bound changes the covered count
         for i in range(len(rule.conditions)):
@@ -114,7 +114,7 @@ def test_to_dict_is_json_ready(fitted):
     m, *_ = fitted
     d = m.rules_.to_dict()
     back = json.loads(json.dumps(d))
-    assert len(back["rules"]) == len(m.rules_) == m.n_regions_ - 1
+    assert len(back["rules"]) == len(m.rules_.rules) == m.n_regions_ - 1
     assert back["feature_names"] == ["age (years)", "größe [cm]"]
     assert all(set(r) == {"conditions", "prediction", "proba", "support", "weight", "coverage"}
                for r in back["rules"])
@@ -127,7 +127,7 @@ def test_ruleset_predict_uses_first_covering_rule(fitted):
     cover = m.rules_.covers(Xte)
     for i in range(0, len(Xte), 37):
         hits = np.flatnonzero(cover[i])
-        expected = m.rules_[hits[0]].prediction if hits.size else m.rules_.default_prediction
+        expected = m.rules_.rules[hits[0]].prediction if hits.size else m.rules_.default_prediction
         assert pred[i] == expected
     assert np.mean(pred == yte) > 0.8
 
@@ -135,10 +135,10 @@ def test_ruleset_predict_uses_first_covering_rule(fitted):
 @pytest.mark.filterwarnings("ignore:X does not have valid feature names")  # arrays on purpose
 def test_ruleset_kernels_match_conditions(fitted):
     m, Xtr, _, Xte, _, _ = fitted
-    expected = np.stack([rule.covers(Xte) for rule in m.rules_], axis=1)
+    expected = np.stack([rule.covers(Xte) for rule in m.rules_.rules], axis=1)
     np.testing.assert_array_equal(m.rules_.covers(Xte), expected)
     # boundary values: x == upper is covered, x == lower is not
-    rule = m.rules_[0]
+    rule = m.rules_.rules[0]
     x = Xte[:1].copy()
     for c in rule.conditions:
         x[0, c.feature] = c.upper if c.upper is not None else c.lower + 1e-9
@@ -147,11 +147,11 @@ def test_ruleset_kernels_match_conditions(fitted):
     Xnan = Xte.copy()
     Xnan[::3, 0] = np.nan
     Xnan[::5, 1] = np.nan
-    expected = np.stack([r.covers(Xnan) for r in m.rules_], axis=1)
+    expected = np.stack([r.covers(Xnan) for r in m.rules_.rules], axis=1)
     np.testing.assert_array_equal(m.rules_.covers(Xnan), expected)
     # a rule set whose model defined no direction for missing values refuses NaN
     strict = RuleSet(m.rules_.rules, m.rules_.default_prediction, feature_names=m.rules_.feature_names)
-    if any(not c.missing for r in strict for c in r.conditions):
+    if any(not c.missing for r in strict.rules for c in r.conditions):
         with pytest.raises(ValueError, match="NaN"):
             strict.predict(np.array([[np.nan, np.nan]]))
     x = Xte[:1].copy()
@@ -177,7 +177,7 @@ def test_feature_names_parameter_and_regression_rules():
     m = DefragModel(et, feature_names=["speed", "noise"], n_restarts=10, random_state=0, form="list").fit(X, y)
     assert "speed" in str(m)
     # the rule list: the first rule splits speed, every rule and the default predict a level
-    assert 2 <= m.n_regions_ <= 3 and [c.name for c in m.rules_[0].conditions] == ["speed"], str(m)
+    assert 2 <= m.n_regions_ <= 3 and [c.name for c in m.rules_.rules[0].conditions] == ["speed"], str(m)
     for prediction in m.rules_.predictions():
         assert min(abs(prediction + 1.0), abs(prediction - 3.0)) < 0.1, str(m)
     assert m.score(X, y) > 0.95
@@ -185,7 +185,7 @@ def test_feature_names_parameter_and_regression_rules():
     # The regions also model where the inputs lie (eq. 6), so the uniform 'noise'
     # feature may cut a level set into several rules; each predicts its level.
     assert 2 <= m.n_regions_ <= 10
-    for rule in m.rules_:
+    for rule in m.rules_.rules:
         level = -1.0 if rule.prediction < 1.0 else 3.0
         assert rule.prediction == pytest.approx(level, abs=0.1), str(m)
         speed = [c for c in rule.conditions if c.name == "speed"]
@@ -232,7 +232,7 @@ def test_ruleset_kernels_match_numpy(baseline, n_rules, n_features, n_cond, kern
     X = rng.normal(size=(3000, n_features))
     X[rng.random(X.shape) < 0.05] = np.nan
     expected = np.ones((len(X), n_rules), dtype=bool)
-    for r, rule in enumerate(rules):
+    for r, rule in enumerate(rules.rules):
         for c in rule.conditions:
             v = X[:, c.feature]
             holds = np.ones(len(X), bool)
@@ -254,7 +254,7 @@ def test_ruleset_without_missing_rule_rejects_nan(baseline, kernel_env):
     rules = _random_ruleset(np.random.default_rng(5), 10, 28, 18, supports_missing=False)
     X = np.random.default_rng(6).normal(size=(100, 28))
     rules.predict(X)
-    X[50, rules[0].conditions[0].feature] = np.nan
+    X[50, rules.rules[0].conditions[0].feature] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         rules.predict(X)
 

@@ -12,7 +12,7 @@ from sklearn.ensemble import (
     HistGradientBoostingRegressor,
 )
 
-from defrag import DefragModel, RuleSet
+from defrag import DefragModel, RuleSet, RuleTree
 from defrag.rules import display
 from defrag.rules.conditions import MISSING_MARK
 from defrag.rules.ruleset import prediction_text
@@ -97,15 +97,15 @@ def _check_against_frame(rows, rules):
     frame = rules.to_frame()
     assert rows[0] == [name for name, _ in display.COLUMNS]
     body = rows[1:]
-    assert len(body) == len(rules) + 1 == len(frame)
+    assert len(body) == len(rules) == len(frame)
     probas = [c for c in frame.columns if c.startswith("proba_")]
     for i, (row, (_, f)) in enumerate(zip(body, frame.iterrows())):
-        default = i == len(rules)
+        default = i == len(rules) - 1
         assert row[0] == ("*" if default else str(i + 1))
         # the conditions as the listing prints them: to_frame's text but MISSING_MARK for
         # "(or missing)" where training had no missing value
-        assert row[1] == ("otherwise" if default else rules[i].condition_text(mark_unseen=True))
-        assert f["rule"] == ("otherwise" if default else rules[i].condition_text())
+        assert row[1] == ("otherwise" if default else rules.rules[i].condition_text(mark_unseen=True))
+        assert f["rule"] == ("otherwise" if default else rules.rules[i].condition_text())
         proba = np.array([f[c] for c in probas]) if probas else None
         assert row[2] == prediction_text(f["prediction"], proba)
         assert row[3] == str(int(f["support"]))  # the default's too: the points no rule takes
@@ -119,8 +119,8 @@ def _check_against_frame(rows, rules):
 def test_html_table_cells_are_to_frame_and_escaped(fitted, kind):
     rules = fitted[kind][0].rules_
     if kind == "classification":  # the listing's missing-value marks are shown
-        assert any(MISSING_MARK in r.condition_text(mark_unseen=True) for r in rules)
-    assert {c.name for r in rules for c in r.conditions} & {"<b>size</b>", "R&D &amp; co"}
+        assert any(MISSING_MARK in r.condition_text(mark_unseen=True) for r in rules.rules)
+    assert {c.name for r in rules.rules for c in r.conditions} & {"<b>size</b>", "R&D &amp; co"}
     text = rules._repr_html_()
     parsed = _parsed(text)
     # the names' tags and entities are text: only the table's own tags are there
@@ -141,9 +141,9 @@ def test_markdown_table_rows_are_to_frame(fitted, kind):
     if rules.missing_note() is not None:
         assert text.splitlines()[-1] == display.markdown_cell(rules.missing_note())
     # what Markdown reads as markup is escaped ("<=" is not)
-    used = {c.name for r in rules for c in r.conditions}
+    used = {c.name for r in rules.rules for c in r.conditions}
     assert "<b>size</b>" in used and "\\<b>size\\</b>" in text
-    assert ("<=" in text) == any("<=" in r.condition_text(mark_unseen=True) for r in rules)
+    assert ("<=" in text) == any("<=" in r.condition_text(mark_unseen=True) for r in rules.rules)
     for name in used:
         assert display.markdown_cell(name) in text
 
@@ -159,10 +159,10 @@ def test_markdown_cell_escapes_only_markup():
 def test_shares_are_the_first_matches_on_the_training_rows(fitted):
     model, X = fitted["classification"]
     first = model.apply(X)
-    counts = np.bincount(np.where(first < 0, len(model.rules_), first), minlength=len(model.rules_) + 1)
+    counts = np.bincount(first, minlength=len(model.rules_.rules) + 1)
     np.testing.assert_allclose(model.rules_.to_frame()["share"].to_numpy(dtype=float), counts / len(X))
     # a rule set read from JSON does not know them: blank cells, no error
-    back = RuleSet.from_json(model.rules_.to_json())
+    back = RuleTree.from_json(model.rules_.to_json())
     rows = _markdown_rows(back.to_markdown())
     assert all(row[4] == "" for row in rows[1:]) and back.to_frame()["share"].isna().all()
     assert rows[-1][3] == "" and back.default_support is None

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import json_paths
-from defrag import Condition, DefragModel, Rule, RuleSet
+from defrag import Condition, DefragModel, Rule, RuleSet, RuleTree
 from defrag.rules import RulesDocumentError
 from defrag.splits.inputs import InputEncoding
 
@@ -77,7 +77,7 @@ def set_at(doc, path, value):
 def refused(doc, path):
     """The RulesDocumentError of doc; its path must be path."""
     with pytest.raises(RulesDocumentError) as info:
-        RuleSet.from_dict(doc)
+        RuleTree.from_dict(doc)
     assert info.value.path == path, str(info.value)
     assert str(info.value).startswith(path)
     return info.value
@@ -134,28 +134,28 @@ def test_deep_nesting_and_bad_text_are_clean_errors():
     for text in ["[" * 5000 + "]" * 5000, '{"rules": ' + "[" * 100_000 + "]" * 100_000 + "}",
                  '{"rules": [], "default_prediction": ' + "1" * 5000 + "}", "{", b"\xff\xfe", "null"]:
         with pytest.raises(RulesDocumentError):
-            RuleSet.from_json(text)
+            RuleTree.from_json(text)
     # quotes and brackets inside strings do not count as nesting
     rs = RuleSet([Rule([Condition(0, 'a"[[[{', upper=1.0)], 1.0)], 0.0, feature_names=['a"[[[{'])
-    assert RuleSet.from_json(rs.to_json()).feature_names == ['a"[[[{']
+    assert RuleTree.from_json(rs.to_json()).feature_names == ['a"[[[{']
     with pytest.raises(TypeError):
-        RuleSet.from_json(12)
+        RuleTree.from_json(12)
 
 
 def test_the_writers_infinities_read_back():
     for rs in (hand_rules(), regression_rules()):
         text = rs.to_json()
         assert "Infinity" not in text and "NaN" not in text
-        back = RuleSet.from_json(text)
+        back = RuleTree.from_json(text)
         assert back.to_dict() == rs.to_dict()
         assert str(back) == str(rs)
     doc = documents()["regression"]
     doc["rules"][0]["prediction"] = "inf"
-    assert RuleSet.from_dict(doc).rules[0].prediction == math.inf
+    assert RuleTree.from_dict(doc).rules[0].prediction == math.inf
 
 
 def test_valid_documents_load_as_before(fitted_document):
-    back = RuleSet.from_dict(copy.deepcopy(fitted_document))
+    back = RuleTree.from_dict(copy.deepcopy(fitted_document))
     assert back.to_dict() == fitted_document
 
 
@@ -223,7 +223,7 @@ def check_loaded(rs):
     inputs may be refused with a ValueError, nothing else."""
     text = str(rs)
     assert text.count("\n") >= len(rs.rules)
-    again = RuleSet.from_json(rs.to_json())
+    again = RuleTree.from_json(rs.to_json())
     assert str(again) == text
     n = rs._n_features()
     if n > 64:  # a feature index far out (the rules' own count): not scored here
@@ -241,7 +241,7 @@ def check_loaded(rs):
             hypothesis.event(f"predict refused: {str(exc)[:40]}")
             continue
         assert predicted.shape == (len(data),)
-        first = rs.first_match(rs.encode(data))
+        first = rs.route(rs.encode(data))[:, 0]
         np.testing.assert_array_equal(predicted, rs.predictions()[first])
     hypothesis.event("loaded")
 
@@ -253,7 +253,7 @@ DOCS = documents()
 def test_fuzzed_documents_load_or_raise_a_document_error(mutated):
     name, doc, path = mutated
     try:
-        rs = RuleSet.from_json(doc) if isinstance(doc, str) else RuleSet.from_dict(doc)
+        rs = RuleTree.from_json(doc) if isinstance(doc, str) else RuleTree.from_dict(doc)
     except RulesDocumentError as exc:
         hypothesis.event(f"refused at {exc.path.split('[')[0].split('.')[0] or 'document'}")
         return
@@ -268,7 +268,7 @@ def test_fuzzed_json_text_loads_or_raises_a_document_error(mutated):
     except RecursionError:  # the test's own writer, on 5,000 nested lists: write them by hand
         text = json.dumps(set_at(doc, path[:-2], "@@")).replace('"@@"', "[" * 5000 + "]" * 5000)
     try:
-        rs = RuleSet.from_json(text)
+        rs = RuleTree.from_json(text)
     except RulesDocumentError:
         return
     check_loaded(rs)
@@ -279,7 +279,7 @@ def test_fuzzed_fitted_documents(fitted_document):
     def run(mutated):
         name, doc, path = mutated
         try:
-            rs = RuleSet.from_json(doc) if isinstance(doc, str) else RuleSet.from_dict(doc)
+            rs = RuleTree.from_json(doc) if isinstance(doc, str) else RuleTree.from_dict(doc)
         except RulesDocumentError:
             return
         check_loaded(rs)
@@ -291,9 +291,9 @@ def test_an_evaluation_object_is_read_as_a_check_and_ignored():
     rs = RuleSet([Rule([Condition(0, "x0", upper=0.5)], 1.5)], 0.25, feature_names=["x0"])
     d = rs.to_dict()
     d["evaluation"] = {"n_rows": 10, "error": 0.1, "model_error": None, "fidelity": 0.9}
-    assert RuleSet.from_json(json.dumps(d)).to_dict() == rs.to_dict()
+    assert RuleTree.from_json(json.dumps(d)).to_dict() == rs.to_dict()
     for bad, where in (([0.1], "evaluation"), ({"error": "low"}, "evaluation.error"),
                        ({"error": True}, "evaluation.error")):
         d["evaluation"] = bad
         with pytest.raises(RulesDocumentError, match=where):
-            RuleSet.from_json(json.dumps(d))
+            RuleTree.from_json(json.dumps(d))

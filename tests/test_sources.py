@@ -150,7 +150,7 @@ def test_defrag_with_missing_values():
     ev = m.evaluate(Xte, yte)
     assert ev["error"] <= 0.35, (str(m), ev)
     # the printed rules and the C rule kernels agree on points with missing values
-    expected = np.stack([r.covers(Xte) for r in m.rules_], axis=1)
+    expected = np.stack([r.covers(Xte) for r in m.rules_.rules], axis=1)
     np.testing.assert_array_equal(m.rules_.covers(Xte), expected)
     # eq. 10 by hand on the dense binary features, missing values included
     S = m.splits_.binary_features(Xte)

@@ -31,8 +31,8 @@ def test_restarts_on_a_subsample_are_selected_on_all_rows(xor_4000):
     assert 3 <= m.n_regions_ <= 8, str(m)
     assert m.evaluate(Xte, yte)["error"] <= 0.15
     # rules, supports and pruning still use every training row
-    assert sum(r.support for r in m.rules_) <= len(Xtr)
-    assert max(r.support for r in m.rules_) > 1000 / 4
+    assert sum(r.support for r in m.rules_.rules) <= len(Xtr)
+    assert max(r.support for r in m.rules_.rules) > 1000 / 4
 
 
 def test_subsample_result_does_not_depend_on_n_jobs(xor_4000):

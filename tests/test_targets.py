@@ -23,7 +23,7 @@ def regression():
 
 
 def _conditions(model):
-    return [[str(c) for c in rule.conditions] for rule in model.rules_]
+    return [[str(c) for c in rule.conditions] for rule in model.rules_.rules]
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"form": "restarts"}, {"form": "paper"}, {"method": "em"}])
@@ -58,7 +58,7 @@ def test_targets_out_of_range_are_refused(regression, scale, message):
 def test_constant_targets_of_any_size_fit_one_rule(regression):
     rf, X, _ = regression
     for value in (0.0, 1e-200, -3.0, 1e50):
-        assert len(DefragModel(rf, random_state=0, form="list").fit(X, np.full(X.shape[0], value)).rules_) == 0
+        assert len(DefragModel(rf, random_state=0, form="list").fit(X, np.full(X.shape[0], value)).rules_.rules) == 0
     with pytest.raises(ValueError, match=r"^y: values as large as 1e\+200"):
         DefragModel(rf, random_state=0, form="list").fit(X, np.full(X.shape[0], 1e200))
 
@@ -80,7 +80,7 @@ def test_a_classifier_with_continuous_values_is_refused(regression):
         DefragModel(rf, task="classification", random_state=0, form="list").fit(X)
     # labels stored as floats are labels, whole or not where the model has them as classes
     model = DefragModel(clf, random_state=0, form="list").fit(X, (y > 0).astype(float))
-    assert set(model.classes_) == {0.0, 1.0} and len(model.rules_) >= 1
+    assert set(model.classes_) == {0.0, 1.0} and len(model.rules_.rules) >= 1
     cb = pytest.importorskip("catboost")  # (scikit-learn's classifiers refuse such labels)
     halves = np.where(y > 0, 0.5, 1.5)
     clf_halves = cb.CatBoostClassifier(iterations=10, depth=2, verbose=0, allow_writing_files=False).fit(X, halves)
@@ -118,9 +118,9 @@ def test_fewer_rows_than_the_default_max_rules_fit(regression):
             warnings.simplefilter("error")
             model = DefragModel(clf, random_state=0, form="list").fit(X[:n], y[:n])
         np.testing.assert_array_equal(model.predict(X[:n]), model.rules_.predict(X[:n]))
-        assert len(model.rules_) < max(n, 2)
+        assert len(model.rules_.rules) < max(n, 2)
     rf, Xr, yr = regression
-    assert len(DefragModel(rf, n_regions=3, random_state=0, form="list").fit(Xr[:6], yr[:6]).rules_) <= 2
+    assert len(DefragModel(rf, n_regions=3, random_state=0, form="list").fit(Xr[:6], yr[:6]).rules_.rules) <= 2
     # EM fits exactly max_rules components: still refused, and so is FAB where the rows
     # are more than the default's
     with pytest.raises(DefragMemoryError, match="n_components=10 is more than the 8 rows"):

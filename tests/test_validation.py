@@ -116,7 +116,7 @@ def test_single_class_gives_one_rule(xor_forest):
     # the one region covers everything: a tree of one leaf
     assert m.rules_.n_regions == 1 and m.rules_.leaves()[0].prediction == "only"
     paper = DefragModel.paper(rf, n_restarts=2, random_state=0).fit(Xtr, y)
-    assert paper.n_regions_ == 1 and paper.rules_[0].conditions == []
+    assert paper.n_regions_ == 1 and paper.rules_.rules[0].conditions == []
     ev = paper.evaluate(Xte, np.full(Xte.shape[0], "only"))
     assert ev["largest_region"] == 1.0 and ev["regions_reached"] == 1 and ev["overlap_share"] == 0.0
 

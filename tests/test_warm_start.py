@@ -84,10 +84,9 @@ def test_a_rule_list_warm_starts_a_tree(fitted):
     listed = DefragModel(forest, random_state=0, n_restarts=2, form="list").fit(X)
     warm = DefragModel(forest, random_state=0, n_restarts=2, reference_rules=listed.rules_).fit(X)
     i = list(warm.path_["form"]).index("reference")
-    assert warm.path_["n_regions"][i] == len(listed.rules_) + 1
+    assert warm.path_["n_regions"][i] == len(listed.rules_)  # the list's regions: its rules and its default
     if warm.path_["form"][warm.path_["chosen"]] == "reference":
-        assert np.array_equal(warm.rules_.apply(X), np.where(listed.rules_.apply(X) < 0, len(listed.rules_),
-                                                             listed.rules_.apply(X)))
+        assert np.array_equal(warm.rules_.apply(X), listed.rules_.apply(X))
 
 
 def test_bad_references_are_refused_with_a_clear_error(fitted, tmp_path):

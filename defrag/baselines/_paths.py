@@ -144,10 +144,11 @@ class TreeRulesMixin:
         thresholds they test (rules/conditions.py), so predict is what the rules say; a row
         no rule covers (two printed bounds of an empty leaf kept apart) walks the tree."""
         nodes = np.array([node for node, _ in leaf_paths(self.tree_)], dtype=np.intp)
-        first = self.rules_.first_match(Xf)
-        leaves = np.where(first >= 0, nodes[first], -1)
-        if np.any(first < 0):
-            leaves[first < 0] = walk_tree(self.tree_, Xf[first < 0])
+        first = self.rules_.route(Xf)[:, 0]
+        missed = first == len(nodes)  # the default's leaf: no rule covers the row
+        leaves = np.where(missed, -1, nodes[np.minimum(first, len(nodes) - 1)])
+        if np.any(missed):
+            leaves[missed] = walk_tree(self.tree_, Xf[missed])
         return leaves
 
     def _leaf_values(self, Xf):

@@ -133,7 +133,7 @@ class InTrees(BaselineModel):
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
     >>> model = InTrees(forest).fit(X, y)
-    >>> len(model.rules_) + 1 == model.n_regions_
+    >>> len(model.rules_) == model.n_regions_
     True
     """
 
@@ -302,7 +302,7 @@ class InTrees(BaselineModel):
         return fitting.classes[code], proba
 
     def _predict_coded(self, Xf):
-        return self.rules_.predictions()[self.rules_.first_match(Xf)]
+        return self.rules_.predictions()[self.rules_.route(Xf)[:, 0]]
 
     def _proba_coded(self, Xf):
-        return self.rules_.probabilities()[self.rules_.first_match(Xf)]
+        return self.rules_.probabilities()[self.rules_.route(Xf)[:, 0]]

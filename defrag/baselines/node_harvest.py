@@ -171,7 +171,7 @@ class NodeHarvest(BaselineModel):
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
     >>> model = NodeHarvest(forest, random_state=0).fit(X, y)
-    >>> model.n_regions_ == len(model.rules_)
+    >>> model.n_regions_ == len(model.rules_.rules)
     True
     """
 

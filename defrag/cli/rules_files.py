@@ -1,5 +1,5 @@
 """Rules files: the JSON that ``defrag explain --format json`` writes (RuleTree.to_json,
-RuleSet.to_json), read back by the API's reader; a file that is no rules file (a model,
+a list's, a tree's or a sum's), read back by the API's reader; a file that is no rules file (a model,
 a pickle, binary) is refused by its first bytes before any parsing."""
 import json
 

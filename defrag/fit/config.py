@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
-from ..rules import RuleSet, RuleTree, from_json
+from ..rules import RuleTree, from_json
 from ..utils.files import MAX_RULES_BYTES, read_file_bytes
 
 # subsample="auto": restarts are fitted on this many rows above AUTO_SUBSAMPLE_ABOVE rows.
@@ -78,7 +78,7 @@ def _reference_rules(reference, form, method):
         except ValueError as exc:  # RulesDocumentError, or JSON that is no document
             raise ValueError(f"reference_rules: {os.fsdecode(reference)!r} is not the JSON of a RuleTree or a "
                              f"RuleSet ({exc})") from None
-    if not isinstance(reference, (RuleTree, RuleSet)):
+    if not isinstance(reference, RuleTree):
         raise TypeError(f"reference_rules must be a RuleTree, a RuleSet or the path of its JSON; got "
                         f"{type(reference).__name__}")
     if form not in ("auto", "tree", "sum") or method == "em-kl":

@@ -50,7 +50,6 @@ significant digits) only where an output lies that close to a rounding boundary.
 had errors equal to within that rounding (restarts with the same list have bit-equal
 errors either way: the same partitions, the same order).
 """
-import copy
 import dataclasses
 import logging
 import operator
@@ -285,7 +284,7 @@ def _score_part(part, y, state, payload):
 
 
 def _printing_part(part, y, state, rule_set):
-    """The statistics RuleSet.on_training_rows reads, on one partition: its conditions'
+    """The statistics a list's on_training_rows reads, on one partition: its conditions'
     training_row_statistics (rules/conditions.py), the rows each rule covers and those it
     is the first match for."""
     X = np.ascontiguousarray(state.coded(part), dtype=np.float64)
@@ -473,17 +472,10 @@ class DaskRows:
         return total
 
     def on_training_rows(self, rule_set):
-        """RuleSet.on_training_rows on all rows (rules/ruleset.py), from per-partition
+        """A list's on_training_rows on all rows (rules/explanation.py), from per-partition
         statistics."""
         results = self._map(_printing_part, rule_set)
         stats = combine_training_row_statistics(r[0] for r in results)
         cover = sum(r[1] for r in results)
-        printed = iter(conditions_printed([c for r in rule_set.rules for c in r.conditions], stats))
-        new = copy.copy(rule_set)
-        new.__dict__.pop("_arrays", None)
-        new.rules = [copy.copy(r) for r in rule_set.rules]
-        for rule, covered in zip(new.rules, cover):
-            rule.conditions = [next(printed) for _ in rule.conditions]
-            rule.coverage = float(int(covered) / self.n_samples)
-        new.set_first_match_counts(sum(r[2] for r in results))
-        return new
+        printed = conditions_printed([c for r in rule_set.rules for c in r.conditions], stats)
+        return rule_set.printed_list(printed, [int(c) for c in cover], sum(r[2] for r in results), self.n_samples)

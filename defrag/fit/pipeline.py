@@ -20,7 +20,6 @@ import numpy as np
 from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
 from ..rules.diff import explanation_diff
-from ..rules.tree import explanation_conditions
 from ..utils.progress import RestartProgress
 from ..utils.validation import user_stacklevel
 from .dask_rows import DaskRows
@@ -71,7 +70,7 @@ class FitResult:
             out["gamma_"] = r.params["gamma"]
         if "w" in r.params:
             out["gate_weights_"] = r.params["w"]
-        out.update(rules_=r.rules, n_regions_=r.n_rules, n_conditions_=explanation_conditions(r.rules),
+        out.update(rules_=r.rules, n_regions_=r.n_rules, n_conditions_=r.rules.n_conditions,
                    fit_seconds_=self.seconds)
         if r.path is not None:  # a searched form: every candidate (a tree's, or each size of a list)
             out["path_"] = {k: v for k, v in r.path.items() if k not in ("trees", "rules")}

@@ -11,7 +11,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..rules import Rule, RuleSet
 from ..rules.extract import extract_rules_conditions
-from ..rules.tree import explanation_conditions
 from ..evaluation import prediction_error
 from ..utils.dask_collections import map_rows
 from ..utils.validation import check_predict_X, checked_names
@@ -72,7 +71,7 @@ def read_out(config, prepared, searched, rows):
     rule_set = rows.on_training_rows(rule_set)
     # a rule list's default ("otherwise") is one of its rules: n_regions_ counts its
     # regions, comparable with a tree's leaves; the paper's rules are its components
-    n_rules = len(rule_set) + 1 if config.rule_list else int(order.size)
+    n_rules = rule_set.n_regions if config.rule_list else int(order.size)
     return Readout(params, rule_set, n_rules, path)
 
 
@@ -248,7 +247,7 @@ def sized_model(model, n_regions=None, max_conditions=None):
         out.rules_ = model.path_rules_[i]
         out.n_regions_ = int(out.rules_.n_regions)
         out.path_ = dict(path, chosen=i)
-    out.n_conditions_ = explanation_conditions(out.rules_)
+    out.n_conditions_ = out.rules_.n_conditions
     return out
 
 

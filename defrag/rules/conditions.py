@@ -494,7 +494,7 @@ class Condition:
         -------
         dict
             Its feature, name, bounds, categories (labels and codes), missing-value
-            fields and printing fields, as ``RuleSet.to_json`` writes them.
+            fields and printing fields, as ``RuleTree.to_json`` writes them.
         """
         return document.condition_to_dict(self)
 

@@ -42,8 +42,8 @@ class Deliverables:
 
         Returns
         -------
-        RuleSet or RuleTree
-            The explanation, of the class this is called on.
+        RuleTree
+            The explanation, of the form the document holds.
 
         Raises
         ------
@@ -62,8 +62,8 @@ class Deliverables:
 
         Parameters
         ----------
-        other : RuleTree or RuleSet
-            The other explanation, over the same features.
+        other : RuleTree
+            The other explanation (any form), over the same features.
         X : array-like of shape (n_samples, n_features), default=None
             Rows on which to count the changes.
         tol : float, default=None
@@ -109,8 +109,8 @@ class Deliverables:
 
         Returns
         -------
-        RuleSet or RuleTree
-            The explanation, of the class this is called on.
+        RuleTree
+            The explanation, of the form the document holds.
 
         Raises
         ------

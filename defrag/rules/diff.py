@@ -1,4 +1,4 @@
-"""What changed between two explanations (``RuleTree.diff``, ``RuleSet.diff``): regions
+"""What changed between two explanations (``RuleTree.diff``, any forms): regions
 kept, changed (the same conditions with moved thresholds), added and removed, and on rows
 X the share whose prediction changed and whose region changed, and the rows that moved
 between which regions.
@@ -28,8 +28,9 @@ standard deviation on X, or without X the range of its values (a sum's: its part
 added up, the widest its predictions can spread); the new explanation's where the old one's
 is 0 (a single region). A kept region's prediction reads as moved likewise.
 
-This module reads both explanations through their own attributes (``terms`` of a RuleTree,
-``rules`` of a RuleSet) and imports neither class: each imports it for its ``diff``.
+This module reads both explanations through their attributes (a tree's or a sum's
+``terms``, a list's ``rules``) and does not import the class, which imports it for its
+``diff``.
 """
 import bisect
 import heapq
@@ -136,7 +137,8 @@ JSON_SCHEMA = {
 
 # --------------------------------------------------------------------- regions
 def _is_tree(rules):
-    return hasattr(rules, "terms")
+    """A tree or a sum, not an ordered list (a list's regions are its rules, each read on its own)."""
+    return getattr(rules, "form", None) in ("tree", "sum")
 
 
 def check_comparable(old, new):
@@ -241,11 +243,8 @@ def regions_of(rules):
 
 def _row_regions(rules, X):
     """Each row's region number per part: int64 (n, parts)."""
-    if _is_tree(rules):
-        leaves = np.asarray(rules.apply(X))
-        return leaves.reshape(len(leaves), -1)
-    first = np.asarray(rules.apply(X))
-    return np.where(first < 0, len(rules.rules), first).reshape(-1, 1)
+    leaves = np.asarray(rules.apply(X))  # (a list's default: its last region)
+    return leaves.reshape(len(leaves), -1)
 
 
 def _moves(old_conds, new_conds):
@@ -627,19 +626,19 @@ class ExplanationDiff:
 
 
 def _kind(rules):
-    return rules.form if _is_tree(rules) else "list"
+    return rules.form
 
 
 def explanation_diff(old, new, X=None, tol=None):
-    """The ExplanationDiff from old to new (RuleTree or RuleSet, in any pairing), on the rows
+    """The ExplanationDiff from old to new (RuleTrees of any forms, in any pairing), on the rows
     of X where given (read as predict reads them). tol: a regression prediction changed where
     it moved by more than tol; None: RELATIVE_TOL of the spread of the old explanation's
     predictions (their standard deviation on X, else its values' range; the new one's where
     the old one's is 0). ValueError where the two read different features or predict
     different things (classes against values, other classes)."""
     for rules in (old, new):
-        if not (_is_tree(rules) or hasattr(rules, "rules")):
-            raise TypeError(f"diff compares a RuleTree or a RuleSet, not {type(rules).__name__}")
+        if getattr(rules, "form", None) not in ("list", "tree", "sum"):
+            raise TypeError(f"diff compares two RuleTrees, not {type(rules).__name__}")
     check_comparable(old, new)
     if tol is not None and not (isinstance(tol, (int, float, np.integer, np.floating)) and not isinstance(tol, bool)
                                 and np.isfinite(tol) and tol >= 0):

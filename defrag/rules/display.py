@@ -1,6 +1,6 @@
 """An explanation as readers see it in Markdown (``to_markdown``, ``_repr_markdown_``, the
 CLI's ``--format markdown``) and in HTML (``_repr_html_``, a fitted model's notebook
-display): a rule list as a table whose cells are the rule set's (``RuleSet.table_rows``),
+display): a rule list as a table whose cells are the rule set's (``table_rows``, a list's),
 so that every table of rules is the same table; a tree or a sum as its text, which reads
 by its indentation. These functions only write them, escaped for each format."""
 import html

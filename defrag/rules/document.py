@@ -24,7 +24,7 @@ MAX_DEPTH = 32
 
 
 class RulesDocumentError(ValueError):
-    """A rule set document that ``RuleSet.from_dict`` / ``from_json`` refuse. ``path`` is
+    """A document that ``RuleTree.from_dict`` / ``from_json`` refuse. ``path`` is
     the JSON path of the bad field (``rules[2].conditions[0].feature``; "" for the whole
     document), and the message starts with it."""
 

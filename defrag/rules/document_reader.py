@@ -424,12 +424,9 @@ def _header(d):
 
 
 def ruleset_fields(d):
-    """RuleSet's constructor arguments of a rule set's dict, its rules as dicts of Rule's
+    """RuleSet's arguments (of a list) of a list's dict, its rules as dicts of Rule's
     arguments and theirs of Condition's, after checking the whole document
     (RulesDocumentError naming the bad field's JSON path)."""
-    if isinstance(d, dict) and "nodes" in d and "rules" not in d:
-        _fail("", "a rule tree (it has 'nodes'), not a rule set: read it with RuleTree.from_json, or "
-                  "defrag.rules.from_json for either")
     if _version(d, "rule set", "rules") > SCHEMA_VERSION:
         _fail("schema_version", "a rule set's document is version 1")
     _object(d, "", ("rules", "default_prediction"), _HEADER + ("default_proba", "decimals"))

@@ -1,33 +1,42 @@
-"""What every printed explanation does the same way, whatever its form (a RuleSet: an
-ordered list; a RuleTree: a tree of rules or a sum of trees): how it reads rows (column
-matching by name, the source model's encoding, zero read as missing, the count of
-features), the arrays of its boxes the C kernels test and the router over them, its
-predictions, regions and per-row checks, and the copy printed for its training rows; what
-it delivers besides (documents, exports, displays, diffs) it inherits from
-``Deliverables`` (rules/deliverables.py). A subclass gives ``_boxes()`` (the conditions of
-each box it tests, in reading order: a list's rules, a tree's inner nodes), ``_items()``
-(the router's items), ``_covering``, ``_predict_coded``, ``_on_training_rows``,
-``_heading()`` and what ``Deliverables`` asks for, and calls ``_read_as`` when it is
-built."""
+"""How a rule tree (rules/tree.py: an ordered list, a tree or a sum) reads rows, whatever
+its form: column matching by name, the source model's encoding, zero read as missing, the
+count of features; the arrays of its boxes the C kernels test and the router over them
+(src_c/dfg_route.h); its predictions, regions and per-row checks, and the copy printed for
+its training rows. What it delivers besides (documents, exports, displays, diffs) it
+inherits from ``Deliverables`` (rules/deliverables.py). RuleTree gives ``_boxes()`` (the
+conditions of each box, in reading order), ``_items()`` (the router's items),
+``_predict_coded``, ``_on_training_rows``, ``_heading()`` and what ``Deliverables`` asks
+for, and calls ``_read_as`` when it is built."""
 import copy
 import functools
 
 import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
+from ..utils.memory import check_memory
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, checked_names
-from . import _route
+from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, is_frame
+from . import _route, _rules_eval
 from .columns import column_positions, zero_as_missing
 from .deliverables import Deliverables
 from .conditions import box_arrays, comparisons, conditions_on_training_rows, reading_arrays
 
 
+# Rows are read a block at a time, so that predict, apply and their kin take their output
+# plus a bounded block, whatever the explanation's size: at most BLOCK_ROWS rows of the
+# columns read (converted where predict cannot read the input in place), and rows whose
+# items (rows x terms, and what is read of them) take at most ROUTE_BLOCK_BYTES
+BLOCK_ROWS = 65536
+ROUTE_BLOCK_BYTES = 1 << 20
+# bytes per row and term of a routed block (its item, int64, and one gather of it)
+_BYTES_PER_ITEM = 16
+
+
 class Explanation(Deliverables):
-    """The methods a RuleSet and a RuleTree share (see the module docstring)."""
+    """How a RuleTree reads rows (see the module docstring)."""
 
     # arrays built from the boxes on first use: a copy or a pickle drops them
-    _CACHES = ("_arrays", "_printed_arrays", "_chain_arrays", "_flat")
+    _CACHES = ("_arrays", "_printed_arrays", "_flat")
 
     def _boxes(self):
         raise NotImplementedError
@@ -143,7 +152,11 @@ class Explanation(Deliverables):
         return self._route(X_coded, n_threads, items=False, reads=True)[1]
 
     def covering(self, X_coded, n_threads=1):
-        """Tell which regions each row of X (as the explanation reads it) lies in.
+        """Tell which boxes' conditions hold on each row of X (as the explanation reads it).
+
+        A box is a list's rule or a tree's inner node, in reading order; its conditions are
+        read on their own, whether or not a row reaches the box (a list's rule covers a row
+        that an earlier rule takes).
 
         Parameters
         ----------
@@ -154,11 +167,13 @@ class Explanation(Deliverables):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
-            Boolean: a list's rule j covers row i (first match or not); row i reaches a
-            tree's leaf j, over the leaves of every term in reading order.
+        ndarray of shape (n_samples, n_boxes)
+            Boolean: every condition of box j holds on row i.
         """
-        return self._covering(X_coded, n_threads)
+        size = int(np.shape(X_coded)[0]) * len(self._boxes())  # (the guard checks it before it is allocated)
+        check_memory(size, "RuleTree.covering", "fewer rows at a time", {"the output": size})
+        return _rules_eval.rules_cover(np.ascontiguousarray(X_coded, dtype=np.float64),
+                                       n_threads=checked_threads(n_threads), **self._compiled())
 
     def covers(self, X, n_threads=1):
         """Tell which regions each row lies in (``covering`` of ``encode(X)``, in C).
@@ -172,7 +187,7 @@ class Explanation(Deliverables):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_rules) or (n_samples, n_leaves)
+        ndarray of shape (n_samples, n_boxes)
             Boolean, as ``covering``'s.
         """
         n_threads = checked_threads(n_threads)
@@ -193,7 +208,7 @@ class Explanation(Deliverables):
         ndarray of shape (n_samples,)
             The predictions.
         """
-        return self._predict_coded(X_coded, n_threads)
+        return self._read_coded(X_coded, n_threads, self._reading("predict"))
 
     def on_training_rows(self, X, n_threads=1):
         """Return a copy printed for the training rows X.
@@ -212,7 +227,7 @@ class Explanation(Deliverables):
 
         Returns
         -------
-        RuleSet or RuleTree
+        RuleTree
             The copy.
         """
         n_threads = checked_threads(n_threads)
@@ -295,7 +310,7 @@ class Explanation(Deliverables):
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict, n_threads=n_threads, matched=matched), X,
                             self._prediction_dtype())
-        return self._predict(X, n_threads, matched)
+        return self._read(X, n_threads, matched, self._reading("predict"))
 
     def predict_proba(self, X, n_threads=1, matched=False):
         """Return the class probabilities of each row (classification).
@@ -325,10 +340,13 @@ class Explanation(Deliverables):
         if is_dask_collection(X):
             return map_rows(functools.partial(self.predict_proba, n_threads=n_threads, matched=matched), X,
                             np.float64, len(self.classes))
-        return self._predict_proba(X, n_threads, matched)
+        return self._read(X, n_threads, matched, self._reading("predict_proba"))
 
     def apply(self, X, n_threads=1, matched=False):
-        """Return the region of each row: a list's rule that predicts it, a tree's leaf.
+        """Return the region of each row: the number of its leaf, in reading order.
+
+        A list's rule k (from 0) is region k, its default the last one (``len(rules)``); a
+        tree's leaves are numbered as printed; a sum gives the leaf of each part.
 
         Parameters
         ----------
@@ -344,24 +362,106 @@ class Explanation(Deliverables):
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_terms)
-            A list's first covering rule (-1: the default); the number of a tree's leaf in
-            reading order; a sum's leaf in each term.
+            The leaves' numbers (int64): a list's and a tree's, a sum's in each part.
         """
         n_threads = checked_threads(n_threads)
         if is_dask_collection(X):
-            if self._regions_per_row() != 1:
+            if self.form == "sum":
                 raise TypeError("apply of a sum of trees on a Dask collection: compute X first")
             return map_rows(functools.partial(self.apply, n_threads=n_threads, matched=matched), X, np.int64)
-        return self._apply(X, n_threads, matched)
+        return self._read(X, n_threads, matched, self._reading("apply"))
 
-    def _regions_per_row(self):
-        return 1
+    # ------------------------------------------------------------ the reader of rows
+    def _read(self, X, n_threads, matched, reading):
+        """What reading (``_reading``) makes of the rows of X, read as ``encode`` reads them
+        without encoding X whole: the same values, bit for bit (encode converts each row on
+        its own), with memory for the output and a block of the columns the conditions
+        read (``_blockwise``)."""
+        check_not_sparse(X)
+        positions = None if matched else column_positions(self.feature_names_in, X)
+        frame = is_frame(X)
+        if not frame:
+            try:
+                X = np.asarray(X)
+            except Exception:  # ragged lists and the like: encode says what is wrong
+                return self._read_coded(self._encoded(X), n_threads, reading)
+            if X.ndim != 2:
+                return self._read_coded(self._encoded(X), n_threads, reading)  # (refused there)
+        if self.encoding is not None and not self.encoding.trivial:
+            # categories, LightGBM's reading: the encoding reads whole rows, a block at a time
+            cols = slice(None) if positions is None else positions
 
-    def _predict(self, X, n_threads, matched):
-        return self.predict_coded(self.encode(X, matched), n_threads)
+            def block(r0, r1):
+                return self._encoded(X.iloc[r0:r1, cols] if frame else X[r0:r1])
 
-    def _predict_proba(self, X, n_threads, matched):
-        return self.probabilities_coded(self.encode(X, matched), n_threads)
+            return self._blockwise(len(X), block, self._compiled(), n_threads, reading)
+        used, zero = self._used_features(), self._zero_features()
+        n = self._n_features()
+        if frame:
+            fitted = range(X.shape[1]) if positions is None else positions  # (extra columns ignored)
+            if len(fitted) != n:
+                raise ValueError(f"X has {len(fitted)} features but the rules use {n}")
+            for j in fitted:  # the refusals of as_2d_float, by dtype
+                check_numeric_column(X.iloc[:, j], X.columns[j])
+            take = [fitted[d] for d in used]
+
+            def block(r0, r1):
+                try:
+                    return X.iloc[r0:r1, take].to_numpy(dtype=np.float64, na_value=np.nan)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError("X has non-numeric columns; defrag needs numeric features") from exc
+        else:
+            arr = X
+            as_2d_float(arr[:0], allow_nan=True, allow_inf=True)  # its refusals, by dtype
+            if arr.shape[1] != n:
+                raise ValueError(f"X has {arr.shape[1]} features but the rules use {n}")
+            if arr.dtype == np.float64 and arr.flags.c_contiguous and not zero:
+                return self._read_coded(arr, n_threads, reading)  # read in place
+
+            def block(r0, r1):
+                out = np.empty((r1 - r0, len(used)))
+                for j, d in enumerate(used):  # one strided column at a time (a cast as astype's)
+                    out[:, j] = arr[r0:r1, d]
+                return out
+
+        zero_at = [used.index(d) for d in zero]
+
+        def used_block(r0, r1):
+            if not used:  # no condition: a column the router never reads
+                return np.zeros((r1 - r0, 1))
+            out = block(r0, r1)
+            if zero_at:
+                out[:, zero_at] = zero_as_missing(out[:, zero_at])
+            return out
+
+        return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads, reading)
+
+    def _read_coded(self, X_coded, n_threads, reading):
+        """``_read`` of rows as the explanation reads them (``encode``)."""
+        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
+        return self._blockwise(X_coded.shape[0], lambda r0, r1: X_coded[r0:r1], self._compiled(), n_threads,
+                               reading)
+
+    def _blockwise(self, n_rows, block, arrays, n_threads, reading):
+        """One array of what reading makes of rows given a block at a time by block(r0, r1)
+        (float64, the columns the arrays number). reading (``_reading``): (what, result,
+        dtype, width, labelled): result(items) of each block, items being the item (or
+        with labelled the leaf) each row reaches in each term, int64 (rows, n_terms), into
+        an array of dtype, (n_rows,) or (n_rows, width); the memory guard checks the output
+        and a block before any is routed."""
+        what, result, dtype, width, labelled = reading
+        shape = (n_rows,) if width is None else (n_rows, width)
+        size = int(np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize)
+        if size > ROUTE_BLOCK_BYTES:  # (below, a block's own bound holds)
+            check_memory(size + ROUTE_BLOCK_BYTES, what, "fewer rows at a time",
+                         {"the output": size, "a block of rows": ROUTE_BLOCK_BYTES})
+        out = np.empty(shape, dtype=dtype)
+        step = max(1, min(BLOCK_ROWS, ROUTE_BLOCK_BYTES // (_BYTES_PER_ITEM * len(self.terms))))
+        label = self._flat[3] if labelled else None
+        for r0 in range(0, n_rows, step):
+            r1 = min(r0 + step, n_rows)
+            out[r0:r1] = result(self._route(block(r0, r1), n_threads, label=label, arrays=arrays)[0])
+        return out
 
     def _labels(self, values):
         """values as an array of the classes' dtype (NumPy's own strings would drop a

@@ -204,7 +204,7 @@ def to_python(rs, name="predict"):
 
 # ------------------------------------------------------------------------ the table
 def to_frame(rs, X=None, y=None):
-    """One row per rule and one for the default (pandas DataFrame); see RuleSet.to_frame."""
+    """One row per rule and one for the default (pandas DataFrame); see RuleTree.to_frame."""
     import pandas as pd
 
     rows = [{"rule": r.condition_text(), "n_conditions": len(r.conditions), "prediction": r.prediction,
@@ -221,8 +221,7 @@ def to_frame(rs, X=None, y=None):
         return frame
     Xc = rs.encode(X)
     cover = rs.covering(Xc)
-    first = rs.first_match(Xc)
-    index = np.where(first < 0, len(rs.rules), first)
+    index = rs.route(Xc)[:, 0]  # each row's rule, len(rules) for the default
     n = max(len(Xc), 1)
     frame["X_coverage"] = np.append(cover.mean(axis=0) if len(Xc) else np.zeros(len(rs.rules)), np.nan)
     frame["X_support"] = np.bincount(index, minlength=len(rs.rules) + 1)
@@ -231,7 +230,7 @@ def to_frame(rs, X=None, y=None):
         y = np.asarray(y)
         if y.shape[0] != len(Xc):
             raise ValueError(f"y has {y.shape[0]} entries but X has {len(Xc)} rows")
-        pred = rs.predictions()[first]
+        pred = rs.predictions()[index]
         if rs.classes is not None:
             right = np.bincount(index, weights=(pred == y).astype(float), minlength=len(rs.rules) + 1)
             with np.errstate(invalid="ignore", divide="ignore"):

@@ -1,22 +1,16 @@
-"""Rules and rule sets as printed and as applied: a rule is a conjunction of conditions with
-the prediction of its region; a rule set is ordered, and a point takes the prediction of
-the first rule that covers it, else the default. Prediction runs in C (``_rules_eval``:
-each row's first covering rule, one pass over the features the rules name). A rule set
-is written to and read from JSON (``document``) and exported to SQL, Python and tables
-(``export``).
+"""The ordered list of rules, a rule tree (rules/tree.py) whose "then" branches are all
+leaves: a row takes the prediction of the first rule that holds, else the default. Its
+rules as a reader sees them (``Rule``: a box of conditions and its region's prediction,
+read from the tree's items), the chain that holds them (``rule_chain``), and what only a
+list has (``ListForm``, which RuleTree inherits): its ``rules`` and default, the counts
+printed for its training rows, and its listing and table.
 """
-import copy
-
 import numpy as np
 
-from . import _rules_eval, document, document_reader, export
+from . import _rules_eval, document
 from ..utils.text import printed_label
 from ..utils.threads import checked_threads
-from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, is_frame
-from .conditions import Condition
-from .columns import column_positions, zero_as_missing
-from .explanation import Explanation
-from .tree_nodes import number_text, rounded, spread_decimals
+from .tree_nodes import Leaf, Node, number_text
 
 
 class Rule:
@@ -40,7 +34,7 @@ class Rule:
         The share of the training points that satisfy the conditions, when known.
     share : float, default=None
         The share of the training points the rule is the first match for, when known (set
-        where the rule set is printed for its training rows, ``RuleSet.on_training_rows``;
+        where the rule set is printed for its training rows, ``RuleTree.on_training_rows``;
         not kept in JSON).
 
     Attributes
@@ -157,10 +151,6 @@ class Rule:
         return f"Rule({self})"
 
 
-# rows of input converted at a time where predict cannot read the input in place
-BLOCK_ROWS = 65536
-
-
 def rule_count_text(n_rules):
     """How a count of rules reads wherever it is printed (headers, titles, reprs):
     n_rules rules before the default, "1 rule and otherwise", "3 rules and otherwise"."""
@@ -173,279 +163,63 @@ FIRST_MATCH = "a point takes the prediction of the first rule whose conditions h
               "else the last line's"
 
 
-def _with_prediction(rule, prediction):
-    out = copy.copy(rule)
-    out.prediction = prediction
-    return out
-
-
 def prediction_text(prediction, proba):
     if proba is None:  # a value: the shortest text of the number predicted, exactly
         return number_text(prediction) if isinstance(prediction, (float, np.floating)) else printed_label(prediction)
     return f"{printed_label(prediction)} (p={float(np.max(proba)):.3f})"
 
 
-class RuleSet(Explanation):
-    """An ordered list of rules and the prediction for rows no rule covers.
-
-    ``predict`` uses the rules as written: a row takes the prediction of the first rule
-    that covers it, else the default. Rows are read in C, only the columns the rules name.
-    A rule set is saved as JSON (``to_json``, ``from_json``) and exported to SQL, Python,
-    pandas queries and tables.
-
-    Parameters
-    ----------
-    rules : iterable of Rule
-        The rules, in order.
-    default_prediction : object
-        The prediction where no rule covers a row.
-    default_proba : array-like of shape (n_classes,), default=None
-        The default's class probabilities (classification only).
-    feature_names : sequence of str, default=None
-        The features' names as printed, one per column; every condition must name its
-        feature so (ValueError otherwise). None: the features are positions.
-    classes : array-like, default=None
-        The class labels (classification).
-    supports_missing : bool, default=False
-        Whether the rules' source model routes missing values (NaN); otherwise a NaN in a
-        feature a rule reads is refused.
-    encoding : InputEncoding, default=None
-        How the source model reads the inputs (category codes, zero as missing); None:
-        the inputs are read as they are.
-    feature_names_in : sequence of str, default=None
-        The DataFrame columns the rules were fitted on (None: fitted on an array); a
-        DataFrame given to ``predict`` is matched by these names.
-    decimals : int, default=None
-        Regression: the decimal places the values are rounded to (negative: a power of
-        ten above one), so that the printed numbers are the predictions; None: 4
-        significant digits of the values' range (6 of the largest where they do not
-        spread). Ignored in classification.
-
-    Attributes
-    ----------
-    rules : list of Rule
-        The rules, in order.
-    default_prediction : object
-        The default's prediction.
-    default_proba : ndarray or None
-        The default's class probabilities.
-    default_support : int or None
-        The training points no rule covers, when known.
-    default_share : float or None
-        Their share of the training points, when known.
-
-    See Also
-    --------
-    Rule : One rule of the set.
-    RuleTree : A tree of rules or a sum of trees.
-    DefragModel : Fits a rule set to a tree ensemble.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from defrag import Condition, Rule, RuleSet
-    >>> rules = RuleSet([Rule([Condition(0, "age", lower=30.0)], 1.5, support=12),
-    ...                  Rule([Condition(1, "income", upper=2.0)], 0.5, support=8)],
-    ...                 default_prediction=0.0, feature_names=["age", "income"])
-    >>> print(rules)
-    [1] if age > 30 then y = 1.5   (support 12, weight 0.000)
-    [2] if income <= 2 then y = 0.5   (support 8, weight 0.000)
-    [*] otherwise y = 0
-    >>> rules.predict(np.array([[45.0, 1.0], [20.0, 1.0], [20.0, 3.0]]))
-    array([1.5, 0.5, 0. ])
-    >>> rules.apply(np.array([[45.0, 1.0], [20.0, 3.0]]))
-    array([ 0, -1], dtype=int32)
-    """
 
 
-    def __init__(self, rules, default_prediction, default_proba=None, feature_names=None,
-                 classes=None, supports_missing=False, encoding=None, feature_names_in=None, decimals=None):
-        self.default_support = self.default_share = None  # (set_first_match_counts)
-        self.rules = list(rules)
-        self.default_prediction = default_prediction
-        self.default_proba = None if default_proba is None else np.asarray(default_proba)
-        self.decimals = None
-        values = [r.prediction for r in self.rules] + [default_prediction]
-        if classes is None and all(isinstance(v, (float, np.floating)) for v in values) and \
-                self.default_proba is None and all(r.proba is None for r in self.rules):
-            # regression: the values rounded as printed (rules/tree_nodes.py, spread_decimals);
-            # a rule whose value changes is a copy (the caller's rules stay as given)
-            self.decimals = int(spread_decimals(values) if decimals is None else decimals)
-            exact = rounded(values, self.decimals)
-            self.rules = [r if float(r.prediction) == v else _with_prediction(r, float(v))
-                          for r, v in zip(self.rules, exact[:-1])]
-            self.default_prediction = float(exact[-1])
-        self.classes = classes
-        self._read_as(feature_names, feature_names_in, encoding, supports_missing)
+def rule_chain(rules, default_prediction, default_proba=None):
+    """The tree of an ordered list: rule k's box at the k-th node, whose "then" is a leaf
+    holding the rule's prediction, probabilities, support, share and weight, and whose
+    "else" is the next rule's node; the default's leaf last (support unknown)."""
+    node = Leaf(default_prediction, default_proba, support=None)
+    for r in reversed(list(rules)):
+        node = Node(r.conditions, Leaf(r.prediction, r.proba, r.support, r.share, weight=r.weight), node,
+                    coverage=r.coverage)
+    return node
 
-    def __len__(self):
-        return len(self.rules)
 
-    def __iter__(self):
-        return iter(self.rules)
+class ListForm:
+    """What only an ordered list has (a RuleTree whose ``form`` is "list"): its rules and
+    default read from its chain, the counts printed for its training rows, its listing and
+    its table. Each raises AttributeError on a tree or a sum."""
 
-    def __getitem__(self, i):
-        return self.rules[i]
+    def _chain(self):
+        """The list's nodes, in order, and its default's leaf."""
+        if self.form != "list":
+            raise AttributeError(f"a {self.form} has no rules in order: its regions are its leaves")
+        nodes = self.nodes()
+        return nodes, nodes[-1].otherwise if nodes else self.terms[0]
 
-    def _covering(self, X_coded, n_threads):
-        return _rules_eval.rules_cover(np.ascontiguousarray(X_coded, dtype=np.float64),
-                                       n_threads=checked_threads(n_threads), **self._compiled())
+    @property
+    def rules(self):
+        """The list's rules, in order (a new list of new Rule objects: the list is not
+        changed through them)."""
+        return [Rule(n.conditions, n.then.prediction, n.then.proba, n.then.support, n.then.weight, n.coverage,
+                     n.then.share) for n in self._chain()[0]]
 
-    def first_match(self, X_coded, n_threads=1):
-        """Return the first rule covering each row of X as the rules read it.
+    @property
+    def default_prediction(self):
+        """The prediction where no rule holds."""
+        return self._chain()[1].prediction
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the rules read them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+    @property
+    def default_proba(self):
+        """The default's class probabilities (None in regression)."""
+        return self._chain()[1].proba
 
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            The index of the first covering rule, -1 where none does.
-        """
-        return self._routed_first(X_coded, self._compiled(), n_threads)
+    @property
+    def default_support(self):
+        """The training rows no rule holds for, when known."""
+        return self._chain()[1].support
 
-    def _items(self):
-        """The list as the router's items (src_c/dfg_route.h): rule r's box at item 2r, its
-        leaf at 2r + 1, the default's leaf last."""
-        cached = self.__dict__.get("_chain_arrays")
-        if cached is None:
-            item = np.arange(2 * len(self.rules) + 1, dtype=np.int64)
-            box = np.where(item % 2 == 0, item // 2, -1)
-            box[-1] = -1
-            cached = self._chain_arrays = dict(box=box, then_item=np.where(box >= 0, item + 1, -1),
-                                               else_item=np.where(box >= 0, item + 2, -1),
-                                               roots=np.zeros(1, dtype=np.int64))
-        return cached
-
-    def _routed_first(self, X_coded, arrays, n_threads):
-        """Each row's first covering rule, -1 where none does (int32): the router down the
-        chain, each leaf labelled with its rule (-1: the default)."""
-        label = np.arange(2 * len(self.rules) + 1, dtype=np.int64)
-        label = np.where(label % 2 == 1, label // 2, -1)
-        return self._route(X_coded, n_threads, label=label, arrays=arrays)[0][:, 0].astype(np.int32)
-
-    def predictions(self):
-        """Return the rules' predictions followed by the default's.
-
-        Returns
-        -------
-        ndarray of shape (n_rules + 1,)
-            The predictions; index -1 (``first_match``'s "no rule") is the default's.
-        """
-        return self._labels([r.prediction for r in self.rules] + [self.default_prediction])
-
-    def probabilities(self):
-        """Return the rules' class probabilities followed by the default's (classification).
-
-        Returns
-        -------
-        ndarray of shape (n_rules + 1, n_classes)
-            The probabilities; the last row is the default's.
-        """
-        return np.vstack([r.proba for r in self.rules] + [self.default_proba])
-
-    def _predict_coded(self, X_coded, n_threads):
-        return self.predictions()[self.first_match(X_coded, n_threads)]
-
-    def _prediction_dtype(self):
-        return self.predictions().dtype
-
-    def _predict(self, X, n_threads, matched):
-        return self.predictions()[self._first_matches(X, n_threads, matched)]  # -1 (no rule): the default
-
-    def _predict_proba(self, X, n_threads, matched):
-        return self.probabilities()[self._first_matches(X, n_threads, matched)]
-
-    def _apply(self, X, n_threads, matched):
-        return self._first_matches(X, n_threads, matched)
-
-    def _first_matches(self, X, n_threads=1, matched=False):
-        """first_match(encode(X)) without encoding X whole: the same values, bit for bit
-        (encode converts each row on its own), with memory for the output and a block."""
-        check_not_sparse(X)
-        positions = None if matched else column_positions(self.feature_names_in, X)
-        frame = is_frame(X)
-        if not frame:
-            try:
-                X = np.asarray(X)
-            except Exception:  # ragged lists and the like: encode says what is wrong
-                return self.first_match(self._encoded(X), n_threads)
-            if X.ndim != 2:
-                return self.first_match(self._encoded(X), n_threads)  # (refused there)
-        if self.encoding is not None and not self.encoding.trivial:
-            # categories, LightGBM's reading: the encoding reads whole rows, a block at a time
-            cols = slice(None) if positions is None else positions
-
-            def block(r0, r1):
-                return self._encoded(X.iloc[r0:r1, cols] if frame else X[r0:r1])
-
-            return self._blockwise(len(X), block, self._compiled(), n_threads)
-        used, zero = self._used_features(), self._zero_features()
-        n = self._n_features()
-        if frame:
-            fitted = range(X.shape[1]) if positions is None else positions  # (extra columns ignored)
-            if len(fitted) != n:
-                raise ValueError(f"X has {len(fitted)} features but the rules use {n}")
-            for j in fitted:  # the refusals of as_2d_float, by dtype
-                check_numeric_column(X.iloc[:, j], X.columns[j])
-            take = [fitted[d] for d in used]
-
-            def block(r0, r1):
-                try:
-                    return X.iloc[r0:r1, take].to_numpy(dtype=np.float64, na_value=np.nan)
-                except (TypeError, ValueError) as exc:
-                    raise TypeError("X has non-numeric columns; defrag needs numeric features") from exc
-        else:
-            arr = X
-            as_2d_float(arr[:0], allow_nan=True, allow_inf=True)  # its refusals, by dtype
-            if arr.shape[1] != n:
-                raise ValueError(f"X has {arr.shape[1]} features but the rules use {n}")
-            if arr.dtype == np.float64 and arr.flags.c_contiguous and not zero:
-                return self.first_match(arr, n_threads)  # read in place
-
-            def block(r0, r1):
-                out = np.empty((r1 - r0, len(used)))
-                for j, d in enumerate(used):  # one strided column at a time (a cast as astype's)
-                    out[:, j] = arr[r0:r1, d]
-                return out
-
-        if not used:  # no conditions: the first rule, if any, covers every row
-            return np.full(len(X), 0 if self.rules else -1, dtype=np.int32)
-        zero_at = [used.index(d) for d in zero]
-
-        def used_block(r0, r1):
-            out = block(r0, r1)
-            if zero_at:
-                out[:, zero_at] = zero_as_missing(out[:, zero_at])
-            return out
-
-        return self._blockwise(len(X), used_block, self._compiled(used_only=True), n_threads)
-
-    def _blockwise(self, n_rows, block, arrays, n_threads):
-        """First matches of rows given BLOCK_ROWS at a time by block(r0, r1) (float64, the
-        columns the arrays number), into one int32 array."""
-        first = np.empty(n_rows, dtype=np.int32)
-        for r0 in range(0, n_rows, BLOCK_ROWS):
-            r1 = min(r0 + BLOCK_ROWS, n_rows)
-            first[r0:r1] = self._routed_first(block(r0, r1), arrays, n_threads)
-        return first
-
-    def _on_training_rows(self, X, printed, n_threads):
-        new = self._copy()
-        new.rules = [copy.copy(r) for r in self.rules]
-        printed = iter(printed)
-        for rule in new.rules:
-            rule.conditions = [next(printed) for _ in rule.conditions]
-        if X.shape[0]:
-            covered, first = new.cover_counts(X, n_threads)
-            for rule, count in zip(new.rules, covered):
-                rule.coverage = float(count / X.shape[0])
-            new.set_first_match_counts(first)
-        return new
+    @property
+    def default_share(self):
+        """Their share of the training rows, when known."""
+        return self._chain()[1].share
 
     def cover_counts(self, X_coded, n_threads=1):
         """Count the rows each rule covers and the rows each is the first match for.
@@ -465,7 +239,7 @@ class RuleSet(Explanation):
             The rows each is the first match for, the default's first.
         """
         n_threads = checked_threads(n_threads)
-        R = len(self.rules)
+        R = len(self._chain()[0])
         if not X_coded.shape[0]:
             return np.zeros(R, dtype=np.int64), np.zeros(R + 1, dtype=np.int64)
         cover = self.covering(X_coded, n_threads)
@@ -482,31 +256,53 @@ class RuleSet(Explanation):
             The training points each is the first match for: ``counts[0]`` the default's,
             ``counts[k]`` rule k's.
         """
+        nodes, default = self._chain()
         counts = np.asarray(counts, dtype=np.float64)
         total = max(float(counts.sum()), 1.0)
-        self.default_support = int(counts[0])
-        self.default_share = float(counts[0] / total)
-        for rule, count in zip(self.rules, counts[1:]):
-            rule.share = float(count / total)
+        default.support = int(counts[0])
+        default.share = float(counts[0] / total)
+        for node, count in zip(nodes, counts[1:]):
+            node.then.share = float(count / total)
 
-    _exports = export
+    def printed_list(self, conditions, covered, first, n_rows):
+        """Return a copy of the list printed for training rows.
 
-    def _boxes(self):
-        return [r.conditions for r in self.rules]
+        Parameters
+        ----------
+        conditions : iterable of Condition
+            The conditions as printed for the rows, rule after rule.
+        covered : array-like of shape (n_rules,)
+            The rows each rule covers (each rule's ``coverage``, over n_rows).
+        first : array-like of shape (n_rules + 1,)
+            The rows each is the first match for, the default's first
+            (``set_first_match_counts``).
+        n_rows : int
+            The rows.
 
-    # ------------------------------------------------------------------ exports
-    def _document(self):
-        return document.ruleset_to_dict(self)
+        Returns
+        -------
+        RuleTree
+            The copy (the rules' predictions, supports and weights as this list's).
+        """
+        self._chain()  # (a list's only)
+        new = self._copy()
+        conditions = iter(conditions)
+        node = new.terms[0] = _copied(self.terms[0])
+        nodes = []
+        while isinstance(node, Node):
+            node.then = _copied(node.then)
+            node.otherwise = _copied(node.otherwise)
+            node.conditions = [next(conditions) for _ in node.conditions]
+            nodes.append(node)
+            node = node.otherwise
+        if n_rows:
+            for node, count in zip(nodes, covered):
+                node.coverage = float(count / n_rows)
+            new.set_first_match_counts(first)
+        return new
 
-    @classmethod
-    def _from_document(cls, d):
-        fields = document_reader.ruleset_fields(d)
-        rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
-        return cls(rules, **fields)
-
-    # ------------------------------------------------------------- for readers
     def table_rows(self):
-        """Return the cells of the rule set's table, one tuple per rule and the default last.
+        """Return the cells of the list's table, one tuple per rule and the default last.
 
         Returns
         -------
@@ -517,35 +313,25 @@ class RuleSet(Explanation):
         def share(value):
             return "" if value is None else f"{100.0 * value:.1f}%"
 
+        rules, default = self.rules, self._chain()[1]
         rows = [(str(i), rule.condition_text(mark_unseen=True), prediction_text(rule.prediction, rule.proba),
-                 str(rule.support), share(rule.share)) for i, rule in enumerate(self.rules, 1)]
-        rows.append(("*", "otherwise", prediction_text(self.default_prediction, self.default_proba),
-                     "" if self.default_support is None else str(self.default_support), share(self.default_share)))
+                 str(rule.support), share(rule.share)) for i, rule in enumerate(rules, 1)]
+        rows.append(("*", "otherwise", prediction_text(default.prediction, default.proba),
+                     "" if default.support is None else str(default.support), share(default.share)))
         return rows
 
-    def _table(self):
-        return self.table_rows()
+    def _listing(self):
+        """The listing's lines: one per rule, in order, then the default."""
+        rules, default = self.rules, self._chain()[1]
+        width = len(str(len(rules)))
+        lines = [f"[{str(i).rjust(width)}] {rule.text(mark_unseen=True)}   "
+                 f"(support {rule.support}, weight {rule.weight:.3f})" for i, rule in enumerate(rules, 1)]
+        lines.append(f"[{'*'.rjust(width)}] otherwise y = {prediction_text(default.prediction, default.proba)}")
+        return lines
 
-    def _heading(self):
-        return f"RuleSet: {rule_count_text(len(self.rules))}"
 
-    def _guide(self):
-        return FIRST_MATCH
-
-    def __str__(self):
-        """The listing: one line per rule, in order, then the default; below it, where
-        the conditions do not say it all, one line on where missing values go
-        (conditions.missing_value_note)."""
-        lines = []
-        width = len(str(len(self.rules)))
-        for i, rule in enumerate(self.rules, 1):
-            lines.append(f"[{str(i).rjust(width)}] {rule.text(mark_unseen=True)}   "
-                         f"(support {rule.support}, weight {rule.weight:.3f})")
-        lines.append(
-            f"[{'*'.rjust(width)}] otherwise y = {prediction_text(self.default_prediction, self.default_proba)}"
-        )
-        note = self.missing_note()
-        if note is not None:
-            lines.append(note)
-        return "\n".join(lines)
-
+def _copied(item):
+    """A copy of a node or a leaf (its branches shared)."""
+    if isinstance(item, Leaf):
+        return Leaf(item.prediction, item.proba, item.support, item.share, item.key, item.weight)
+    return Node(item.conditions, item.then, item.otherwise, item.key, item.coverage)

@@ -1,95 +1,103 @@
-"""Explanations that share their conditions: a tree of rules, or a sum of small trees.
+"""The one class of every printed explanation, ``RuleTree``: an ordered list of rules, a
+tree of rules or a sum of small trees, held as trees of boxes (``Node``) and regions
+(``Leaf``, rules/tree_nodes.py).
 
-A *tree of rules* (``RuleTree`` with one term and no base) tests a box at each inner node:
-where every condition of the box holds, a row takes the "then" branch, else the "else"
-branch; a leaf is a region and gives its prediction. A condition printed at a node is read
-once for every region below it, where an ordered list of rules prints (and a reader
-checks) it again in each rule. An ordered list of rules is the tree whose "then" branches
-are all leaves; it prints as ``if ... elif ... else``.
+A *tree of rules* (one term, no base) tests a box at each inner node: where every
+condition of the box holds, a row takes the "then" branch, else the "else" branch; a
+leaf is a region and gives its prediction. A condition printed at a node is read once
+for every region below it, where an ordered list of rules prints (and a reader checks)
+it again in each rule.
+
+An *ordered list of rules* (form "list", built by ``RuleSet``) is the tree whose "then"
+branches are all leaves: a row takes the prediction of the first rule that holds, else
+the default. It prints as a numbered listing and a table (rules/ruleset.py), and its
+documents and exports are a list's (schema 1, rules/export.py).
 
 A *sum of trees* (a base and several terms, each a small tree over single conditions)
 predicts the base plus one value from each term: the value of the leaf its row reaches
 (in classification with two classes, the sum is the probability of the second class,
 which is predicted where it exceeds one half).
 
-Rows are read as every explanation reads them (rules/explanation.py: column matching by
-name, the source model's categories, missing values) and sent down every term by the C
-router (src_c/dfg_route.h) a block of rows at a time, so that predict's memory is its
-output and a bounded block.
+Rows are read as rules/explanation.py says (column matching by name, the source model's
+categories, missing values) and sent down every term by the C router
+(src_c/dfg_route.h) a block of rows at a time, so that predict's memory is its output and
+a bounded block.
 """
 import functools
 import math
 
 import numpy as np
 
-from ..utils.memory import check_memory
-from ..utils.text import printed_label
-from . import document, document_reader, tree_export
+from . import document, document_reader, export, tree_export
 from .conditions import Condition
 from .explanation import Explanation
-from .ruleset import RuleSet, prediction_text
+from .printing import Printing
+from .ruleset import ListForm, Rule, rule_chain
 from .tree_nodes import Leaf, Node, from_units, rounded, spread_decimals, sum_decimals, to_units, walk
 
-# Bytes one block of rows may take while it is routed (the items its rows reach, rows x
-# terms, and what is read of them): rows are routed a block at a time, so that predict,
-# apply and their kin take their output plus this much, whatever the tree's size
-ROUTE_BLOCK_BYTES = 1 << 20
-# bytes per row and term of a routed block (its item, int64, and one gather of it)
-_BYTES_PER_ITEM = 16
 
 
-class RuleTree(Explanation):
-    """A tree of rules, or a sum of small trees.
+class RuleTree(ListForm, Printing, Explanation):
+    """An explanation: an ordered list of rules, a tree of rules, or a sum of small trees.
 
     A tree of rules (one term, ``base`` None) tests a box of conditions at each inner node:
     where every condition holds, a row takes the "then" branch, else the "else" branch; a
-    leaf is a region and gives its prediction. A sum of trees (``base`` a number) predicts
-    the base plus the value of the leaf each term's tree sends the row to; with two
-    classes, the sum is the second class's probability, predicted where it exceeds one
-    half. A sum's numbers are rounded to the decimals it prints. Rows are read as a
-    RuleSet reads them (``encode``).
+    leaf is a region and gives its prediction. An ordered list (``form="list"``, built by
+    ``RuleSet``) is a tree whose "then" branches are all leaves, one per rule, and whose
+    last leaf is the default. A sum of trees (``base`` a number) predicts the base plus
+    the value of the leaf each term's tree sends the row to; with two classes, the sum is
+    the second class's probability, predicted where it exceeds one half. A sum's numbers
+    are rounded to the decimals it prints. Rows are read in C, only the columns the
+    conditions name (``encode``).
 
     Parameters
     ----------
     terms : sequence of Node or Leaf
-        The root of each tree: one for a tree of rules, one or more for a sum.
+        The root of each tree: one for a list or a tree of rules, one or more for a sum.
     base : float, default=None
-        The first number of a sum; None for a tree of rules.
+        The first number of a sum; None for a list or a tree of rules.
     feature_names : sequence of str, default=None
-        The features' names as printed (as RuleSet's).
+        The features' names as printed, one per column; every condition must name its
+        feature so (ValueError otherwise). None: the features are positions.
     classes : array-like, default=None
         The class labels (classification; a sum takes two).
     supports_missing : bool, default=False
-        Whether the source model routes missing values (as RuleSet's).
+        Whether the source model routes missing values (NaN); otherwise a NaN in a
+        feature a condition reads is refused.
     encoding : InputEncoding, default=None
-        How the source model reads the inputs (as RuleSet's).
+        How the source model reads the inputs (category codes, zero as missing); None:
+        the inputs are read as they are.
     feature_names_in : sequence of str, default=None
-        The DataFrame columns the tree was fitted on (as RuleSet's).
+        The DataFrame columns the explanation was fitted on (None: fitted on an array); a
+        DataFrame given to ``predict`` is matched by these names.
     decimals : int, default=None
-        The decimal places a regression tree's values and a sum's numbers are rounded to
+        The decimal places a regression's values and a sum's numbers are rounded to
         (negative: a power of ten above one), so that the printed numbers are the
         predictions; None: chosen from the values' spread (4 significant digits of their
         range, or of a sum's total range; 6 of the largest value where they do not
-        spread), probabilities of a sum to 4 places. A tree in classification prints
-        labels and has none.
+        spread), probabilities of a sum to 4 places. In classification a list or a tree
+        prints labels and has none.
+    form : {"tree", "sum", "list"}, default=None
+        "list": terms is one chain whose "then" branches are leaves (``RuleSet`` builds
+        it from rules); None: "tree" without a base, "sum" with one.
 
     Attributes
     ----------
-    form : {"tree", "sum"}
-        A tree of rules or a sum of trees.
+    form : {"list", "tree", "sum"}
+        An ordered list, a tree of rules or a sum of trees.
     coarse : bool
         A sum whose numbers are so large against their spread that its decimals keep
         less than 4 significant digits of the spread (its integers of one unit stay below
         2**53); the fit does not choose such a sum unless asked to, and then warns.
     n_regions : int
-        Regions of the input space with one prediction: a tree's leaves; for a sum, the
-        combinations of one leaf of each term.
+        Regions of the input space with one prediction: the leaves (a list's rules and its
+        default); for a sum, the combinations of one leaf of each term.
     n_conditions : int
         The comparisons the text prints, each once (an interval ``a < x <= b`` two).
 
     See Also
     --------
-    RuleSet : An ordered list of rules (a tree whose "then" branches are leaves).
+    RuleSet : Builds the ordered list of rules and a default.
     DefragModel : Fits a rule tree to a tree ensemble.
 
     Examples
@@ -113,16 +121,29 @@ class RuleTree(Explanation):
     """
 
     def __init__(self, terms, base=None, feature_names=None, classes=None, supports_missing=False,
-                 encoding=None, feature_names_in=None, decimals=None):
+                 encoding=None, feature_names_in=None, decimals=None, form=None):
         self.terms = list(terms)
         if not self.terms:
             raise ValueError("a rule tree has at least one term")
         self.base = None if base is None else float(base)
+        if form not in (None, "tree", "sum", "list"):
+            raise ValueError(f"form must be 'tree', 'sum', 'list' or None; got {form!r}")
+        self.form = form or ("tree" if self.base is None else "sum")
+        if (self.form == "sum") != (self.base is not None):
+            raise ValueError("a sum of trees has a base; a list or a tree of rules none")
+        if self.base is None and len(self.terms) != 1:
+            raise ValueError("a tree of rules has one term; a sum of trees has a base")
+        nodes = [n for root in self.terms for n in walk(root) if isinstance(n, Node)]
+        if self.form == "list" and any(not isinstance(n.then, Leaf) for n in nodes):
+            raise ValueError("an ordered list's 'then' branches are leaves (a rule's region)")
+        if self.form != "list" and any(not n.conditions for n in nodes):
+            raise ValueError("a node of a tree of rules tests at least one condition")
         self.decimals = None
         self.coarse = False
+        leaves = [lf for root in self.terms for lf in walk(root) if isinstance(lf, Leaf)]
+        values = [lf.prediction for lf in leaves]
         if self.base is not None:  # a sum: its numbers as decimals of one unit (sum_decimals)
-            leaves = [lf for root in self.terms for lf in walk(root) if isinstance(lf, Leaf)]
-            values = [self.base] + [float(lf.prediction) for lf in leaves]
+            values = [self.base] + [float(v) for v in values]
             if decimals is None:  # the range of the total: each term's range added
                 spread = sum(float(np.ptp([lf.prediction for lf in walk(root) if isinstance(lf, Leaf)]))
                              for root in self.terms)
@@ -132,25 +153,19 @@ class RuleTree(Explanation):
             self.base = float(exact[0])
             for lf, value in zip(leaves, exact[1:]):
                 lf.prediction = float(value)
-        elif classes is None:  # a regression tree: its values rounded as printed (spread_decimals)
-            leaves = [lf for lf in walk(self.terms[0]) if isinstance(lf, Leaf)]
-            values = [float(lf.prediction) for lf in leaves]
+        elif classes is None and (self.form == "tree" or (
+                all(isinstance(v, (float, np.floating)) for v in values) and all(lf.proba is None for lf in leaves))):
+            # regression: the values rounded as printed (rules/tree_nodes.py, spread_decimals)
+            values = [float(v) for v in values]
             self.decimals = int(spread_decimals(values) if decimals is None else decimals)
             for lf, value in zip(leaves, rounded(values, self.decimals)):
                 lf.prediction = float(value)
-        if self.base is None and len(self.terms) != 1:
-            raise ValueError("a tree of rules has one term; a sum of trees has a base")
         self.classes = None if classes is None else np.asarray(classes)
         if self.base is not None and self.classes is not None and len(self.classes) != 2:
             raise ValueError("a sum of trees classifies two classes (it sums the second one's probability)")
         self._read_as(feature_names, feature_names_in, encoding, supports_missing)
 
     # ------------------------------------------------------------ structure
-    @property
-    def form(self):
-        """"tree" (a tree of rules) or "sum" (a sum of trees)."""
-        return "tree" if self.base is None else "sum"
-
     def nodes(self):
         """Return the inner nodes of every term, in reading order.
 
@@ -179,8 +194,8 @@ class RuleTree(Explanation):
 
     @property
     def n_regions(self):
-        """Regions of the input space with one prediction: a tree's leaves; for a sum, the
-        combinations of one leaf of each term."""
+        """Regions of the input space with one prediction: the leaves (a list's rules and its
+        default); for a sum, the combinations of one leaf of each term."""
         counts = [len(self.leaves(t)) for t in range(len(self.terms))]
         return math.prod(counts) if self.form == "sum" else counts[0]  # (exact: int64 wraps past 63 parts)
 
@@ -209,7 +224,9 @@ class RuleTree(Explanation):
         return (np.where(is_node, np.cumsum(is_node) - 1, -1).astype(np.int64), np.array(then, dtype=np.int64),
                 np.array(other, dtype=np.int64), leaf.astype(np.int64), np.array(roots, dtype=np.int64))
 
-    _exports = tree_export
+    @property
+    def _exports(self):
+        return export if self.form == "list" else tree_export
 
     def _boxes(self):
         return [n.conditions for n in self.nodes()]
@@ -230,38 +247,11 @@ class RuleTree(Explanation):
         ndarray of shape (n_samples, n_terms)
             The leaves' numbers in reading order (int64).
         """
-        return self._routed(X_coded, n_threads, np.int64, len(self.terms), lambda leaves: leaves,
-                            "RuleTree.route", label=self._flat[3])
+        return self._read_coded(X_coded, n_threads, self._reading("route"))
 
     def _items(self):
         box, then, other, _, roots = self._flat
         return dict(box=box, then_item=then, else_item=other, roots=roots)
-
-    def _routed(self, X_coded, n_threads, dtype, width, result, what, label=None):
-        """result(items) of each block of rows (the item each row of the block reaches in
-        each term, or its label, int64 (rows, n_terms)) into one array of dtype, (n_samples,) or
-        (n_samples, width) where width is not None: the items of at most
-        ROUTE_BLOCK_BYTES are held at a time; the memory guard checks the output and a
-        block before any is routed."""
-        n = np.shape(X_coded)[0]
-        shape = (n,) if width is None else (n, width)
-        size = int(np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize)
-        if size > ROUTE_BLOCK_BYTES:  # (below, a block's own bound holds)
-            check_memory(size + ROUTE_BLOCK_BYTES, what, "fewer rows at a time",
-                         {"the output": size, "a block of rows": ROUTE_BLOCK_BYTES})
-        out = np.empty(shape, dtype=dtype)
-        step = max(1, ROUTE_BLOCK_BYTES // (_BYTES_PER_ITEM * len(self.terms)))
-        X_coded = np.ascontiguousarray(X_coded, dtype=np.float64)
-        for r0 in range(0, n, step):  # over blocks of rows
-            out[r0:r0 + step] = result(self._route(X_coded[r0:r0 + step], n_threads, label)[0])
-        return out
-
-    def _regions_per_row(self):
-        return len(self.terms)
-
-    def _apply(self, X, n_threads, matched):
-        leaves = self.route(self.encode(X, matched), n_threads)
-        return leaves[:, 0] if self.form == "tree" else leaves
 
     def _item_units(self):
         """A sum's value of each item (``_flat``'s numbering) in integers of the unit
@@ -270,51 +260,81 @@ class RuleTree(Explanation):
         units[self._flat[3] >= 0] = to_units([lf.prediction for lf in self.leaves()], self.decimals)
         return units
 
-    def _sums(self, items, units):
-        """base + the terms' values of rows at items (``_routed``), in integers of the
-        unit 10**-decimals (int64)."""
-        return to_units(self.base, self.decimals) + units[items].sum(axis=1, dtype=np.int64)
+    def _reading(self, what):
+        """How the reader of rows (rules/explanation.py, ``_blockwise``) makes what
+        ("route", "apply", "predict" or "predict_proba") of each block's items: (what,
+        result, dtype, width, labelled). A list's and a tree's read each row's leaf; a
+        sum adds its base and the values of the items reached as integers of its unit
+        10**-decimals."""
+        name = f"RuleTree.{what}"
+        if what == "predict_proba" and self.classes is None:
+            raise AttributeError("class probabilities are for classification")
+        if what == "route" or (what == "apply" and self.form == "sum"):
+            return name, lambda leaves: leaves, np.int64, len(self.terms), True
+        if what == "apply":
+            return name, lambda leaves: leaves[:, 0], np.int64, None, True
+        if self.form != "sum":
+            values = self.predictions() if what == "predict" else self.probabilities()
+            width = values.shape[1] if values.ndim > 1 else None
+            return name, lambda leaves: values[leaves[:, 0]], values.dtype, width, True
+        units, base = self._item_units(), to_units(self.base, self.decimals)
+
+        def sums(items):
+            return base + units[items].sum(axis=1, dtype=np.int64)
+
+        if what == "predict_proba":
+            def both(items):
+                p = np.clip(from_units(sums(items), self.decimals), 0.0, 1.0)
+                return np.column_stack([1.0 - p, p])
+
+            return name, both, np.float64, 2, False
+        if self.classes is None:
+            return name, lambda items: from_units(sums(items), self.decimals), np.float64, None, False
+        half = 10 ** self.decimals  # (twice the total against the unit count of 1)
+        return name, lambda items: np.where(2 * sums(items) > half, self.classes[1], self.classes[0]), \
+            self.classes.dtype, None, False
 
     def predictions(self):
-        """Return a tree's leaf predictions in reading order.
+        """Return the leaves' predictions in reading order.
+
+        A list's are its rules', then its default's.
 
         Returns
         -------
         ndarray of shape (n_leaves,)
             The predictions (AttributeError for a sum).
         """
-        if self.form != "tree":
+        if self.form == "sum":
             raise AttributeError("a sum of trees predicts the sum of its terms' values")
         return self._labels([lf.prediction for lf in self.leaves()])
 
-    def _predict_coded(self, X_coded, n_threads):
-        if self.form == "tree":
-            values = self.predictions()
-            return self._routed(X_coded, n_threads, values.dtype, None, lambda leaves: values[leaves[:, 0]],
-                                "RuleTree.predict", label=self._flat[3])
-        units = self._item_units()
-        if self.classes is None:
-            return self._routed(X_coded, n_threads, np.float64, None,
-                                lambda items: from_units(self._sums(items, units), self.decimals),
-                                "RuleTree.predict")
-        half = 10 ** self.decimals  # (twice the total against the unit count of 1)
-        second = self._routed(X_coded, n_threads, bool, None,
-                              lambda items: 2 * self._sums(items, units) > half, "RuleTree.predict")
-        return np.where(second, self.classes[1], self.classes[0])  # (no index array as large as the output)
+    def probabilities(self):
+        """Return the leaves' class probabilities in reading order (classification).
+
+        Returns
+        -------
+        ndarray of shape (n_leaves, n_classes)
+            The probabilities (AttributeError for a sum: see ``probabilities_coded``).
+        """
+        if self.form == "sum":
+            raise AttributeError("a sum of trees gives the probability its terms' values add up to")
+        return np.vstack([lf.proba for lf in self.leaves()])
 
     def _prediction_dtype(self):
+        if self.form != "sum":
+            return self.predictions().dtype
         return np.float64 if self.classes is None else self.classes.dtype
 
     def probabilities_coded(self, X_coded, n_threads=1):
-        """Return the class probabilities of the rows of X as the tree reads it.
+        """Return the class probabilities of the rows of X as the explanation reads it.
 
-        A tree gives its leaves' class frequencies; a sum its second-class probability
-        clipped to [0, 1]. AttributeError in regression.
+        A list and a tree give the class frequencies of the leaf a row reaches; a sum its
+        second-class probability clipped to [0, 1]. AttributeError in regression.
 
         Parameters
         ----------
         X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
+            The rows as the explanation reads them (``encode``).
         n_threads : int, default=1
             The threads to use: an integer >= 1, at most the cores used.
 
@@ -323,31 +343,7 @@ class RuleTree(Explanation):
         ndarray of shape (n_samples, n_classes)
             The probabilities.
         """
-        if self.classes is None:
-            raise AttributeError("class probabilities are for classification")
-        if self.form == "tree":
-            proba = np.vstack([lf.proba for lf in self.leaves()])
-            return self._routed(X_coded, n_threads, np.float64, proba.shape[1],
-                                lambda leaves: proba[leaves[:, 0]], "RuleTree.predict_proba", label=self._flat[3])
-        units = self._item_units()
-
-        def both(items):
-            p = np.clip(from_units(self._sums(items, units), self.decimals), 0.0, 1.0)
-            return np.column_stack([1.0 - p, p])
-
-        return self._routed(X_coded, n_threads, np.float64, 2, both, "RuleTree.predict_proba")
-
-    def _covering(self, X_coded, n_threads):
-        # leaves are numbered across the terms in reading order, as the items are
-        number = np.cumsum(self._flat[3] >= 0) - 1
-        n_leaves = int(number[-1]) + 1
-
-        def block(items):
-            out = np.zeros((len(items), n_leaves), dtype=bool)
-            out[np.arange(len(items))[:, None], number[items]] = True
-            return out
-
-        return self._routed(X_coded, n_threads, bool, n_leaves, block, "RuleTree.covering")
+        return self._read_coded(X_coded, n_threads, self._reading("predict_proba"))
 
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
@@ -371,10 +367,15 @@ class RuleTree(Explanation):
 
     # ------------------------------------------------------------ JSON
     def _document(self):
-        return document.tree_to_dict(self)
+        return document.ruleset_to_dict(self) if self.form == "list" else document.tree_to_dict(self)
 
     @classmethod
     def _from_document(cls, d):
+        if not (isinstance(d, dict) and "nodes" in d):  # a list's document (schema 1)
+            fields = document_reader.ruleset_fields(d)
+            rules = [Rule([Condition(**c) for c in r.pop("conditions")], **r) for r in fields.pop("rules")]
+            default = fields.pop("default_prediction"), fields.pop("default_proba")
+            return cls([rule_chain(rules, *default)], form="list", **fields)
         fields = document_reader.tree_fields(d)
 
         def built(item):
@@ -386,13 +387,16 @@ class RuleTree(Explanation):
 
     # ------------------------------------------------------------ printing
     def _on_training_rows(self, X, printed, n_threads):
+        if self.form == "list":
+            covered, first = self.cover_counts(X, n_threads) if X.shape[0] else (None, None)
+            return self.printed_list(printed, covered, first, X.shape[0])
         printed = dict(zip(map(id, self._conditions()), printed))
         leaves = self.route(X, n_threads)
         counts = [np.bincount(leaves[:, t], minlength=len(self.leaves(t))) for t in range(len(self.terms))]
         return self.printed(printed, counts, X.shape[0])
 
     def printed(self, conditions, leaf_counts, n_rows):
-        """Return a copy printed for training rows.
+        """Return a copy of a tree or a sum printed for training rows.
 
         Parameters
         ----------
@@ -410,6 +414,8 @@ class RuleTree(Explanation):
         RuleTree
             The copy.
         """
+        if self.form == "list":
+            raise AttributeError("a list is printed for training rows by printed_list")
         new = self._copy()
 
         def copied(item):
@@ -426,106 +432,83 @@ class RuleTree(Explanation):
                 lf.share = float(count / n_rows) if n_rows else None
         return new
 
-    def _number(self, value, signed=True):
-        """A number of a sum, exactly: its decimals, or an integer of its unit."""
-        sign = "+" if signed else ""
-        if self.decimals >= 0:
-            return f"{value:{sign}.{self.decimals}f}"
-        return f"{int(round(value)):{sign}d}"
 
-    def _leaf_text(self, leaf):
-        if self.form == "sum":
-            text = self._number(float(leaf.prediction))
-        else:
-            text = "y = " + prediction_text(leaf.prediction, leaf.proba)
-        share = "" if leaf.share is None else f", {100.0 * leaf.share:.1f}%"
-        return f"{text}   (support {leaf.support}{share})"
+class _ListForm(type):
+    """RuleSet's type: isinstance(x, RuleSet) says whether x is an ordered list."""
 
-    def _lines(self, node, depth):
-        pad = "    " * depth
-        if isinstance(node, Leaf):
-            return [pad + self._leaf_text(node)]
-        lines, word = [], "if"
-        while isinstance(node, Node):
-            cond = " and ".join(c.text(mark_unseen=True) for c in node.conditions)
-            if isinstance(node.then, Leaf):
-                lines.append(f"{pad}{word} {cond}: {self._leaf_text(node.then)}")
-            else:
-                lines.append(f"{pad}{word} {cond}:")
-                lines += self._lines(node.then, depth + 1)
-            word, node = "elif", node.otherwise
-        lines.append(f"{pad}else: {self._leaf_text(node)}")
-        return lines
-
-    def reading_guide(self):
-        """Return how to read the text, said above it.
-
-        Returns
-        -------
-        str
-            The guide.
-        """
-        if self.form == "tree":
-            return ("go down from the top: where every condition of an 'if' holds, take its branch, "
-                    "else go on to the next 'elif' or the 'else'")
-        what = self._sum_of()
-        guide = (f"{what} is the first line's number plus one value from each part: in each part, the value "
-                 "of the first branch whose conditions all hold")
-        if self.classes is not None:
-            first, second = (printed_label(c) for c in self.classes)
-            guide += f"; y = {second} where {what} > 0.5, else {first}"
-        return guide
-
-    def _sum_of(self):
-        """What a sum adds up, as printed: y, or the second class's probability."""
-        return "y" if self.classes is None else f"p({printed_label(self.classes[1])})"
-
-    def title(self):
-        """Return the counts printed in the title: parts (a sum), regions, conditions.
-
-        Returns
-        -------
-        str
-            The counts.
-        """
-        regions = self.n_regions
-        counts = (f"{regions} region{'' if regions == 1 else 's'}, {self.n_conditions} "
-                  f"condition{'' if self.n_conditions == 1 else 's'}")
-        if self.form == "sum":
-            counts = f"{len(self.terms)} part{'' if len(self.terms) == 1 else 's'}, " + counts
-        return counts
-
-    def __str__(self):
-        if self.form == "tree":
-            lines = self._lines(self.terms[0], 0)
-        else:
-            lines = [f"{self._sum_of()} = {self._number(self.base, signed=False)}"]
-            for t, root in enumerate(self.terms, 1):
-                lines.append(f"  + part {t}:")
-                lines += self._lines(root, 2)
-        note = self.missing_note()
-        if note is not None:
-            lines.append(note)
-        return "\n".join(lines)
-
-    def _table(self):
-        return None  # displayed as its text
-
-    def _heading(self):
-        return f"RuleTree ({self.form}): {self.title()}"
-
-    _guide = reading_guide
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, RuleTree) and obj.form == "list"
 
 
-def explanation_conditions(rules):
-    """The comparisons an explanation (a RuleTree or a RuleSet) prints, each once (an
-    interval a < x <= b two): its ``n_conditions``."""
-    return rules.n_conditions
+class RuleSet(metaclass=_ListForm):
+    """An ordered list of rules and a default: the RuleTree of form "list".
+
+    RuleSet builds it and has no instances of its own. ``predict`` uses the rules as written: a row takes the prediction of the first rule
+    that covers it, else the default. Rows are read in C, only the columns the rules name.
+    The list is saved as JSON (``to_json``; ``RuleTree.from_json`` reads it back) and
+    exported to SQL, Python, pandas queries and tables. ``isinstance(x, RuleSet)`` tells
+    whether a RuleTree is such a list.
+
+    Parameters
+    ----------
+    rules : iterable of Rule
+        The rules, in order.
+    default_prediction : object
+        The prediction where no rule covers a row.
+    default_proba : array-like of shape (n_classes,), default=None
+        The default's class probabilities (classification only).
+    feature_names : sequence of str, default=None
+        As RuleTree's.
+    classes : array-like, default=None
+        The class labels (classification).
+    supports_missing : bool, default=False
+        As RuleTree's.
+    encoding : InputEncoding, default=None
+        As RuleTree's.
+    feature_names_in : sequence of str, default=None
+        As RuleTree's.
+    decimals : int, default=None
+        Regression: the decimal places the values are rounded to (negative: a power of
+        ten above one), so that the printed numbers are the predictions; None: 4
+        significant digits of the values' range (6 of the largest where they do not
+        spread). Ignored in classification.
+
+    Returns
+    -------
+    RuleTree
+        The list (``form`` "list"): its ``rules``, ``default_prediction``,
+        ``default_proba``, ``default_support`` and ``default_share``.
+
+    See Also
+    --------
+    Rule : One rule of the list.
+    RuleTree : The class of every explanation.
+    DefragModel : Fits an explanation to a tree ensemble.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from defrag import Condition, Rule, RuleSet
+    >>> rules = RuleSet([Rule([Condition(0, "age", lower=30.0)], 1.5, support=12),
+    ...                  Rule([Condition(1, "income", upper=2.0)], 0.5, support=8)],
+    ...                 default_prediction=0.0, feature_names=["age", "income"])
+    >>> print(rules)
+    [1] if age > 30 then y = 1.5   (support 12, weight 0.000)
+    [2] if income <= 2 then y = 0.5   (support 8, weight 0.000)
+    [*] otherwise y = 0
+    >>> rules.predict(np.array([[45.0, 1.0], [20.0, 1.0], [20.0, 3.0]]))
+    array([1.5, 0.5, 0. ])
+    >>> rules.apply(np.array([[45.0, 1.0], [20.0, 3.0]]))
+    array([0, 2])
+    """
+
+    def __new__(cls, rules, default_prediction, default_proba=None, feature_names=None, classes=None,
+                supports_missing=False, encoding=None, feature_names_in=None, decimals=None):
+        return RuleTree([rule_chain(rules, default_prediction, default_proba)], None, feature_names, classes,
+                        supports_missing, encoding, feature_names_in, decimals, form="list")
 
 
 def from_json(text):
-    """The explanation of a JSON document that ``to_json`` wrote: a RuleTree (a document
-    with nodes) or a RuleSet (one with rules)."""
-    d = document.parse(text)
-    return RuleTree.from_dict(d) if isinstance(d, dict) and "nodes" in d else RuleSet.from_dict(d)
-
+    """The explanation of a JSON document that ``to_json`` wrote (``RuleTree.from_json``:
+    a list's document, schema 1, or a tree's or a sum's, schema 2)."""
+    return RuleTree.from_json(text)

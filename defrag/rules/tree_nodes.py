@@ -1,4 +1,4 @@
-"""The items of a tree of rules (rules/tree.py): its regions (``Leaf``), its boxes
+"""The items of a rule tree (rules/tree.py: a list, a tree or a sum): its regions (``Leaf``), its boxes
 (``Node``), the order a reader meets them in (``walk``), and how a sum of trees holds its
 numbers (decimals of one unit, added as integers)."""
 import decimal
@@ -11,34 +11,37 @@ _EXACT = decimal.Context(prec=800, Emin=-2000, Emax=2000)
 
 class Leaf:
     """A region: its prediction (a class label or a value; in a sum, the value the term
-    adds), class probabilities (a tree in classification), the training rows it holds
-    (``support``) and their share (``share``, when known)."""
+    adds), class probabilities (classification, but for a sum), the training rows it holds
+    (``support``; None where unknown, a list's default before it is counted) and their
+    share (``share``, when known); a list's rule's mixture weight (``weight``)."""
 
-    __slots__ = ("prediction", "proba", "support", "share", "key")
+    __slots__ = ("prediction", "proba", "support", "share", "key", "weight")
 
-    def __init__(self, prediction, proba=None, support=0, share=None, key=None):
+    def __init__(self, prediction, proba=None, support=0, share=None, key=None, weight=0.0):
         self.key = key  # where the fit grew it (the trees of a path share keys); not printed
         self.prediction = prediction
         self.proba = None if proba is None else np.asarray(proba, dtype=np.float64)
-        self.support = int(support)
+        self.support = None if support is None else int(support)
         self.share = None if share is None else float(share)
+        self.weight = float(weight)
 
     def __repr__(self):
         return f"Leaf({self.prediction!r})"
 
 
 class Node:
-    """A box: ``conditions`` (all of them hold: ``then``, else ``otherwise``)."""
+    """A box: ``conditions`` (all of them hold: ``then``, else ``otherwise``; none: every
+    row, a list's rule of no condition), and the share of the training rows it holds for
+    (``coverage``, when known)."""
 
-    __slots__ = ("conditions", "then", "otherwise", "key")
+    __slots__ = ("conditions", "then", "otherwise", "key", "coverage")
 
-    def __init__(self, conditions, then, otherwise, key=None):
+    def __init__(self, conditions, then, otherwise, key=None, coverage=None):
         self.key = key
-        if not conditions:
-            raise ValueError("a node of a rule tree tests at least one condition")
         self.conditions = list(conditions)
         self.then = then
         self.otherwise = otherwise
+        self.coverage = None if coverage is None else float(coverage)
 
     def __repr__(self):
         return f"Node({' and '.join(map(str, self.conditions))})"
