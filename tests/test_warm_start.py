@@ -238,3 +238,23 @@ def test_reference_edit_price_is_checked(fitted):
     X, _, forest, first = fitted
     with pytest.raises(ValueError, match="reference_edit_price"):
         DefragModel(forest, reference_rules=first.rules_, reference_edit_price=-0.1).fit(X)
+
+
+def test_an_xor_reference_over_categories_is_kept_by_the_edits():
+    """The first split of an XOR drops the loss by almost nothing on its own: the edits keep
+    it because the splits below it pay (a removal weighs the whole subtree). The reference's
+    category set maps to today's split of that set; the edited reference scores as the
+    reference itself."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    n = 1500
+    X = np.column_stack([rng.integers(0, 6, n).astype(float), rng.random(n)])
+    y = (np.isin(X[:, 0], [1, 3, 4]) ^ (X[:, 1] > 0.7)).astype(int)
+    model = HistGradientBoostingClassifier(categorical_features=[0], max_iter=50, random_state=0).fit(X, y)
+    first = DefragModel(model, random_state=0).fit(X, y)
+    assert any(c.is_set for nd in first.rules_.nodes() for c in nd.conditions)
+    warm = DefragModel(model, random_state=0, reference_rules=first.rules_).fit(X, y)
+    forms, errors = list(warm.path_["form"]), warm.path_["validation_error"]
+    assert errors[forms.index("reference edited")] == errors[forms.index("reference")] < 0.01
+    assert str(warm.path_rules_[forms.index("reference edited")]) == str(first.rules_)

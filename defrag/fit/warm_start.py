@@ -16,10 +16,11 @@ targets the trees are grown on, T):
 - *moved*: a literal of a box replaced by another of its group (the same feature and side:
   another threshold) where that raises the box's drop of the squared error (CART's) by
   more than the price;
-- *removed*: a box whose drop is below that of the weakest split of the tree the search
-  picks otherwise (the floor, relative to the rows' squared error), or that leaves a side
-  with fewer rows than a region keeps, becomes a leaf: the regions below it are one (a
-  removal gains nothing on the rows it is fitted on, so it pays no price);
+- *removed*: a box that leaves a side with fewer rows than a region keeps, or whose split
+  and every split below it together drop the squared error by less than the weakest split
+  of the tree the search picks otherwise (the floor, relative to the rows' squared error),
+  becomes a leaf: the regions below it are one (a removal gains nothing on the rows it is
+  fitted on, so it pays no price);
 - *added*: a leaf whose best box (the tree kernel's, one split) drops the loss by more than
   the floor plus the price is split.
 
@@ -40,6 +41,7 @@ import numpy as np
 
 from ..rules import RuleSet
 from ..rules.tree import Leaf, Node, RuleTree
+from ..splits.table import NOT_IN_SET, NUMERIC
 
 # A leaf's outputs are re-estimated where they are more than this many standard errors of
 # the new mean from the reference's.
@@ -94,7 +96,7 @@ def reference_literals(root, splits, X):
 
     def nearest(feature, bound, missing_right):
         # numeric splits of the feature, those sending NaN the way the condition does first
-        at = np.flatnonzero((splits.feature == feature) & (splits.kind == 0))
+        at = np.flatnonzero((splits.feature == feature) & (splits.kind == NUMERIC))
         if at.size == 0:
             return None
         same = at[splits.missing_right[at].astype(bool) == missing_right]
@@ -106,13 +108,13 @@ def reference_literals(root, splits, X):
         for c in conditions:
             if c.categories is not None:
                 wanted = set(np.asarray(c.categories).tolist())
-                found = [l for l in np.flatnonzero((splits.feature == c.feature) & (splits.kind != 0)).tolist()
+                found = [l for l in np.flatnonzero((splits.feature == c.feature) & (splits.kind != NUMERIC)).tolist()
                          if set(np.asarray(splits.set_of(l)).tolist()) == wanted]
                 if not found:
                     return None
                 l = found[0]
                 # literal l: s_l = 1 (in the set, or not in it for a NOT_IN_SET split)
-                holds_in = splits.kind[l] != 2
+                holds_in = splits.kind[l] != NOT_IN_SET
                 lits.append(l if holds_in != bool(c.negated) else L + l)
                 continue
             for bound, side in ((c.lower, 0), (c.upper, 1)):
@@ -223,11 +225,21 @@ def edit_steps(root, literals, S, rows, T, grow, group, min_leaf, floor, price):
                     return
         out.leaves[v] = item
 
+    def subtree_error(item, local):
+        # the squared error left in the reference's leaves below item, on these rows
+        if isinstance(item, Leaf):
+            return squared_error(T[local])
+        holds = literal_columns(S, literals[id(item)][0], rows[local]).all(axis=1)
+        return subtree_error(item.then, local[holds]) + subtree_error(item.otherwise, local[~holds])
+
     def visit(v, item, local):
         if isinstance(item, Leaf):
             return leaf(v, local, item)
         box, drop, moves = moved_box(S, rows[local], T[local], literals[id(item)][0], group, min_leaf, price)
-        if not drop >= floor:  # the split pays less than the weakest the search keeps
+        # removed where a side is too small, or where the split and every split below it
+        # together drop the loss by less than the weakest split the search keeps (a split
+        # of its own may drop little where the ones below pay: an XOR's first)
+        if drop == -np.inf or squared_error(T[local]) - subtree_error(item, local) < floor:
             out.counts["removed"] += _leaves_under(item) - 1
             return leaf(v, local, None)
         out.counts["moved"] += moves

@@ -174,6 +174,13 @@ class Deliverables:
             One expression per rule of a list (without its default) or per leaf of a tree;
             a sum: one list per part. Column names in backticks; missing values as
             ``x != x``.
+
+        Notes
+        -----
+        Where numexpr is installed, pandas evaluates a query with it by default, and
+        numexpr refuses an expression of more than about 255 operations ("bytes must be
+        in range(0, 256)"): a leaf deep in a long chain of boxes reads every box above it.
+        ``frame.query(q, engine="python")`` evaluates any of them.
         """
         return self._exports.query_strings(self, column_names)
 
