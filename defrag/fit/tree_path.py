@@ -53,7 +53,7 @@ from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
 from ..utils.validation import user_stacklevel
 from .list_path import MIN_VALIDATION, N_FOLDS, read_out, search_inputs
-from .warm_start import literal_columns, reference_regions, split_drops, squared_error, warm_start
+from .warm_start import reference_regions, warm_start, weakest_split
 
 # The prices of a box's conditions beyond the first (multiples of the region's squared
 # error a condition must drop); inf: a condition a node (a plain tree).
@@ -425,12 +425,7 @@ def reference_candidates(config, p, rows, S, T, U, y_s, n_classes, folds, inputs
     the weakest split of the tree the search picks otherwise."""
     searched = [c for c in candidates if c.form == "tree"]
     best = searched[_choose_searched(searched, config.max_conditions, config.n_regions)] if searched else None
-    steps = trees.kept(best.price, best.size) if best is not None else []
-    all_rows = np.arange(rows.size)
-    sse = squared_error(T)
-    drops = [split_drops(T[at], literal_columns(S, box, at).all(axis=1, keepdims=True), 1)[0]
-             for at, box in _step_rows(S, all_rows, steps)]
-    floor = min(drops) / sse if drops and sse > 0 else math.inf
+    floor = weakest_split(S, T, trees.kept(best.price, best.size) if best is not None else [])
     price = min(best.price if best is not None else math.inf, ONE_CONDITION_PRICE)
 
     def grow(at):
@@ -456,16 +451,6 @@ def reference_candidates(config, p, rows, S, T, U, y_s, n_classes, folds, inputs
             c.validation_error, c.checks = float(losses.mean()), float(tree.checks(X).mean())
         out.append(c)
     return out
-
-
-def _step_rows(S, rows, steps):
-    """(rows at the node, box) of each step of a grown tree, on the rows of S."""
-    node = np.zeros(rows.size, dtype=np.int64)
-    for t, (v, box) in enumerate(steps):  # over the steps, not rows
-        at = np.flatnonzero(node == v)
-        yield rows[at], box
-        holds = literal_columns(S, box, rows[at]).all(axis=1)
-        node[at] = np.where(holds, 2 * t + 1, 2 * t + 2)
 
 
 def side_by_side(jobs):

@@ -257,14 +257,32 @@ def _leaves_under(item):
     return 1 if isinstance(item, Leaf) else _leaves_under(item.then) + _leaves_under(item.otherwise)
 
 
-def route_steps(S, rows, steps):
-    """Each row's leaf (node id) in the tree of steps, for the rows of S."""
-    node = np.zeros(rows.size, dtype=np.int64)
+def step_sides(S, rows, steps, node):
+    """Per step of the tree of steps, on the rows of S: (at, holds), the positions in rows
+    of the split node's rows and where its box holds on them; node (zeros, one per row) is
+    left holding each row's leaf."""
     for t, (v, box) in enumerate(steps):  # over the steps, not rows
         at = np.flatnonzero(node == v)
         holds = literal_columns(S, box, rows[at]).all(axis=1)
         node[at] = np.where(holds, 2 * t + 1, 2 * t + 2)
+        yield at, holds
+
+
+def route_steps(S, rows, steps):
+    """Each row's leaf (node id) in the tree of steps, for the rows of S."""
+    node = np.zeros(rows.size, dtype=np.int64)
+    for _ in step_sides(S, rows, steps, node):
+        pass
     return node
+
+
+def weakest_split(S, T, steps):
+    """The smallest drop of the squared error of T among the splits of the tree of steps
+    (on all rows of S), as a share of T's squared error about its mean: inf without splits."""
+    sse = squared_error(T)
+    drops = [split_drops(T[at], holds[:, None], 1)[0]
+             for at, holds in step_sides(S, np.arange(S.shape[0]), steps, np.zeros(S.shape[0], dtype=np.int64))]
+    return min(drops) / sse if drops and sse > 0 else math.inf
 
 
 def leaf_outputs(node, U, leaves, classes, n_classes):
