@@ -32,7 +32,7 @@ they are then).
 The growth runs in C (src_c/dfg_additive_path.h); its NumPy reference is
 tests/additive_search_reference.py. grow_additive_path returns the steps; the model at
 any number of splits b is their first b steps replayed with the same backfitting
-(additive_values; additive_value_path gives every b from one replay), and additive_leaves
+(additive_values; additive_value_path gives every b from one replay, also in C), and additive_leaves
 routes rows through its terms.
 """
 
@@ -141,7 +141,7 @@ def additive_values(S, T, steps, n_splits, backfit_rounds=3):
     """(base (d,), values) of the model of the first n_splits steps of a path on S and T
     (as grow_additive_path's, whose backfit_rounds it must share): values[t] maps each
     leaf of term t (node id) to its value (d,). The steps are replayed as the kernel takes
-    them (module docstring), vectorised over rows; the values are the kernel's to
+    them (module docstring), in C (additive_value_path); the values are the kernel's to
     rounding."""
     S = _checked_S(S)
     T = checked_targets(T, S.shape[0])
