@@ -302,3 +302,6 @@ cdef extern from "dfg_additive_path.h":
                                double rel_tol, int64_t *step_term, int64_t *step_node, int64_t *step_split,
                                int64_t *n_steps, double *base, double *leaf_values, int n_threads,
                                const int *stop) nogil
+    int dfg_additive_replay(const uint8_t *S, const double *T0, int64_t n, int64_t L, int64_t d,
+                            const int64_t *steps, int64_t m, int64_t backfit_rounds, double *values,
+                            int64_t *bad_step) nogil

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dfg_cpu.h"
+#include "dfg_list_loss.h" /* dfg_pairwise_sum */
 #include "dfg_list_search.h"
 
 /* Multiply-adds below which a pass runs on one thread (a parallel region's start costs
@@ -536,5 +537,97 @@ done:
     free(c->leaf); free(c->term_splits); free(c->leaf_of); free(c->order); free(c->rows_then); free(c->rows_else);
     free(c->rows_group); free(c->group_at); free(c->group_leaf); free(c->group_start);
     free(T0); free(v_then); free(v_else); free(all_rows);
+    return status;
+}
+
+/* The mean of R[rows] (m rows of d columns) into out, as NumPy's R[mask].mean(axis=0) rounds
+ * it: one column pairwise (dfg_pairwise_sum, after NumPy's 0 start), several row by row. */
+static void replay_mean(const double *R, int64_t d, const int64_t *rows, int64_t m, double *col, double *out) {
+    if (d == 1) {
+        for (int64_t i = 0; i < m; i++) col[i] = R[rows[i]];
+        out[0] = (0.0 + dfg_pairwise_sum(col, m)) / (double)m;
+        return;
+    }
+    for (int64_t k = 0; k < d; k++) out[k] = 0.0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t k = 0; k < d; k++) out[k] += R[rows[i] * d + k];
+    for (int64_t k = 0; k < d; k++) out[k] /= (double)m;
+}
+
+int dfg_additive_replay(const uint8_t *S, const double *T0, int64_t n, int64_t L, int64_t d, const int64_t *steps,
+                        int64_t m, int64_t backfit_rounds, double *values, int64_t *bad_step) {
+    if (n < 1 || L < 1 || d < 1 || m < 0 || backfit_rounds < 0 || m > INT32_MAX / 2 || !bad_step ||
+        n > INT64_MAX / 8 / (m + 1) / d || (m > 0 && (!S || !T0 || !steps || !values)))
+        return DFG_EINVAL;
+    *bad_step = -1;
+    const int64_t N = 2 * m + 1; /* node ids of a term: below 2 (its splits) + 1 */
+    int64_t *leaf = calloc((size_t)(n * (m + 1)), sizeof(int64_t));       /* per term: each row's node */
+    double *fitted = calloc((size_t)(n * d * (m + 1)), sizeof(double));   /* per term: each row's value */
+    double *total = calloc((size_t)(n * d), sizeof(double)), *R = malloc((size_t)(n * d) * sizeof(double));
+    double *value = calloc((size_t)((m + 1) * N * d), sizeof(double));   /* per term and node */
+    uint8_t *is_leaf = calloc((size_t)((m + 1) * N), sizeof(uint8_t));
+    int64_t *n_split = calloc((size_t)(m + 1), sizeof(int64_t)), *rows = malloc((size_t)n * sizeof(int64_t));
+    double *col = malloc((size_t)n * sizeof(double));
+    int status = DFG_OK;
+    if (!leaf || !fitted || !total || !R || !value || !is_leaf || !n_split || !rows || !col) {
+        status = DFG_ENOMEM;
+        goto done;
+    }
+    int64_t n_terms = 0, at = 0;
+    for (int64_t i = 0; i < m; i++) { /* over the steps, each replayed as additive_value_path's */
+        const int64_t term = steps[3 * i], node = steps[3 * i + 1], split = steps[3 * i + 2];
+        if (term < 0 || term > n_terms || node < 0 || node >= N || split < 0 || split >= L ||
+            (term < n_terms && !is_leaf[term * N + node]) || (term == n_terms && node != 0)) {
+            status = DFG_EINVAL;
+            goto done;
+        }
+        if (term == n_terms) is_leaf[N * n_terms++] = 1; /* a new term: its root a leaf of value 0 */
+        int64_t *lf = leaf + term * n;
+        const int64_t k = n_split[term], then_node = 2 * k + 1, else_node = 2 * k + 2;
+        int64_t n_then = 0, n_else = 0;
+        for (int64_t r = 0; r < n; r++)
+            if (lf[r] == node) {
+                if (S[r * L + split]) n_then++;
+                else n_else++;
+            }
+        if (n_then == 0 || n_else == 0) {
+            *bad_step = i;
+            goto done;
+        }
+        for (int64_t r = 0; r < n; r++)
+            if (lf[r] == node) lf[r] = S[r * L + split] ? then_node : else_node;
+        n_split[term] = k + 1;
+        is_leaf[term * N + node] = 0;
+        is_leaf[term * N + then_node] = is_leaf[term * N + else_node] = 1;
+        /* the new leaves' values, then backfit_rounds rounds over every term's leaves */
+        for (int64_t round = -1; round < backfit_rounds; round++) {
+            for (int64_t t = round < 0 ? term : 0; t < (round < 0 ? term + 1 : n_terms); t++) {
+                const int64_t *lt = leaf + t * n;
+                double *ft = fitted + t * n * d, *vt = value + t * N * d;
+                for (int64_t j = 0; j < n * d; j++) R[j] = T0[j] - (total[j] - ft[j]);
+                for (int64_t v = 0; v < 2 * n_split[t] + 1; v++) {
+                    if (!is_leaf[t * N + v] || (round < 0 && v != then_node && v != else_node)) continue;
+                    int64_t nr = 0;
+                    for (int64_t r = 0; r < n; r++)
+                        if (lt[r] == v) rows[nr++] = r;
+                    replay_mean(R, d, rows, nr, col, vt + v * d);
+                }
+                for (int64_t r = 0; r < n; r++)
+                    for (int64_t c = 0; c < d; c++) {
+                        const double new = vt[lt[r] * d + c];
+                        total[r * d + c] = (total[r * d + c] - ft[r * d + c]) + new;
+                        ft[r * d + c] = new;
+                    }
+            }
+        }
+        for (int64_t t = 0; t < n_terms; t++) /* the model of i + 1 steps: each term's leaves in node order */
+            for (int64_t v = 0; v < 2 * n_split[t] + 1; v++)
+                if (is_leaf[t * N + v]) {
+                    memcpy(values + at, value + (t * N + v) * d, (size_t)d * sizeof(double));
+                    at += d;
+                }
+    }
+done:
+    free(leaf); free(fitted); free(total); free(R); free(value); free(is_leaf); free(n_split); free(rows); free(col);
     return status;
 }

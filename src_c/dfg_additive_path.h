@@ -68,4 +68,15 @@ int dfg_additive_path_grow(const uint8_t *S, const double *T, int64_t n_samples,
                            int64_t *n_steps, double *base, double *leaf_values, int n_threads,
                            const volatile int *stop);
 
+/* The models of the first 1, 2, .., m steps (m x 3: term, node, split; a path, the
+ * caller's check) replayed as defrag/rules/additive_search.py's additive_value_path
+ * computes them, to the bit: T0 (n x d) the targets less their mean; after each step, its
+ * two new leaves set to the means of their term's residual, then backfit_rounds rounds
+ * over the terms in order, each setting every leaf of the term to that mean. values: for
+ * each step, the model's leaf values (d each), term by term, each term's leaves in node
+ * order (at most m (m + 1) d entries). *bad_step: the first step that leaves a side of its
+ * node without rows (the replay stops there), else -1. */
+int dfg_additive_replay(const uint8_t *S, const double *T0, int64_t n, int64_t L, int64_t d, const int64_t *steps,
+                        int64_t m, int64_t backfit_rounds, double *values, int64_t *bad_step);
+
 #endif

@@ -114,14 +114,18 @@ class GrownTrees:
     read: dict  # box (literals) -> its conditions as read out
     values: dict  # price -> {node: (prediction, probabilities or None)}
     names: dict
+    merged: dict = dataclasses.field(default_factory=dict)  # (price, steps) -> kept's steps
 
     def tree(self, price, size):
         return _tree_of(self.kept(price, size), self.read, self.values[price], self.names)
 
     def kept(self, price, size):
         """The steps of the tree of size regions as printed: a step whose two sides end
-        in leaves that print the same class is one leaf (classification)."""
-        return _merged_steps(self.steps[price][:size - 1], self.values[price])
+        in leaves that print the same class is one leaf (classification); once per tree."""
+        key = (price, min(size - 1, len(self.steps[price])))
+        if key not in self.merged:
+            self.merged[key] = _merged_steps(self.steps[price][:key[1]], self.values[price])
+        return self.merged[key]
 
     def n_regions(self, price, size):
         return len(self.kept(price, size)) + 1
@@ -181,10 +185,11 @@ def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
 def sum_predict(S, steps, base, values, n_splits):
     """The sum of trees of the first n_splits steps on the rows of S (its first target)."""
     total = np.full(S.shape[0], float(np.asarray(base).ravel()[0]))
-    for t, term_values in enumerate(values):
-        node = _route_term(S, [(nd, l) for (i, nd, l) in steps[:n_splits] if i == t])
-        total += np.array([float(np.asarray(term_values.get(int(v), 0.0)).ravel()[0]) for v in node.tolist()]) \
-            if node.size else 0.0
+    for t, term_values in enumerate(values):  # over terms; each leaf's value looked up by node id
+        splits = [(nd, l) for (i, nd, l) in steps[:n_splits] if i == t]
+        value = np.zeros(2 * len(splits) + 1)
+        value[list(term_values)] = [float(np.asarray(out).ravel()[0]) for out in term_values.values()]
+        total += value[_route_term(S, splits)]
     return total
 
 

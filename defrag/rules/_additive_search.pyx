@@ -6,7 +6,7 @@ import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t
 
-from defrag._cdefs cimport dfg_additive_path_grow
+from defrag._cdefs cimport dfg_additive_path_grow, dfg_additive_replay
 from defrag.utils._common cimport check_status, kernel_threads, stop_flag, stop_pointer
 
 
@@ -47,3 +47,25 @@ def additive_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, int64_t 
     check_status(status, "additive_path_grow")
     return (term[:n_steps], node[:n_steps], split[:n_steps], base[:d],
             leaf_values[:n_steps, :, :d])
+
+
+def additive_replay(const uint8_t[:, ::1] S, const double[:, ::1] T0, const int64_t[:, ::1] steps,
+                    int64_t backfit_rounds):
+    """(values, bad_step) of dfg_additive_replay (src_c/dfg_additive_path.h): the leaf values
+    of the model of each number of steps, flat (term by term, leaves in node order, d each),
+    and the first step that leaves a side without rows (-1: none). S (n, L) 0/1, T0 (n, d)
+    the targets less their mean, steps (m, 3) a path (checked by the caller)."""
+    cdef int64_t n = S.shape[0], L = S.shape[1], d = T0.shape[1], m = steps.shape[0]
+    if T0.shape[0] != n or steps.shape[1] != 3:
+        raise ValueError(f"additive_replay: T0 {T0.shape} and steps {steps.shape} do not fit S {S.shape}")
+    values = np.zeros(max(m * (m + 1) * d, 1), dtype=np.float64)
+    cdef double[::1] values_view = values
+    cdef int64_t bad = -1
+    cdef int status
+    cdef const uint8_t *S_ptr = &S[0, 0] if n * L > 0 else NULL
+    cdef const double *T_ptr = &T0[0, 0] if n * d > 0 else NULL
+    cdef const int64_t *steps_ptr = &steps[0, 0] if m > 0 else NULL
+    with nogil:
+        status = dfg_additive_replay(S_ptr, T_ptr, n, L, d, steps_ptr, m, backfit_rounds, &values_view[0], &bad)
+    check_status(status, "additive_replay")
+    return values, bad

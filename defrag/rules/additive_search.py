@@ -32,7 +32,7 @@ they are then).
 The growth runs in C (src_c/dfg_additive_path.h); its NumPy reference is
 tests/additive_search_reference.py. grow_additive_path returns the steps; the model at
 any number of splits b is their first b steps replayed with the same backfitting
-(additive_values; additive_value_path gives every b from one replay), and additive_leaves
+(additive_values; additive_value_path gives every b from one replay, also in C), and additive_leaves
 routes rows through its terms.
 """
 
@@ -141,7 +141,7 @@ def additive_values(S, T, steps, n_splits, backfit_rounds=3):
     """(base (d,), values) of the model of the first n_splits steps of a path on S and T
     (as grow_additive_path's, whose backfit_rounds it must share): values[t] maps each
     leaf of term t (node id) to its value (d,). The steps are replayed as the kernel takes
-    them (module docstring), vectorised over rows; the values are the kernel's to
+    them (module docstring), in C (additive_value_path); the values are the kernel's to
     rounding."""
     S = _checked_S(S)
     T = checked_targets(T, S.shape[0])
@@ -152,50 +152,30 @@ def additive_values(S, T, steps, n_splits, backfit_rounds=3):
 
 def additive_value_path(S, T, steps, backfit_rounds=3):
     """[(base, values) of the model of the first b steps, for b = 1 .. len(steps)], as
-    additive_values gives each: one replay, each model read off after its step and its
-    backfitting (the model of b steps is where the replay of more steps stands then)."""
+    additive_values gives each: one replay in C (src_c/dfg_additive_path.h), each model
+    read off after its step and its backfitting (the model of b steps is where the replay
+    of more steps stands then)."""
     S = _checked_S(S)
-    n = S.shape[0]
-    T = checked_targets(T, n)
+    T = checked_targets(T, S.shape[0])
     steps = _checked_steps(steps, len(list(steps)), S.shape[1])
     backfit_rounds = checked_count(backfit_rounds, "backfit_rounds", 0)
-    d = T.shape[1]
     base = T.mean(axis=0)
-    T0 = T - base
-    leaf, values, fitted, splits = [], [], [], []  # per term: rows' leaves, leaf values, rows' values
-    total = np.zeros_like(T0)  # the sum of the terms' values on each row
-    path = []
-
-    def fit_leaves(t, nodes):
-        """Term t's values on `nodes` become the means of its residual there."""
-        nonlocal total
-        R = T0 - (total - fitted[t])
-        for node in nodes:  # over the term's leaves, vectorised over rows
-            values[t][node] = R[leaf[t] == node].mean(axis=0)
-        new = np.zeros_like(T0)
-        for node, v in values[t].items():
-            new[leaf[t] == node] = v
-        total = total - fitted[t] + new
-        fitted[t] = new
-
-    for i, (term, node, split) in enumerate(steps):  # over the steps, vectorised over rows
-        if term == len(leaf):
-            leaf.append(np.zeros(n, dtype=np.int64))
-            values.append({0: np.zeros(d)})
-            fitted.append(np.zeros_like(T0))
-            splits.append(0)
-        at = leaf[term] == node
-        side = S[:, split]
-        k = splits[term]
-        if not (at & side).any() or not (at & ~side).any():
-            raise ValueError(f"step {i} leaves a side of node {node} of term {term} without rows")
-        leaf[term][at & side] = 2 * k + 1
-        leaf[term][at & ~side] = 2 * k + 2
-        splits[term] = k + 1
-        del values[term][node]
-        fit_leaves(term, [2 * k + 1, 2 * k + 2])
-        for _ in range(backfit_rounds):
-            for t in range(len(leaf)):
-                fit_leaves(t, sorted(values[t]))
-        path.append((base, [dict(sorted(v.items())) for v in values]))
+    if not steps:
+        return []
+    flat, bad = _additive_search.additive_replay(S.view(np.uint8), T - base, np.array(steps, dtype=np.int64),
+                                                 backfit_rounds)
+    if bad >= 0:
+        raise ValueError(f"step {bad} leaves a side of node {steps[bad][1]} of term {steps[bad][0]} without rows")
+    flat = flat.reshape(-1, T.shape[1])
+    leaves, path, at = [], [], 0  # per term: its leaves in node order
+    for term, node, _ in steps:  # over the steps, not rows: each model's values read off flat
+        if term == len(leaves):
+            leaves.append([0])
+        k = len(leaves[term]) - 1  # the term's splits so far
+        leaves[term] = sorted(set(leaves[term]) - {node} | {2 * k + 1, 2 * k + 2})
+        values = []
+        for nodes in leaves:
+            values.append(dict(zip(nodes, flat[at:at + len(nodes)])))
+            at += len(nodes)
+        path.append((base, values))
     return path
