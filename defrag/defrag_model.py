@@ -133,10 +133,10 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
         edited on today's rows: its boxes kept where they still hold, thresholds moved to
         today's split points, regions removed or added, outputs re-estimated where they
         moved beyond their noise, each edit only where it pays ``reference_edit_price``.
-        The edited reference is cross-validated as every candidate (its edits made on each
-        fold's training part) and printed where its validation error is within 1% or one
-        standard error of the candidate chosen otherwise (``reference_kept_``,
-        ``reference_diff_``).
+        The reference as it is and edited are cross-validated as every candidate (the
+        edits made on each fold's training part); the first of the two whose validation
+        error is within 1% of the candidate chosen otherwise is printed
+        (``reference_kept_``, ``reference_diff_``).
     reference_edit_price : float in [0, 1], default=0.02
         A warm start's price of an edit (a moved threshold, a region removed or added): the
         share of the squared error of the rows (about their mean) an edit must gain.
