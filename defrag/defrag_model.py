@@ -41,7 +41,8 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
         The explanation's regions, exactly (fewer, with a warning, where no more lower the
         training loss). Neither set: chosen by cross-validation among trees a reader
         checks in at most 1.3 times the comparisons per row of a plain tree of as many
-        regions (``path_``).
+        regions, or of the closest plain tree where none comes within one standard error
+        of it (``path_``).
     form : {"auto", "tree", "sum", "list", "restarts", "paper"}, default="auto"
         What is printed: "auto", a tree (or under a budget a tree or a sum); "tree";
         "sum" (regression and two classes); "list", an ordered rule list searched for;

@@ -21,7 +21,9 @@ the rule list's search: fit/list_path.py):
    included (regression and two classes); with ``n_regions`` K, the tree of K regions
    of smallest validation error; else (the default), among the trees a reader checks in
    at most READING_SLACK times the comparisons per row of the plain tree of as many
-   regions (a box must not cost a reader much more than the splits it stands for) and,
+   regions (a box must not cost a reader much more than the splits it stands for; where
+   no plain tree comes within one standard error of a box tree, as on an XOR whose first
+   split pays nothing alone, the plain tree that comes closest is the measure) and,
    in classification, printing every class where any does, the fewest regions whose
    validation error exceeds the smallest by at most one standard error of the paired
    difference of their per-row losses (the one-standard-error rule);
@@ -256,11 +258,19 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     plain = {c.size: c.checks for c in candidates if c.form == "tree" and c.price == math.inf}
     largest = max(plain) if plain else None
 
+    plain_trees = [i for i in trees if candidates[i].price == math.inf]
+    best_plain = candidates[min(plain_trees, key=key)] if plain_trees else None
+
     def readable(i):
         c = candidates[i]
         if c.price == math.inf or largest is None:
             return True
-        return c.checks <= READING_SLACK * plain[min(c.size, largest)] + 1e-12
+        limit = plain[min(c.size, largest)]
+        if best_plain is not None and _better(c, best_plain):
+            # no plain tree comes within one standard error of it (an XOR's first split
+            # pays nothing alone): it is read against the plain tree that comes closest
+            limit = max(limit, best_plain.checks)
+        return c.checks <= READING_SLACK * limit + 1e-12
 
     pool = [i for i in trees if readable(i)] or trees
     pool = [i for i in pool if candidates[i].reaches_all] or pool  # every class printed, where any does
@@ -272,13 +282,21 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     def near(c):
         if c.losses is None or best.losses is None or c.losses.size < 2:
             return c is best
-        diff = c.losses - best.losses
-        se = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
-        return float(diff.mean()) <= se + 1e-12 * abs(best.validation_error)
+        return not _better(best, c)
 
     within = [i for i in pool if near(candidates[i])]
     return min(within, key=lambda i: (candidates[i].n_regions, candidates[i].validation_error,
                                       candidates[i].n_conditions, i))
+
+
+def _better(a, b, z=1.0):
+    """Whether candidate a's validation error is below b's by more than z standard errors
+    of their paired difference (per-row losses on the same validation rows)."""
+    if a.losses is None or b.losses is None or a.losses.size < 2:
+        return False
+    diff = b.losses - a.losses
+    se = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
+    return float(diff.mean()) > z * se + 1e-12 * abs(a.validation_error)
 
 
 # --------------------------------------------------------------------- search
