@@ -3,44 +3,23 @@ against a plain NumPy replay of the same equations (a new split's two leaves set
 mean of their term's residual, then backfit rounds over every term's leaves)."""
 import numpy as np
 import pytest
+from additive_search_reference import AdditivePath
 
 from defrag.rules.additive_search import additive_value_path
 
 
 def numpy_value_path(S, T, steps, backfit_rounds):
-    n, d = T.shape
-    base = T.mean(axis=0)
-    T0 = T - base
-    leaf, values, fitted = [], [], []
-    total = np.zeros_like(T0)
+    """The same replay with the kernel's NumPy reference (tests/additive_search_reference.py):
+    a step's two new leaves get the means of their term's residual, then the backfit."""
+    model = AdditivePath(S, T)
     path = []
-
-    def fit_leaves(t, nodes):
-        nonlocal total
-        R = T0 - (total - fitted[t])
-        for node in nodes:
-            values[t][node] = R[leaf[t] == node].mean(axis=0)
-        new = np.zeros_like(T0)
-        for node, v in values[t].items():
-            new[leaf[t] == node] = v
-        total = total - fitted[t] + new
-        fitted[t] = new
-
     for term, node, split in steps:
-        if term == len(leaf):
-            leaf.append(np.zeros(n, dtype=np.int64))
-            values.append({0: np.zeros(d)})
-            fitted.append(np.zeros_like(T0))
-        k = (len(values[term]) - 1)
-        at = leaf[term] == node
-        leaf[term][at & S[:, split]] = 2 * k + 1
-        leaf[term][at & ~S[:, split]] = 2 * k + 2
-        del values[term][node]
-        fit_leaves(term, [2 * k + 1, 2 * k + 2])
-        for _ in range(backfit_rounds):
-            for t in range(len(leaf)):
-                fit_leaves(t, sorted(values[t]))
-        path.append((base, [dict(sorted(v.items())) for v in values]))
+        R = model.residual(skip=term)
+        rows = model.leaf[term] == node if term < len(model.leaf) else np.ones(model.n, dtype=bool)
+        model.split(term, node, split, R[rows & model.S[:, split]].mean(axis=0),
+                    R[rows & ~model.S[:, split]].mean(axis=0))
+        model.backfit(backfit_rounds)
+        path.append((model.base, [dict(sorted(v.items())) for v in model.values]))
     return path
 
 

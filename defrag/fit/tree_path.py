@@ -289,14 +289,14 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
                                       candidates[i].n_conditions, i))
 
 
-def _better(a, b, z=1.0):
-    """Whether candidate a's validation error is below b's by more than z standard errors
+def _better(a, b):
+    """Whether candidate a's validation error is below b's by more than one standard error
     of their paired difference (per-row losses on the same validation rows)."""
     if a.losses is None or b.losses is None or a.losses.size < 2:
         return False
     diff = b.losses - a.losses
     se = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
-    return float(diff.mean()) > z * se + 1e-12 * abs(a.validation_error)
+    return float(diff.mean()) > se + 1e-12 * abs(a.validation_error)
 
 
 # --------------------------------------------------------------------- search
