@@ -14,6 +14,7 @@ import numpy as np
 
 from ..utils.dask_collections import is_dask_collection, map_rows
 from ..utils.memory import check_memory
+from ..utils.docstrings import shared_parameters
 from ..utils.threads import checked_threads
 from ..utils.validation import as_2d_float, check_not_sparse, check_numeric_column, checked_names, is_frame
 from . import _route, _rules_eval
@@ -130,6 +131,7 @@ class Explanation(Deliverables):
                             n_threads=checked_threads(n_threads), label=label, items=items, reads=reads,
                             visits=visits, **arrays)
 
+    @shared_parameters
     def checks(self, X_coded, n_threads=1):
         """Count the comparisons a reader makes for each row.
 
@@ -137,12 +139,7 @@ class Explanation(Deliverables):
         rule or box, the conditions in printed order until the first that fails (an interval
         whose lower bound fails costs one), all of them where the box holds.
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the explanation reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+        {Parameters: X_coded, n_threads}
 
         Returns
         -------
@@ -151,6 +148,7 @@ class Explanation(Deliverables):
         """
         return self._route(X_coded, n_threads, items=False, reads=True)[1]
 
+    @shared_parameters
     def covering(self, X_coded, n_threads=1):
         """Tell which boxes' conditions hold on each row of X (as the explanation reads it).
 
@@ -158,12 +156,7 @@ class Explanation(Deliverables):
         read on their own, whether or not a row reaches the box (a list's rule covers a row
         that an earlier rule takes).
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the explanation reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+        {Parameters: X_coded, n_threads}
 
         Returns
         -------
@@ -193,15 +186,11 @@ class Explanation(Deliverables):
         n_threads = checked_threads(n_threads)
         return self.covering(self.encode(X), n_threads)
 
+    @shared_parameters
     def predict_coded(self, X_coded, n_threads=1):
         """Predict the rows of X as the explanation reads it (see ``predict``).
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the explanation reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+        {Parameters: X_coded, n_threads}
 
         Returns
         -------

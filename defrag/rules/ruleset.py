@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _rules_eval, document
 from ..utils.text import printed_label
+from ..utils.docstrings import shared_parameters
 from ..utils.threads import checked_threads
 from .tree_nodes import Leaf, Node, number_text
 
@@ -221,15 +222,11 @@ class ListForm:
         """Their share of the training rows, when known."""
         return self._chain()[1].share
 
+    @shared_parameters
     def cover_counts(self, X_coded, n_threads=1):
         """Count the rows each rule covers and the rows each is the first match for.
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the rules read them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+        {Parameters: X_coded, n_threads}
 
         Returns
         -------

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ..utils.docstrings import shared_parameters
 from . import document, document_reader, export, tree_export
 from .conditions import Condition
 from .explanation import Explanation
@@ -232,15 +233,11 @@ class RuleTree(ListForm, Printing, Explanation):
         return [n.conditions for n in self.nodes()]
 
     # ------------------------------------------------------------ reading rows
+    @shared_parameters
     def route(self, X_coded, n_threads=1):
         """Return the leaf each row reaches in each term.
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+        {Parameters: X_coded, n_threads}
 
         Returns
         -------
@@ -325,18 +322,14 @@ class RuleTree(ListForm, Printing, Explanation):
             return self.predictions().dtype
         return np.float64 if self.classes is None else self.classes.dtype
 
+    @shared_parameters
     def probabilities_coded(self, X_coded, n_threads=1):
         """Return the class probabilities of the rows of X as the explanation reads it.
 
         A list and a tree give the class frequencies of the leaf a row reaches; a sum its
         second-class probability clipped to [0, 1]. AttributeError in regression.
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the explanation reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+        {Parameters: X_coded, n_threads}
 
         Returns
         -------
@@ -345,15 +338,11 @@ class RuleTree(ListForm, Printing, Explanation):
         """
         return self._read_coded(X_coded, n_threads, self._reading("predict_proba"))
 
+    @shared_parameters
     def key_counts(self, X_coded, n_threads=1):
         """Count the rows that pass through each node and leaf that has a key.
 
-        Parameters
-        ----------
-        X_coded : ndarray of shape (n_samples, n_features)
-            The rows as the tree reads them (``encode``).
-        n_threads : int, default=1
-            The threads to use: an integer >= 1, at most the cores used.
+        {Parameters: X_coded, n_threads}
 
         Returns
         -------
