@@ -2,8 +2,9 @@
 
 Each Cython module is one extension, compiled with the C files of the kernels it
 calls (KERNELS below); it lies in the room of the package it serves (defrag/fit/_fit.pyx
-beside the fit stages, defrag/rules/_rules_eval.pyx beside the rules); the C
-declarations are one contract, defrag/_cdefs.pxd.
+beside the fit stages, defrag/rules/_rules_eval.pyx beside the rules,
+defrag/search/_list_search.pyx beside the searches); the C declarations are one contract,
+defrag/_cdefs.pxd.
 
 OpenMP is used when the compiler accepts it (checked by compiling and linking a
 small program) and left out otherwise: the kernels give identical results
@@ -108,9 +109,9 @@ KERNELS = {
                                  "dfg_condition_stats.c", "dfg_cover.c", "dfg_list_loss.c", "dfg_list_prune.c",
                                  "dfg_list_order.c"],
     "defrag.rules._route": ["dfg_route.c", "dfg_rules.c", "dfg_sets.c", "dfg_cpu.c"],
-    "defrag.rules._list_search": ["dfg_list_search.c", "dfg_list_path.c", "dfg_box_refine.c", "dfg_cpu.c"],
-    "defrag.rules._tree_search": ["dfg_tree_path.c", "dfg_box_refine.c", "dfg_list_loss.c", "dfg_cpu.c"],
-    "defrag.rules._additive_search": ["dfg_additive_path.c", "dfg_list_search.c", "dfg_box_refine.c",
+    "defrag.search._list_search": ["dfg_list_search.c", "dfg_list_path.c", "dfg_box_refine.c", "dfg_cpu.c"],
+    "defrag.search._tree_search": ["dfg_tree_path.c", "dfg_box_refine.c", "dfg_list_loss.c", "dfg_cpu.c"],
+    "defrag.search._additive_search": ["dfg_additive_path.c", "dfg_list_search.c", "dfg_box_refine.c",
                                        "dfg_list_loss.c", "dfg_cpu.c"],
     "defrag.prototypes._proximity": ["dfg_proximity.c", "dfg_cpu.c"],
     "defrag.proxy._proxy_split": ["dfg_proxy_split.c"],

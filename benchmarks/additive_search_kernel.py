@@ -1,4 +1,4 @@
-"""The additive path: the C kernel (grow_additive_path, defrag/rules/additive_search.py)
+"""The additive path: the C kernel (grow_additive_path, defrag/search/additive_search.py)
 against its NumPy reference (tests/additive_search_reference.py).
 
 Usage (from the repository root, with defrag built in place):
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from defrag.rules.additive_search import grow_additive_path
+from defrag.search.additive_search import grow_additive_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

@@ -1,4 +1,4 @@
-"""The rule-list search: the C kernel (grow_boxes, defrag/rules/list_search.py) against
+"""The rule-list search: the C kernel (grow_boxes, defrag/search/list_search.py) against
 its NumPy reference (ListSearch.grow, tests/list_search_reference.py).
 
 Usage (from the repository root, with defrag built in place):
@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-from defrag.rules.list_search import grow_boxes
+from defrag.search.list_search import grow_boxes
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 from list_search_reference import ListSearch  # noqa: E402

@@ -1,4 +1,4 @@
-"""The box tree at every size: the C kernel (grow_tree_path, defrag/rules/tree_search.py)
+"""The box tree at every size: the C kernel (grow_tree_path, defrag/search/tree_search.py)
 against its NumPy reference (tests/tree_search_reference.py).
 
 Usage (from the repository root, with defrag built in place):
@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from defrag.rules.tree_search import grow_tree_path
+from defrag.search.tree_search import grow_tree_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

@@ -1,6 +1,7 @@
 """DefragModel (Hara & Hayashi, AISTATS 2018): the scikit-learn estimator over the fit's
-stages (defrag/fit/: prepare, search, rules; rows in memory or on a Dask cluster), predicting
-by the printed rules (defrag/rules/) or by the mixture (defrag/fit/mixture.py)."""
+stages (defrag/fit/: prepare, search, rules; rows in memory or on a Dask cluster; the printed
+forms searched for in defrag/search/), predicting by the printed rules (defrag/rules/) or by
+the mixture (defrag/fit/mixture.py)."""
 
 from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
@@ -9,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 from .evaluation import RuleEstimatorMixin
 from .fit.config import PARAMETER_CONSTRAINTS, FitConfig
 from .fit.pipeline import fit_rules
-from .fit.readout import MixtureReadoutMixin, sized_model
+from .fit.readout import MixtureReadoutMixin
+from .search.path_readout import sized_model
 from .sources import transformed_rows
 from .sources.fitting import EnsembleExplainerMixin
 from .utils.dask_collections import is_dask_collection

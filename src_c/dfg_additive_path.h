@@ -1,7 +1,7 @@
 /*
  * dfg_additive_path.h - the additive path: FIGS (Tan et al. 2022, "Fast interpretable
  * greedy-tree sums") over the ensemble's single splits, grown one split at a time
- * (defrag/rules/additive_search.py's grow_additive_path calls it;
+ * (defrag/search/additive_search.py's grow_additive_path calls it;
  * tests/additive_search_reference.py is the NumPy reference).
  *
  * S (n x L, row-major, 0/1) holds every split as a binary feature and T (n x d,
@@ -69,7 +69,7 @@ int dfg_additive_path_grow(const uint8_t *S, const double *T, int64_t n_samples,
                            const volatile int *stop);
 
 /* The models of the first 1, 2, .., m steps (m x 3: term, node, split; a path, the
- * caller's check) replayed as defrag/rules/additive_search.py's additive_value_path
+ * caller's check) replayed as defrag/search/additive_search.py's additive_value_path
  * computes them, to the bit: T0 (n x d) the targets less their mean; after each step, its
  * two new leaves set to the means of their term's residual, then backfit_rounds rounds
  * over the terms in order, each setting every leaf of the term to that mean. values: for

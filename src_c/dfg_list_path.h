@@ -1,6 +1,6 @@
 /*
  * dfg_list_path.h - the rule list at every size, grown one region at a time
- * (defrag/rules/list_search.py's grow_list_sizes calls it; tests/list_search_reference.py's
+ * (defrag/search/list_search.py's grow_list_sizes calls it; tests/list_search_reference.py's
  * grow_list_sizes is the NumPy reference, the same wherever the target sums are exact:
  * counts, class indicators, small integers).
  *

@@ -1,6 +1,6 @@
 /*
  * dfg_list_search.h - the greedy rule-list search over the ensemble's splits
- * (defrag/rules/list_search.py, ListSearch.grow, is the NumPy reference; the two
+ * (defrag/search/list_search.py, ListSearch.grow, is the NumPy reference; the two
  * give the same boxes wherever the target sums are exact: counts, class indicators,
  * small integers).
  *

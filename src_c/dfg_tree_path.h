@@ -1,5 +1,5 @@
 /*
- * dfg_tree_path.h - the box tree at every size, grown best-first (defrag/rules/tree_search.py's
+ * dfg_tree_path.h - the box tree at every size, grown best-first (defrag/search/tree_search.py's
  * grow_tree_path calls it; tests/tree_search_reference.py is the NumPy reference, the same
  * wherever the target sums are exact: counts, class indicators, small integers).
  *

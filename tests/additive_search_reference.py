@@ -1,12 +1,12 @@
 """The NumPy reference of the additive path (src_c/dfg_additive_path.c, called through
-defrag.rules.additive_search.grow_additive_path): FIGS over single splits as that module's
+defrag.search.additive_search.grow_additive_path): FIGS over single splits as that module's
 docstring describes it, every residual formed on the rows and summed there, slow on
 purpose. The kernel sums the residuals from counts shared between leaves instead: the
 two agree to rounding, and take the same steps wherever no two different candidates tie
 to rounding. tests/test_additive_search_kernel.py compares them."""
 import numpy as np
 
-from defrag.rules.list_search import REL_TOL
+from defrag.search.list_search import REL_TOL
 
 
 def _sumsq(x):

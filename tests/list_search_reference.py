@@ -1,11 +1,11 @@
 """The NumPy reference of the rule-list search (src_c/dfg_list_search.c, called through
-defrag.rules.list_search.grow_boxes): the same greedy search, vectorised over the split
+defrag.search.list_search.grow_boxes): the same greedy search, vectorised over the split
 matrix, slow on purpose. tests/test_list_search_kernel.py compares the two; the
-algorithm is described in defrag/rules/list_search.py's docstring."""
+algorithm is described in defrag/search/list_search.py's docstring."""
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from defrag.rules.list_search import MAX_MOVES, N_STARTS, REL_TOL, box_cover, grow_boxes, literal_column
+from defrag.search.list_search import MAX_MOVES, N_STARTS, REL_TOL, box_cover, grow_boxes, literal_column
 
 # The gain of a rule: what its own points gain (True, the kernel's), or CART's two-sided
 # gain (False, measured and left out; the tests check both against plain sums).
@@ -242,7 +242,7 @@ class ListSearch:
 
 
 def grow_list_sizes(S, T, literal_feature, literal_group, candidates, max_rules):
-    """defrag.rules.list_search.grow_list_sizes (see its docstring; the C growth of
+    """defrag.search.list_search.grow_list_sizes (see its docstring; the C growth of
     src_c/dfg_list_path.c) in NumPy: Python loops over steps and rules, the sums are BLAS
     products of the split matrix, the appends are grow_boxes's on the default's rows."""
     S = np.ascontiguousarray(S, dtype=bool)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from additive_search_reference import AdditivePath
 
-from defrag.rules.additive_search import additive_value_path
+from defrag.search.additive_search import additive_value_path
 
 
 def numpy_value_path(S, T, steps, backfit_rounds):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import additive_search_reference as reference
-from defrag.rules import _additive_search
-from defrag.rules.additive_search import (MAX_SPLITS, REL_TOL, _kernel_path, additive_leaves, additive_values,
+from defrag.search import _additive_search
+from defrag.search.additive_search import (MAX_SPLITS, REL_TOL, _kernel_path, additive_leaves, additive_values,
                                           grow_additive_path)
 from defrag.utils import _common
 from defrag.utils.interrupt import KernelInterrupted
@@ -334,7 +334,7 @@ def test_splits_that_cut_alike_tie_to_the_lower():
 WITHIN_THE_BOUND = r"""
 import resource
 import numpy as np
-from defrag.rules.additive_search import grow_additive_path
+from defrag.search.additive_search import grow_additive_path
 
 
 def additive_path_bytes(n_samples, n_splits, n_targets, max_splits):
@@ -385,7 +385,7 @@ def test_the_kernel_stays_within_its_memory_bound():
 
 MANY_THREADS = r"""
 import numpy as np
-from defrag.rules.additive_search import grow_additive_path
+from defrag.search.additive_search import grow_additive_path
 rng = np.random.default_rng(0)
 S = rng.random((3000, 300)) > 0.5
 y = rng.random(3000) + S[:, 0]

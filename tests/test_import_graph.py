@@ -1,6 +1,7 @@
-"""The package's import graph, read from the source with ast: no cycles, no private names
-taken from a room above nor from another module, no imports inside functions but optional dependencies and
-commented lazy loading (README, "How the code is laid out")."""
+"""The package's import graph, read from the source with ast: each room imports only the rooms
+listed for it (ROOMS), no cycles, no private names taken from a room above nor from another
+module, no imports inside functions but optional dependencies and commented lazy loading
+(README, "How the code is laid out")."""
 import ast
 import os
 
@@ -11,6 +12,31 @@ PACKAGE = "defrag"
 # third-party packages that are optional extras: imported where they are used
 OPTIONAL = {"dask", "distributed", "pandas", "pyarrow", "matplotlib", "xgboost", "lightgbm",
             "catboost", "skops", "joblib", "tqdm", "IPython", "imodels"}
+
+# The rooms (README, "How the code is laid out": a package of defrag/, or a top-level module)
+# and the rooms each may import. The representation (rules) knows nothing of the search of
+# printed forms (search), and the search nothing of the fit's stages (fit), which call it.
+# "defrag" is the package's __init__ (its estimators load by name, on first use).
+_RULE_MODELS = {"evaluation", "rules", "sources", "splits", "utils"}
+_FRONT = {"defrag", "cli", "model_files", "plot", "rules", "sources", "utils"}
+ROOMS = {
+    "utils": set(),
+    "splits": {"utils"},
+    "sources": {"splits", "utils"},
+    "rules": {"splits", "utils"},
+    "search": {"rules", "splits", "utils"},
+    "evaluation": {"rules", "sources", "utils"},
+    "fit": {"evaluation", "rules", "search", "sources", "splits", "utils"},
+    "baselines": _RULE_MODELS,
+    "proxy": _RULE_MODELS,
+    "prototypes": _RULE_MODELS,
+    "defrag_model": {"evaluation", "fit", "rules", "search", "sources", "utils"},
+    "defrag": {"rules", "splits", "utils"},
+    "cli": _FRONT,
+    "model_files": _FRONT,
+    "plot": _FRONT,
+    "__main__": {"cli", "utils"},
+}
 
 
 def _modules_in(package_dir):
@@ -100,6 +126,27 @@ def _edges():
     return graph
 
 
+def room_of(module):
+    """The room of a dotted module name: its package under defrag, or its top-level module."""
+    parts = module.split(".")
+    return PACKAGE if len(parts) == 1 else parts[1]
+
+
+def room_imports():
+    """Imports of a room that ROOMS does not list for the importer's room, and modules in no
+    room of ROOMS."""
+    bad = []
+    for module, targets in sorted(_edges().items()):
+        room = room_of(module)
+        if room not in ROOMS:
+            bad.append(f"{module} is in no room of ROOMS (add its room, with the rooms it may import)")
+            continue
+        for target in sorted(targets):
+            if room_of(target) != room and room_of(target) not in ROOMS[room]:
+                bad.append(f"{module} imports {target}: {room} may import {sorted(ROOMS[room]) or 'nothing'}")
+    return bad
+
+
 def find_cycles(graph):
     """The strongly connected components of more than one module (or a self-import)."""
     index, low, stack, on_stack, cycles = {}, {}, [], set(), []
@@ -184,6 +231,27 @@ def function_imports():
             if in_function and target.split(".")[0] not in OPTIONAL and not commented:
                 bad.append(f"{module}:{line} imports {target} inside a function, without a comment")
     return bad
+
+
+def test_each_room_imports_only_the_rooms_listed_for_it():
+    bad = room_imports()
+    assert not bad, "\n".join(bad)
+
+
+def test_the_room_check_finds_one(tmp_path, monkeypatch):
+    # the search importing the fit that calls it is refused; the fit importing the search,
+    # and a search module importing another, are not
+    root = tmp_path / PACKAGE
+    for room in ("search", "fit"):
+        (root / room).mkdir(parents=True)
+        (root / room / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "fit" / "stage.py").write_text("from ..search import path\n")
+    (root / "search" / "path.py").write_text("from . import grow\nfrom ..fit.stage import x\n")
+    (root / "search" / "grow.py").write_text("")
+    monkeypatch.setitem(globals(), "MODULES", _modules_in(str(root)))
+    assert room_imports() == [f"{PACKAGE}.search.path imports {PACKAGE}.fit.stage: search may import "
+                              "['rules', 'splits', 'utils']"]
 
 
 def test_no_import_cycles():

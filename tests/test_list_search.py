@@ -1,4 +1,4 @@
-"""form="list" (defrag/rules/list_search.py, defrag/fit/list_path.py): the vectorised
+"""form="list" (defrag/search/list_search.py, defrag/search/list_path.py): the vectorised
 gains against plain per-literal NumPy, the boxes' simplification, the list's size
 (n_regions, path_, with_size), what it predicts, and its parameters' checks."""
 import threading
@@ -10,8 +10,8 @@ from sklearn.datasets import load_wine, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from defrag import DefragModel
-from defrag.fit import list_path
-from defrag.fit.list_path import (
+from defrag.search import list_path
+from defrag.search.list_path import (
     N_FOLDS,
     _fixed_list_losses,
     _simpler_within_one_se,
@@ -19,7 +19,7 @@ from defrag.fit.list_path import (
     _cross_validated,
     one_se_size,
 )
-from defrag.rules.list_search import component_boxes, grow_boxes, grow_list_sizes, literal_groups, simplified_boxes
+from defrag.search.list_search import component_boxes, grow_boxes, grow_list_sizes, literal_groups, simplified_boxes
 from list_search_reference import ListSearch
 from defrag.rules.lists import first_match_index
 from defrag.splits import SplitTable
@@ -583,7 +583,7 @@ def test_pruning_never_merges_a_lists_last_rule_with_the_default():
 
 def test_candidate_boxes_packed_once_search_as_the_boxes_do():
     # the cross-validation packs its candidates once (candidate_boxes) for all its lists
-    from defrag.rules.list_search import candidate_boxes
+    from defrag.search.list_search import candidate_boxes
 
     rng = np.random.default_rng(5)
     n, L = 240, 12

@@ -6,9 +6,9 @@ independence of the thread count."""
 import numpy as np
 import pytest
 
-from defrag.rules import _list_search
+from defrag.search import _list_search
 import list_search_reference
-from defrag.rules.list_search import grow_boxes, grow_list_sizes
+from defrag.search.list_search import grow_boxes, grow_list_sizes
 from list_search_reference import ListSearch
 
 

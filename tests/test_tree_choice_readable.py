@@ -1,4 +1,4 @@
-"""The default's choice among the searched trees (fit/tree_path.py's choose): a tree of
+"""The default's choice among the searched trees (search/tree_path.py's choose): a tree of
 boxes reads at most READING_SLACK times the comparisons per row of the plain tree of as many
 regions, unless no plain tree comes within one standard error of it (an XOR, whose first
 split pays nothing alone): then it is read against the plain tree that comes closest."""
@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from defrag.fit import tree_path
-from defrag.fit.tree_path import Candidate
+from defrag.search import tree_path
+from defrag.search.tree_path import Candidate
 
 
 def _candidate(price, size, losses, checks):

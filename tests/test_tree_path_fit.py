@@ -1,4 +1,4 @@
-"""The searched tree's path (fit/tree_path.py, fit/readout.py): every candidate of
+"""The searched tree's path (search/tree_path.py, search/path_readout.py): every candidate of
 ``path_`` is ``path_rules_``'s at the same index, built when read; ``with_size`` gives what
 a refit with that size or budget prints."""
 import pickle

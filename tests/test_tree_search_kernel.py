@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import tree_search_reference
-from defrag.rules import _tree_search
-from defrag.rules.list_search import box_cover, candidate_boxes
-from defrag.rules.tree_search import grow_tree_path, grow_tree_path_scored
+from defrag.search import _tree_search
+from defrag.search.list_search import box_cover, candidate_boxes
+from defrag.search.tree_search import grow_tree_path, grow_tree_path_scored
 from defrag.utils.interrupt import KernelInterrupted
 from test_interrupt import stop_flag
 from test_list_search_kernel import BAD as LIST_BAD

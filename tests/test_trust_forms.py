@@ -208,7 +208,7 @@ def test_the_default_reaches_every_class_and_a_cap_below_them_warns():
 def test_merged_leaves_keep_their_nodes_values_and_labels():
     """Two sibling leaves of one class are one leaf; the steps left are renumbered as the
     tree reads them, each leaf keeping its own node's value and label."""
-    from defrag.fit.tree_path import GrownTrees, _merged_steps
+    from defrag.search.tree_path import GrownTrees, _merged_steps
 
     one = np.ones(2)
     values = {0: ("a", one), 1: ("a", one), 2: ("b", one), 3: ("a", one), 4: ("a", one), 5: ("a", one),

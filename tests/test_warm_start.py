@@ -1,5 +1,5 @@
-"""A warm start from earlier rules (DefragModel's reference_rules, fit/tree_path.py and
-fit/warm_start.py; issues 37 and 47): the reference's regions and the reference edited on
+"""A warm start from earlier rules (DefragModel's reference_rules, search/tree_path.py and
+search/warm_start.py; issues 37 and 47): the reference's regions and the reference edited on
 today's rows are cross-validated candidates, kept within REFERENCE_TOLERANCE of the candidate
 chosen otherwise; the edits match a plain NumPy reading of their rule; a refit with the same
 model gives the same rules."""
@@ -9,7 +9,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.ensemble import RandomForestRegressor
 
 from defrag import DefragModel
-from defrag.fit import tree_path, warm_start
+from defrag.search import tree_path, warm_start
 from defrag.rules import RuleTree
 from defrag.rules.tree import Leaf
 

@@ -1,10 +1,10 @@
 """The NumPy reference of the box tree at every size (src_c/dfg_tree_path.c, called through
-defrag.rules.tree_search.grow_tree_path): the list search's refinement
+defrag.search.tree_search.grow_tree_path): the list search's refinement
 (tests/list_search_reference.py's ListSearch) with a leaf's rows as `left`, CART's
 two-sided drop for the gain and a price per literal, grown best-first, slow on purpose;
 and the validation rows' scores at every size of a grown tree (tree_path_scores, what
 grow_tree_path_scored returns besides the steps). tests/test_tree_search_kernel.py
-compares them; the algorithm is described in defrag/rules/tree_search.py's docstring."""
+compares them; the algorithm is described in defrag/search/tree_search.py's docstring."""
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -39,7 +39,7 @@ class TreeSearch(ListSearch):
 
 
 def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price=0.0, min_leaf=1):
-    """defrag.rules.tree_search.grow_tree_path (see its docstring) in NumPy: [(leaf, box), ...]."""
+    """defrag.search.tree_search.grow_tree_path (see its docstring) in NumPy: [(leaf, box), ...]."""
     S = np.ascontiguousarray(S, dtype=bool)
     n, L = S.shape
     if n == 0 or L == 0:

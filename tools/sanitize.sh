@@ -67,15 +67,26 @@ fi
 
 # Every extension module must actually be instrumented (a stale object would not be); a
 # module may hold nothing UBSan checks (_common), so its hooks are required in the kernels'.
-for so in "$tmp"/src/defrag/_*.so; do
+# The modules lie beside their sources in the rooms they serve (defrag/*/_*.pyx, and
+# defrag/_testing.pyx at the top): each .pyx must have its built module.
+built=()
+while IFS= read -r pyx; do
+  so=("${pyx%.pyx}".*.so)
+  if [ ! -e "${so[0]}" ]; then
+    echo "sanitize: ${pyx#"$tmp"/src/} has no built module beside it" >&2; exit 1
+  fi
+  built+=("${so[0]}")
+done < <(find "$tmp/src/defrag" -name '_*.pyx' | sort)
+for so in "${built[@]}"; do
   # (the symbol list is read whole: grep -q would stop early, nm would die of SIGPIPE and,
   # with pipefail, a match would read as a failure)
   if ! grep -q '__asan_' <<< "$(nm -D --undefined-only "$so")"; then
-    echo "sanitize: $(basename "$so") is not built with AddressSanitizer" >&2; exit 1
+    echo "sanitize: ${so#"$tmp"/src/} is not built with AddressSanitizer" >&2; exit 1
   fi
 done
-if ! grep -q '__ubsan_' <<< "$(nm -D --undefined-only "$tmp"/src/defrag/_fit.*.so)"; then
-  echo "sanitize: _fit is not built with UndefinedBehaviorSanitizer" >&2; exit 1
+fit_so=("$tmp"/src/defrag/fit/_fit.*.so)
+if [ ! -e "${fit_so[0]}" ] || ! grep -q '__ubsan_' <<< "$(nm -D --undefined-only "${fit_so[0]}")"; then
+  echo "sanitize: defrag/fit/_fit is not built with UndefinedBehaviorSanitizer" >&2; exit 1
 fi
 
 deselect=()

@@ -48,7 +48,7 @@ AUTO_RESTARTS_SEARCH = 5
 # the most restarts a fit takes (a thousand times the paper's 20)
 MAX_RESTARTS = 20_000
 # subsample="auto" with form="list": the restarts are fitted on the rows the list is
-# searched on (fit/list_path.py's SEARCH_ROWS): only their components' boxes are read.
+# searched on (search/list_path.py's SEARCH_ROWS): only their components' boxes are read.
 AUTO_SEARCH_ROWS = 3000
 
 
@@ -62,7 +62,7 @@ def _schedule(eps_schedule):
 
 
 def _reference_rules(reference, form, method):
-    """The explanation a warm start keeps where it costs little (fit/tree_path.py): a RuleTree
+    """The explanation a warm start keeps where it costs little (search/tree_path.py): a RuleTree
     or a RuleSet, or the path of the JSON file one of them wrote (``to_json``)."""
     if reference is None:
         return None
@@ -115,7 +115,7 @@ class FitConfig:
     n_jobs: object
     verbose: object  # "auto" or an int (utils/progress.py)
     reference_rules: object = None  # None, or the RuleTree / RuleSet of a warm start (read from its JSON)
-    reference_edit_price: float = 0.02  # a warm start's price of an edit (fit/warm_start.py)
+    reference_edit_price: float = 0.02  # a warm start's price of an edit (search/warm_start.py)
 
     @classmethod
     def from_params(cls, params):
@@ -168,12 +168,12 @@ class FitConfig:
 
     @property
     def searched(self):
-        """The ordered rule list is searched for (form "list": fit/list_path.py)."""
+        """The ordered rule list is searched for (form "list": search/list_path.py)."""
         return self.form == "list"
 
     @property
     def tree_searched(self):
-        """A tree of rules (or a sum of trees) is searched for (fit/tree_path.py)."""
+        """A tree of rules (or a sum of trees) is searched for (search/tree_path.py)."""
         return self.form in ("auto", "tree", "sum")
 
     @property

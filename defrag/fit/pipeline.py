@@ -3,9 +3,10 @@
     rows (fit/rows.py, fit/dask_rows.py)
     -> prepare (fit/prepare.py): source, split table, targets, encoded inputs, Problem
     -> search (fit/search.py): the restarts, the kept one
-    -> the explanation searched for: a tree of rules or a sum of trees (fit/tree_path.py),
-       or with form "list" an ordered rule list (fit/list_path.py)
-    -> rules (fit/readout.py): the explanation as printed (a RuleTree, or a RuleSet)
+    -> the explanation searched for: a tree of rules or a sum of trees (search/tree_path.py),
+       or with form "list" an ordered rule list (search/list_path.py)
+    -> rules (fit/readout.py): the explanation as printed (a RuleTree, or a RuleSet; a
+       searched one with its path: search/path_readout.py)
 
 ``fit_rules`` runs them and returns the fitted attributes of DefragModel (``FitResult``),
 with the seconds of each phase.
@@ -17,18 +18,18 @@ import warnings
 
 import numpy as np
 
+from ..rules.diff import explanation_diff
+from ..search.list_path import search_list
+from ..search.tree_path import REFERENCE_FORMS, search_tree
 from ..sources import matched_source
 from ..utils.dask_collections import is_dask_collection
-from ..rules.diff import explanation_diff
 from ..utils.progress import RestartProgress
 from ..utils.validation import user_stacklevel
 from .dask_rows import DaskRows
 from .prepare import prepare
-from .list_path import search_list
 from .readout import read_out
 from .rows import InMemoryRows
 from .search import search
-from .tree_path import REFERENCE_FORMS, search_tree
 
 logger = logging.getLogger("defrag")
 
@@ -166,7 +167,7 @@ def _take_rows(X, rows):
 
 def _coded_predict(prepared, source, rows):
     """The ensemble's predictions of coded rows, for the searched list's second candidate
-    (fit/list_path.py): in regression with y given, where the model predicts and the
+    (search/list_path.py): in regression with y given, where the model predicts and the
     coded rows are its inputs as they are (no category codes, no zero as missing); else
     None."""
     if (prepared.task != "regression" or rows.y_input is None or not source.has_predict

@@ -11,6 +11,7 @@ import logging
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..search.list_path import N_FOLDS, SEARCH_ROWS
 from ..sources.split_array import SplitArraySource
 from ..utils.exact import exact_mean
 from ..utils.memory import (
@@ -23,7 +24,6 @@ from ..utils.memory import (
 )
 from ..utils.threads import thread_budget, useful_threads
 from ..utils.validation import rule_feature_names
-from .list_path import N_FOLDS, SEARCH_ROWS
 from .mixture import kernel_problem
 from .restarts import ANNEAL_ITER
 from .targets import (PREDICTIONS, Target, check_regression_range, class_target, decide_task, is_constant,
@@ -163,7 +163,7 @@ def _check_fit_memory(config, splits, n_resident, n_fit, n_features, n_component
 
 
 def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
-    """Bytes of the searched list's large arrays (fit/list_path.py): its targets (a column
+    """Bytes of the searched list's large arrays (search/list_path.py): its targets (a column
     per class, two targets in regression) on its rows, copied for each fold and all rows;
     and per list grown at once (one per thread, at most the 2 x (N_FOLDS + 1) lists), the
     kernels' copy of the targets and the per-literal sums (src_c/dfg_list_path.c,
@@ -181,7 +181,7 @@ def _list_search_bytes(config, n_splits, n_fit, n_classes, n_threads):
     sizes = min(max(config.n_components, config.n_regions or 0, config.largest_regions), rows)
     losses = 8.0 * sizes * rows * (1 if n_classes else 2)
     if config.tree_searched:
-        # each price's path (fit/tree_path.py), grown side by side: its kept literal sums per
+        # each price's path (search/tree_path.py), grown side by side: its kept literal sums per
         # leaf (at most 256 MiB, src_c/dfg_tree_path.c) and the rows' bitsets; a loss and a
         # count of comparisons per candidate and row
         per_list += min(8.0 * sizes * (width + 1) * (literals / 2 + 1), 2.0**28) + float(rows) * literals / 16

@@ -25,7 +25,7 @@ class Searched:
     results: list
     best: object  # fit/restarts.py's Restart; its rule_list set when the config has rule lists
     component_etas: list = None  # a searched form: every restart's eta, in index order
-    searched: object = None  # fit/list_path.py's SearchedList or fit/tree_path.py's SearchedTree
+    searched: object = None  # search/list_path.py's SearchedList or search/tree_path.py's SearchedTree
 
 
 def component_rules(params, splits, X, kappa, names, n_threads=1):
@@ -61,7 +61,7 @@ def search(config, prepared, rows, progress=None):
     kernels = dict(restart=emkl.run_restart, score=emkl.training_error) if config.emkl else {}
     rule_list = None
     # form "list" without n_regions also keeps the restarts' own list (form "restarts"'s),
-    # which the search's cross-validation weighs against the searched one (fit/list_path.py)
+    # which the search's cross-validation weighs against the searched one (search/list_path.py)
     if config.restart_lists:
         refit = None
         if p.subsampled:  # the list's error on all rows (refitted on them)

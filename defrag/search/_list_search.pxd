@@ -1,4 +1,4 @@
-# The box searches' shared argument layer (defrag/rules/_list_search.pyx), cimported by
+# The box searches' shared argument layer (defrag/search/_list_search.pyx), cimported by
 # _tree_search.pyx: the sizes their kernels take (src_c/dfg_box_refine.h) checked once,
 # and the pointers to the checked arrays.
 from libc.stdint cimport int64_t, uint8_t

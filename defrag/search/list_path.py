@@ -1,5 +1,5 @@
 """form="list": the rule list searched for over the ensemble's splits, from the boxes
-of every restart's components (rules/list_search.py), at every size, and its size.
+of every restart's components (search/list_search.py), at every size, and its size.
 
 The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at random):
 
@@ -7,7 +7,7 @@ The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at ran
    that change no row's cover, deduplicated;
 2. the size: the list is grown, one region at a time (a rule appended, the default's region
    split by one condition, or a rule's region split the way CART splits a leaf:
-   rules/list_search.py's grow_list_sizes), on 3 of 4
+   search/list_search.py's grow_list_sizes), on 3 of 4
    folds of those rows and the list of each size (1, 2, ... regions) scored on the fourth;
    the default size is the smallest whose validation error is within one standard error
    of the smallest (Breiman et al.'s one-SE rule for pruning CART), unless ``n_regions``
@@ -36,12 +36,12 @@ import numpy as np
 
 from ..rules import Rule
 from ..rules.extract import extract_rules_conditions
-from ..rules.list_search import (box_cover, candidate_boxes, component_boxes, eta_of_box, grow_list_sizes,
-                                 literal_groups, simplified_boxes)
 from ..rules.lists import first_match_index, prune_rule_lists, rule_columns
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
 from ..utils.validation import user_stacklevel
+from .list_search import (box_cover, candidate_boxes, component_boxes, eta_of_box, grow_list_sizes,
+                          literal_groups, simplified_boxes)
 
 # Rows the search runs on at most: the split matrix is n x L booleans and each move one
 # product with it. 3,000 rows place a threshold to within 0.03% of the rows' quantiles.
@@ -183,7 +183,7 @@ def _cross_validated(S, targets, y, n_classes, candidates, feature, group, max_r
 
 
 def _grown(S, T, feature, group, candidates, max_regions, n_threads=None):
-    """The list's boxes at every size (rules/list_search.py's grow_list_sizes), grown on
+    """The list's boxes at every size (search/list_search.py's grow_list_sizes), grown on
     the rows of S and T, to the largest size."""
     return grow_list_sizes(S, T, feature, group, candidates, max_regions - 1, n_threads=n_threads)
 
@@ -231,7 +231,7 @@ def _search_splits(config, splits, n_rows):
 
 @dataclasses.dataclass
 class SearchInputs:
-    """What a search of printed forms (a list here, a tree or a sum in fit/tree_path.py)
+    """What a search of printed forms (a list here, a tree or a sum in search/tree_path.py)
     reads: rows, at most SEARCH_ROWS of the restarts' rows drawn by rng (which draws the
     folds next); the split table of the search and the rows' sides of its splits, S; the
     literals' feature and group (literal_groups); the components' distinct boxes over

@@ -1,7 +1,7 @@
 """A box tree searched for over the ensemble's splits, at every size.
 
 A box tree is a binary tree whose internal nodes each test a box (a conjunction of
-literals, defrag/rules/list_search.py): the node's "then" child takes its rows where every
+literals, defrag/search/list_search.py): the node's "then" child takes its rows where every
 literal holds, its "else" child the others. A reader pays a node's conditions once for all
 the leaves below it, where a rule list pays every condition of every earlier rule.
 

@@ -1,7 +1,7 @@
 """A warm start (``reference_rules``): yesterday's explanation edited on today's rows.
 
 The reference (a tree; a list is the tree whose "then" branches are its rules) is read as
-steps over the search's split literals (fit/tree_path.py's representation of a grown tree:
+steps over the search's split literals (search/tree_path.py's representation of a grown tree:
 step t splits node ``leaf`` by a box into nodes 2t + 1 and 2t + 2): each numeric bound of a
 condition becomes the literal of today's split of its feature with the nearest threshold
 (a bound that no search row separates from it is kept as it was printed), a category set
@@ -30,7 +30,7 @@ share in classification, where the printed class changes or a share moves that m
 kept as printed: a retrain moves every mean a little, which is not a change of the model.
 
 Honest scores: the edits are made on each fold's training part and the edited tree scored
-on its validation rows, as every searched candidate is (fit/tree_path.py), so the
+on its validation rows, as every searched candidate is (search/tree_path.py), so the
 reference's score is never in-sample; then made once more on all the search rows for the
 tree printed.
 """

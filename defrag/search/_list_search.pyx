@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The greedy rule-list search (src_c/dfg_list_search.h: the boxes of one list) and the
-list at every size (src_c/dfg_list_path.h), for defrag/rules/list_search.py, and the size
+list at every size (src_c/dfg_list_path.h), for defrag/search/list_search.py, and the size
 checks every box search shares (_list_search.pxd; _tree_search.pyx cimports them). Arrays
 are checked here; the algorithm is all in the kernels. Stops (KernelInterrupted) when the fit
 it works for is interrupted."""

@@ -1,16 +1,16 @@
 """The explanation searched for (form "tree" or "sum"): a tree of rules over the ensemble's
-splits grown from the boxes of every restart's components (rules/tree_search.py), or under
-a budget of conditions a sum of small trees (rules/additive_search.py); its form, the
+splits grown from the boxes of every restart's components (search/tree_search.py), or under
+a budget of conditions a sum of small trees (search/additive_search.py); its form, the
 price of a box's extra conditions and its size chosen by cross-validation.
 
 The search runs on the restarts' rows (at most SEARCH_ROWS of them, drawn at random, as
-the rule list's search: fit/list_path.py):
+the rule list's search: search/list_path.py):
 
 1. the targets the trees are grown on: the ensemble's own predictions of those rows, class
    probabilities where it gives them (a tree is an explanation of the ensemble), else
    the fit's targets (y, or the ensemble's labels); the validation errors are those of the
    fit's targets (y where it is given);
-2. candidate boxes: the literals each component of each restart fixes (fit/list_path.py's);
+2. candidate boxes: the literals each component of each restart fixes (search/list_path.py's);
 3. a tree grown best-first, region by region, at every size up to the largest, for each
    price of a box's extra conditions in LITERAL_PRICES (a box of k conditions must drop the
    squared error by price x the region's squared error for each condition beyond the
@@ -35,7 +35,7 @@ the rule list's search: fit/list_path.py):
 
 A warm start (``reference_rules``): two more candidates (REFERENCE_FORMS), the earlier
 explanation's regions as they are and the earlier tree edited on today's rows, both
-cross-validated as the searched trees (fit/warm_start.py). The first of the two whose
+cross-validated as the searched trees (search/warm_start.py). The first of the two whose
 validation error exceeds that of the candidate ``choose`` picks otherwise by at most
 REFERENCE_TOLERANCE of it, and that fits the same budget or size (at most max_conditions
 comparisons; n_regions regions), is printed, else today's search.
@@ -47,14 +47,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..rules.additive_search import additive_value_path, grow_additive_path
 from ..rules.conditions import comparisons
 from ..rules.tree import Leaf, Node, RuleTree
-from ..rules.tree_search import grow_tree_path, grow_tree_path_scored
 from ..utils.interrupt import copy_context_run
 from ..utils.threads import threads_now
 from ..utils.validation import user_stacklevel
+from .additive_search import additive_value_path, grow_additive_path
 from .list_path import MIN_VALIDATION, N_FOLDS, read_out, search_inputs
+from .tree_search import grow_tree_path, grow_tree_path_scored
 from .warm_start import reference_regions, warm_start, weakest_split
 
 # The prices of a box's conditions beyond the first (multiples of the region's squared
@@ -71,7 +71,7 @@ DEFAULT_CLASS_ROOM = 5
 # The price standing for an infinite one in the kernel: a box of k conditions drops the
 # loss by at most the region's squared error, so any price above 1 leaves one condition a node.
 ONE_CONDITION_PRICE = 2.0
-# Backfitting rounds of a sum of trees after each split (rules/additive_search.py).
+# Backfitting rounds of a sum of trees after each split (search/additive_search.py).
 BACKFIT_ROUNDS = 3
 # Splits of the largest sum of trees searched under a budget, at most.
 MAX_SUM_SPLITS = 64
@@ -80,7 +80,7 @@ MAX_SUM_SPLITS = 64
 # hundred rows let a reference that explains today's model clearly worse through (Boston,
 # a LightGBM retrain: R^2 0.79 on the test rows against 0.88 fresh).
 REFERENCE_TOLERANCE = 0.01
-# The warm start's candidates (fit/warm_start.py), in order of preference: the reference's
+# The warm start's candidates (search/warm_start.py), in order of preference: the reference's
 # regions as they are, and the reference edited.
 REFERENCE_FORMS = ("reference", "reference edited")
 
@@ -443,7 +443,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
 # --------------------------------------------------------------------- warm start
 def reference_candidates(config, p, rows, S, T, U, y_s, n_classes, folds, inputs, trees, candidates, leaf_rows,
                          read):
-    """The warm start's Candidates (fit/warm_start.py, REFERENCE_FORMS): the reference's
+    """The warm start's Candidates (search/warm_start.py, REFERENCE_FORMS): the reference's
     regions as they are, and the reference edited on today's rows, each edit priced against
     the weakest split of the tree the search picks otherwise."""
     searched = [c for c in candidates if c.form == "tree"]

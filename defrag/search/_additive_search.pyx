@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The additive path (src_c/dfg_additive_path.h: FIGS over single splits, grown one split
-at a time), for defrag/rules/additive_search.py. Arrays are checked here; the algorithm is
+at a time), for defrag/search/additive_search.py. Arrays are checked here; the algorithm is
 all in the kernel. Stops (KernelInterrupted) when the fit it works for is interrupted."""
 import numpy as np
 

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The box tree at every size (src_c/dfg_tree_path.h), for defrag/rules/tree_search.py.
+"""The box tree at every size (src_c/dfg_tree_path.h), for defrag/search/tree_search.py.
 Arrays are checked here; the algorithm is all in the kernel. Stops (KernelInterrupted)
 when the fit it works for is interrupted."""
 import numpy as np
@@ -7,7 +7,7 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t
 
 from defrag._cdefs cimport dfg_tree_params, dfg_tree_path_grow, dfg_tree_scores
-from defrag.rules._list_search cimport SearchInputs, box_bound, checked_sizes, search_pointers
+from defrag.search._list_search cimport SearchInputs, box_bound, checked_sizes, search_pointers
 from defrag.utils._common cimport check_status, kernel_threads, stop_flag, stop_pointer
 
 
