@@ -71,6 +71,12 @@ def test_a_sum_is_asked_with_a_budget_and_for_at_most_two_classes(fitted):
         DefragModel(forest, form="sum").fit(X, y)
     model = DefragModel(forest, form="sum", max_conditions=6, random_state=0).fit(X, y)
     assert model.rules_.form == "sum" and model.n_conditions_ <= 6
+    # with_size as the refit: a sum's size is its budget, never a count of regions
+    with pytest.raises(ValueError, match=r"holds sums of trees only \(form='sum'\): use with_size\(max_conditions=\)"):
+        model.with_size(n_regions=4)
+    smaller = model.with_size(max_conditions=3)
+    assert smaller.rules_.form == "sum" and smaller.n_conditions_ <= 3
+    assert str(smaller.rules_) == str(DefragModel(forest, form="sum", max_conditions=3, random_state=0).fit(X, y).rules_)
     Xw, yw = load_wine(return_X_y=True)
     wine = RandomForestClassifier(n_estimators=10, random_state=0).fit(Xw, yw)
     with pytest.raises(ValueError, match="a regression or two classes, not 3"):

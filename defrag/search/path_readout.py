@@ -183,6 +183,10 @@ def sized_model(model, n_regions=None, max_conditions=None):
         out.path_ = dict(model.path_, chosen=int(n_regions) - 1)
     else:
         path = model.path_
+        if n_regions is not None and not np.any(path["form"] == "tree"):
+            # a sum's size is its budget (a refit with form='sum' takes max_conditions only)
+            raise ValueError("with_size(n_regions=) reads a tree of that many regions, and this fit's path "
+                             "holds sums of trees only (form='sum'): use with_size(max_conditions=)")
         cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
                  for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],
                                                   path["validation_error"], path["mean_checks"],
