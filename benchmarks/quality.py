@@ -46,7 +46,9 @@ each until its first failing condition), against CART-fp's mean depth at equal l
 
 ``--budget``: per B = 3, 7, 15, ``DefragModel(forest, max_conditions=B, random_state=0)``
 against CART-fp with B splits (B + 1 leaves), FIGS-fp (FIGS fitted to the forest's predictions) and FIGS
-(fitted to y_train) with B splits (max_rules=B, where imodels runs):
+(fitted to y_train) with B splits (max_rules=B, where imodels runs), and STreeD-fp (pystreed, where
+it installs: an optimal tree of at most B branching nodes and depth 4 on the forest's predictions,
+each fit stopped after 10 s, marked * where that stopped it):
 test errors, the comparisons printed and read per row, and the fit seconds against CART-fp's
 with B splits (the best of --budget-repeats fits, default 1, against CART-fp's best of 3):
 their geometric-mean ratio per B.
@@ -216,6 +218,20 @@ def figs_available():
     return True
 
 
+def streed_available():
+    try:
+        import pystreed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# STreeD (pystreed) with B nodes: depth at most STREED_DEPTH, each fit stopped after
+# STREED_SECONDS (its tree is then the best found, not proven optimal: counted apart)
+STREED_DEPTH = 4
+STREED_SECONDS = 10.0
+
+
 def best_of(fit, repeats=3):
     """(the fitted model, the smallest of `repeats` fit times in seconds)."""
     seconds = np.inf
@@ -308,6 +324,42 @@ class Split:
         finally:
             np.random.set_state(state)
 
+    def streed(self, n_nodes):
+        """STreeD-fp's test error with at most n_nodes branching nodes (an optimal tree of
+        depth at most STREED_DEPTH, fitted to the forest's predictions; pystreed's own
+        binarization, 5 quantile thresholds a feature; NaN: the training medians), and
+        whether its time limit stopped it; NaN where it cannot run."""
+        import warnings
+
+        from pystreed import STreeDClassifier, STreeDRegressor
+
+        median = np.nanmedian(self.Xtr, axis=0)
+        median = np.where(np.isnan(median), 0.0, median)
+
+        def filled(X):
+            return np.where(np.isnan(X), median, X)
+
+        depth = min(n_nodes, STREED_DEPTH)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                if self.task == "regression":
+                    model = STreeDRegressor(optimization_task="regression", max_depth=depth, max_num_nodes=n_nodes,
+                                            cost_complexity=0.0, time_limit=STREED_SECONDS)
+                    model.fit(filled(self.Xtr), self.fp)
+                    pred = model.predict(filled(self.Xte))
+                else:
+                    labels, codes = np.unique(self.fp, return_inverse=True)
+                    model = STreeDClassifier(max_depth=depth, max_num_nodes=n_nodes, time_limit=STREED_SECONDS)
+                    model.fit(filled(self.Xtr), codes)
+                    pred = labels[np.asarray(model.predict(filled(self.Xte)), dtype=np.int64)]
+                stopped = time.perf_counter() - t0 >= 0.95 * STREED_SECONDS
+            return self.error(pred), float(stopped)  # (a share over the splits: mean_of)
+        except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on
+            print(f"STreeD failed ({type(exc).__name__}: {exc})", file=sys.stderr)
+            return float("nan"), 0.0
+
     def depth2(self):
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -337,7 +389,7 @@ BUDGETS = (3, 7, 15)
 
 
 def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, figs=False, budget=False,
-              budget_repeats=1):
+              budget_repeats=1, streed=False):
     """Every figure of one split: per preset the list's size, its errors and CART-fp's at
     equal leaves and conditions; the baselines; the size path when asked."""
     from defrag import DefragModel
@@ -382,6 +434,8 @@ def one_split(X, y, task, seed, n_restarts, presets=("default",), path=False, fi
                                 "figs": s.figs(B) if figs else float("nan"),
                                 "figs_checks": s.figs_checks if figs else float("nan"),
                                 "figs_y": s.figs(B, to_y=True) if figs else float("nan"),
+                                **dict(zip(("streed", "streed_stopped"),
+                                           s.streed(B) if streed else (float("nan"), 0.0))),
                                 "same": bool(np.array_equal(printed, model.predict(s.Xte)))}
     if path:
         out["path"] = {}
@@ -483,7 +537,7 @@ def path_tables(rows, how, figs):
     return "\n".join(lines)
 
 
-def summary(rows, preset, path_how=None, figs=False):
+def summary(rows, preset, path_how=None, figs=False, streed=False):
     """The figures issue 25's acceptance names, for one preset (and the path)."""
     def results(key, names=None):
         return [outcome(r[preset]["error"], r[preset][key]) for name, _, r in rows
@@ -535,6 +589,17 @@ def summary(rows, preset, path_how=None, figs=False):
                     lines += [f"- binary and regression budget cells won against "
                               f"{'FIGS-fp' if who == 'figs' else 'FIGS (y)'}: {tally(cells)}, score "
                               f"{cells.count('win') + cells.count('tie') / 2:g} of {len(cells)}"]
+        if streed:
+            cells = [outcome(r["budget"][B]["error"], r["budget"][B]["streed"]) for _, _, r in rows for B in BUDGETS]
+            stopped = sum(r["budget"][B]["streed_stopped"] > 0 for _, _, r in rows for B in BUDGETS)
+            lines += [f"- budget cells won against STreeD-fp (an optimal tree of B nodes, depth <= {STREED_DEPTH}): "
+                      f"{tally(cells)}, score {cells.count('win') + cells.count('tie') / 2:g} of "
+                      f"{len([c for c in cells if c != 'n/a'])}; stopped by its {STREED_SECONDS:g} s limit in {stopped}"]
+            cells = [outcome(r["budget"][B]["error"], r["budget"][B]["streed"]) for name, _, r in rows
+                     for B in BUDGETS if task_of(name) != "multiclass"]
+            if cells:
+                lines += [f"- binary and regression budget cells won against STreeD-fp: {tally(cells)}, score "
+                          f"{cells.count('win') + cells.count('tie') / 2:g} of {len([c for c in cells if c != 'n/a'])}"]
     if path_how is not None and preset == "default":
         cells = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_COUNTED]
         every = [outcome(r["path"][K]["error"], r["path"][K]["cart"]) for _, _, r in rows for K in PATH_SIZES]
@@ -546,13 +611,15 @@ def summary(rows, preset, path_how=None, figs=False):
     return "\n".join(lines)
 
 
-def budget_table(rows, figs):
+def budget_table(rows, figs, streed=False):
     """Per case and budget B: the explanation's test error, printed and read comparisons,
-    CART-fp's with B splits, FIGS's with B splits (max_rules=B)."""
+    CART-fp's with B splits, FIGS's with B splits (max_rules=B), STreeD-fp's with B nodes
+    (a * where its time limit stopped it on a split)."""
     lines = ["### budget: DefragModel(forest, max_conditions=B) against CART-fp with B splits, FIGS-fp (fitted to "
              "the forest's predictions) and FIGS (fitted to y_train)", "",
              ("| data | B | form | regions | conditions | per row | error | CART-fp B splits | its depth | vs CART-fp | "
-              "FIGS-fp | FIGS-fp per row | vs FIGS-fp | FIGS (y) | vs FIGS (y) | printed = predict |"), "|---" * 16 + "|"]
+              "FIGS-fp | FIGS-fp per row | vs FIGS-fp | FIGS (y) | vs FIGS (y) | STreeD-fp | vs STreeD-fp | "
+              "printed = predict |"), "|---" * 18 + "|"]
     for name, _, r in rows:
         for B in BUDGETS:
             c = r["budget"][B]
@@ -560,7 +627,8 @@ def budget_table(rows, figs):
                          f"{c['conditions']:.3g} | {c['checks']:.2f} | {fmt(c['error'])} | {fmt(c['cart'])} | "
                          f"{c['cart_depth']:.2f} | {outcome(c['error'], c['cart'])} | {fmt(c['figs'])} | "
                          f"{fmt(c['figs_checks'])} | {outcome(c['error'], c['figs'])} | {fmt(c['figs_y'])} | "
-                         f"{outcome(c['error'], c['figs_y'])} | {'yes' if c['same'] else 'no'} |")
+                         f"{outcome(c['error'], c['figs_y'])} | {fmt(c['streed'])}{'*' if c['streed_stopped'] else ''} | "
+                         f"{outcome(c['error'], c['streed'])} | {'yes' if c['same'] else 'no'} |")
     return "\n".join(lines)
 
 
@@ -612,6 +680,9 @@ def main():
     DATA = args.data
     presets = ("default", "paper") if args.paper else ("default",)
     figs = (args.path or args.budget) and figs_available()
+    streed = args.budget and streed_available()
+    if args.budget and not streed:
+        print("pystreed is not installed: no STreeD column (pip install pystreed)", file=sys.stderr)
     path_how = None
     if args.path:
         path_how = "DefragModel(forest, n_regions=K)"
@@ -632,7 +703,7 @@ def main():
         n_splits = args.splits or (3 if 0.3 * len(X) < 1000 else 1)
         t0 = time.perf_counter()
         results = [one_split(X, y, task, seed, args.restarts, presets, args.path, figs, args.budget,
-                             args.budget_repeats)
+                             args.budget_repeats, streed)
                    for seed in range(n_splits)]
         rows.append((name, n_splits, mean_of(results)))
         print(f"{name}: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -644,8 +715,8 @@ def main():
     if args.path:
         parts.append(path_tables(rows, path_how, figs))
     if args.budget:
-        parts.append(budget_table(rows, figs))
-    parts += [summary(rows, preset, path_how, figs) for preset in presets]
+        parts.append(budget_table(rows, figs, streed))
+    parts += [summary(rows, preset, path_how, figs, streed) for preset in presets]
     parts.append(f"({len(rows)} cases, {time.perf_counter() - start:.0f} s in all, {args.restarts} restarts)")
     text = "\n\n".join(parts)
     print(text)

@@ -21,9 +21,12 @@ the rule list's search: search/list_path.py):
    included (regression and two classes); with ``n_regions`` K, the tree of K regions
    of smallest validation error; else (the default), among the trees a reader checks in
    at most READING_SLACK times the comparisons per row of the plain tree of as many
-   regions (a box must not cost a reader much more than the splits it stands for; where
-   no plain tree comes within one standard error of a box tree, as on an XOR whose first
-   split pays nothing alone, the plain tree that comes closest is the measure) and,
+   regions (a box must not cost a reader much more than the splits it stands for), or
+   that beat the plain tree a reader would need to say as much: where no plain tree comes
+   within one standard error of a box tree, as on an XOR whose first split pays nothing
+   alone, the plain tree that comes closest is the measure (with the same slack); where
+   some do, the one of fewest regions among them, which the box tree must beat on regions
+   and not lose to on comparisons per row; and,
    in classification, printing every class where any does, the fewest regions whose
    validation error exceeds the smallest by at most one standard error of the paired
    difference of their per-row losses (the one-standard-error rule);
@@ -266,11 +269,18 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
         if c.price == math.inf or largest is None:
             return True
         limit = plain[min(c.size, largest)]
-        if best_plain is not None and _better(c, best_plain):
-            # no plain tree comes within one standard error of it (an XOR's first split
-            # pays nothing alone): it is read against the plain tree that comes closest
-            limit = max(limit, best_plain.checks)
-        return c.checks <= READING_SLACK * limit + 1e-12
+        if c.checks <= READING_SLACK * limit + 1e-12 or best_plain is None:
+            return True
+        # else it is read against the plain tree a reader would need to say as much: where
+        # no plain tree comes within one standard error of it (an XOR's first split pays
+        # nothing alone), the plain tree that comes closest; else the fewest regions among
+        # those that do, which it must beat on regions and not lose to on reads per row
+        # (an XOR with noise under a boosted model: 3 box regions against 10 plain ones)
+        if _better(c, best_plain):
+            return c.checks <= READING_SLACK * max(limit, best_plain.checks) + 1e-12
+        as_good = [candidates[j] for j in plain_trees if not _better(c, candidates[j])]
+        simplest = min(as_good, key=lambda p: (p.n_regions, p.validation_error))
+        return c.n_regions < simplest.n_regions and c.checks <= simplest.checks + 1e-12
 
     pool = [i for i in trees if readable(i)] or trees
     pool = [i for i in pool if candidates[i].reaches_all] or pool  # every class printed, where any does
