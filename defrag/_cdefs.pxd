@@ -283,7 +283,6 @@ cdef extern from "dfg_tree_path.h":
         const uint8_t *S
         const double *y
         const int64_t *codes
-        const double *targets
         int64_t n_val
         int64_t n_classes
         const double *outputs

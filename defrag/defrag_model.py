@@ -260,10 +260,7 @@ class DefragModel(MixtureReadoutMixin, EnsembleExplainerMixin, RuleEstimatorMixi
     def with_size(self, n_regions=None, max_conditions=None):
         """The model as a fit with ``n_regions`` (or ``max_conditions``) prints it, without a refit.
 
-        Read off ``path_`` (a searched form): what a refit prints where this fit scored its
-        path as the refit would, ``max_conditions`` of a fit with a budget and ``n_regions``
-        of one without (a budget also searches sums, and scores a classification's
-        candidates by their Brier score, not their 0/1 error).
+        Read off ``path_`` (a searched form).
 
         Parameters
         ----------

@@ -17,8 +17,7 @@ static int check_scores(const dfg_tree_scores *v, int64_t L, int64_t d) {
     if (m == 0) return DFG_OK;
     /* the values (S_val 0 or 1, y finite, codes in range) are the caller's check: a code is
        compared, never an index */
-    if ((L > 0 && !v->S) || !v->losses || !v->checks || (v->n_classes == 0 ? !v->y : !v->codes && !v->targets))
-        return DFG_EINVAL;
+    if ((L > 0 && !v->S) || !v->losses || !v->checks || (v->n_classes == 0 ? !v->y : !v->codes)) return DFG_EINVAL;
     return DFG_OK;
 }
 
@@ -91,15 +90,6 @@ static double ts_loss(const ts_ctx *s, const double *out, int64_t v) {
     if (s->v->n_classes == 0) {
         const double e = out[0] - s->v->y[v];
         return e * e;
-    }
-    if (s->v->targets) { /* the squared distance to the row's targets */
-        const double *t = s->v->targets + v * s->v->n_classes;
-        double sum = 0.0;
-        for (int64_t k = 0; k < s->v->n_classes; k++) {
-            const double e = out[k] - t[k];
-            sum += e * e;
-        }
-        return sum;
     }
     int64_t best = 0; /* the first largest, as np.argmax */
     for (int64_t k = 1; k < s->v->n_classes; k++)

@@ -49,10 +49,8 @@ typedef struct {
  * reference's NumPy sums them: the root's one row at a time, a child's pairwise (NumPy's
  * order) where T has one column and one row at a time where it has several; a child
  * without training rows takes the mean of all of them, the root without any 0.
- *   losses: n_classes 0: (output[0] - y)^2; else, with targets, the squared distance of
- *     the output (n_classes entries) to the row's targets (the Brier score where they are
- *     class probabilities), else 1 where the first largest entry of the output is not the
- *     row's class code, 0 where it is.
+ *   losses: n_classes 0: (output[0] - y)^2; else 1 where the first largest entry of the
+ *     output (n_classes of them) is not the row's class code, 0 where it is.
  *   checks: the comparisons a reader makes down to the row's leaf: at each box its
  *     literals in ascending order of the training rows of the split leaf where each holds
  *     (ties: the box's order), up to the first that fails (counted), all where the box holds.
@@ -61,8 +59,6 @@ typedef struct {
     const uint8_t *S;     /* n_val x n_splits, entries 0 or 1 */
     const double *y;      /* n_classes 0: n_val finite targets (else unread) */
     const int64_t *codes; /* n_classes > 0: n_val class codes in [0, n_classes) (else unread) */
-    const double *targets; /* n_classes > 0: NULL, or n_val x n_classes finite targets (the caller's
-                              check) the losses are taken against instead of codes */
     int64_t n_val;        /* >= 0 */
     int64_t n_classes;    /* 0 (regression: T's first column) or n_targets */
     const double *outputs; /* n_samples x n_targets, finite (the caller's check): the leaves' outputs are its

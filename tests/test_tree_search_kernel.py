@@ -358,33 +358,6 @@ def test_scores_are_the_numpy_scores(kind, d, n_cand, literal_price):
             np.testing.assert_allclose(losses, ref_losses, rtol=1e-12, atol=0)
 
 
-@pytest.mark.parametrize("d", [2, 3, 5])
-def test_brier_scores_are_the_numpy_scores(d):
-    # targets_val: each validation row's loss is its leaf output's squared distance to the
-    # row's targets (search/tree_path.py scores a budget's classification trees so)
-    rng = np.random.default_rng(700 + d)
-    for rep in range(3):
-        n, m, L = int(rng.integers(20, 400)), int(rng.integers(1, 120)), int(rng.integers(1, 40))
-        S, T, feature, group, cand, S_val, y_val, n_classes = _scored_problem(
-            710 + rep * 13 + d, n, m, L, d, "class", 6, rep < 2)
-        targets = rng.dirichlet(np.ones(d), m)
-        n_sizes = (10, 4, 30)[rep]
-        steps, losses, checks = grow_tree_path_scored(S, T, feature, group, cand, n_sizes, S_val, y_val, n_classes,
-                                                      0.05, 1 + rep, targets_val=targets)
-        ref_losses, ref_checks = tree_search_reference.tree_path_scores(steps, S, T, S_val, y_val, n_classes,
-                                                                       n_sizes, targets)
-        np.testing.assert_array_equal(checks, ref_checks)
-        np.testing.assert_allclose(losses, ref_losses, rtol=1e-12, atol=1e-15)
-        zero_one = grow_tree_path_scored(S, T, feature, group, cand, n_sizes, S_val, y_val, n_classes, 0.05,
-                                         1 + rep)[1]
-        assert not np.array_equal(losses, zero_one)  # (the targets are read, not the codes)
-    with pytest.raises(ValueError, match="targets_val must be finite, of shape"):
-        grow_tree_path_scored(S, T, feature, group, cand, 4, S_val, y_val, n_classes, targets_val=targets[:, :1])
-    with pytest.raises(ValueError, match="targets_val must be finite"):
-        grow_tree_path_scored(S, T, feature, group, cand, 4, S_val, y_val, n_classes,
-                              targets_val=np.full_like(targets, np.nan))
-
-
 def test_the_scored_problems_exercise_the_scores():
     # the comparisons above see boxes whose literals a reader takes out of the box's order,
     # validation rows that stop at a later literal, leaves whose outputs tie among classes,

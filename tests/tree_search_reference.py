@@ -104,12 +104,10 @@ def _box_reading(H):
     return holds, np.where(holds, float(H.shape[1]), first_fail.astype(np.float64))
 
 
-def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size, targets_va=None):
+def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
     """Per size k = 1 .. max_size of the tree of steps (grown on the training part): the
     validation rows' losses (squared errors, or 0/1 errors of the leaf's most probable
-    class, or with targets_va (n_va, n_classes) the squared distance of the leaf's output
-    to the row's targets) with leaf outputs from T_tr, and the comparisons read per
-    validation row.
+    class) with leaf outputs from T_tr, and the comparisons read per validation row.
     Returns (losses (max_size, n_va), checks (max_size, n_va)); sizes beyond the path
     repeat its largest tree."""
     T_tr = np.asarray(T_tr, dtype=np.float64)
@@ -124,8 +122,6 @@ def tree_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size, targets
     pred = np.tile(out, (n_va, 1))
 
     def loss_of(p):
-        if n_classes and targets_va is not None:
-            return ((p - targets_va) ** 2).sum(axis=1)
         if n_classes:
             return (np.argmax(p, axis=1) != y_va).astype(np.float64)
         return (p[:, 0] - y_va) ** 2

@@ -17,7 +17,6 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
                    int64_t min_leaf, int64_t max_moves, int64_t n_starts, double rel_tol, int n_threads=1,
                    const uint8_t[:, ::1] S_val=None, const double[::1] y_val=None,
                    const int64_t[::1] codes_val=None, int64_t n_classes=0, int64_t n_sizes=1,
-                   const double[:, ::1] targets_val=None,
                    const double[:, ::1] outputs=None, bint node_outputs=False):
     """(leaf, step_ptr, step_literals): the steps of the box tree grown best-first, step t
     splitting leaf[t] by the box step_literals[step_ptr[t]:step_ptr[t + 1]] into nodes
@@ -26,8 +25,7 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
     max_leaves >= 1 (more than n is n: every leaf keeps a row, and the buffers grow with it).
 
     With validation rows S_val (m, L) 0/1 and their targets (y_val (m,) where n_classes is
-    0, else class codes codes_val (m,) in [0, n_classes), n_classes = d, or targets_val
-    (m, d), whose squared distance to a leaf's output is the loss): also (losses,
+    0, else class codes codes_val (m,) in [0, n_classes), n_classes = d): also (losses,
     checks), each (n_sizes, m), the rows' scores at every size (src_c/dfg_tree_path.h's
     dfg_tree_scores); outputs (n, d) or None: the leaves' outputs are its means (T's where
     None). node_outputs: also the output of every node the path makes, (2 max_leaves - 1,
@@ -72,7 +70,6 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
         scores.S = NULL
         scores.y = NULL
         scores.codes = NULL
-        scores.targets = NULL
         scores.n_val = 0
         scores.n_classes = n_classes
         scores.n_sizes = 1
@@ -85,17 +82,13 @@ def tree_path_grow(const uint8_t[:, ::1] S, const double[:, ::1] T, const int64_
             raise ValueError(f"n_classes must be 0 (regression) or T's {d} columns, not {n_classes}")
         if n_classes == 0 and (y_val is None or y_val.shape[0] != m):
             raise ValueError(f"y_val must hold one target per row of S_val ({m})")
-        if n_classes > 0 and targets_val is not None:
-            if targets_val.shape[0] != m or targets_val.shape[1] != d:
-                raise ValueError(f"targets_val must have a row per row of S_val and T's columns ({m}, {d})")
-        elif n_classes > 0 and (codes_val is None or codes_val.shape[0] != m):
+        if n_classes > 0 and (codes_val is None or codes_val.shape[0] != m):
             raise ValueError(f"codes_val must hold one class code per row of S_val ({m})")
         if n_sizes < 1:
             raise ValueError(f"n_sizes must be >= 1, not {n_sizes}")
         scores.S = &S_val[0, 0] if m * L > 0 else NULL
         scores.y = &y_val[0] if n_classes == 0 and m > 0 else NULL
-        scores.codes = &codes_val[0] if n_classes > 0 and codes_val is not None and m > 0 else NULL
-        scores.targets = &targets_val[0, 0] if n_classes > 0 and targets_val is not None and m * d > 0 else NULL
+        scores.codes = &codes_val[0] if n_classes > 0 and m > 0 else NULL
         scores.n_val = m
         scores.n_sizes = n_sizes
     elif node_outputs:

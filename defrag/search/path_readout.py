@@ -161,8 +161,7 @@ def path_arrays(form, literal_price, size, n_regions, n_conditions, validation_e
 
 def sized_model(model, n_regions=None, max_conditions=None):
     """A copy of the fitted DefragModel as a fit with n_regions (or max_conditions) prints it,
-    read off its path_ (a searched form): a refit with that parameter gives the same where
-    the fit scored its path as the refit does (DefragModel.with_size)."""
+    read off its path_ (a searched form): a refit with that parameter gives the same."""
     check_is_fitted(model, "rules_")
     if getattr(model, "path_", None) is None:
         raise ValueError("with_size reads the path of a searched explanation (form 'auto', 'tree', 'sum' or 'list')")

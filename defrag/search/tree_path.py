@@ -9,11 +9,7 @@ the rule list's search: search/list_path.py):
 1. the targets the trees are grown on: the ensemble's own predictions of those rows, class
    probabilities where it gives them (a tree is an explanation of the ensemble), else
    the fit's targets (y, or the ensemble's labels); the validation errors are those of the
-   fit's targets (y where it is given): squared errors in regression; in classification
-   0/1 errors of the printed class, or within a budget the Brier score of the printed
-   class shares against the shares they estimate (y's where it is given, else the
-   ensemble's probabilities): a finer measure of the same fit, whose noise leaves a budget
-   unspent less often;
+   fit's targets (y where it is given);
 2. candidate boxes: the literals each component of each restart fixes (search/list_path.py's);
 3. a tree grown best-first, region by region, at every size up to the largest, for each
    price of a box's extra conditions in LITERAL_PRICES (a box of k conditions must drop the
@@ -178,17 +174,16 @@ def growth_targets(soft, y_codes, n_classes, classes, soft_classes):
     return T, "targets"
 
 
-def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size, shares_va=None):
+def sum_path_scores(steps, S_tr, T_tr, S_va, y_va, n_classes, max_size):
     """Per number of splits b = 1 .. max_size of the sum of trees of steps: the validation
-    losses (squared errors; two classes: 0/1 errors of the sum against 1/2, or with
-    shares_va the Brier score, _two_class_losses), sizes beyond the path repeating its
-    largest sum. (max_size, n_va)."""
+    losses (squared errors; two classes: 0/1 errors of the sum against 1/2), sizes beyond
+    the path repeating its largest sum. (max_size, n_va)."""
     losses = np.empty((max_size, S_va.shape[0]))
     path = additive_value_path(S_tr, T_tr, steps[:max_size], BACKFIT_ROUNDS)
     for b in range(1, max_size + 1):  # over sizes, not rows
         k = min(b, len(path))
         p = sum_predict(S_va, steps, *path[k - 1], n_splits=k)
-        losses[b - 1] = _two_class_losses(p, y_va, shares_va) if n_classes else (p - y_va) ** 2
+        losses[b - 1] = ((p > 0.5).astype(np.int64) != y_va) if n_classes else (p - y_va) ** 2
     return losses
 
 
@@ -351,12 +346,6 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     y_outputs = p.constant or (p.y_given and soft is not None)  # (without soft, T is y's already)
     U = growth_targets(None, y[rows], n_classes, p.classes, None)[0] if y_outputs else T
     U_sum = U[:, 1:2] if n_classes == 2 else U[:, :1]
-    # within a budget, a classification's candidates are scored by the Brier score of their
-    # outputs against U (the class shares they estimate) on the validation rows, not by
-    # the 0/1 error of their labels: a finer measure of the same fit, whose noise picks
-    # less often a tree that leaves the budget unspent; the default keeps the 0/1 error,
-    # by which a region that does not change a label does not pay
-    brier = budget is not None and n_classes > 0
     candidates = [Candidate("tree", price, k) for price in prices for k in range(1, max_regions + 1)]
     candidates += [Candidate("sum", math.inf, b) for b in range(1, sum_size + 1)]
     if p.constant:
@@ -373,8 +362,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
                                   outputs=None if U is T else U[part], node_outputs=True)
         return grow_tree_path_scored(S[part], T[part], feature, group, candidates_boxes, max_regions, S[scored],
                                      y_s[scored], n_classes, literal_price=price, min_leaf=leaf_rows(part),
-                                     n_threads=n_threads, outputs=None if U is T else U[part],
-                                     targets_val=U[scored] if brier else None)
+                                     n_threads=n_threads, outputs=None if U is T else U[part])
 
     def grow_sum(part, n_threads=1):
         return grow_additive_path(S[part], T_sum[part], sum_size, backfit_rounds=BACKFIT_ROUNDS,
@@ -406,9 +394,8 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
                 tree_losses[price][0][:, va], tree_losses[price][1][:, va] = losses, checks
             if sum_size:
                 steps = sum_paths[f]
-                sum_losses[:, va] = sum_path_scores(steps, S[tr], U_sum[tr], S[va], y_s[va], n_classes, sum_size,
-                                                    U_sum[va, 0] if brier else None) \
-                    if steps else _constant_losses(U_sum[tr], y_s[va], n_classes, U_sum[va, 0] if brier else None)
+                sum_losses[:, va] = sum_path_scores(steps, S[tr], U_sum[tr], S[va], y_s[va], n_classes, sum_size) \
+                    if steps else _constant_losses(U_sum[tr], y_s[va], n_classes)
         for c in candidates:
             if c.form == "tree":
                 c.losses, checks = tree_losses[c.price][0][c.size - 1], tree_losses[c.price][1][c.size - 1]
@@ -486,10 +473,9 @@ def reference_candidates(config, p, rows, S, T, U, y_s, n_classes, folds, inputs
         return {b: read[b].conditions for b in boxes}
 
     X = p.X_fit[rows]
-    brier = config.max_conditions is not None and n_classes > 0  # (search_tree's losses)
-    as_is = reference_regions(config.reference_rules, p, X, y_s, U, n_classes, folds, brier)
+    as_is = reference_regions(config.reference_rules, p, X, y_s, U, n_classes, folds)
     edited = warm_start(config.reference_rules, p, inputs.splits, X, S, T, U, y_s, n_classes, folds, inputs.group,
-                        grow, lambda m: leaf_rows(range(m)), floor, config.reference_edit_price, read_boxes, brier)
+                        grow, lambda m: leaf_rows(range(m)), floor, config.reference_edit_price, read_boxes)
     out = []
     for form, (tree, losses, _) in zip(REFERENCE_FORMS, [as_is, edited or as_is]):
         c = Candidate(form, math.inf, tree.n_regions, tree=tree, losses=losses)
@@ -512,18 +498,9 @@ def side_by_side(jobs):
         return [f.result() for f in futures]
 
 
-def _constant_losses(T_tr, y_va, n_classes, shares_va=None):
+def _constant_losses(T_tr, y_va, n_classes):
     m = float(T_tr.mean()) if T_tr.size else 0.0
-    return _two_class_losses(np.full(len(y_va), m), y_va, shares_va) if n_classes else (m - y_va) ** 2
-
-
-def _two_class_losses(p, y_va, shares_va):
-    """A two-class sum's losses at its values p (the second class's probability): the 0/1
-    error of p against one half, or with shares_va (the second class's share on each row)
-    the Brier score of p clipped to [0, 1], over both classes as a tree's."""
-    if shares_va is None:
-        return ((p > 0.5).astype(np.int64) != y_va).astype(np.float64)
-    return 2.0 * (np.clip(p, 0.0, 1.0) - shares_va) ** 2
+    return ((m > 0.5) != y_va).astype(np.float64) if n_classes else (m - y_va) ** 2
 
 
 def leaf_values(means, classes, n_classes):

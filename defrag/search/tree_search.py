@@ -50,13 +50,13 @@ def grow_tree_path(S, T, literal_feature, literal_group, candidates, max_leaves,
     node_outputs: also return every node's output, as (steps, {node id: vector (d,)}): the
     mean of outputs (n, d; T where None) over the node's rows, as the kernel computes the
     leaves' outputs it scores (grow_tree_path_scored), node 0 all rows' mean."""
-    val = None if not node_outputs else (None, None, 0, _checked_outputs(outputs, T), None)
+    val = None if not node_outputs else (None, None, 0, _checked_outputs(outputs, T))
     return _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf,
                   n_threads, val)
 
 
 def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_leaves, S_val, y_val, n_classes=0,
-                          literal_price=0.0, min_leaf=1, n_threads=None, outputs=None, targets_val=None):
+                          literal_price=0.0, min_leaf=1, n_threads=None, outputs=None):
     """(steps, losses, checks): grow_tree_path's steps, and the validation rows' scores at
     every size k = 1 .. max_leaves, each (max_leaves, m): row k - 1 is the tree of k leaves
     (sizes past the path repeat its largest tree).
@@ -69,10 +69,7 @@ def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_
     reader makes down to the row's leaf, at each box its literals read from the one the
     split leaf's rows hold least often (ties: the box's order) up to the first that fails.
     outputs (n, d) or None: the tree is grown on T, its leaves' outputs are the means of
-    outputs (the values it prints where they are not T's). targets_val (m, n_classes) or
-    None (classification only): a row's loss is the squared distance of its leaf's output
-    to its row of targets_val (the Brier score where they are class probabilities) instead
-    of the 0/1 error."""
+    outputs (the values it prints where they are not T's)."""
     if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 0:
         raise ValueError(f"n_classes must be an integer >= 0, not {n_classes!r}")
     n_classes = int(n_classes)
@@ -86,21 +83,14 @@ def grow_tree_path_scored(S, T, literal_feature, literal_group, candidates, max_
         if y_val.size and (y_val.min() < 0 or y_val.max() >= n_classes):
             raise ValueError(f"y_val's class codes must be in [0, {n_classes})")
         y_val = np.ascontiguousarray(y_val, dtype=np.int64)
-        if targets_val is not None:
-            targets_val = np.ascontiguousarray(targets_val, dtype=np.float64)
-            if targets_val.shape != (S_val.shape[0], n_classes) or not np.all(np.isfinite(targets_val)):
-                raise ValueError(f"targets_val must be finite, of shape ({S_val.shape[0]}, {n_classes}), "
-                                 f"not {targets_val.shape}")
     else:
-        if targets_val is not None:
-            raise ValueError("targets_val is for classification (n_classes > 0)")
         if y_val.dtype.kind not in "biuf":
             raise TypeError(f"y_val must be numeric, not {y_val.dtype}")
         y_val = np.ascontiguousarray(y_val, dtype=np.float64)
         if not np.all(np.isfinite(y_val)):
             raise ValueError("y_val holds NaN or infinite values")
     return _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf,
-                  n_threads, (S_val, y_val, n_classes, _checked_outputs(outputs, T), targets_val))
+                  n_threads, (S_val, y_val, n_classes, _checked_outputs(outputs, T)))
 
 
 def _checked_outputs(outputs, T):
@@ -113,7 +103,7 @@ def _checked_outputs(outputs, T):
 
 
 def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal_price, min_leaf, n_threads, val):
-    """grow_tree_path's steps; val: (S_val, y_val, n_classes, outputs, targets_val), checked, or None;
+    """grow_tree_path's steps; val: (S_val, y_val, n_classes, outputs), checked, or None;
     where given, (steps, losses, checks), or (steps, node outputs) where S_val is None."""
     max_leaves = checked_count(max_leaves, "max_leaves", 1)
     min_leaf = checked_count(min_leaf, "min_leaf", 1)
@@ -133,13 +123,13 @@ def _grown(S, T, literal_feature, literal_group, candidates, max_leaves, literal
     elif val[0] is None:
         scored = dict(outputs=val[3], node_outputs=True)
     else:
-        S_val, y_val, n_classes, outputs, targets_val = val
+        S_val, y_val, n_classes, outputs = val
         if S_val.shape[1] != L:
             raise ValueError(f"S_val has {S_val.shape[1]} columns for the {L} of S")
         if n_classes and problem.T.shape[1] != n_classes:
             raise ValueError(f"T must have a column per class ({n_classes}), not {problem.T.shape[1]}")
         scored = dict(S_val=S_val.view(np.uint8), n_classes=n_classes, n_sizes=n_sizes, outputs=outputs,
-                      targets_val=targets_val, **({"codes_val": y_val} if n_classes else {"y_val": y_val}))
+                      **({"codes_val": y_val} if n_classes else {"y_val": y_val}))
     out = _tree_search.tree_path_grow(
         problem.S.view(np.uint8), problem.T, problem.feature, problem.group, problem.ptr, problem.literals,
         max_leaves, literal_price, min_leaf, MAX_MOVES, N_STARTS, REL_TOL, problem.n_threads, **scored)

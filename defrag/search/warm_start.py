@@ -340,7 +340,7 @@ def edited_tree(edited, literals, values, read, names):
 
 
 def warm_start(reference, p, splits, X, S, T, U, y_s, n_classes, folds, group, grow, min_leaf, floor, price,
-               read_out, brier=False):
+               read_out):
     """The edited reference: (tree, losses, counts), losses per search row as the searched
     trees' (each fold's validation rows scored by the tree edited on its training part;
     None without folds: (parts, held_out) index lists, possibly empty), counts the edits of
@@ -349,9 +349,8 @@ def warm_start(reference, p, splits, X, S, T, U, y_s, n_classes, folds, group, g
     fit's targets (class codes, or values); grow(rows) the kernel's best box of those rows
     or None; min_leaf(n): the rows a region keeps at least of n; floor: the weakest split's
     drop as a share of the rows' squared error; price: an edit's, likewise;
-    read_out(boxes) -> {box: conditions}; brier: classification losses are Brier scores
-    against U, as the searched trees' within a budget. None where a condition of the
-    reference has no literal today."""
+    read_out(boxes) -> {box: conditions}. None where a condition of the reference has no
+    literal today."""
     tree = reference_tree(reference, p.names, p.classes if n_classes else None)
     root = tree.terms[0]
     literals = reference_literals(root, splits, X)
@@ -372,22 +371,16 @@ def warm_start(reference, p, splits, X, S, T, U, y_s, n_classes, folds, group, g
         losses = np.empty(S.shape[0])
         for tr, va in zip(parts, held_out):  # over folds
             edited, values = edit(tr)
-            losses[va] = _losses(values, route_steps(S, va, edited.steps), y_s[va], classes, n_classes,
-                                 U[va] if brier else None)
+            losses[va] = _losses(values, route_steps(S, va, edited.steps), y_s[va], classes, n_classes)
     edited, values = edit(np.arange(S.shape[0]))
     read = read_out(sorted({tuple(b) for _, b in edited.steps}))
     return edited_tree(edited, literals, values, read, _names(p)), losses, edited.counts
 
 
-def _losses(values, node, y, classes, n_classes, shares=None):
+def _losses(values, node, y, classes, n_classes):
     """The searched trees' losses of rows in leaves node (values: leaf -> outputs): the 0/1
-    error of the printed class (y class codes), or with shares (the rows' class shares,
-    columns in classes' order) the Brier score of the leaf's probabilities; or the squared
-    error."""
+    error of the printed class (y class codes), or the squared error."""
     keys = np.array(sorted(values))
-    if shares is not None:
-        probabilities = np.array([np.asarray(values[v][1], dtype=np.float64) for v in keys])
-        return ((probabilities[np.searchsorted(keys, node)] - shares) ** 2).sum(axis=1)
     if n_classes:
         code = {c: k for k, c in enumerate(np.asarray(classes).tolist())}
         out = np.array([code[np.asarray(values[v][0]).item()] for v in keys])
@@ -397,10 +390,9 @@ def _losses(values, node, y, classes, n_classes, shares=None):
     return (predicted != y).astype(np.float64) if n_classes else (predicted - y) ** 2
 
 
-def reference_regions(reference, p, X, y_s, U, n_classes, folds, brier=False):
+def reference_regions(reference, p, X, y_s, U, n_classes, folds):
     """warm_start's result where the reference cannot be edited: its regions as they are on
-    X (coded), outputs re-estimated as leaf_outputs does, cross-validated on the folds
-    (brier: as warm_start's)."""
+    X (coded), outputs re-estimated as leaf_outputs does, cross-validated on the folds."""
     tree = reference_tree(reference, p.names, p.classes if n_classes else None)
     region = tree.route(X)[:, 0]
     old = tree.leaves()
@@ -411,7 +403,7 @@ def reference_regions(reference, p, X, y_s, U, n_classes, folds, brier=False):
         losses = np.empty(X.shape[0])
         for tr, va in zip(parts, held_out):  # over folds
             values = leaf_outputs(region[tr], U[tr], leaves, p.classes, n_classes)
-            losses[va] = _losses(values, region[va], y_s[va], p.classes, n_classes, U[va] if brier else None)
+            losses[va] = _losses(values, region[va], y_s[va], p.classes, n_classes)
     values = leaf_outputs(region, U, leaves, p.classes, n_classes)
     number = {id(lf): i for i, lf in enumerate(old)}
     key = iter(range(10 ** 9))  # nodes numbered in reading order
