@@ -68,7 +68,6 @@ installed, a PNG of rules against error (--png).
 """
 import argparse
 import csv
-import inspect
 import os
 import sys
 import time
@@ -295,17 +294,17 @@ class Split:
         self.last_depth = float(np.mean(np.asarray(tree.decision_path(self.Xte).sum(axis=1)).ravel() - 1))
         return (err, seconds) if timed else err
 
+    def filled(self, X):
+        """X with each NaN the training median of its column (0 where the column has none):
+        what the peers without missing-value support (FIGS, STreeD) read."""
+        median = np.nanmedian(self.Xtr, axis=0)
+        return np.where(np.isnan(X), np.where(np.isnan(median), 0.0, median), X)
+
     def figs(self, max_rules, to_y=False):
         """FIGS's test error with max_rules splits, fitted to the forest's predictions
         (FIGS-fp), or to y_train with to_y (NaN: the training medians; NaN itself where FIGS
         cannot run)."""
         from imodels import FIGSClassifier, FIGSRegressor
-
-        median = np.nanmedian(self.Xtr, axis=0)
-        median = np.where(np.isnan(median), 0.0, median)
-
-        def filled(X):
-            return np.where(np.isnan(X), median, X)
 
         Figs = FIGSRegressor if self.task == "regression" else FIGSClassifier
         # imodels 3.0's stumps are DecisionTrees without a random_state (FIGS keeps its own
@@ -314,9 +313,9 @@ class Split:
         state = np.random.get_state()
         np.random.seed(0)
         try:
-            model = Figs(max_rules=max_rules, random_state=0).fit(filled(self.Xtr), self.ytr if to_y else self.fp)
-            self.figs_checks = figs_checks(model, filled(self.Xte))
-            return self.error(model.predict(filled(self.Xte)))
+            model = Figs(max_rules=max_rules, random_state=0).fit(self.filled(self.Xtr), self.ytr if to_y else self.fp)
+            self.figs_checks = figs_checks(model, self.filled(self.Xte))
+            return self.error(model.predict(self.filled(self.Xte)))
         except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on
             print(f"FIGS failed ({type(exc).__name__}: {exc})", file=sys.stderr)
             self.figs_checks = float("nan")
@@ -333,12 +332,6 @@ class Split:
 
         from pystreed import STreeDClassifier, STreeDRegressor
 
-        median = np.nanmedian(self.Xtr, axis=0)
-        median = np.where(np.isnan(median), 0.0, median)
-
-        def filled(X):
-            return np.where(np.isnan(X), median, X)
-
         depth = min(n_nodes, STREED_DEPTH)
         try:
             with warnings.catch_warnings():
@@ -347,13 +340,13 @@ class Split:
                 if self.task == "regression":
                     model = STreeDRegressor(optimization_task="regression", max_depth=depth, max_num_nodes=n_nodes,
                                             cost_complexity=0.0, time_limit=STREED_SECONDS)
-                    model.fit(filled(self.Xtr), self.fp)
-                    pred = model.predict(filled(self.Xte))
+                    model.fit(self.filled(self.Xtr), self.fp)
+                    pred = model.predict(self.filled(self.Xte))
                 else:
                     labels, codes = np.unique(self.fp, return_inverse=True)
                     model = STreeDClassifier(max_depth=depth, max_num_nodes=n_nodes, time_limit=STREED_SECONDS)
-                    model.fit(filled(self.Xtr), codes)
-                    pred = labels[np.asarray(model.predict(filled(self.Xte)), dtype=np.int64)]
+                    model.fit(self.filled(self.Xtr), codes)
+                    pred = labels[np.asarray(model.predict(self.filled(self.Xte)), dtype=np.int64)]
                 stopped = time.perf_counter() - t0 >= 0.95 * STREED_SECONDS
             return self.error(pred), float(stopped)  # (a share over the splits: mean_of)
         except Exception as exc:  # noqa: BLE001 - an optional competitor: report it, go on

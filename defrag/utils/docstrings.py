@@ -10,12 +10,8 @@ import re
 PARAMETERS = {
     "X_coded": ("X_coded : ndarray of shape (n_samples, n_features)",
                 "The rows as the explanation reads them (``encode``)."),
-    "X": ("X : array-like or DataFrame of shape (n_samples, n_features)",
-          "The rows, read as ``predict`` reads them."),
     "n_threads": ("n_threads : int, default=1",
                   "The threads to use: an integer >= 1, at most the cores used."),
-    "matched": ("matched : bool, default=False",
-                "Whether X's columns are already those read, in order (an estimator has matched them by name)."),
 }
 
 _PLACEHOLDER = re.compile(r"^( *)\{Parameters: ([A-Za-z_, ]+)\}$", re.MULTILINE)
