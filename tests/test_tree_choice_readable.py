@@ -55,3 +55,25 @@ def test_a_box_tree_with_fewer_regions_and_reads_than_the_plain_tree_that_matche
     chosen = candidates[tree_path.choose(candidates)]
     assert chosen.price == 0.1 and chosen.n_regions == 3
     assert chosen.checks > tree_path.READING_SLACK * candidates[1].checks
+
+
+def test_better_each_is_the_paired_one_standard_error_test_row_by_row():
+    # the plain NumPy form of the test, pair by pair: a beats b where the mean of b - a
+    # exceeds the standard error of that paired difference
+    rng = np.random.default_rng(3)
+    n = 400
+    a = _candidate(math.inf, 2, _losses(rng, n, 0.2), 1.0)
+    others = [_candidate(math.inf, k, _losses(rng, n, r), 1.0) for k, r in enumerate([0.15, 0.2, 0.24, 0.3, 0.5], 3)]
+    others.append(Candidate("tree", math.inf, 9))  # no losses: never beaten
+    got = tree_path._better_each(a, tree_path._loss_rows(others))
+    want = []
+    for b in others:
+        if b.losses is None:
+            want.append(False)
+            continue
+        diff = b.losses - a.losses
+        want.append(diff.mean() > np.std(diff, ddof=1) / math.sqrt(n) + 1e-12 * abs(a.validation_error))
+    assert got.tolist() == want
+    assert want[:-1] == [False, False, True, True, True]  # the data above span both answers
+    no_losses = Candidate("tree", math.inf, 2)
+    assert not tree_path._better_each(no_losses, tree_path._loss_rows(others)).any()

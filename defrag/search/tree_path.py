@@ -262,7 +262,9 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     largest = max(plain) if plain else None
 
     plain_trees = [i for i in trees if candidates[i].price == math.inf]
-    best_plain = candidates[min(plain_trees, key=key)] if plain_trees else None
+    best_index = min(plain_trees, key=key) if plain_trees else None
+    best_plain = candidates[best_index] if plain_trees else None
+    plain_losses = _loss_rows([candidates[j] for j in plain_trees])
 
     def readable(i):
         c = candidates[i]
@@ -276,9 +278,10 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
         # nothing alone), the plain tree that comes closest; else the fewest regions among
         # those that do, which it must beat on regions and not lose to on reads per row
         # (an XOR with noise under a boosted model: 3 box regions against 10 plain ones)
-        if _better(c, best_plain):
+        beaten = _better_each(c, plain_losses)  # c against every plain tree at once
+        if beaten[plain_trees.index(best_index)]:
             return c.checks <= READING_SLACK * max(limit, best_plain.checks) + 1e-12
-        as_good = [candidates[j] for j in plain_trees if not _better(c, candidates[j])]
+        as_good = [candidates[j] for j, b in zip(plain_trees, beaten) if not b]
         simplest = min(as_good, key=lambda p: (p.n_regions, p.validation_error))
         return c.n_regions < simplest.n_regions and c.checks <= simplest.checks + 1e-12
 
@@ -289,24 +292,39 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     # the one-standard-error rule, paired: the simplest tree whose validation error exceeds
     # the best's by at most one standard error of their difference (per-row losses on the
     # same validation rows): a smaller difference is noise
-    def near(c):
+    beats = _better_each(best, _loss_rows([candidates[i] for i in pool]))
+
+    def near(k, c):
         if c.losses is None or best.losses is None or c.losses.size < 2:
             return c is best
-        return not _better(best, c)
+        return not beats[k]
 
-    within = [i for i in pool if near(candidates[i])]
+    within = [i for k, i in enumerate(pool) if near(k, candidates[i])]
     return min(within, key=lambda i: (candidates[i].n_regions, candidates[i].validation_error,
                                       candidates[i].n_conditions, i))
 
 
-def _better(a, b):
-    """Whether candidate a's validation error is below b's by more than one standard error
-    of their paired difference (per-row losses on the same validation rows)."""
-    if a.losses is None or b.losses is None or a.losses.size < 2:
-        return False
-    diff = b.losses - a.losses
-    se = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
-    return float(diff.mean()) > se + 1e-12 * abs(a.validation_error)
+def _loss_rows(cands):
+    """The candidates' per-row validation losses as the rows of one array (a row of NaN
+    where a candidate has none), for _better_each."""
+    n = next((c.losses.size for c in cands if c.losses is not None), 0)
+    out = np.full((len(cands), n), np.nan)
+    for k, c in enumerate(cands):  # over candidates, not rows
+        if c.losses is not None and c.losses.size == n:
+            out[k] = c.losses
+    return out
+
+
+def _better_each(a, losses):
+    """For each row of losses (_loss_rows: another candidate b's per-row losses on the same
+    validation rows), whether candidate a's validation error is below b's by more than one
+    standard error of their paired difference; False where either has no such losses."""
+    if a.losses is None or a.losses.size < 2 or losses.shape[1] != a.losses.size:
+        return np.zeros(losses.shape[0], dtype=bool)
+    diff = losses - a.losses
+    se = np.std(diff, axis=1, ddof=1) / math.sqrt(diff.shape[1])
+    with np.errstate(invalid="ignore"):  # (NaN rows: no losses, compare False)
+        return diff.mean(axis=1) > se + 1e-12 * abs(a.validation_error)
 
 
 # --------------------------------------------------------------------- search
