@@ -296,3 +296,28 @@ def test_a_forests_summed_trees_are_its_own_predictions_and_are_not_kept_past_th
     other = X[::-1] + 0.5
     np.testing.assert_array_equal(source.predict(other), model.predict(other))
     np.testing.assert_array_equal(source.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("forest", ["RandomForestClassifier", "RandomForestRegressor"])
+def test_a_forests_summed_trees_on_several_threads_are_its_own_predictions(forest, monkeypatch):
+    """Blocks of rows summed side by side (ROWS_PER_BLOCK rows a thread at least): the
+    same values, bit for bit, as the forest's own predictions and as one block."""
+    import sklearn.ensemble as ensemble
+
+    from defrag.sources import matched_source, sklearn_trees
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(700, 5))
+    y = (X[:, 0] + X[:, 1] ** 2 > 0.5).astype(int) if "Classifier" in forest else X[:, 0] + np.sin(3 * X[:, 2])
+    model = getattr(ensemble, forest)(n_estimators=30, random_state=0).fit(X, y)
+    monkeypatch.setattr(sklearn_trees, "ROWS_PER_BLOCK", 100)
+    monkeypatch.setattr(sklearn_trees, "threads_now", lambda: 4)
+    blocks, _ = sklearn_trees._summed_trees(model, X)
+    monkeypatch.setattr(sklearn_trees, "threads_now", lambda: 1)
+    one, _ = sklearn_trees._summed_trees(model, X)
+    np.testing.assert_array_equal(blocks, one)
+    monkeypatch.setattr(sklearn_trees, "threads_now", lambda: 4)
+    source, _ = matched_source(model, X)
+    if "Classifier" in forest:
+        np.testing.assert_array_equal(source.predict_proba(X), model.predict_proba(X))
+    np.testing.assert_array_equal(source.predict(X), model.predict(X))

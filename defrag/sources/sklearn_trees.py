@@ -6,6 +6,7 @@ unrounded inputs (``float32_threshold``). Forests route missing values by each
 node's ``missing_go_to_left`` (scikit-learn >= 1.4); gradient boosting rejects NaN.
 """
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import sklearn
@@ -13,6 +14,7 @@ from sklearn.ensemble import BaggingRegressor, ExtraTreesRegressor, RandomForest
 from sklearn.utils.validation import check_is_fitted
 
 from ..splits import float32_threshold
+from ..utils.threads import threads_now
 from .base import SourceModel, Tree, feature_names_in
 from .sklearn_hist import NAMES as HIST_NAMES
 
@@ -21,6 +23,9 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 # predict_proba returns them as they are); older versions keep weighted counts, which
 # predict_proba normalises per row
 _VALUE_IS_SHARE = tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 4)
+# Rows per thread at least where a forest's predictions are summed on several threads
+# (_summed_trees): below this a thread's start costs more than its share of the work.
+ROWS_PER_BLOCK = 2048
 
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
            "ExtraTreesRegressor")
@@ -265,12 +270,24 @@ def _summed_trees(est, X, last=None):
     key = (X32.shape, hashlib.blake2b(X32.tobytes(), digest_size=16).digest())
     if last is not None and last[0] == key:
         return last[1], key
-    # the first tree's values, then each other tree's added in order (the forest adds them to
-    # zeros: 0.0 + v is v)
-    out = est.estimators_[0].tree_.predict(X32).copy()
-    for tree in est.estimators_[1:]:  # over trees, not rows
+    # blocks of rows side by side (each tree's predict runs without the GIL): every row is
+    # summed over the trees in the same order whatever the number of blocks
+    n_blocks = max(1, min(threads_now(), X32.shape[0] // ROWS_PER_BLOCK))
+    if n_blocks == 1:
+        return _tree_sum(est.estimators_, X32) / len(est.estimators_), key
+    bounds = np.linspace(0, X32.shape[0], n_blocks + 1).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=n_blocks) as pool:
+        parts = list(pool.map(lambda b: _tree_sum(est.estimators_, X32[bounds[b]:bounds[b + 1]]), range(n_blocks)))
+    return np.concatenate(parts) / len(est.estimators_), key
+
+
+def _tree_sum(trees, X32):
+    """The sum of the trees' leaf values over X32: the first tree's values, then each other
+    tree's added in order (the forest adds them to zeros: 0.0 + v is v)."""
+    out = trees[0].tree_.predict(X32).copy()
+    for tree in trees[1:]:  # over trees, not rows
         out += tree.tree_.predict(X32)
-    return out / len(est.estimators_), key
+    return out
 
 
 def _check_float32_range(X):
