@@ -53,6 +53,11 @@ test errors, the comparisons printed and read per row, and the fit seconds again
 with B splits (the best of --budget-repeats fits, default 1, against CART-fp's best of 3):
 their geometric-mean ratio per B.
 
+``--synthetic``: the same tables on 12 generated data sets instead of the 17 cases (``SYNTHETIC``:
+scikit-learn's Friedman functions, sums of one-feature terms among idle features, and
+``make_classification`` of 2, 3 and 5 classes), each function known, no setting tuned on them:
+a check of a change that the public cases cannot tell from noise.
+
 ``--path``: the size path K = 2..10 regions, ``DefragModel(forest, n_regions=K)``,
 against CART-fp with K leaves and, where imodels is installed (``pip
 install ".[bench]"``), FIGS fitted to the same forest predictions with max_rules=K (FIGS
@@ -151,10 +156,57 @@ def column_codes(values):
         return np.array([code.get(v, np.nan) for v in values])
 
 
+def _additive(n, n_features, seed):
+    """A sum of one-feature terms (a sine, a square, a step, a line, a bump) on the first five
+    of n_features uniform features, the rest idle, and Gaussian noise of a fifth of the
+    signal's standard deviation."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, n_features))
+    f = (3 * np.sin(2 * np.pi * X[:, 0]) + 8 * (2 * X[:, 1] - 1) ** 2 + 2 * (X[:, 2] > 0.7)
+         + 3 * X[:, 3] + 2 * np.exp(-((X[:, 4] - 0.3) / 0.1) ** 2))
+    return X, f + rng.normal(scale=0.2 * f.std(), size=n)
+
+
+def _classes(n, n_features, n_informative, n_classes, seed):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n_samples=n, n_features=n_features, n_informative=n_informative,
+                               n_redundant=2, n_classes=n_classes, n_clusters_per_class=2, flip_y=0.05,
+                               class_sep=1.0, random_state=seed)
+
+
+def _synthetic():
+    from sklearn import datasets
+
+    return {  # name: (generator of (X, y), task)
+        "syn_friedman1_600": (lambda: datasets.make_friedman1(600, noise=1.0, random_state=11), "regression"),
+        "syn_friedman1_20f": (lambda: datasets.make_friedman1(2000, n_features=20, noise=2.0, random_state=12),
+                              "regression"),
+        "syn_friedman2": (lambda: datasets.make_friedman2(1000, noise=100.0, random_state=13), "regression"),
+        "syn_friedman3": (lambda: datasets.make_friedman3(1000, noise=0.1, random_state=14), "regression"),
+        "syn_additive_800": (lambda: _additive(800, 8, 15), "regression"),
+        "syn_additive_3000": (lambda: _additive(3000, 15, 16), "regression"),
+        "syn_binary_400": (lambda: _classes(400, 10, 3, 2, 17), "binary"),
+        "syn_binary_1200": (lambda: _classes(1200, 20, 5, 2, 18), "binary"),
+        "syn_binary_3000": (lambda: _classes(3000, 12, 4, 2, 19), "binary"),
+        "syn_3class_600": (lambda: _classes(600, 10, 4, 3, 20), "multiclass"),
+        "syn_3class_2000": (lambda: _classes(2000, 16, 6, 3, 21), "multiclass"),
+        "syn_5class_1500": (lambda: _classes(1500, 12, 6, 5, 22), "multiclass"),
+    }
+
+
+SYNTHETIC = tuple(_synthetic())
+
+
 def load(name):
     """(X, y, task) of a case, or None when its file is absent."""
     from sklearn import datasets
 
+    if name in SYNTHETIC:
+        make, task = _synthetic()[name]
+        OTHER_TASKS[name] = task
+        X, y = make()
+        return X, y, task
     if name == "breast_cancer":
         X, y = datasets.load_breast_cancer(return_X_y=True)
     elif name == "wine":
@@ -661,6 +713,8 @@ def main():
     ap.add_argument("--restarts", type=int, default=20)
     ap.add_argument("--splits", type=int, default=None,
                     help="data splits per case (default: 3 where the test set is under 1,000 rows, else 1)")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="the 12 generated data sets (SYNTHETIC) instead of the 17 cases")
     ap.add_argument("--path", action="store_true", help="also the size path K = 2..10")
     ap.add_argument("--budget", action="store_true", help="also max_conditions = 3, 7, 15 against CART-fp and FIGS")
     ap.add_argument("--budget-repeats", type=int, default=1,
@@ -681,8 +735,9 @@ def main():
         path_how = "DefragModel(forest, n_regions=K)"
     rows = []
     start = time.perf_counter()
-    for name in args.cases.split(","):
-        if name not in CASES and not os.path.exists(os.path.join(DATA, f"{name}.csv")):
+    names = SYNTHETIC if args.synthetic else args.cases.split(",")
+    for name in names:
+        if name not in CASES + SYNTHETIC and not os.path.exists(os.path.join(DATA, f"{name}.csv")):
             ap.error(f"unknown case {name!r}: not one of the 17 ({', '.join(CASES)}) and no "
                      f"{os.path.join(DATA, name + '.csv')}")
         try:
