@@ -241,3 +241,13 @@ def test_cli_diff_of_rule_sets_over_other_features_exits_2_in_one_line(tmp_path,
         captured = capsys.readouterr()
         assert captured.out == "" and captured.err.count("\n") == 1, captured.err
         assert "defrag diff: error:" in captured.err and message in captured.err
+
+
+def test_a_diff_on_zero_rows_reports_the_regions_and_no_change():
+    # zero rows: nothing changed on them, the tolerance read off the explanations' values
+    # as without X (a spread of no predictions is no basis), the regions compared as ever
+    d = tree().diff(tree(a_upper=3.5), rows()[:0])
+    assert d.n_rows == 0 and d.region_changed == 0.0
+    assert (len(d.kept), len(d.changed)) == (0, 3)
+    assert d.tolerance == tree().diff(tree(a_upper=3.5)).tolerance
+    assert "on 0 rows" in str(d)

@@ -2,6 +2,7 @@
 ``path_`` is ``path_rules_``'s at the same index, built when read; ``with_size`` gives what
 a refit with that size or budget prints."""
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from sklearn.datasets import load_breast_cancer, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from defrag import DefragModel
+from defrag.search.list_path import MIN_VALIDATION, N_FOLDS
 
 
 @pytest.fixture(scope="module", params=["classification", "regression"])
@@ -108,3 +110,36 @@ def test_every_searched_form_has_one_path_schema(fitted):
     again = listed.with_size(n_regions=2)
     assert set(again.path_) == keys and again.path_rules_[again.path_["chosen"]] is again.rules_
     assert {"tree"} <= set(map(str, fits[0].path_["form"])) and "sum" in set(map(str, fits[3].path_["form"]))
+
+
+def test_too_few_rows_to_validate_print_the_largest_tree_not_a_constant():
+    # under MIN_VALIDATION rows a fold nothing is cross-validated: the tree printed is the
+    # largest the path holds within the budget (as the list's), not the one-region constant
+    n = MIN_VALIDATION * N_FOLDS - 1
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    forest = RandomForestClassifier(10, random_state=0).fit(X, y)
+    for options in ({}, {"max_conditions": 3}, {"max_conditions": 1}):
+        model = DefragModel(forest, random_state=0, **options).fit(X)
+        assert model.n_regions_ == 2 and model.n_conditions_ == 1
+        np.testing.assert_array_equal(model.predict(X), forest.predict(X))
+
+
+def test_with_size_refuses_a_size_off_its_path_and_warns_where_a_refit_searches_more():
+    X = np.random.default_rng(6).normal(size=(400, 4))
+    y = X[:, 0] + (X[:, 1] > 0.3)
+    forest = RandomForestRegressor(20, random_state=0).fit(X, y)
+    three = DefragModel(forest, n_regions=3, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=r"n_regions=8: this fit's path holds trees of 1-3 regions"):
+        three.with_size(n_regions=8)
+    assert three.with_size(n_regions=2).n_regions_ == 2
+    default = DefragModel(forest, random_state=0).fit(X)
+    with pytest.warns(UserWarning, match="without a budget: no sums"):
+        default.with_size(max_conditions=10)
+    budget = DefragModel(forest, max_conditions=7, random_state=0).fit(X)
+    with pytest.warns(UserWarning, match="for max_conditions=7"):
+        budget.with_size(max_conditions=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # within the fit's own budget: what a refit prints
+        smaller = budget.with_size(max_conditions=5)
+    assert str(smaller) == str(DefragModel(forest, max_conditions=5, random_state=0).fit(X))

@@ -164,7 +164,7 @@ def regions_of(rules):
 def _row_regions(rules, X):
     """Each row's region number per part: int64 (n, parts)."""
     leaves = np.asarray(rules.apply(X))  # (a list's default: its last region)
-    return leaves.reshape(len(leaves), -1)
+    return leaves[:, None] if leaves.ndim == 1 else leaves  # (zero rows too: no reshape to infer)
 
 
 def _moves(old_conds, new_conds):
@@ -366,7 +366,9 @@ def explanation_diff(old, new, X=None, tol=None):
     n_rows = len(p_old)
     if old.classes is None:
         p_old, p_new = p_old.astype(np.float64), p_new.astype(np.float64)
-        diff.tolerance, diff.tolerance_basis = _tolerance(old, new, tol, p_old, p_new)
+        # (no rows: the spread of the explanations' own values, as without X)
+        diff.tolerance, diff.tolerance_basis = _tolerance(old, new, tol, p_old, p_new) if n_rows \
+            else _tolerance(old, new, tol)
         with np.errstate(invalid="ignore"):  # an infinite prediction kept: no change
             change = np.where(p_old == p_new, 0.0, np.abs(p_old - p_new))
         pred_changed = change > diff.tolerance

@@ -70,8 +70,10 @@ def walk(node):
 # the other side of 1/2). Two classes: probabilities to PROBABILITY_DECIMALS places.
 PROBABILITY_DECIMALS = 4
 SPREAD_DIGITS = 4
-# the digits of the largest value where the values do not spread (one value, or all equal)
+# the digits of the largest value where the values do not spread (one value, or all equal),
+# and at least those of its integer part below 10**DOUBLE_DIGITS (a double holds them all)
 SIGNIFICANT_DIGITS = 6
+DOUBLE_DIGITS = 15
 # a sum's integers of its unit stay below 2**53 (doubles hold them exactly) with room for
 # adding its numbers: their count times the largest
 EXACT_INTEGER = 2.0 ** 53
@@ -85,7 +87,8 @@ def _finite(values):
 def spread_decimals(values, spread=None):
     """The decimal places (negative: a unit of a power of ten above one) that keep
     SPREAD_DIGITS significant digits of spread (default: the range of the finite values),
-    or SIGNIFICANT_DIGITS of the largest value where the spread is 0."""
+    or SIGNIFICANT_DIGITS of the largest value where the spread is 0 (at least the digits
+    of its integer part)."""
     values = _finite(values)
     if spread is None:
         with np.errstate(over="ignore"):  # a range past the largest double: inf, read below
@@ -95,7 +98,12 @@ def spread_decimals(values, spread=None):
     largest = float(np.max(np.abs(values), initial=0.0))
     if not largest > 0.0:
         return 0
-    return int(SIGNIFICANT_DIGITS - 1 - np.floor(np.log10(largest)))
+    # every digit of the integer part where a double holds them all (a constant of
+    # 123456789 is not printed as 123457000; 1.5e25 stays 1.5e+25, and no rounding up
+    # passes the largest double)
+    exponent = int(np.floor(np.log10(largest)))
+    digits = SIGNIFICANT_DIGITS - 1 - exponent
+    return max(digits, 0) if exponent < DOUBLE_DIGITS else digits
 
 
 def sum_decimals(values, classification, spread=None):

@@ -5,12 +5,13 @@ import collections.abc
 import copy
 import dataclasses
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..rules import RuleSet
-from ..utils.validation import checked_names
+from ..utils.validation import checked_names, user_stacklevel
 from .tree_path import REFERENCE_FORMS, Candidate, choose
 
 
@@ -159,9 +160,32 @@ def path_arrays(form, literal_price, size, n_regions, n_conditions, validation_e
                 restarts_validation_error=float(restarts_validation_error))
 
 
+def _ranges(sizes):
+    """"1-5, 7" of sorted distinct integers."""
+    runs, start = [], None
+    for k, s in enumerate(sizes):
+        if start is None:
+            start = s
+        if k + 1 == len(sizes) or sizes[k + 1] != s + 1:
+            runs.append(str(s) if s == start else f"{start}-{s}")
+            start = None
+    return ", ".join(runs)
+
+
+def _sums_weighed(model):
+    """Whether a fit of model's form with a budget weighs sums of trees (regression or two
+    classes), which a fit without one does not grow."""
+    classes = getattr(model, "classes_", None)
+    return getattr(model, "form", "auto") in ("auto", "sum") and (classes is None or len(classes) == 2)
+
+
 def sized_model(model, n_regions=None, max_conditions=None):
     """A copy of the fitted DefragModel as a fit with n_regions (or max_conditions) prints it,
-    read off its path_ (a searched form): a refit with that parameter gives the same."""
+    read off its path_ (a searched form): the candidates this fit grew. A refit with that
+    parameter prints the same where this fit grew what it would: a number of regions on the
+    path (else a ValueError), a budget up to the fit's own max_conditions (else, and for a
+    fit without a budget in regression or two classes, whose path holds no sums, a
+    UserWarning)."""
     check_is_fitted(model, "rules_")
     if getattr(model, "path_", None) is None:
         raise ValueError("with_size reads the path of a searched explanation (form 'auto', 'tree', 'sum' or 'list')")
@@ -183,10 +207,22 @@ def sized_model(model, n_regions=None, max_conditions=None):
         out.path_ = dict(model.path_, chosen=int(n_regions) - 1)
     else:
         path = model.path_
-        if n_regions is not None and not np.any(path["form"] == "tree"):
+        trees = path["form"] == "tree"
+        if n_regions is not None and not np.any(trees):
             # a sum's size is its budget (a refit with form='sum' takes max_conditions only)
             raise ValueError("with_size(n_regions=) reads a tree of that many regions, and this fit's path "
                              "holds sums of trees only (form='sum'): use with_size(max_conditions=)")
+        if n_regions is not None and not np.any(trees & (path["n_regions"] == n_regions)):
+            # a refit with n_regions grows its trees that far; this path stops before
+            sizes = sorted({int(k) for k in path["n_regions"][trees]})
+            raise ValueError(f"n_regions={n_regions}: this fit's path holds trees of {_ranges(sizes)} regions "
+                             f"(path_['n_regions']); refit with n_regions={n_regions}")
+        fitted = getattr(model, "max_conditions", None)
+        if max_conditions is not None and (max_conditions > fitted if fitted is not None else _sums_weighed(model)):
+            warnings.warn(f"with_size(max_conditions={max_conditions}) reads the trees and sums this fit grew "
+                          f"({'for max_conditions=' + str(fitted) if fitted is not None else 'without a budget: no sums'}); "
+                          "a refit with that budget searches more and can print another explanation",
+                          UserWarning, stacklevel=user_stacklevel())
         cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
                  for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],
                                                   path["validation_error"], path["mean_checks"],

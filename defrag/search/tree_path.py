@@ -30,7 +30,9 @@ the rule list's search: search/list_path.py):
    in classification, printing every class where any does, the fewest regions whose
    validation error exceeds the smallest by at most one standard error of the paired
    difference of their per-row losses (the one-standard-error rule);
-   a size asked for reads only the trees a fit of that size grows. In every tree two
+   a size asked for reads only the trees a fit of that size grows. Where the rows are too
+   few to validate (fewer than MIN_VALIDATION a fold), the largest tree the path holds
+   within the budget, as the list. In every tree two
    sibling leaves that print one class are one leaf, and no region holds fewer than
    MIN_REGION_SHARE of the rows unless the size asked for needs smaller ones;
 5. every candidate grown again on all the search rows: the path (``path_``) and
@@ -243,6 +245,15 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     if cap is not None:
         searched = [i for i in searched if candidates[i].form != "tree" or candidates[i].size <= cap]
     measured = [i for i in searched if np.isfinite(candidates[i].validation_error)]
+    if not measured and n_regions is None:
+        # nothing validated (too few rows for MIN_VALIDATION a fold): the largest tree the
+        # path holds within the budget, as the list takes its largest (search/list_path.py);
+        # the path stops growing where no split fits the targets better
+        fits = [i for i in searched if max_conditions is None or 0 <= candidates[i].n_conditions <= max_conditions]
+        pool = [i for i in fits if candidates[i].form == "tree"] or fits
+        if pool:
+            return max(pool, key=lambda i: (candidates[i].n_regions, -candidates[i].n_conditions,
+                                            candidates[i].price, -i))
     if max_conditions is not None:
         within = [i for i in measured if 0 <= candidates[i].n_conditions <= max_conditions]
         if not within:  # nothing measured fits: the smallest printed
