@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..rules import RuleSet
 from ..utils.validation import checked_names, user_stacklevel
-from .tree_path import REFERENCE_FORMS, Candidate, choose
+from .tree_path import REFERENCE_FORMS, Candidate, choose, weighs_sums
 
 
 def tree_readout(searched, rows):
@@ -172,13 +172,6 @@ def _ranges(sizes):
     return ", ".join(runs)
 
 
-def _sums_weighed(model):
-    """Whether a fit of model's form with a budget weighs sums of trees (regression or two
-    classes), which a fit without one does not grow."""
-    classes = getattr(model, "classes_", None)
-    return getattr(model, "form", "auto") in ("auto", "sum") and (classes is None or len(classes) == 2)
-
-
 def sized_model(model, n_regions=None, max_conditions=None):
     """A copy of the fitted DefragModel as a fit with n_regions (or max_conditions) prints it,
     read off its path_ (a searched form): the candidates this fit grew. A refit with that
@@ -217,11 +210,13 @@ def sized_model(model, n_regions=None, max_conditions=None):
             sizes = sorted({int(k) for k in path["n_regions"][trees]})
             raise ValueError(f"n_regions={n_regions}: this fit's path holds trees of {_ranges(sizes)} regions "
                              f"(path_['n_regions']); refit with n_regions={n_regions}")
-        fitted = getattr(model, "max_conditions", None)
-        if max_conditions is not None and (max_conditions > fitted if fitted is not None else _sums_weighed(model)):
+        fitted = model.max_conditions
+        n_classes = len(model.classes_) if hasattr(model, "classes_") else 0
+        if max_conditions is not None and (max_conditions > fitted if fitted is not None
+                                           else weighs_sums(model.form, n_classes)):
+            grown = f"for max_conditions={fitted}" if fitted is not None else "without a budget: no sums"
             warnings.warn(f"with_size(max_conditions={max_conditions}) reads the trees and sums this fit grew "
-                          f"({'for max_conditions=' + str(fitted) if fitted is not None else 'without a budget: no sums'}); "
-                          "a refit with that budget searches more and can print another explanation",
+                          f"({grown}); a refit with that budget searches more and can print another explanation",
                           UserWarning, stacklevel=user_stacklevel())
         cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
                  for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],

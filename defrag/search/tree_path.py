@@ -231,6 +231,12 @@ def choose(candidates, max_conditions=None, n_regions=None):
     return best
 
 
+def weighs_sums(form, n_classes):
+    """Whether a fit of this form with a budget weighs sums of trees beside its trees
+    (regression, n_classes 0, or two classes); a fit without a budget grows none."""
+    return form in ("auto", "sum") and n_classes in (0, 2)
+
+
 def _choose_searched(candidates, max_conditions=None, n_regions=None):
     """choose among the searched candidates (not a warm start's reference)."""
     searched = [i for i, c in enumerate(candidates) if c.form not in REFERENCE_FORMS]
@@ -273,8 +279,8 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
     largest = max(plain) if plain else None
 
     plain_trees = [i for i in trees if candidates[i].price == math.inf]
-    best_index = min(plain_trees, key=key) if plain_trees else None
-    best_plain = candidates[best_index] if plain_trees else None
+    best_row = min(range(len(plain_trees)), key=lambda k: key(plain_trees[k])) if plain_trees else None
+    best_plain = candidates[plain_trees[best_row]] if plain_trees else None
     plain_losses = _loss_rows([candidates[j] for j in plain_trees])
 
     def readable(i):
@@ -290,7 +296,7 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
         # those that do, which it must beat on regions and not lose to on reads per row
         # (an XOR with noise under a boosted model: 3 box regions against 10 plain ones)
         beaten = _better_each(c, plain_losses)  # c against every plain tree at once
-        if beaten[plain_trees.index(best_index)]:
+        if beaten[best_row]:
             return c.checks <= READING_SLACK * max(limit, best_plain.checks) + 1e-12
         as_good = [candidates[j] for j, b in zip(plain_trees, beaten) if not b]
         simplest = min(as_good, key=lambda p: (p.n_regions, p.validation_error))
@@ -363,7 +369,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
     # tree of the default's path (with_size) is the one a fit of its size prints
     def leaf_rows(part):
         return max(1, min(math.ceil(MIN_REGION_SHARE * len(part)), len(part) // (2 * max_regions)))
-    with_sums = budget is not None and config.form in ("auto", "sum") and n_classes in (0, 2)
+    with_sums = budget is not None and weighs_sums(config.form, n_classes)
     sum_size = min(budget if budget is not None else 0, MAX_SUM_SPLITS, max(rows.size - 1, 0)) if with_sums else 0
     prices = LITERAL_PRICES if config.form in ("auto", "tree") or sum_size == 0 else ()
     T_sum = T[:, 1:2] if n_classes == 2 else T[:, :1]
