@@ -114,6 +114,7 @@ KERNELS = {
     "defrag.search._additive_search": ["dfg_additive_path.c", "dfg_list_search.c", "dfg_box_refine.c",
                                        "dfg_list_loss.c", "dfg_cpu.c"],
     "defrag.prototypes._proximity": ["dfg_proximity.c", "dfg_cpu.c"],
+    "defrag.sources._forest_sum": ["dfg_forest_sum.c"],
     "defrag.proxy._proxy_split": ["dfg_proxy_split.c"],
     "defrag._testing": FIT_KERNELS + ["dfg_proxy_split.c"],
 }

@@ -305,3 +305,18 @@ cdef extern from "dfg_additive_path.h":
     int dfg_additive_replay(const uint8_t *S, const double *T0, int64_t n, int64_t L, int64_t d,
                             const int64_t *steps, int64_t m, int64_t backfit_rounds, double *values,
                             int64_t *bad_step) nogil
+
+cdef extern from "dfg_forest_sum.h":
+    ctypedef struct dfg_forest:
+        int64_t n_trees
+        int64_t n_nodes
+        int64_t n_values
+        const int64_t *roots
+        const int64_t *left
+        const int64_t *right
+        const int64_t *feature
+        const double *threshold
+        const uint8_t *missing_left
+        const double *value
+    int dfg_forest_sum(const float *X, int64_t n_samples, int64_t n_features, const dfg_forest *forest,
+                       double *out, int n_threads, const int *stop) nogil

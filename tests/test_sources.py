@@ -207,7 +207,7 @@ def test_a_forest_with_n_jobs_predicts_on_one_thread_and_stays_as_it_was(monkeyp
     # source does not sum the trees itself: a forest's sums are left out here)
     import defrag.sources.sklearn_trees as sklearn_trees
 
-    monkeypatch.setattr(sklearn_trees, "_summed_trees", lambda est, X, last=None: (None, None))
+    monkeypatch.setattr(sklearn_trees, "_summed_trees", lambda est, X, last=None, nodes=None: (None, None))
     X, y = make_friedman1(300, noise=1.0, random_state=0)
     y = (y > np.median(y)).astype(int)
     forest = RandomForestClassifier(n_estimators=20, n_jobs=2, random_state=0).fit(X, y)
@@ -300,24 +300,55 @@ def test_a_forests_summed_trees_are_its_own_predictions_and_are_not_kept_past_th
 
 @pytest.mark.parametrize("forest", ["RandomForestClassifier", "RandomForestRegressor"])
 def test_a_forests_summed_trees_on_several_threads_are_its_own_predictions(forest, monkeypatch):
-    """Blocks of rows summed side by side (ROWS_PER_BLOCK rows a thread at least): the
-    same values, bit for bit, as the forest's own predictions and as one block."""
+    """Rows summed side by side (tasks of rows on the kernel's threads, NaN among them
+    routed by missing_go_to_left): the same values, bit for bit, as the forest's own
+    predictions and as on one thread."""
     import sklearn.ensemble as ensemble
 
     from defrag.sources import matched_source, sklearn_trees
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(700, 5))
+    X = rng.normal(size=(5000, 5))
     y = (X[:, 0] + X[:, 1] ** 2 > 0.5).astype(int) if "Classifier" in forest else X[:, 0] + np.sin(3 * X[:, 2])
+    X[::11, 1] = np.nan
     model = getattr(ensemble, forest)(n_estimators=30, random_state=0).fit(X, y)
-    monkeypatch.setattr(sklearn_trees, "ROWS_PER_BLOCK", 100)
     monkeypatch.setattr(sklearn_trees, "threads_now", lambda: 4)
-    blocks, _ = sklearn_trees._summed_trees(model, X)
+    several, _ = sklearn_trees._summed_trees(model, X)
     monkeypatch.setattr(sklearn_trees, "threads_now", lambda: 1)
     one, _ = sklearn_trees._summed_trees(model, X)
-    np.testing.assert_array_equal(blocks, one)
+    np.testing.assert_array_equal(several, one)
     monkeypatch.setattr(sklearn_trees, "threads_now", lambda: 4)
     source, _ = matched_source(model, X)
     if "Classifier" in forest:
         np.testing.assert_array_equal(source.predict_proba(X), model.predict_proba(X))
     np.testing.assert_array_equal(source.predict(X), model.predict(X))
+
+
+def test_forest_nodes_that_are_no_trees_are_refused_by_the_kernel():
+    """The router's own check (src_c/dfg_forest_sum.c): a child before its parent, one
+    outside its tree or a feature beyond X's columns is a ValueError, never a walk that
+    loops or reads outside the arrays."""
+    from defrag.sources._forest_sum import forest_sum
+
+    # one tree: 0 -> (1, 2), then a leaf-only tree at 3
+    roots = np.array([0, 3], dtype=np.int64)
+    left = np.array([1, -1, -1, -1], dtype=np.int64)
+    right = np.array([2, -1, -1, -1], dtype=np.int64)
+    feature = np.array([1, -2, -2, -2], dtype=np.int64)
+    threshold = np.array([0.5, 0.0, 0.0, 0.0])
+    value = np.array([[0.0], [1.0], [2.0], [10.0]])
+    X = np.array([[0.0, 0.2], [0.0, 0.9], [0.0, np.nan]], dtype=np.float32)
+    out = forest_sum(X, roots, left, right, feature, threshold, np.array([0, 0, 0, 0], np.uint8), value)
+    np.testing.assert_array_equal(out[:, 0], [11.0, 12.0, 12.0])  # NaN: right where not missing_left
+    out = forest_sum(X, roots, left, right, feature, threshold, np.array([1, 0, 0, 0], np.uint8), value)
+    np.testing.assert_array_equal(out[:, 0], [11.0, 12.0, 11.0])
+    for bad in (dict(left=np.array([0, -1, -1, -1])),           # a node its own child: a loop
+                dict(right=np.array([3, -1, -1, -1])),          # a child in the next tree
+                dict(right=np.array([-1, -1, -1, -1])),         # one child missing
+                dict(feature=np.array([2, -2, -2, -2])),        # beyond X's two columns
+                dict(roots=np.array([0, 5], dtype=np.int64))):  # a tree past the nodes
+        arrays = dict(roots=roots, left=left, right=right, feature=feature)
+        arrays.update({k: np.asarray(v, dtype=np.int64) for k, v in bad.items()})
+        with pytest.raises(ValueError, match="forest_sum"):
+            forest_sum(X, arrays["roots"], arrays["left"], arrays["right"], arrays["feature"], threshold, None,
+                       value)

@@ -5,8 +5,8 @@ thresholds are converted to the float64 thresholds with the same outcome on
 unrounded inputs (``float32_threshold``). Forests route missing values by each
 node's ``missing_go_to_left`` (scikit-learn >= 1.4); gradient boosting rejects NaN.
 """
+import functools
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import sklearn
@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..splits import float32_threshold
 from ..utils.threads import threads_now
+from ._forest_sum import forest_sum
 from .base import SourceModel, Tree, feature_names_in
 from .sklearn_hist import NAMES as HIST_NAMES
 
@@ -23,9 +24,6 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 # predict_proba returns them as they are); older versions keep weighted counts, which
 # predict_proba normalises per row
 _VALUE_IS_SHARE = tuple(int(v) for v in sklearn.__version__.split(".")[:2]) >= (1, 4)
-# Rows per thread at least where a forest's predictions are summed on several threads
-# (_summed_trees): below this a thread's start costs more than its share of the work.
-ROWS_PER_BLOCK = 2048
 
 FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
            "ExtraTreesRegressor")
@@ -47,12 +45,9 @@ def accepts_apply(est):
     return hasattr(est, "apply") and not isinstance(est, (list, tuple, np.ndarray))
 
 
-def read_sklearn_trees(trees, values, outputs):
-    """Trees from scikit-learn tree estimators (values: each tree's node values, outputs:
-    each tree's output), read and checked in one pass over all their nodes: each tree's
-    node records (its pickled state, one array) end to end."""
-    if not len(trees):
-        return []
+def node_records(trees):
+    """(nodes, sizes): the node records of scikit-learn tree estimators (each one's pickled
+    state, one structured array) end to end, and each tree's number of nodes."""
     states = [t.tree_.__getstate__() for t in trees]  # one call per tree: each field would be one
     dtype = states[0]["nodes"].dtype
     if all(s["nodes"].dtype == dtype and s["nodes"].flags.c_contiguous for s in states):
@@ -60,7 +55,16 @@ def read_sklearn_trees(trees, values, outputs):
         nodes = np.concatenate([s["nodes"].view(np.uint8) for s in states]).view(dtype)
     else:
         nodes = np.concatenate([s["nodes"] for s in states])
-    sizes = np.array([len(s["nodes"]) for s in states], dtype=np.int64)
+    return nodes, np.array([len(s["nodes"]) for s in states], dtype=np.int64)
+
+
+def read_sklearn_trees(trees, values, outputs, records=None):
+    """Trees from scikit-learn tree estimators (values: each tree's node values, outputs:
+    each tree's output), read and checked in one pass over all their nodes (records: their
+    node_records, where read already)."""
+    if not len(trees):
+        return []
+    nodes, sizes = node_records(trees) if records is None else records
     left, right = nodes["left_child"], nodes["right_child"]
     internal = left >= 0
     starts = np.zeros(sizes.size, dtype=np.int64)
@@ -77,6 +81,33 @@ def read_sklearn_trees(trees, values, outputs):
     return Tree.build_many(sizes, left, right, nodes["feature"], threshold,
                            np.zeros(nodes.size, bool) if go_left is None else go_left == 0, values,
                            n_node_samples=nodes["n_node_samples"], outputs=outputs, gain=gain)
+
+
+class ForestNodes:
+    """A forest's trees as forest_sum routes rows (src_c/dfg_forest_sum.h): node arrays end
+    to end with global child ids, scikit-learn's own thresholds (x <= t goes left, x the
+    float32 value) and missing_go_to_left, and each node's value row (tree_.value[:, 0, :])."""
+
+    def __init__(self, records, values):
+        nodes, sizes = records
+        self.roots = np.zeros(sizes.size, dtype=np.int64)
+        np.cumsum(sizes[:-1], out=self.roots[1:])
+        offset = np.repeat(self.roots, sizes)
+        left = nodes["left_child"].astype(np.int64)
+        right = nodes["right_child"].astype(np.int64)
+        self.left = np.where(left >= 0, left + offset, -1)
+        self.right = np.where(left >= 0, right + offset, -1)
+        self.feature = nodes["feature"].astype(np.int64)
+        self.threshold = np.ascontiguousarray(nodes["threshold"], dtype=np.float64)
+        self.missing_left = (np.ascontiguousarray(nodes["missing_go_to_left"], dtype=np.uint8)
+                             if "missing_go_to_left" in nodes.dtype.names else None)
+        self.value = np.ascontiguousarray(np.concatenate(values), dtype=np.float64)
+
+    def summed(self, X32, n_threads):
+        """Each row's leaf values summed over the trees in order: the first tree's, then
+        each other tree's added (the forest adds them to zeros: 0.0 + v is v)."""
+        return forest_sum(X32, self.roots, self.left, self.right, self.feature, self.threshold,
+                          self.missing_left, self.value, n_threads)
 
 
 class SklearnTreesSource(SourceModel):
@@ -103,16 +134,28 @@ class SklearnTreesSource(SourceModel):
     def feature_names(self):
         return feature_names_in(self.estimator)
 
+    @functools.cached_property
+    def _records(self):
+        """The trees' node_records and node values (tree_.value[:, 0, :]), read once for
+        trees() and for the forest's sums (_forest_nodes)."""
+        trees = self._estimators()
+        return node_records(trees), [t.tree_.value[:, 0, :] for t in trees]
+
+    @functools.cached_property
+    def _forest_nodes(self):
+        return ForestNodes(*self._records)
+
     def _read_trees(self):
         est = self.estimator
         trees = self._estimators()
+        records, values = self._records
         if self.is_boosting:  # (n_stages, n_trees_per_stage): one tree per class and stage
             per_stage = np.asarray(est.estimators_).shape[1]
             # scikit-learn multiplies the stored (line-search adjusted) leaf values by the
             # learning rate when predicting
-            return read_sklearn_trees(trees, [est.learning_rate * t.tree_.value[:, 0, 0] for t in trees],
-                                  [i % per_stage for i in range(len(trees))])
-        return read_sklearn_trees(trees, [t.tree_.value[:, 0, :] for t in trees], [0] * len(trees))
+            return read_sklearn_trees(trees, [est.learning_rate * v[:, 0] for v in values],
+                                      [i % per_stage for i in range(len(trees))], records)
+        return read_sklearn_trees(trees, values, [0] * len(trees), records)
 
     def predict(self, X):
         """The model's predictions of X. A random-forest or extra-trees regressor of one
@@ -135,7 +178,7 @@ class SklearnTreesSource(SourceModel):
     def _summed(self, X):
         """_summed_trees of X, kept for the next call on the same values: a fit asks for
         the labels of its rows, then for their class probabilities (or values again)."""
-        out, key = _summed_trees(self.estimator, X, self.__dict__.get("_last_summed"))
+        out, key = _summed_trees(self.estimator, X, self.__dict__.get("_last_summed"), self._forest_nodes)
         if out is None:
             return None
         self._last_summed = (key, out)
@@ -243,7 +286,7 @@ def bagged_members(est):
     return None
 
 
-def _summed_trees(est, X, last=None):
+def _summed_trees(est, X, last=None, nodes=None):
     """The mean of the trees' leaf values over X (tree_.predict: (rows, 1) for a regressor,
     (rows, classes) for a classifier of one output), summed in the
     forest's order as its own predict and predict_proba do on one thread (the same values),
@@ -255,7 +298,8 @@ def _summed_trees(est, X, last=None):
     the model's feature-name warning is not given on this path.
 
     Returns (the mean, or None; a key of the float32 rows compared): last, an earlier
-    call's (key, mean), gives its mean back where the rows are the same values."""
+    call's (key, mean), gives its mean back where the rows are the same values; nodes: the
+    forest's ForestNodes, where read already."""
     if est.n_outputs_ != 1:
         return None, None
     names = getattr(est, "feature_names_in_", None)
@@ -270,24 +314,11 @@ def _summed_trees(est, X, last=None):
     key = (X32.shape, hashlib.blake2b(X32.tobytes(), digest_size=16).digest())
     if last is not None and last[0] == key:
         return last[1], key
-    # blocks of rows side by side (each tree's predict runs without the GIL): every row is
-    # summed over the trees in the same order whatever the number of blocks
-    n_blocks = max(1, min(threads_now(), X32.shape[0] // ROWS_PER_BLOCK))
-    if n_blocks == 1:
-        return _tree_sum(est.estimators_, X32) / len(est.estimators_), key
-    bounds = np.linspace(0, X32.shape[0], n_blocks + 1).astype(np.int64)
-    with ThreadPoolExecutor(max_workers=n_blocks) as pool:
-        parts = list(pool.map(lambda b: _tree_sum(est.estimators_, X32[bounds[b]:bounds[b + 1]]), range(n_blocks)))
-    return np.concatenate(parts) / len(est.estimators_), key
-
-
-def _tree_sum(trees, X32):
-    """The sum of the trees' leaf values over X32: the first tree's values, then each other
-    tree's added in order (the forest adds them to zeros: 0.0 + v is v)."""
-    out = trees[0].tree_.predict(X32).copy()
-    for tree in trees[1:]:  # over trees, not rows
-        out += tree.tree_.predict(X32)
-    return out
+    if nodes is None:
+        trees = est.estimators_
+        nodes = ForestNodes(node_records(trees), [t.tree_.value[:, 0, :] for t in trees])
+    # each row summed over the trees in the forest's order, whatever the thread count
+    return nodes.summed(X32, threads_now()) / len(est.estimators_), key
 
 
 def _check_float32_range(X):

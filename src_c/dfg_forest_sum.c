@@ -1,0 +1,122 @@
+#include "dfg_forest_sum.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Rows per task: a task's rows go down one tree after another. */
+#define FS_ROWS 256
+
+int dfg_forest_check(const dfg_forest *f, int64_t n_features) {
+    if (!f || f->n_trees < 1 || f->n_nodes < f->n_trees || f->n_values < 1 || n_features < 0 || !f->roots ||
+        !f->left || !f->right || !f->feature || !f->threshold || !f->value ||
+        f->n_nodes > INT64_MAX / 8 / f->n_values)
+        return DFG_EINVAL;
+    if (f->roots[0] != 0) return DFG_EINVAL;
+    for (int64_t t = 0; t < f->n_trees; t++) {
+        const int64_t start = f->roots[t], end = t + 1 < f->n_trees ? f->roots[t + 1] : f->n_nodes;
+        if (end <= start || end > f->n_nodes) return DFG_EINVAL;
+        for (int64_t i = start; i < end; i++) {
+            const int64_t l = f->left[i], r = f->right[i];
+            if (l == -1) {
+                if (r != -1) return DFG_EINVAL;
+                continue;
+            }
+            if (l <= i || l >= end || r <= i || r >= end || f->feature[i] < 0 || f->feature[i] >= n_features)
+                return DFG_EINVAL;
+        }
+    }
+    return DFG_OK;
+}
+
+/* A node as the walk reads it: one record, so a step touches one cache line; child[0]
+   where the row goes left, child[1] where it goes right (both -1 at a leaf). */
+typedef struct {
+    int32_t child[2];
+    int32_t feature;
+    int32_t missing_right;
+    double threshold;
+} fs_node;
+
+/* Rows walked side by side: their loads overlap where one walk would wait for each. */
+#define FS_LANES 8
+
+/* The leaves of rows from..to - 1 (at most FS_LANES) in the tree at root. */
+static inline void leaves_of(const fs_node *nodes, const float *X, int64_t n_features, int64_t from, int64_t to,
+                             int32_t root, int32_t *leaf) {
+    const int64_t m = to - from;
+    int64_t active = m;
+    for (int64_t j = 0; j < m; j++) leaf[j] = root;
+    while (active > 0) {
+        active = 0;
+        for (int64_t j = 0; j < m; j++) {
+            const fs_node *nd = nodes + leaf[j];
+            if (nd->child[0] == -1) continue;
+            const double v = (double)X[(from + j) * n_features + nd->feature];
+            const int right = isnan(v) ? nd->missing_right : !(v <= nd->threshold);
+            leaf[j] = nd->child[right];
+            active++;
+        }
+    }
+}
+
+/* Rows from..to - 1: tree by tree (its nodes stay in cache over the rows), each row's sum
+   still taken in tree order. */
+static void sum_rows(const float *X, int64_t from, int64_t to, int64_t n_features, const dfg_forest *f,
+                     const fs_node *nodes, double *out) {
+    const int64_t d = f->n_values;
+    int32_t leaf[FS_LANES];
+    for (int64_t t = 0; t < f->n_trees; t++) {
+        const int32_t root = (int32_t)f->roots[t];
+        for (int64_t r0 = from; r0 < to; r0 += FS_LANES) {
+            const int64_t r1 = r0 + FS_LANES < to ? r0 + FS_LANES : to;
+            leaves_of(nodes, X, n_features, r0, r1, root, leaf);
+            for (int64_t r = r0; r < r1; r++) {
+                const double *v = f->value + (int64_t)leaf[r - r0] * d;
+                double *o = out + r * d;
+                if (t == 0)
+                    for (int64_t k = 0; k < d; k++) o[k] = v[k];
+                else
+                    for (int64_t k = 0; k < d; k++) o[k] += v[k];
+            }
+        }
+    }
+}
+
+int dfg_forest_sum(const float *X, int64_t n_samples, int64_t n_features, const dfg_forest *forest,
+                   double *out, int n_threads, const volatile int *stop) {
+    if (n_samples < 0 || n_threads < 1 || (n_samples > 0 && (!X || !out)) ||
+        (n_features > 0 && n_samples > INT64_MAX / n_features))
+        return DFG_EINVAL;
+    const int status = dfg_forest_check(forest, n_features);
+    if (status != DFG_OK) return status;
+    if (n_samples > INT64_MAX / forest->n_values || forest->n_nodes > INT32_MAX) return DFG_EINVAL;
+    const dfg_forest *f = forest;
+    fs_node *nodes = (fs_node *)malloc((size_t)f->n_nodes * sizeof(fs_node));
+    if (!nodes) return DFG_ENOMEM;
+    for (int64_t i = 0; i < f->n_nodes; i++) {
+        nodes[i].child[0] = (int32_t)f->left[i];
+        nodes[i].child[1] = (int32_t)f->right[i];
+        nodes[i].feature = f->left[i] == -1 ? 0 : (int32_t)f->feature[i];
+        /* NaN goes left where missing_left says so; without it, right (the comparison) */
+        nodes[i].missing_right = f->missing_left ? f->missing_left[i] == 0 : 1;
+        nodes[i].threshold = f->threshold[i];
+    }
+    const int64_t n_tasks = (n_samples + FS_ROWS - 1) / FS_ROWS;
+    const int team = dfg_team(n_threads);
+    int stopped = 0;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(|:stopped) if(team > 1 && n_tasks > 1)
+    for (int64_t task = 0; task < n_tasks; task++) {
+        if (dfg_stop_requested(stop)) {
+            stopped = 1;
+            continue;
+        }
+        const int64_t from = task * FS_ROWS, to = from + FS_ROWS < n_samples ? from + FS_ROWS : n_samples;
+        sum_rows(X, from, to, n_features, forest, nodes, out);
+    }
+    free(nodes);
+    return stopped ? DFG_EINTERRUPTED : DFG_OK;
+}
