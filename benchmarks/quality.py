@@ -321,6 +321,10 @@ class Split:
         Forest = RandomForestRegressor if task == "regression" else RandomForestClassifier
         self.forest = Forest(n_estimators=100, min_samples_leaf=leaf, random_state=0,
                              n_jobs=-1).fit(self.Xtr, self.ytr)
+        # predictions on one thread: the forest's joblib threads add the trees in the order
+        # they finish, so the last bits of its predictions (and CART-fp's and FIGS-fp's
+        # ties on them) would change from run to run
+        self.forest.set_params(n_jobs=1)
         self.fp = self.forest.predict(self.Xtr)
 
     def error(self, pred):
