@@ -7,8 +7,12 @@
 #include <omp.h>
 #endif
 
-/* Rows per task: a task's rows go down one tree after another. */
-#define FS_ROWS 256
+/* Rows per task at most: a task's rows go down one tree after another, so each tree's nodes
+   are read from memory once per task (a forest's nodes do not stay in cache from one tree
+   to the next; a few thousand rows and their sums do). Tasks of at least FS_MIN_ROWS rows
+   keep every thread busy below FS_ROWS rows a thread. */
+#define FS_ROWS 4096
+#define FS_MIN_ROWS 512
 
 int dfg_forest_check(const dfg_forest *f, int64_t n_features) {
     if (!f || f->n_trees < 1 || f->n_nodes < f->n_trees || f->n_values < 1 || n_features < 0 || !f->roots ||
@@ -105,8 +109,11 @@ int dfg_forest_sum(const float *X, int64_t n_samples, int64_t n_features, const 
         nodes[i].missing_right = f->missing_left ? f->missing_left[i] == 0 : 1;
         nodes[i].threshold = f->threshold[i];
     }
-    const int64_t n_tasks = (n_samples + FS_ROWS - 1) / FS_ROWS;
     const int team = dfg_team(n_threads);
+    int64_t n_tasks = (n_samples + FS_ROWS - 1) / FS_ROWS;
+    if (n_tasks < team && n_tasks < n_samples / FS_MIN_ROWS)
+        n_tasks = team < n_samples / FS_MIN_ROWS ? team : n_samples / FS_MIN_ROWS;
+    const int64_t per_task = n_tasks > 0 ? (n_samples + n_tasks - 1) / n_tasks : 0;
     int stopped = 0;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(team) reduction(|:stopped) if(team > 1 && n_tasks > 1)
     for (int64_t task = 0; task < n_tasks; task++) {
@@ -114,7 +121,7 @@ int dfg_forest_sum(const float *X, int64_t n_samples, int64_t n_features, const 
             stopped = 1;
             continue;
         }
-        const int64_t from = task * FS_ROWS, to = from + FS_ROWS < n_samples ? from + FS_ROWS : n_samples;
+        const int64_t from = task * per_task, to = from + per_task < n_samples ? from + per_task : n_samples;
         sum_rows(X, from, to, n_features, forest, nodes, out);
     }
     free(nodes);
