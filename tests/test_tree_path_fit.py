@@ -143,3 +143,58 @@ def test_with_size_refuses_a_size_off_its_path_and_warns_where_a_refit_searches_
         warnings.simplefilter("error")  # within the fit's own budget: what a refit prints
         smaller = budget.with_size(max_conditions=5)
     assert str(smaller) == str(DefragModel(forest, max_conditions=5, random_state=0).fit(X))
+
+
+def _budget_candidates(sum_error, rng=np.random.default_rng(0)):
+    """A plain tree of 4 conditions whose validation losses have mean 1.0 and standard error
+    0.1, and a sum of 4 splits of mean validation error sum_error."""
+    from defrag.search.tree_path import Candidate, standard_error
+
+    losses = rng.normal(size=400)
+    losses = 1.0 + (losses - losses.mean()) / losses.std(ddof=1) * 0.1 * np.sqrt(losses.size)
+    tree = Candidate("tree", np.inf, 5, validation_error=float(losses.mean()), losses=losses,
+                     validation_se=standard_error(losses), n_conditions=4, n_regions=5)
+    total = Candidate("sum", np.inf, 4, validation_error=sum_error, losses=losses + (sum_error - 1.0),
+                      validation_se=0.1, n_conditions=4, n_regions=16)
+    return [tree, total]
+
+
+@pytest.mark.parametrize("sum_error, regression, printed", [
+    (1.05, True, "sum"),    # within one standard error of the tree's: the sum
+    (1.0999, True, "sum"),
+    (1.15, True, "tree"),   # beyond it: the tree
+    (1.05, False, "tree"),  # two classes: the lowest validation error, as ever
+    (0.95, False, "sum"),
+])
+def test_a_regression_budget_prints_the_sum_within_one_standard_error_of_the_best_tree(sum_error, regression,
+                                                                                         printed):
+    from defrag.search.tree_path import choose, standard_error
+
+    candidates = _budget_candidates(sum_error)
+    assert standard_error(candidates[0].losses) == pytest.approx(0.1)
+    assert candidates[choose(candidates, max_conditions=4, regression=regression)].form == printed
+    # a budget below the sum's conditions leaves the tree of 4 out too: the smallest printed
+    assert candidates[choose(candidates, max_conditions=3, regression=regression)].n_conditions <= 4
+
+
+def test_a_regression_fit_under_a_budget_and_its_with_size_print_the_same_sum_rule():
+    """The fit's choice (sum within one standard error of the best tree) is what with_size
+    reads off path_ (validation_se kept there), at the fit's budget and below it."""
+    X, y = make_friedman1(600, noise=1.0, random_state=0)
+    forest = RandomForestRegressor(50, min_samples_leaf=5, random_state=0).fit(X, y)
+    model = DefragModel(forest, max_conditions=7, n_restarts=2, random_state=0).fit(X)
+    path = model.path_
+    assert np.all(np.isfinite(path["validation_se"][path["form"] != "list"]))
+    for B in (7, 5, 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sized = model.with_size(max_conditions=B)
+        refit = DefragModel(forest, max_conditions=B, n_restarts=2, random_state=0).fit(X)
+        assert str(sized.rules_) == str(refit.rules_)
+        i = refit.path_["chosen"]
+        trees = (path["form"] == "tree") & (path["n_conditions"] <= B) & np.isfinite(path["validation_error"])
+        best_tree = np.flatnonzero(trees)[np.argmin(path["validation_error"][trees])]
+        if refit.path_["form"][i] == "tree":  # no sum came within one standard error
+            sums = (path["form"] == "sum") & (path["n_conditions"] <= B)
+            assert not np.any(path["validation_error"][sums] <= path["validation_error"][best_tree]
+                              + path["validation_se"][best_tree])

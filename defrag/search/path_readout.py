@@ -53,7 +53,7 @@ def tree_readout(searched, rows):
         n_regions=[c.n_regions for c in cands], n_conditions=[c.n_conditions for c in cands],
         validation_error=[c.validation_error for c in cands], mean_checks=[c.checks for c in cands],
         train_error=[c.train_error for c in cands], chosen=searched.chosen, printed="searched",
-        restarts_validation_error=np.nan)
+        restarts_validation_error=np.nan, validation_se=[c.validation_se for c in cands])
     path["trees"] = trees
     return chosen, path
 
@@ -142,12 +142,14 @@ def _printed_list(p, rows, fitted, printed_rules):
 
 
 def path_arrays(form, literal_price, size, n_regions, n_conditions, validation_error, mean_checks, train_error,
-                chosen, printed, restarts_validation_error):
+                chosen, printed, restarts_validation_error, validation_se=None):
     """``path_``, one schema for every searched form: per candidate its form ("tree", "sum",
     "list", a warm start's "reference" ...), price of a box's extra conditions (NaN for a
     list), size (a tree's grown regions, a sum's splits, a list's regions), regions and
     comparisons printed, cross-validated error, comparisons read per validation row and
-    training error (NaN where not measured); the index of the candidate printed
+    training error (NaN where not measured), and the standard error of the cross-validated
+    error (its per-row losses'; NaN where not measured, all NaN for a list: validation_se
+    None); the index of the candidate printed
     (``chosen``); which list was printed (``printed``: "searched", or "restarts" where the
     kept restart's own list won, its cross-validated error ``restarts_validation_error``;
     a tree's: "searched", NaN)."""
@@ -156,8 +158,10 @@ def path_arrays(form, literal_price, size, n_regions, n_conditions, validation_e
                 n_conditions=np.asarray(n_conditions, dtype=np.int64),
                 validation_error=np.asarray(validation_error, dtype=np.float64),
                 mean_checks=np.asarray(mean_checks, dtype=np.float64),
-                train_error=np.asarray(train_error, dtype=np.float64), chosen=int(chosen), printed=printed,
-                restarts_validation_error=float(restarts_validation_error))
+                train_error=np.asarray(train_error, dtype=np.float64),
+                validation_se=np.full(len(form), np.nan) if validation_se is None else
+                np.asarray(validation_se, dtype=np.float64),
+                chosen=int(chosen), printed=printed, restarts_validation_error=float(restarts_validation_error))
 
 
 def _ranges(sizes):
@@ -218,11 +222,13 @@ def sized_model(model, n_regions=None, max_conditions=None):
             warnings.warn(f"with_size(max_conditions={max_conditions}) reads the trees and sums this fit grew "
                           f"({grown}); a refit with that budget searches more and can print another explanation",
                           UserWarning, stacklevel=user_stacklevel())
-        cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr))
-                 for f, p, k, e, c, nc, nr in zip(path["form"], path["literal_price"], path["size"],
-                                                  path["validation_error"], path["mean_checks"],
-                                                  path["n_conditions"], path["n_regions"])]
-        i = choose(cands, max_conditions, n_regions)
+        se = path.get("validation_se", np.full(len(path["form"]), np.nan))  # (a path_ saved without it)
+        cands = [Candidate(str(f), float(p), int(k), float(e), float(c), n_conditions=int(nc), n_regions=int(nr),
+                           validation_se=float(v))
+                 for f, p, k, e, c, nc, nr, v in zip(path["form"], path["literal_price"], path["size"],
+                                                     path["validation_error"], path["mean_checks"],
+                                                     path["n_conditions"], path["n_regions"], se)]
+        i = choose(cands, max_conditions, n_regions, regression=not n_classes)
         out.n_regions, out.max_conditions = n_regions, max_conditions
         out.rules_ = model.path_rules_[i]
         out.n_regions_ = int(out.rules_.n_regions)

@@ -18,7 +18,10 @@ the rule list's search: search/list_path.py):
    scored on the fourth, with the comparisons a reader makes per row there;
 4. the choice (``choose``): with ``max_conditions`` B, the candidate of smallest
    validation error among those printing at most B comparisons, sums of trees
-   included (regression and two classes); with ``n_regions`` K, the tree of K regions
+   included (regression and two classes); in regression, where that is a tree, the sum
+   of smallest validation error instead where it comes within one standard error of the
+   tree's (a sum's values rest on more rows than a tree's leaves of as many splits);
+   with ``n_regions`` K, the tree of K regions
    of smallest validation error; else (the default), among the trees a reader checks in
    at most READING_SLACK times the comparisons per row of the plain tree of as many
    regions (a box must not cost a reader much more than the splits it stands for), or
@@ -103,6 +106,7 @@ class Candidate:
     validation_error: float = math.nan
     checks: float = math.nan
     losses: np.ndarray = None  # per validation row
+    validation_se: float = math.nan  # the standard error of validation_error (its losses')
     n_conditions: int = -1
     n_regions: int = -1
     train_error: float = math.nan
@@ -211,10 +215,10 @@ def _route_term(S, splits):
 
 
 # --------------------------------------------------------------------- choice
-def choose(candidates, max_conditions=None, n_regions=None):
+def choose(candidates, max_conditions=None, n_regions=None, regression=False):
     """The index of the candidate printed: see the module's docstring (4), and for a warm
     start its last paragraph."""
-    best = _choose_searched(candidates, max_conditions, n_regions)
+    best = _choose_searched(candidates, max_conditions, n_regions, regression)
     b = candidates[best]
     refs = [i for i, c in enumerate(candidates) if c.form in REFERENCE_FORMS]
     for i in refs:  # the warm start's, in order of preference
@@ -237,7 +241,7 @@ def weighs_sums(form, n_classes):
     return form in ("auto", "sum") and n_classes in (0, 2)
 
 
-def _choose_searched(candidates, max_conditions=None, n_regions=None):
+def _choose_searched(candidates, max_conditions=None, n_regions=None, regression=False):
     """choose among the searched candidates (not a warm start's reference)."""
     searched = [i for i, c in enumerate(candidates) if c.form not in REFERENCE_FORMS]
 
@@ -264,7 +268,17 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None):
         within = [i for i in measured if 0 <= candidates[i].n_conditions <= max_conditions]
         if not within:  # nothing measured fits: the smallest printed
             within = [min(searched, key=lambda i: (candidates[i].n_conditions, i))]
-        return min(within, key=key)
+        best = min(within, key=key)
+        sums = [i for i in within if candidates[i].form == "sum"]
+        if regression and sums and candidates[best].form == "tree":
+            # a sum of as many splits rests each of its values on more rows than a tree's
+            # leaves (each part's split halves all the rows, a tree's split one leaf's):
+            # where the best tree does not beat the best sum by one standard error, the sum
+            # (benchmarks/sum_vs_tree.py: the lower test error on generated data)
+            s, t = candidates[min(sums, key=key)], candidates[best]
+            if s.validation_error <= t.validation_error + t.validation_se:
+                return min(sums, key=key)
+        return best
     trees = [i for i in measured if candidates[i].form == "tree"]
     if n_regions is not None:
         exact = [i for i in trees if candidates[i].n_regions == n_regions]
@@ -330,6 +344,13 @@ def _loss_rows(cands):
         if c.losses is not None and c.losses.size == n:
             out[k] = c.losses
     return out
+
+
+def standard_error(losses):
+    """The standard error of the mean of per-row losses (NaN below two rows)."""
+    if losses is None or losses.size < 2:
+        return math.nan
+    return float(np.std(losses, ddof=1) / math.sqrt(losses.size))
 
 
 def _better_each(a, losses):
@@ -437,7 +458,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
                 c.checks = float(checks.mean())
             else:
                 c.losses, c.checks = sum_losses[c.size - 1], math.nan
-            c.validation_error = float(c.losses.mean())
+            c.validation_error, c.validation_se = float(c.losses.mean()), standard_error(c.losses)
 
     # every candidate as grown on all the search rows: its boxes read out as conditions
     grown = {price: paths[-1][0] for price, paths in tree_paths.items()}
@@ -473,7 +494,7 @@ def search_tree(config, prepared, component_etas, soft=None, soft_classes=None):
         refs = reference_candidates(config, p, rows, S, T, U, y_s, n_classes, (parts, held_out), inputs, trees,
                                     candidates, leaf_rows, read)
         candidates += refs
-    chosen = choose(candidates, budget, n_regions)
+    chosen = choose(candidates, budget, n_regions, regression=not n_classes)
     if candidates[chosen].form == "sum" and candidates[chosen].tree.coarse:
         warnings.warn("the sum of trees prints its numbers to fewer digits than their spread needs (its values "
                       "are too large against their differences for exact sums); form='tree' keeps them",
@@ -517,6 +538,7 @@ def reference_candidates(config, p, rows, S, T, U, y_s, n_classes, folds, inputs
         c.n_conditions, c.n_regions = tree.n_conditions, tree.n_regions
         if losses is not None:
             c.validation_error, c.checks = float(losses.mean()), float(tree.checks(X).mean())
+            c.validation_se = standard_error(losses)
         out.append(c)
     return out
 
