@@ -489,3 +489,38 @@ def test_a_forest_refitted_after_its_source_was_made_is_not_summed_with_its_old_
     np.testing.assert_array_equal(source.predict(X), model.predict(X))
     model.set_params(n_estimators=10).fit(X, y)
     np.testing.assert_array_equal(source.predict(X + 0.5), model.predict(X + 0.5))
+
+
+@pytest.mark.xfail(strict=True, reason="dfg_forest_sum keeps a node's feature as int32 (fs_node) after checking it "
+                                       "against an int64 n_features: feature 2**31 + 4 becomes a negative index")
+def test_forest_sum_on_more_than_int32_columns_refuses_or_reads_the_right_column():
+    """X of 2**31 + 8 float32 columns (np.empty: virtual memory, two pages touched) and a
+    split on column 2**31 + 4, which dfg_forest_check accepts: the sum reads that column
+    or the call is a ValueError, never a read before X (it was a segmentation fault). In a
+    child process, so that a crash fails this test instead of ending the run."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np
+        from defrag.sources._forest_sum import forest_sum
+        try:
+            X = np.empty((1, 2 ** 31 + 8), np.float32)
+        except MemoryError:
+            print("skip"); raise SystemExit
+        X[0, 5] = 1.0
+        X[0, 2 ** 31 + 4] = 0.0
+        i64 = lambda *v: np.array(v, dtype=np.int64)
+        try:
+            out = forest_sum(X, i64(0), i64(1, -1, -1), i64(2, -1, -1), i64(2 ** 31 + 4, -2, -2),
+                             np.array([0.5, 0.0, 0.0]), None, np.array([[0.0], [1.0], [2.0]]))
+            print("sum", out[0, 0])
+        except ValueError:
+            print("refused")
+    """)
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    if child.stdout.strip() == "skip":
+        pytest.skip("no 8 GiB of address space for X")
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.split() in (["sum", "1.0"], ["refused"])
