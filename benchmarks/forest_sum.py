@@ -61,7 +61,7 @@ def main():
             return out / len(trees)
 
         source, _ = matched_source(forest, X)
-        nodes = source._forest_nodes  # (read once per model, as a fit reads it)
+        nodes = source._forest_nodes()  # (read once per model, as a fit reads it)
         expected, t_own = best(lambda: own(X), args.repeats)
         looped, t_loop = best(per_tree, args.repeats)
         one, t_one = best(lambda: nodes.summed(X32, 1) / len(trees), args.repeats)

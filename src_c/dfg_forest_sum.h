@@ -7,7 +7,7 @@
  * a NaN goes left where missing_left[i] is 1, right where it is 0 (missing_left NULL: the
  * comparison, false for NaN, so right); a leaf has left[i] == -1. Children come after
  * their parent within their tree (left[i] > i, right[i] > i, both before the next tree's
- * root): dfg_forest_check refuses any other array, so every walk ends inside the arrays.
+ * root): dfg_forest_sum refuses any other array, so every walk ends inside the arrays.
  *
  * out (n_samples x n_values) is the first tree's leaf value row, then each other tree's
  * added in tree order: the sum scikit-learn's forests take over tree_.predict, the same
@@ -33,12 +33,11 @@ typedef struct {
     const double *value;          /* n_nodes x n_values, row-major */
 } dfg_forest;
 
-/* Checks the sizes, that children come after their parent inside its tree, that a leaf's
-   two children are both -1 and that every feature tested is in [0, n_features). */
-int dfg_forest_check(const dfg_forest *forest, int64_t n_features);
-
 /* The sum over the trees of each row's leaf values (see above); X: n_samples x n_features,
-   row-major float32. Checks the forest first (dfg_forest_check). OpenMP over tasks of
+   row-major float32. DFG_EINVAL where the arrays are no such trees: sizes (n_nodes and
+   n_features at most INT32_MAX), roots from 0 increasing, a leaf's two children -1, an
+   internal node's children after it inside its tree, its feature in [0, n_features); the
+   nodes are checked on the copy the walk reads, each value read once. OpenMP over tasks of
    rows, from two tasks. */
 int dfg_forest_sum(const float *X, int64_t n_samples, int64_t n_features, const dfg_forest *forest,
                    double *out, int n_threads, const volatile int *stop);

@@ -476,11 +476,10 @@ def test_forest_sum_refuses_roots_that_are_no_partition_of_the_nodes():
     assert out.shape == (0, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="the source keeps the forest's node arrays (_forest_nodes) from its first "
-                                       "sums but divides by the forest's present number of trees")
 def test_a_forest_refitted_after_its_source_was_made_is_not_summed_with_its_old_trees():
-    """warm_start adds trees to a fitted forest in place: the source's sums, read once,
-    are divided by the new number of trees (5 old trees summed, divided by 10)."""
+    """warm_start adds trees to a fitted forest in place: the source reads its trees again
+    (they were summed as read once and divided by the new number of trees: 5 old trees'
+    sum divided by 10), and forgets its last sums, even of the same rows."""
     from defrag.sources import sklearn_trees
 
     X, y = data(0)
@@ -489,10 +488,11 @@ def test_a_forest_refitted_after_its_source_was_made_is_not_summed_with_its_old_
     np.testing.assert_array_equal(source.predict(X), model.predict(X))
     model.set_params(n_estimators=10).fit(X, y)
     np.testing.assert_array_equal(source.predict(X + 0.5), model.predict(X + 0.5))
+    np.testing.assert_array_equal(source.predict(X), model.predict(X))
+    model.set_params(warm_start=False, n_estimators=3).fit(X, -y)  # a refit from scratch: other trees
+    np.testing.assert_array_equal(source.predict(X), model.predict(X))
 
 
-@pytest.mark.xfail(strict=True, reason="dfg_forest_sum keeps a node's feature as int32 (fs_node) after checking it "
-                                       "against an int64 n_features: feature 2**31 + 4 becomes a negative index")
 def test_forest_sum_on_more_than_int32_columns_refuses_or_reads_the_right_column():
     """X of 2**31 + 8 float32 columns (np.empty: virtual memory, two pages touched) and a
     split on column 2**31 + 4, which dfg_forest_check accepts: the sum reads that column

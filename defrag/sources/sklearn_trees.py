@@ -5,7 +5,6 @@ thresholds are converted to the float64 thresholds with the same outcome on
 unrounded inputs (``float32_threshold``). Forests route missing values by each
 node's ``missing_go_to_left`` (scikit-learn >= 1.4); gradient boosting rejects NaN.
 """
-import functools
 import hashlib
 
 import numpy as np
@@ -134,21 +133,30 @@ class SklearnTreesSource(SourceModel):
     def feature_names(self):
         return feature_names_in(self.estimator)
 
-    @functools.cached_property
     def _records(self):
-        """The trees' node_records and node values (tree_.value[:, 0, :]), read once for
-        trees() and for the forest's sums (_forest_nodes)."""
-        trees = self._estimators()
-        return node_records(trees), [t.tree_.value[:, 0, :] for t in trees]
+        """(node_records, node values: tree_.value[:, 0, :]) of the model's trees, read once
+        for trees() and for the forest's sums (_forest_nodes); read again where the model's
+        estimators are not those read last (a forest refitted in place, warm_start adding
+        trees), its sums then forgotten."""
+        members = list(self._estimators())
+        kept = self.__dict__.get("_kept_records")
+        if kept is None or len(kept[0]) != len(members) or any(a is not b for a, b in zip(kept[0], members)):
+            kept = (members, node_records(members), [t.tree_.value[:, 0, :] for t in members])
+            self._kept_records = kept
+            for stale in ("_kept_nodes", "_last_summed"):
+                self.__dict__.pop(stale, None)
+        return kept[1], kept[2]
 
-    @functools.cached_property
     def _forest_nodes(self):
-        return ForestNodes(*self._records)
+        records, values = self._records()
+        if "_kept_nodes" not in self.__dict__:
+            self._kept_nodes = ForestNodes(records, values)
+        return self._kept_nodes
 
     def _read_trees(self):
         est = self.estimator
         trees = self._estimators()
-        records, values = self._records
+        records, values = self._records()
         if self.is_boosting:  # (n_stages, n_trees_per_stage): one tree per class and stage
             per_stage = np.asarray(est.estimators_).shape[1]
             # scikit-learn multiplies the stored (line-search adjusted) leaf values by the
@@ -178,7 +186,8 @@ class SklearnTreesSource(SourceModel):
     def _summed(self, X):
         """_summed_trees of X, kept for the next call on the same values: a fit asks for
         the labels of its rows, then for their class probabilities (or values again)."""
-        out, key = _summed_trees(self.estimator, X, self.__dict__.get("_last_summed"), self._forest_nodes)
+        nodes = self._forest_nodes()  # (first: a refitted forest forgets its last sums)
+        out, key = _summed_trees(self.estimator, X, self.__dict__.get("_last_summed"), nodes)
         if out is None:
             return None
         self._last_summed = (key, out)
@@ -318,7 +327,7 @@ def _summed_trees(est, X, last=None, nodes=None):
         trees = est.estimators_
         nodes = ForestNodes(node_records(trees), [t.tree_.value[:, 0, :] for t in trees])
     # each row summed over the trees in the forest's order, whatever the thread count
-    return nodes.summed(X32, threads_now()) / len(est.estimators_), key
+    return nodes.summed(X32, threads_now()) / len(nodes.roots), key
 
 
 def _check_float32_range(X):
