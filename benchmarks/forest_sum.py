@@ -37,7 +37,7 @@ def main():
     from sklearn.datasets import make_classification, make_regression
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    from defrag.sources import matched_source
+    from defrag.sources.sklearn_trees import ForestNodes, tree_records
     from defrag.utils.threads import threads_now
 
     print(f"{'task':15s} {'rows':>7s} {'forest ms':>10s} {'per tree ms':>12s} {'defrag 1t ms':>13s} "
@@ -60,8 +60,7 @@ def main():
                 out += tree.tree_.predict(X32)
             return out / len(trees)
 
-        source, _ = matched_source(forest, X)
-        nodes = source._forest_nodes()  # (read once per model, as a fit reads it)
+        nodes = ForestNodes(*tree_records(trees))  # (read once per model, as a fit reads it)
         expected, t_own = best(lambda: own(X), args.repeats)
         looped, t_loop = best(per_tree, args.repeats)
         one, t_one = best(lambda: nodes.summed(X32, 1) / len(trees), args.repeats)

@@ -12,8 +12,8 @@
  * out (n_samples x n_values) is the first tree's leaf value row, then each other tree's
  * added in tree order: the sum scikit-learn's forests take over tree_.predict, the same
  * double arithmetic in the same order. Rows go down one tree after another in tasks of
- * a few hundred, several rows at once (their memory loads overlap); each row is summed
- * by one thread: results do not depend on the thread count.
+ * at most a few thousand, several rows at once (their memory loads overlap); each row is
+ * summed by one thread: results do not depend on the thread count.
  */
 #ifndef DFG_FOREST_SUM_H
 #define DFG_FOREST_SUM_H

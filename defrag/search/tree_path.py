@@ -275,9 +275,10 @@ def _choose_searched(candidates, max_conditions=None, n_regions=None, regression
             # leaves (each part's split halves all the rows, a tree's split one leaf's):
             # where the best tree does not beat the best sum by one standard error, the sum
             # (benchmarks/sum_vs_tree.py: the lower test error on generated data)
-            s, t = candidates[min(sums, key=key)], candidates[best]
-            if s.validation_error <= t.validation_error + t.validation_se:
-                return min(sums, key=key)
+            best_sum = min(sums, key=key)
+            t = candidates[best]
+            if candidates[best_sum].validation_error <= t.validation_error + t.validation_se:
+                return best_sum
         return best
     trees = [i for i in measured if candidates[i].form == "tree"]
     if n_regions is not None:

@@ -57,6 +57,12 @@ def node_records(trees):
     return nodes, np.array([len(s["nodes"]) for s in states], dtype=np.int64)
 
 
+def tree_records(trees):
+    """(node_records, each tree's node values tree_.value[:, 0, :]) of scikit-learn tree
+    estimators: what read_sklearn_trees and ForestNodes read."""
+    return node_records(trees), [t.tree_.value[:, 0, :] for t in trees]
+
+
 def read_sklearn_trees(trees, values, outputs, records=None):
     """Trees from scikit-learn tree estimators (values: each tree's node values, outputs:
     each tree's output), read and checked in one pass over all their nodes (records: their
@@ -141,7 +147,7 @@ class SklearnTreesSource(SourceModel):
         members = list(self._estimators())
         kept = self.__dict__.get("_kept_records")
         if kept is None or len(kept[0]) != len(members) or any(a is not b for a, b in zip(kept[0], members)):
-            kept = (members, node_records(members), [t.tree_.value[:, 0, :] for t in members])
+            kept = (members, *tree_records(members))
             self._kept_records = kept
             for stale in ("_kept_nodes", "_last_summed"):
                 self.__dict__.pop(stale, None)
@@ -324,8 +330,7 @@ def _summed_trees(est, X, last=None, nodes=None):
     if last is not None and last[0] == key:
         return last[1], key
     if nodes is None:
-        trees = est.estimators_
-        nodes = ForestNodes(node_records(trees), [t.tree_.value[:, 0, :] for t in trees])
+        nodes = ForestNodes(*tree_records(est.estimators_))
     # each row summed over the trees in the forest's order, whatever the thread count
     return nodes.summed(X32, threads_now()) / len(nodes.roots), key
 
