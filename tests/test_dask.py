@@ -124,6 +124,24 @@ def test_categorical_dataframe_and_em_kl(client):
         assert np.allclose(model.predict(ddf).compute(), ref.predict(X), rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("case", ["classification", "regression"])
+def test_tree_of_the_models_predictions_on_a_subsample(client, classification, regression, case):
+    # the tree reads the model's predictions of the subsample's rows (fit/prepare.py's
+    # targets_of_fit_rows), whose summary (classes; mean and variance) it takes: on a
+    # cluster as in memory, though there every partition's targets are made
+    rf, X, _ = classification if case == "classification" else regression
+    Xd = (da.from_array(X, chunks=(CHUNKS, 8)) if case == "classification"
+          else dd.from_pandas(X, npartitions=3).repartition(divisions=[0, 700, 4200, 5999]))
+    ref = DefragModel(rf, **FIT).fit(X)
+    model = DefragModel(rf, **FIT).fit(Xd)
+    assert ref.rules_.form == model.rules_.form == "tree" and ref.subsample_size_ == 1500
+    assert str(ref.rules_) == str(model.rules_)
+    for name in ("eta_", "alpha_", "mean_", "precision_", "gamma_", "lower_bound_", "restart_errors_"):
+        if hasattr(ref, name):
+            assert np.array_equal(getattr(ref, name), getattr(model, name)), name
+    assert np.array_equal(model.predict(Xd).compute(), ref.predict(X))
+
+
 def test_small_input_is_fitted_in_memory(client, classification):
     rf, X, y = classification
     kw = dict(FIT, subsample="auto", form="restarts")  # 6,000 rows: every restart on all rows

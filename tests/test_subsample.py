@@ -110,3 +110,39 @@ def test_restart_errors_are_rates_and_logs_have_no_nan(form, caplog):
         assert m.restart_errors_.min() == pytest.approx(np.mean(m.predict_map(Xtr) != ytr), rel=1e-12)
     logged = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if "training error" in line]
     np.testing.assert_allclose(sorted(logged), sorted(m.restart_errors_), rtol=1e-5)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_a_tree_of_the_models_predictions_reads_only_the_restarts_rows(xor_4000, task, monkeypatch):
+    # a tree (or sum) explaining the model on a subsample is grown on the subsample's rows
+    # with the model's predictions of them: the other rows are read, not predicted; the
+    # restarts are scored on their own rows. form="list" refits its rules on every row.
+    from defrag.sources.sklearn_trees import SklearnTreesSource
+
+    _, Xtr, ytr, _, _ = xor_4000
+    if task == "classification":
+        model = RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0).fit(Xtr, ytr)
+    else:
+        model = RandomForestRegressor(n_estimators=20, max_depth=6, random_state=0).fit(Xtr, ytr + Xtr[:, 1])
+    predicted = []
+    for method in ("predict", "predict_proba"):
+        original = getattr(SklearnTreesSource, method)
+
+        def counted(self, X, original=original):
+            predicted.append(len(X))
+            return original(self, X)
+
+        monkeypatch.setattr(SklearnTreesSource, method, counted)
+    tree = DefragModel(model, n_restarts=3, random_state=0).fit(Xtr)
+    assert tree.subsample_size_ == AUTO_SEARCH_ROWS < len(Xtr)
+    assert predicted and max(predicted) == AUTO_SEARCH_ROWS, predicted
+    # the printed regions count every training row
+    assert sum(lf.support for lf in tree.rules_.leaves(0)) == len(Xtr), str(tree)
+    if task == "classification":
+        # error rates over the 3,000 rows: counts of misclassified rows over 3,000
+        counts = tree.restart_errors_ * AUTO_SEARCH_ROWS
+        np.testing.assert_allclose(counts, np.round(counts), rtol=0, atol=1e-9)
+        assert not np.allclose(tree.restart_errors_ * len(Xtr), np.round(tree.restart_errors_ * len(Xtr)))
+    predicted.clear()
+    DefragModel(model, n_restarts=3, form="list", random_state=0).fit(Xtr)
+    assert max(predicted) == len(Xtr)

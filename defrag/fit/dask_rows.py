@@ -348,9 +348,10 @@ class DaskRows:
         """Rows of X held in this process through the fit (the restarts' subsample)."""
         return n_fit
 
-    def first_pass(self, supports_missing, task, source, rows):
+    def first_pass(self, supports_missing, task, source, rows, fit_rows_only=False):
         """The first pass (coding, NaN, targets, the subsample's rows) over every partition;
-        the targets stay on the workers."""
+        the targets stay on the workers. fit_rows_only: the targets' summary is then the
+        caller's, of the subsample's rows (fit/prepare.py's targets_of_fit_rows)."""
         dask = import_dask()
         start = time.perf_counter()
         # persisted before the pass (as the states of the later passes): the partitions'

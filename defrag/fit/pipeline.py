@@ -58,8 +58,10 @@ class FitResult:
         if self.names_in is not None:
             out["feature_names_in_"] = self.names_in
         out.update(
-            # error rates (mean squared errors in regression): the restarts' losses on all rows
-            restart_errors_=np.array([x.train_error for x in s.results]) / self.n_samples,
+            # error rates (mean squared errors in regression): the restarts' losses on all
+            # rows, or on their own where only theirs were predicted (targets_of_fit_rows)
+            restart_errors_=np.array([x.train_error for x in s.results]) / (
+                self.n_samples if p.all_row_targets else p.n_fit),
             restart_n_regions_=np.array([x.n_components if x.rule_list is None else len(x.rule_list.rules) + 1
                                        for x in s.results]),
             n_all_splits_=int(p.n_all_splits), subsample_size_=int(p.n_fit),

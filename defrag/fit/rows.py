@@ -44,17 +44,26 @@ class FirstPass:
     y_fit: np.ndarray  # their targets, checked (values, or labels)
 
 
+def target_summary(y, task):
+    """(labels, partial_sums, y_range) of FirstPass for checked targets y."""
+    if task == "regression":
+        return None, [exact_partial(y)], (float(y.min(initial=np.inf)), float(y.max(initial=-np.inf)))
+    return distinct_labels(y), None, None
+
+
 def first_pass_of(X_coded, y, task, rows):
     """The FirstPass statistics of one block of coded rows and their checked targets y;
     rows: the block's rows of the restarts (local indices), or None for all of them."""
-    if task == "regression":
-        labels, partial_sums = None, [exact_partial(y)]
-        y_range = (float(y.min(initial=np.inf)), float(y.max(initial=-np.inf)))
-    else:
-        labels, partial_sums, y_range = distinct_labels(y), None, None
     X_fit, y_fit = (X_coded, y) if rows is None else (X_coded[rows], y[rows])
-    return FirstPass(np.isnan(X_coded).any(axis=0), labels, partial_sums, y_range,
+    return FirstPass(np.isnan(X_coded).any(axis=0), *target_summary(y, task),
                      np.ascontiguousarray(X_fit, dtype=np.float64), y_fit)
+
+
+def summary_of_fit_rows(first, task):
+    """first (a FirstPass) with the targets' summary of the restarts' rows alone
+    (``targets_of_fit_rows``), however the rows are held."""
+    return dataclasses.replace(first, **dict(zip(("labels", "partial_sums", "y_range"),
+                                                 target_summary(first.y_fit, task))))
 
 
 class RowCount:
@@ -92,10 +101,16 @@ class InMemoryRows:
         """Rows of X held in this process through the fit (all of them)."""
         return self.n_samples
 
-    def first_pass(self, supports_missing, task, source, rows):
+    def first_pass(self, supports_missing, task, source, rows, fit_rows_only=False):
         check_missing(self.X, supports_missing)  # before the ensemble sees a NaN
         if self.y_input is not None:
             self.y = target_values(self.y_input, task, classes=source.classes)
+        elif fit_rows_only and rows is not None:
+            # the ensemble's predictions of the restarts' rows only (targets_of_fit_rows)
+            X_rows = self.X_input.iloc[rows] if hasattr(self.X_input, "iloc") else np.asarray(self.X_input)[rows]
+            self.y = target_values(source.predict(X_rows), task, PREDICTIONS, source.classes)
+            return FirstPass(np.isnan(self.X).any(axis=0), *target_summary(self.y, task),
+                             np.ascontiguousarray(self.X[rows], dtype=np.float64), self.y)
         else:
             self.y = target_values(source.predict(self.X_input), task, PREDICTIONS, source.classes)
         return first_pass_of(self.X, self.y, task, rows)

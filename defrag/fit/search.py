@@ -70,7 +70,7 @@ def search(config, prepared, rows, progress=None):
     # EM-KL: its own restarts and scoring; the rule list of the kept restart only
     restart_list = None if config.emkl else rule_list
     on_all_rows = {}
-    if p.subsampled:
+    if p.subsampled and p.all_row_targets:
         if restart_list is None:  # the mixture's error on all rows
             score_problem, score = rows.scorer(kernels.get("score", training_error), p.splits, p.bits)
             kernels["score"] = score
