@@ -160,6 +160,10 @@ def test_many_trees_are_checked_as_each_tree_is():
         Tree.build(*cyclic, [0, 0, 0, -1, -1, -1, -1], np.zeros(7), np.zeros(7), np.zeros(7))
     with pytest.raises(ValueError, match="do not form a tree"):
         _many([good[0], cyclic[0]], [good[1], cyclic[1]])
+    # children numbered before their parent (node 3 splits into 1 and 2) is a tree: the
+    # levels are walked where the ids do not grow down the tree
+    out_of_order = _many([good[0], [3, -1, -1, 1, -1]], [good[1], [4, -1, -1, 2, -1]])
+    np.testing.assert_array_equal(out_of_order[1].children_left, [3, -1, -1, 1, -1])
     # per-node arrays and per-tree lists of the wrong length
     with pytest.raises(ValueError, match="threshold needs one entry per node"):
         Tree.build_many([3], good[0], good[1], [0, -1, -1], [0.5], np.zeros(3), [np.zeros(3)])

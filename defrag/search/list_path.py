@@ -226,7 +226,7 @@ def _search_splits(config, splits, n_rows):
     if kept is None or splits.gain is None or len(splits) <= kept:
         return splits, np.arange(len(splits))
     # top() keeps these rows, in table order (ties: table order)
-    return splits.top(kept), np.sort(np.argsort(-splits.gain, kind="stable")[:kept])
+    return splits.top(kept), splits.top_rows(kept)
 
 
 @dataclasses.dataclass

@@ -239,10 +239,14 @@ def _checked_trees(sizes, left, right, feature, n_features=None,
     root = np.zeros(left.size, dtype=bool)
     root[starts] = True
     # every node but a root is a child exactly once, each tree has nodes - 1 children, and
-    # every node is reached from its root (no cycle apart from it)
+    # every node is reached from its root (no cycle apart from it). Where every child comes
+    # after its parent (scikit-learn's, XGBoost's and LightGBM's numbering) the last holds
+    # of itself: a node's parent, its parent's parent, ... have ever smaller ids and end at
+    # the one node of its tree that is no child, the root; else each level is walked.
     if (np.any(np.bincount(np.concatenate([left_at[internal], right_at[internal]]), minlength=left.size) != ~root)
             or np.any(2 * np.add.reduceat(internal.astype(np.int64), starts) != sizes - 1)
-            or not _all_reached(left_at, right_at, starts)):
+            or not (_children_after_parents(left_at, right_at, internal)
+                    or _all_reached(left_at, right_at, starts))):
         raise ValueError(f"{left_name} / {right_name} do not form a tree: every node must be "
                          "reached exactly once from the root (a cycle, or a shared node)")
     feature = np.where(internal, np.asarray(feature, dtype=np.int64), -1)
@@ -273,6 +277,12 @@ def check_nodes(trees, n_features, n_features_field="n_features_in_"):
         raise ValueError(f"a split of the model on feature {int(feature[bad][0])} has threshold "
                          f"{float(threshold[bad][0])}: thresholds must be numbers (or +inf); "
                          "the model is malformed")
+
+
+def _children_after_parents(left, right, internal):
+    """Whether every internal node's children (node ids) come after it."""
+    at = np.flatnonzero(internal)
+    return bool(np.all(left[at] > at) and np.all(right[at] > at))
 
 
 def _all_reached(left, right, roots):

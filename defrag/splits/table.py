@@ -55,7 +55,29 @@ def slices(values, starts, lengths):
 
 def _csr_take(ptr, values, rows):
     """(ptr, values) of the CSR rows ``rows`` of (ptr, values), in that order."""
+    if values.size == 0:  # (a numeric table's sets: all empty)
+        return np.zeros(len(rows) + 1, dtype=np.int64), values
     return slices(values, ptr[rows], ptr[rows + 1] - ptr[rows])
+
+
+def _lexsorted(keys):
+    """np.lexsort(keys) (the last key first, ties in index order): None where the rows are
+    in that order already, else stable sorts from the first key to the last, a key of
+    small integers (features, flags) by radix."""
+    n = keys[0].size
+    tied = np.ones(max(n - 1, 0), dtype=bool)  # rows equal on every key so far, last first
+    for k in reversed(keys):
+        if np.any(tied & (k[1:] < k[:-1])):
+            break
+        tied &= k[1:] == k[:-1]
+    else:
+        return None
+    order = None
+    for k in keys:
+        if k.dtype.kind in "iu" and k.size and -2**15 <= k.min() and k.max() < 2**15:
+            k = k.astype(np.int16)
+        order = np.argsort(k, kind="stable") if order is None else order[np.argsort(k[order], kind="stable")]
+    return order
 
 
 def _canonical_sets(ptr, codes):
@@ -191,7 +213,7 @@ class SplitTable:
         threshold = np.asarray(threshold, dtype=np.float64)
         if feature.ndim != 1 or threshold.shape != feature.shape:
             raise ValueError("split features and thresholds must be 1-D arrays of equal length")
-        if feature.size and not np.all(np.equal(np.mod(feature, 1), 0)):
+        if feature.size and feature.dtype.kind not in "iub" and not np.all(np.equal(np.mod(feature, 1), 0)):
             raise ValueError("split feature indices must be integers")
         feature = feature.astype(np.int64)
         if feature.size and (feature.min() < 0 or feature.max() >= n_features):
@@ -221,7 +243,11 @@ class SplitTable:
         # (feature, threshold) order makes each numeric feature's splits a thermometer
         # code; categorical splits follow (kind, set); the missing direction breaks ties
         keys = (missing_right, set_key, kind, threshold, feature)
-        order = np.lexsort(keys)
+        # a key of one value orders nothing (lexsort is stable): most tables are numeric
+        keys = tuple(k for k in keys if k is feature or (k.size and np.any(k != k[0])))
+        order = _lexsorted(keys)
+        if order is None:
+            order = np.arange(feature.size)
         if gain is not None:
             gain = np.nan_to_num(np.asarray(gain, dtype=np.float64), nan=0.0)
             if gain.shape != feature.shape:
@@ -335,7 +361,33 @@ class SplitTable:
         """
         if self.gain is None or len(self) <= n_splits:
             return self
-        return self._rebuilt(np.sort(np.argsort(-self.gain, kind="stable")[:n_splits]), keep_duplicates=True)
+        return self._rebuilt(self.top_rows(n_splits), keep_duplicates=True)
+
+    def top_rows(self, n_splits):
+        """The rows of the n_splits splits with the largest gain (ties: the lower row).
+
+        Those above the n_splits-th largest gain, then the first of those at it: a
+        partition of the gains, not a sort.
+
+        Parameters
+        ----------
+        n_splits : int
+            The number of splits to keep.
+
+        Returns
+        -------
+        ndarray of int64
+            Their rows, in table order (all rows where the table has no more, or no gains).
+        """
+        n_splits = max(0, int(n_splits))
+        if n_splits >= len(self) or self.gain is None:
+            return np.arange(len(self))
+        if n_splits == 0:
+            return np.zeros(0, dtype=np.int64)
+        gain = self.gain
+        kth = np.partition(gain, gain.size - n_splits)[gain.size - n_splits]
+        above = np.flatnonzero(gain > kth)
+        return np.sort(np.concatenate([above, np.flatnonzero(gain == kth)[:n_splits - above.size]]))
 
     def _rebuilt(self, rows, **options):
         """A table of the splits ``rows`` of this one (thresholds already converted)."""
