@@ -62,7 +62,7 @@ class TreePath(collections.abc.Sequence):
     """``path_rules_`` of a searched tree: the candidates of ``path_`` in its order, each a
     RuleTree printed for the training rows. A tree candidate is built when first read (a
     fit prints the one it chose; ``with_size`` and a reader of the path the others), from
-    its price's grown tree (tree_path.py's GrownTrees, over printed conditions) and
+    its price's grown tree (grown_trees.py's GrownTrees, over printed conditions) and
     that tree's rows per node; the sums are built by the search."""
 
     def __init__(self, specs, grown, counts, n_rows, built):
