@@ -372,12 +372,12 @@ class SplitTable:
         Parameters
         ----------
         n_splits : int
-            The number of splits to keep.
+            How many rows to give (``top`` keeps their splits).
 
         Returns
         -------
         ndarray of int64
-            Their rows, in table order (all rows where the table has no more, or no gains).
+            The rows in table order; every row where the table has no more, or no gains.
         """
         n_splits = max(0, int(n_splits))
         if n_splits >= len(self) or self.gain is None:
