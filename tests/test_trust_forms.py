@@ -208,13 +208,13 @@ def test_the_default_reaches_every_class_and_a_cap_below_them_warns():
 def test_merged_leaves_keep_their_nodes_values_and_labels():
     """Two sibling leaves of one class are one leaf; the steps left are renumbered as the
     tree reads them, each leaf keeping its own node's value and label."""
-    from defrag.search.tree_path import GrownTrees, _merged_steps
+    from defrag.search.grown_trees import GrownTrees, merged_steps
 
     one = np.ones(2)
     values = {0: ("a", one), 1: ("a", one), 2: ("b", one), 3: ("a", one), 4: ("a", one), 5: ("a", one),
               6: ("b", one)}
     steps = [(0, [0]), (1, [1]), (2, [2])]  # node 1 splits into two leaves of class a
-    kept = _merged_steps(steps, values)
+    kept = merged_steps(steps, values)
     assert list(kept) == [(0, [0]), (2, [2])] and kept.original[3] == 5 and kept.original[4] == 6
     grown = GrownTrees({1.0: steps}, {(0,): [Condition(0, "x0", lower=0.5)], (1,): [Condition(1, "x1", lower=0.5)],
                                       (2,): [Condition(1, "x1", upper=0.2)]}, {1.0: values},
