@@ -28,7 +28,7 @@ from ..utils.validation import user_stacklevel
 from .dask_rows import DaskRows
 from .prepare import prepare
 from .readout import read_out
-from .rows import InMemoryRows
+from .rows import InMemoryRows, take_rows
 from .search import search
 
 logger = logging.getLogger("defrag")
@@ -155,16 +155,12 @@ def _ensemble_predictions(prepared, source, rows):
 
             X = pd.DataFrame(X, columns=rows.names_in)
     elif not rows.distributed:
-        X = rows.X_input if p.fit_rows is None else _take_rows(rows.X_input, p.fit_rows)
+        X = rows.X_input if p.fit_rows is None else take_rows(rows.X_input, p.fit_rows)
     else:
         return None, None
     if p.task == "classification":
         return np.asarray(source.predict_proba(X), dtype=np.float64), source.classes
     return np.asarray(source.predict(X), dtype=np.float64).ravel(), None
-
-
-def _take_rows(X, rows):
-    return X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
 
 
 def _coded_predict(prepared, source, rows):

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 
 from ..search.list_path import N_FOLDS, SEARCH_ROWS
 from ..sources.split_array import SplitArraySource
-from ..utils.exact import exact_mean, exact_partial, squared_deviations
+from ..utils.exact import exact_mean
 from ..utils.memory import (
     DefragMemoryError,
     check_class_count,
@@ -26,7 +26,7 @@ from ..utils.threads import thread_budget, useful_threads
 from ..utils.validation import rule_feature_names
 from .mixture import kernel_problem
 from .restarts import ANNEAL_ITER
-from .rows import summary_of_fit_rows
+from .rows import exact_variance, summary_of_fit_rows
 from .targets import (PREDICTIONS, Target, check_regression_range, class_target, decide_task, is_constant,
                       regression_target, target_classes)
 
@@ -111,8 +111,7 @@ def prepare(config, source, rows, feature_names, clock):
         if fit_rows_only:
             y_fit = np.ascontiguousarray(first.y_fit, dtype=np.float64)
             mean = exact_mean(first.partial_sums, n_fit)
-            target = regression_target(y_fit, mean, exact_mean([exact_partial(squared_deviations(y_fit, mean))],
-                                                                n_fit))
+            target = regression_target(y_fit, mean, exact_variance(y_fit, mean))
         else:
             mean = exact_mean(first.partial_sums, n)
             target = rows.all_targets(task, mean=mean, var=rows.variance(mean))

@@ -59,6 +59,16 @@ def first_pass_of(X_coded, y, task, rows):
                      np.ascontiguousarray(X_fit, dtype=np.float64), y_fit)
 
 
+def take_rows(X, rows):
+    """The rows of X (a DataFrame's by position, else an array's)."""
+    return X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
+
+
+def exact_variance(y, mean):
+    """The variance of y about mean, correctly rounded from exact sums."""
+    return exact_mean([exact_partial(squared_deviations(y, mean))], y.size)
+
+
 def summary_of_fit_rows(first, task):
     """first (a FirstPass) with the targets' summary of the restarts' rows alone
     (``targets_of_fit_rows``), however the rows are held."""
@@ -107,8 +117,7 @@ class InMemoryRows:
             self.y = target_values(self.y_input, task, classes=source.classes)
         elif fit_rows_only and rows is not None:
             # the ensemble's predictions of the restarts' rows only (targets_of_fit_rows)
-            X_rows = self.X_input.iloc[rows] if hasattr(self.X_input, "iloc") else np.asarray(self.X_input)[rows]
-            self.y = target_values(source.predict(X_rows), task, PREDICTIONS, source.classes)
+            self.y = target_values(source.predict(take_rows(self.X_input, rows)), task, PREDICTIONS, source.classes)
             return FirstPass(np.isnan(self.X).any(axis=0), *target_summary(self.y, task),
                              np.ascontiguousarray(self.X[rows], dtype=np.float64), self.y)
         else:
@@ -117,7 +126,7 @@ class InMemoryRows:
 
     def variance(self, mean):
         """The variance of y about mean, correctly rounded from exact sums."""
-        return exact_mean([exact_partial(squared_deviations(self.y, mean))], self.n_samples)
+        return exact_variance(self.y, mean)
 
     def all_targets(self, task, classes=None, mean=0.0, var=1.0):
         """The Target of all rows (regression: of the given mean and variance)."""
