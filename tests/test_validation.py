@@ -128,6 +128,23 @@ def test_single_class_known_to_the_forest_gives_one_rule(xor_forest):
     assert np.all(m.predict(Xte) == 0)
 
 
+@pytest.mark.parametrize("form", ["auto", "list", "sum"])
+def test_boosting_fitted_on_one_class_gives_one_region(form):
+    # HistGradientBoosting (and LightGBM) fitted on one class keep one class in classes_
+    # but give two columns of probabilities: the tree's search took those columns for its
+    # one class and the kernel refused its own arguments
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    hgb = HistGradientBoostingClassifier(max_iter=5).fit(X, np.ones(60, dtype=int))
+    assert hgb.predict_proba(X).shape == (60, 2) and list(hgb.classes_) == [1]
+    params = dict(max_conditions=3) if form == "sum" else {}
+    m = DefragModel(hgb, form=form, random_state=0, **params).fit(X)
+    assert m.n_regions_ == 1 and list(m.classes_) == [1]
+    assert np.all(m.predict(X) == 1) and m.predict_proba(X).shape == (60, 1)
+
+
 def test_string_labels_and_multiclass():
     rng = np.random.default_rng(0)
     X = rng.random((600, 3))

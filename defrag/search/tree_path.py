@@ -130,8 +130,10 @@ def growth_targets(soft, y_codes, n_classes, classes, soft_classes):
         soft = np.asarray(soft, dtype=np.float64)
         if n_classes == 0:
             return soft.reshape(-1, 1), "ensemble"
-        if soft.ndim == 2 and soft_classes is not None and len(soft_classes) == n_classes and \
-                np.array_equal(np.asarray(soft_classes), np.asarray(classes)):
+        # (a column per class: HistGradientBoosting and LightGBM fitted on one class give
+        # two columns for their one class)
+        if soft.ndim == 2 and soft.shape[1] == n_classes and soft_classes is not None and \
+                len(soft_classes) == n_classes and np.array_equal(np.asarray(soft_classes), np.asarray(classes)):
             return soft, "ensemble"
     if n_classes == 0:
         return np.asarray(y_codes, dtype=np.float64).reshape(-1, 1), "targets"
