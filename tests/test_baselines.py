@@ -235,6 +235,22 @@ def test_node_harvest_weights_solve_the_problem():
     assert np.allclose(harvest_weights(member, model.node_means_, y, root), w, atol=1e-6)
 
 
+def test_node_harvest_fits_targets_of_any_scale():
+    # y of about 1e8: the least distance form's matrix (the nodes' means squared, against a
+    # ridge of 1e-4) is singular to working precision, and its Cholesky factor raised
+    # LinAlgError; the weights come from the slower solver, the same fit as at scale 1
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=50)
+    hgb = HistGradientBoostingRegressor(max_iter=5, random_state=0)
+    fits = [NodeHarvest(hgb.fit(X, y * scale)).fit(X, y * scale) for scale in (1.0, 1e8)]
+    assert fits[1].weights_.min() >= -1e-8
+    assert len(fits[1].rules_.rules) == len(fits[0].rules_.rules)
+    assert np.allclose(fits[1].predict(X) / 1e8, fits[0].predict(X), rtol=1e-4, atol=1e-4)
+
+
 def test_node_harvest_predicts_the_weighted_mean_of_its_nodes(xor_small, regression_small):
     for est, Xtr, ytr, Xte, yte in (xor_small, regression_small):
         model = NodeHarvest(est).fit(Xtr, ytr)

@@ -85,7 +85,12 @@ def harvest_weights(member, means, y, root, ridge=RIDGE, root_weight=ROOT_WEIGHT
     H = G.T @ G + ridge * np.eye(q)
     g = -G.T @ (y - I @ w0)
     # least distance form: u = L'z + L^-1 g, ||u||^2 / 2 = objective + const, K u >= h'
-    L = np.linalg.cholesky(H)
+    try:
+        L = np.linalg.cholesky(H)
+    except np.linalg.LinAlgError:
+        # H is singular to working precision where the targets' scale dwarfs the ridge
+        # (a regression's y of about 1e8): the slower solver, which needs no factor of H
+        return _interior_point(I, y, A, lb, w0)
     Linv_g = np.linalg.solve(L, g)
     K = np.linalg.solve(L, B.T).T  # B L^-T
     h = (lb - w0) + K @ Linv_g
@@ -96,8 +101,10 @@ def harvest_weights(member, means, y, root, ridge=RIDGE, root_weight=ROOT_WEIGHT
     # 0 on Synthetic1's 408 nodes); BVLS is the same kind of exact active-set method
     lam = lsq_linear(E, f, bounds=(0.0, np.inf), method="bvls", tol=1e-14, max_iter=100 * (p + q + 1)).x
     r = E @ lam - f
-    if abs(r[q]) < 1e-12:  # cannot happen: w0 is feasible
-        raise RuntimeError("Node Harvest's constraints are infeasible")
+    if abs(r[q]) < 1e-12:
+        # the least distance problem says "infeasible", which it is not (w0 is feasible):
+        # BVLS stopped short (a 120-row HistGradientBoosting regression); the slower solver
+        return _interior_point(I, y, A, lb, w0)
     u = -r[:q] / r[q]
     z = np.linalg.solve(L.T, u - Linv_g)
     w = w0 + B @ z
